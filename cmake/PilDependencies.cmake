@@ -1,0 +1,106 @@
+# Everything the project finds, found once, here. Nothing is downloaded at configure time:
+# scripts/setup.sh installs what is missing before configure runs.
+
+# --- CUDA: detected once for the whole workspace --------------------------------------------
+# With a toolkit present, every CUDA part is compiled and linked, GPU or not; running it is
+# decided at run time. -DPIL_WITH_CUDA=OFF builds the CPU-only project on a CUDA machine.
+option(PIL_WITH_CUDA "Build the CUDA parts when a CUDA toolkit is found" ON)
+set(PIL_HAVE_CUDA OFF)
+if(PIL_WITH_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    find_package(CUDAToolkit)
+    if(CUDAToolkit_FOUND)
+      set(PIL_HAVE_CUDA ON)
+    endif()
+  endif()
+endif()
+foreach(_lib cublas cublasLt cupti nvtx3)
+  set(PIL_HAVE_${_lib} OFF)
+  if(PIL_HAVE_CUDA AND TARGET CUDA::${_lib})
+    set(PIL_HAVE_${_lib} ON)
+  endif()
+endforeach()
+
+# --- LibTorch -------------------------------------------------------------------------------
+# Found through CMAKE_PREFIX_PATH or Torch_DIR when the user has one; otherwise in the cache
+# that scripts/setup.sh fills from the torch wheel on PyPI (searched last).
+set(PIL_TORCH_VERSION_WANTED 2.11.0)
+if(DEFINED ENV{PIL_CACHE})
+  set(_pil_cache "$ENV{PIL_CACHE}")
+elseif(DEFINED ENV{XDG_CACHE_HOME})
+  set(_pil_cache "$ENV{XDG_CACHE_HOME}/profiling-in-libtorch")
+else()
+  set(_pil_cache "$ENV{HOME}/.cache/profiling-in-libtorch")
+endif()
+# Torch's CMake config rewrites the CUDA flags for its own build (every architecture it knows,
+# CMAKE_CUDA_ARCHITECTURES switched off): keep ours as they were.
+set(_pil_cuda_flags "${CMAKE_CUDA_FLAGS}")
+set(_pil_cuda_archs "${CMAKE_CUDA_ARCHITECTURES}")
+unset(CMAKE_CUDA_ARCHITECTURES)
+unset(CMAKE_CUDA_ARCHITECTURES CACHE)
+if(PIL_HAVE_CUDA AND NOT DEFINED TORCH_CUDA_ARCH_LIST AND _pil_cuda_archs MATCHES "^[0-9a-z;]+$")
+  # Torch's spelling of ours ("7.5;9.0a" for "75;90a"), so it does not probe for a GPU; only
+  # its own flags see it, and those are put back below.
+  string(REGEX REPLACE "([0-9]+)([0-9][a-z]?)" "\\1.\\2" TORCH_CUDA_ARCH_LIST "${_pil_cuda_archs}")
+endif()
+find_package(Torch REQUIRED
+  PATHS "${_pil_cache}/torch-${PIL_TORCH_VERSION_WANTED}/torch/share/cmake")
+if(PIL_HAVE_CUDA)
+  set(CMAKE_CUDA_FLAGS "${_pil_cuda_flags}")
+  set(CMAKE_CUDA_ARCHITECTURES "${_pil_cuda_archs}" CACHE STRING "CUDA architectures to build for")
+endif()
+set(PIL_TORCH_HAS_CUDA OFF)
+if(CAFFE2_USE_CUDA OR TARGET torch_cuda)
+  set(PIL_TORCH_HAS_CUDA ON)
+endif()
+get_filename_component(PIL_TORCH_PREFIX "${Torch_DIR}/../../.." ABSOLUTE)
+
+# --- Libraries from Debian ------------------------------------------------------------------
+find_package(CLI11 CONFIG REQUIRED)          # libcli11-dev: command-line flags
+find_package(nlohmann_json CONFIG REQUIRED)  # nlohmann-json3-dev: summary JSON, test checks
+find_package(GTest)                          # libgtest-dev
+find_package(benchmark CONFIG QUIET)         # libbenchmark-dev
+find_package(Doxygen QUIET)                  # doxygen
+
+function(pil_print_summary)
+  set(_yes "found")
+  set(_no "not found")
+  macro(_pil_row label value)
+    if(${value})
+      set(_v "${_yes}")
+    else()
+      set(_v "${_no}")
+    endif()
+    string(APPEND _out "  ${label}${_v}${ARGN}\n")
+  endmacro()
+  set(_out "\nProfiling in LibTorch — configuration summary\n")
+  if(PIL_TORCH_HAS_CUDA)
+    set(_tc "with CUDA")
+  else()
+    set(_tc "CPU only")
+  endif()
+  string(APPEND _out "  LibTorch          ${Torch_VERSION} (${_tc}) at ${PIL_TORCH_PREFIX}\n")
+  if(PIL_HAVE_CUDA)
+    string(APPEND _out "  CUDA toolkit      ${CUDAToolkit_VERSION} at ${CUDAToolkit_BIN_DIR}/..; "
+                       "architectures ${CMAKE_CUDA_ARCHITECTURES}\n")
+  else()
+    string(APPEND _out "  CUDA toolkit      not found (or PIL_WITH_CUDA=OFF): CPU paths only\n")
+  endif()
+  _pil_row("cuBLAS            " PIL_HAVE_cublas)
+  _pil_row("cuBLASLt          " PIL_HAVE_cublasLt)
+  _pil_row("CUPTI             " PIL_HAVE_cupti)
+  _pil_row("NVTX3             " PIL_HAVE_nvtx3)
+  _pil_row("GoogleTest        " GTest_FOUND " ${GTest_VERSION}")
+  _pil_row("Google Benchmark  " benchmark_FOUND " ${benchmark_VERSION}")
+  _pil_row("Doxygen           " DOXYGEN_FOUND " ${DOXYGEN_VERSION}")
+  if(CMAKE_CXX_COMPILER_LAUNCHER)
+    string(APPEND _out "  ccache            on\n")
+  endif()
+  if(PIL_SANITIZE)
+    string(APPEND _out "  sanitizers        AddressSanitizer + UBSan on the project's code\n")
+  endif()
+  message(STATUS "${_out}")
+endfunction()

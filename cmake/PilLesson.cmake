@@ -1,0 +1,39 @@
+# pil_add_lesson(<name> [SOURCES files...] [CUDA_SOURCES files...])
+#
+# The one way a lesson enters the build. Called from the lesson's own folder:
+#   target     = folder name (01_matmul_add), executable in <build>/bin/
+#   links      = the harness in common/ (and CUDA sources only when a toolkit was found)
+#   ctest      = <name>.cpu  every variant on the CPU, for real
+#                <name>.gpu  every variant on CUDA; label gpu; exits 77 (skipped) without a GPU
+#                <name>.*    the lesson's end-to-end checks, tests/lessons/<name>_test.cpp
+function(pil_add_lesson name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;CUDA_SOURCES" ${ARGN})
+  if(NOT ARG_SOURCES)
+    set(ARG_SOURCES main.cpp)
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  if(PIL_HAVE_CUDA AND ARG_CUDA_SOURCES)
+    target_sources(${name} PRIVATE ${ARG_CUDA_SOURCES})
+  endif()
+  target_link_libraries(${name} PRIVATE pil::harness pil_flags)
+  set_property(GLOBAL APPEND PROPERTY PIL_LESSONS ${name})
+
+  set(_out ${PROJECT_BINARY_DIR}/test-output/${name})
+  add_test(NAME ${name}.cpu
+           COMMAND ${name} --device cpu --variant all --active 2 --out ${_out}/cpu)
+  set_tests_properties(${name}.cpu PROPERTIES LABELS lesson)
+  add_test(NAME ${name}.gpu
+           COMMAND ${name} --device cuda --variant all --out ${_out}/gpu)
+  set_tests_properties(${name}.gpu PROPERTIES LABELS "lesson;gpu" SKIP_RETURN_CODE 77)
+
+  set(_checks ${PROJECT_SOURCE_DIR}/tests/lessons/${name}_test.cpp)
+  if(EXISTS ${_checks} AND TARGET pil_test_support)
+    add_executable(${name}_test ${_checks})
+    target_link_libraries(${name}_test PRIVATE pil_test_support pil_flags)
+    target_compile_definitions(${name}_test PRIVATE
+      PIL_LESSON_EXE="$<TARGET_FILE:${name}>" PIL_LESSON_NAME="${name}")
+    add_dependencies(${name}_test ${name})
+    gtest_discover_tests(${name}_test TEST_PREFIX "${name}." DISCOVERY_MODE PRE_TEST
+                         PROPERTIES LABELS lesson)
+  endif()
+endfunction()

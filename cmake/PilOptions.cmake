@@ -1,0 +1,28 @@
+# Build options shared by every target of the project.
+
+option(PIL_USE_CCACHE "Compile through ccache when it is installed" ON)
+option(PIL_SANITIZE "Build the project's own code with AddressSanitizer and UBSan" OFF)
+option(PIL_WARNINGS_AS_ERRORS "Treat compiler warnings in the project's code as errors" OFF)
+
+if(PIL_USE_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  find_program(PIL_CCACHE ccache)
+  if(PIL_CCACHE)
+    # The sloppiness lets ccache reuse results of translation units that use precompiled headers.
+    set(_pil_launcher ${CMAKE_COMMAND} -E env
+        "CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime"
+        ${PIL_CCACHE})
+    set(CMAKE_CXX_COMPILER_LAUNCHER ${_pil_launcher})
+    set(CMAKE_CUDA_COMPILER_LAUNCHER ${_pil_launcher})
+  endif()
+endif()
+
+# Flags for the project's own targets only: LibTorch and the system libraries stay as they are.
+add_library(pil_flags INTERFACE)
+target_compile_options(pil_flags INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>
+  $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${PIL_WARNINGS_AS_ERRORS}>>:-Werror>)
+if(PIL_SANITIZE)
+  target_compile_options(pil_flags INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
+  target_link_options(pil_flags INTERFACE -fsanitize=address,undefined)
+endif()

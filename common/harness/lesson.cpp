@@ -1,0 +1,219 @@
+#include "harness/lesson.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "base/atomic_file.h"
+#include "base/system_info.h"
+#include "cuda/runtime.h"
+#include "harness/named_range.h"
+#include "harness/schedule.h"
+#include "harness/summary.h"
+#include "harness/verify.h"
+#include "torch_profiler/torch_profiler.h"
+
+namespace fs = std::filesystem;
+
+namespace pil {
+namespace {
+
+/// Exit codes, as ctest reads them.
+enum Exit { kPassed = 0, kFailed = 1, kUsage = 2, kSkipped = 77 };
+
+/// A usage problem found after parsing (memory, output folder): one line, exit 2.
+struct UsageError {
+  std::string message;
+};
+
+const char* dtype_name(c10::ScalarType t) {
+  switch (t) {
+    case at::kBFloat16: return "bf16";
+    case at::kHalf: return "fp16";
+    case at::kDouble: return "fp64";
+    default: return "fp32";
+  }
+}
+
+c10::ScalarType resolve_dtype(DTypeChoice d, bool cuda) {
+  switch (d) {
+    case DTypeChoice::F32: return at::kFloat;
+    case DTypeChoice::BF16: return at::kBFloat16;
+    case DTypeChoice::F16: return at::kHalf;
+    case DTypeChoice::Auto: break;
+  }
+  return cuda ? at::kBFloat16 : at::kFloat;
+}
+
+void synchronize(const c10::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+void check_memory(const Lesson& lesson, const Problem& p) {
+  const MemoryNeed need = lesson.memory_need(p);
+  const std::string size = "--size " + std::to_string(p.options.size);
+  auto fail = [&](double needed, const std::string& where, uint64_t available) {
+    throw UsageError{size + ": needs " + format_bytes(needed) + " on " + where + " but " +
+                     format_bytes(double(available)) + " is available; allowed: a smaller --size"};
+  };
+  const uint64_t host = available_host_memory();
+  if (p.device.is_cuda()) {
+    const uint64_t dev = cuda::free_memory(p.device.index());
+    if (dev > 0 && need.device_bytes > double(dev)) fail(need.device_bytes, "the GPU", dev);
+    if (host > 0 && need.host_bytes > double(host)) fail(need.host_bytes, "the host", host);
+  } else {
+    const double total = need.device_bytes + need.host_bytes;
+    if (host > 0 && total > double(host)) fail(total, "the host", host);
+  }
+}
+
+/// One variant: warm up, profile on the schedule, verify, report. Returns its exit code.
+int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
+                const std::string& device_name) {
+  const Options& o = p.options;
+  std::cout << "\n== " << lesson.name << " | variant " << variant.name << " | " << p.device.str()
+            << " (" << device_name << ") | " << dtype_name(p.dtype) << " | size " << o.size
+            << " | seed " << o.seed << "\n";
+
+  at::manual_seed(o.seed);
+  const Tensors inputs = lesson.make_inputs(p);
+  const at::Tensor expected = lesson.reference(inputs);
+
+  at::Tensor out;
+  for (int i = 0; i < o.warmup_calls; ++i) out = variant.run(inputs);
+  synchronize(p.device);
+
+  const Schedule schedule{o.wait, o.warmup, o.active};
+  std::cout << "schedule: " << o.warmup_calls << " warm-up calls, then wait " << o.wait
+            << ", warmup " << o.warmup << ", active " << o.active << " (" << schedule.steps()
+            << " steps)\n";
+  TorchProfiler profiler({/*cuda=*/p.device.is_cuda()});
+  for (int step = 0; step < schedule.steps(); ++step) {
+    const StepAction action = schedule.action(step);
+    if (action == StepAction::Warmup) profiler.prepare();
+    if (Schedule::records(action)) profiler.start();
+    {
+      NamedRange step_range("ProfileStep#" + std::to_string(step));
+      out = variant.run(inputs);
+      // The last step waits for the GPU, so the trace holds every kernel it launched.
+      if (action == StepAction::RecordAndSave) synchronize(p.device);
+    }
+    if (action == StepAction::RecordAndSave) profiler.stop();
+  }
+
+  const Verdict verdict = verify(out, expected, p.dtype);
+  std::cout << verdict.describe();
+
+  const trace::KeyAverages table = trace::key_averages(profiler.events());
+  trace::TableOptions table_options;
+  table_options.sort = o.sort.value_or(p.device.is_cuda() ? trace::SortKey::DeviceTotal
+                                                          : trace::SortKey::CpuTotal);
+  table_options.row_limit = o.row_limit;
+  const std::string table_text = trace::format_table(table, table_options);
+  std::cout << table_text;
+
+  const std::string stem = variant.name + "_" + p.device.str() + "_" + dtype_name(p.dtype) +
+                           "_n" + std::to_string(o.size);
+  const fs::path dir(o.out_dir);
+  const fs::path trace_path = dir / (stem + ".pt.trace.json");
+  const fs::path table_path = dir / (stem + ".table.txt");
+  const fs::path summary_path = dir / (stem + ".summary.json");
+
+  RunSummary s;
+  s.lesson = lesson.name;
+  s.variant = variant.name;
+  s.libtorch_version = TORCH_VERSION;
+  s.device = p.device.is_cuda() ? "cuda" : "cpu";
+  s.device_name = device_name;
+  s.dtype = dtype_name(p.dtype);
+  s.size = o.size;
+  s.seed = o.seed;
+  s.wait = o.wait;
+  s.warmup = o.warmup;
+  s.active = o.active;
+  s.warmup_calls = o.warmup_calls;
+  s.result = verdict.passed ? "PASSED" : "FAILED";
+  s.max_abs_err = verdict.max_abs_err;
+  s.max_rel_err = verdict.max_rel_err;
+  s.mismatches = verdict.mismatches;
+  s.trace_path = trace_path.string();
+  s.table_path = table_path.string();
+  for (const auto& e : profiler.events())
+    if (e.category == trace::Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) == 0)
+      s.steps.push_back({e.name, e.dur_ns});
+  s.operators = table;
+
+  write_text_atomically(table_path, table_text);
+  write_text_atomically(summary_path, to_json(s));
+  profiler.save_chrome_trace(trace_path);
+  std::cout << "table: " << table_path.string() << "\n"
+            << "summary: " << summary_path.string() << "\n"
+            << "trace: " << trace_path.string() << "\n";
+  std::cout << "RESULT: " << (verdict.passed ? "PASSED" : "FAILED") << std::endl;
+  return verdict.passed ? kPassed : kFailed;
+}
+
+int run_parsed(const Lesson& lesson, const Options& o) {
+  const bool cuda_usable = torch::cuda::is_available();
+  if (o.device == DeviceChoice::Cuda && !cuda_usable) {
+    std::string reason = cuda::unavailable_reason();
+    if (reason.empty()) reason = "torch::cuda::is_available() is false (this LibTorch may be CPU-only)";
+    std::cout << lesson.name << ": --device cuda: no usable CUDA GPU: " << reason << "\n"
+              << "RESULT: SKIPPED" << std::endl;
+    return kSkipped;
+  }
+  const bool cuda = o.device == DeviceChoice::Cuda || (o.device == DeviceChoice::Auto && cuda_usable);
+  const c10::Device device = cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  const Problem problem{o, device, resolve_dtype(o.dtype, cuda)};
+  const std::string device_name = cuda ? cuda::device_name(0) : cpu_model_name();
+
+  check_memory(lesson, problem);
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  if (ec) throw UsageError{"--out: cannot create " + o.out_dir + ": " + ec.message()};
+
+  int worst = kPassed;
+  for (const auto& name : o.variants)
+    for (const auto& v : lesson.variants)
+      if (v.name == name) worst = std::max(worst, run_variant(lesson, v, problem, device_name));
+  return worst;
+}
+
+}  // namespace
+
+int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
+  LessonInfo info{lesson.name, lesson.description, lesson.default_size, lesson.max_size, {}};
+  for (const auto& v : lesson.variants) info.variants.push_back({v.name, v.summary});
+  const ParsedArgs parsed = parse_options(info, argc, argv);
+  if (!parsed.run) {
+    (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.text
+                                                     << (parsed.exit_code ? "\n" : "");
+    return parsed.exit_code;
+  }
+  try {
+    return run_parsed(lesson, parsed.options);
+  } catch (const UsageError& e) {
+    std::cerr << lesson.name << ": error: " << e.message << std::endl;
+    return kUsage;
+  } catch (const c10::OutOfMemoryError& e) {
+    std::cout << std::flush;
+    std::cerr << lesson.name << ": out of memory: " << first_line(e.what_without_backtrace())
+              << std::endl;
+  } catch (const c10::Error& e) {
+    std::cout << std::flush;
+    std::cerr << lesson.name << ": error: " << first_line(e.what_without_backtrace()) << std::endl;
+  } catch (const std::exception& e) {
+    std::cout << std::flush;
+    std::cerr << lesson.name << ": error: " << first_line(e.what()) << std::endl;
+  }
+  std::cout << "RESULT: FAILED" << std::endl;
+  return kFailed;
+}
+
+}  // namespace pil

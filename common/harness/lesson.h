@@ -1,0 +1,60 @@
+#pragma once
+/// \file
+/// The harness every lesson runs through: parse the shared flags, pick device and dtype, make
+/// the inputs, warm up, profile on a wait/warm-up/active schedule, verify against a float64
+/// reference, print the operator table, write trace, table and summary, end with `RESULT:`.
+///
+/// A lesson describes its problem and its variants; run_lesson() does the rest:
+/// \code
+///   int main(int argc, char** argv) { return pil::run_lesson(kLesson, argc, argv); }
+/// \endcode
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "harness/options.h"
+
+namespace pil {
+
+/// The tensors a variant works on, in the order the lesson documents.
+using Tensors = std::vector<at::Tensor>;
+
+/// Where and how a run happens, resolved from the flags.
+struct Problem {
+  const Options& options;
+  c10::Device device;
+  c10::ScalarType dtype;
+};
+
+struct Variant {
+  std::string name;
+  std::string summary;  ///< one line for --list and the docs
+  /// One call of the workload: opens the lesson's named range and returns the result.
+  std::function<at::Tensor(const Tensors& inputs)> run;
+};
+
+/// Bytes a run needs, checked before anything is allocated.
+struct MemoryNeed {
+  double device_bytes = 0;  ///< on the chosen device (inputs, outputs, workspace)
+  double host_bytes = 0;    ///< on the host (the float64 reference and copies)
+};
+
+struct Lesson {
+  std::string name;         ///< folder, target and executable name
+  std::string description;  ///< one line
+  int64_t default_size = 64;
+  int64_t max_size = 65536;
+  std::function<Tensors(const Problem&)> make_inputs;
+  /// The expected result in float64 on the CPU, computed from the same inputs.
+  std::function<at::Tensor(const Tensors& inputs)> reference;
+  std::function<MemoryNeed(const Problem&)> memory_need;
+  std::vector<Variant> variants;  ///< drives --list, --variant, the tests and the docs
+};
+
+/// Runs the lesson as its command line asks. Returns the process exit code: 0 passed,
+/// 1 failed (wrong result or a runtime error), 2 bad usage, 77 skipped (no usable GPU).
+int run_lesson(const Lesson& lesson, int argc, const char* const argv[]);
+
+}  // namespace pil

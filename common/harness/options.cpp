@@ -1,0 +1,166 @@
+#include "harness/options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <filesystem>
+#include <limits>
+
+namespace pil {
+
+const char* to_string(DeviceChoice d) {
+  switch (d) {
+    case DeviceChoice::Auto: return "auto";
+    case DeviceChoice::Cpu: return "cpu";
+    case DeviceChoice::Cuda: return "cuda";
+  }
+  return "?";
+}
+
+const char* to_string(DTypeChoice d) {
+  switch (d) {
+    case DTypeChoice::Auto: return "auto";
+    case DTypeChoice::F32: return "fp32";
+    case DTypeChoice::BF16: return "bf16";
+    case DTypeChoice::F16: return "fp16";
+  }
+  return "?";
+}
+
+namespace {
+
+/// A bad flag value: the message names the flag, the value and what is allowed.
+struct BadValue {
+  std::string message;
+};
+
+int64_t whole_number(const std::string& flag, const std::string& text, int64_t min, int64_t max) {
+  const std::string allowed = "; allowed: a whole number from " + std::to_string(min) + " to " +
+                              std::to_string(max);
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
+    throw BadValue{flag + ": '" + text + "' is not a whole number" + allowed};
+  if (ec == std::errc::result_out_of_range || value < min || value > max)
+    throw BadValue{flag + ": " + text + " is out of range" + allowed};
+  return value;
+}
+
+template <typename T>
+T one_of(const std::string& flag, const std::string& text,
+         const std::vector<std::pair<std::string, T>>& choices) {
+  std::string names;
+  for (const auto& [name, value] : choices) {
+    if (text == name) return value;
+    names += (names.empty() ? "" : "|") + name;
+  }
+  throw BadValue{flag + ": unknown value '" + text + "'; allowed: " + names};
+}
+
+}  // namespace
+
+ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const argv[]) {
+  ParsedArgs result;
+  Options& o = result.options;
+  o.size = lesson.default_size;
+  o.out_dir = "traces/" + lesson.name;
+
+  std::string variant_names;
+  for (const auto& v : lesson.variants) variant_names += (variant_names.empty() ? "" : "|") + v.name;
+
+  // Every value is taken as text and checked below, so each message can say what is allowed.
+  std::string device = "auto", dtype = "auto", size = std::to_string(o.size), variant,
+              wait = "1", warmup = "1", active = "3", warmup_calls = "3", out = o.out_dir,
+              row_limit = "15", sort, seed = "0";
+  bool list = false;
+  CLI::App app{lesson.name + ": " + lesson.description, lesson.name};
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  app.add_option("--device", device, "auto|cpu|cuda (auto: CUDA when a GPU is usable)")
+      ->capture_default_str();
+  app.add_option("--dtype", dtype, "auto|fp32|bf16|fp16 (auto: bf16 on a GPU, fp32 on the CPU)")
+      ->capture_default_str();
+  app.add_option("--size", size, "Problem size N (1 to " + std::to_string(lesson.max_size) + ")")
+      ->capture_default_str();
+  app.add_option("--variant", variant, variant_names + "|all (default: " +
+                                           lesson.variants.front().name + ")");
+  app.add_flag("--list", list, "List the variants and exit");
+  app.add_option("--wait", wait, "Profiler schedule: steps run before the profiler starts")
+      ->capture_default_str();
+  app.add_option("--warmup", warmup, "Profiler schedule: steps profiled and thrown away")
+      ->capture_default_str();
+  app.add_option("--active", active, "Profiler schedule: steps recorded (at least 1)")
+      ->capture_default_str();
+  app.add_option("--warmup-calls", warmup_calls, "Plain calls before the schedule starts")
+      ->capture_default_str();
+  app.add_option("--out", out, "Folder for the trace, table and summary")->capture_default_str();
+  app.add_option("--row-limit", row_limit, "Rows shown in the operator table")
+      ->capture_default_str();
+  app.add_option("--sort", sort, "Table order: " + trace::sort_key_names() +
+                                     " (default: device_time_total on a GPU, else cpu_time_total)");
+  app.add_option("--seed", seed, "Seed for the random inputs")->capture_default_str();
+
+  try {
+    app.parse(argc, const_cast<char**>(argv));
+  } catch (const CLI::CallForHelp&) {
+    result.text = app.help();
+    return result;
+  } catch (const CLI::ParseError& e) {
+    result.exit_code = 2;
+    result.text = lesson.name + ": error: " + e.what() + " (see --help)";
+    return result;
+  }
+
+  if (list) {
+    for (const auto& v : lesson.variants) result.text += v.name + "\t" + v.summary + "\n";
+    return result;
+  }
+
+  try {
+    o.device = one_of<DeviceChoice>("--device", device,
+                                    {{"auto", DeviceChoice::Auto},
+                                     {"cpu", DeviceChoice::Cpu},
+                                     {"cuda", DeviceChoice::Cuda}});
+    o.dtype = one_of<DTypeChoice>("--dtype", dtype,
+                                  {{"auto", DTypeChoice::Auto},
+                                   {"fp32", DTypeChoice::F32},
+                                   {"bf16", DTypeChoice::BF16},
+                                   {"fp16", DTypeChoice::F16}});
+    o.size = whole_number("--size", size, 1, lesson.max_size);
+    if (variant.empty()) {
+      o.variants = {lesson.variants.front().name};
+    } else if (variant == "all") {
+      for (const auto& v : lesson.variants) o.variants.push_back(v.name);
+    } else {
+      std::vector<std::pair<std::string, std::string>> names;
+      for (const auto& v : lesson.variants) names.emplace_back(v.name, v.name);
+      names.emplace_back("all", "all");
+      o.variants = {one_of<std::string>("--variant", variant, names)};
+    }
+    constexpr int64_t kMaxSteps = 1000;
+    o.wait = int(whole_number("--wait", wait, 0, kMaxSteps));
+    o.warmup = int(whole_number("--warmup", warmup, 0, kMaxSteps));
+    o.active = int(whole_number("--active", active, 1, kMaxSteps));
+    o.warmup_calls = int(whole_number("--warmup-calls", warmup_calls, 0, kMaxSteps));
+    o.row_limit = int(whole_number("--row-limit", row_limit, 1, 100000));
+    o.seed = uint64_t(whole_number("--seed", seed, 0, std::numeric_limits<int64_t>::max()));
+    if (!sort.empty()) {
+      o.sort = trace::parse_sort_key(sort);
+      if (!o.sort)
+        throw BadValue{"--sort: unknown key '" + sort + "'; allowed: " + trace::sort_key_names()};
+    }
+    if (out.empty()) throw BadValue{"--out: empty; allowed: a folder to write into"};
+    std::error_code ec;
+    if (std::filesystem::exists(out, ec) && !std::filesystem::is_directory(out, ec))
+      throw BadValue{"--out: " + out + " exists and is not a folder; allowed: a folder to write into"};
+    o.out_dir = out;
+  } catch (const BadValue& bad) {
+    result.exit_code = 2;
+    result.text = lesson.name + ": error: " + bad.message;
+    return result;
+  }
+  result.run = true;
+  return result;
+}
+
+}  // namespace pil

@@ -1,0 +1,55 @@
+#pragma once
+/// \file
+/// The flags every lesson shares, parsed and checked before anything runs or is written.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace/key_averages.h"
+
+namespace pil {
+
+enum class DeviceChoice { Auto, Cpu, Cuda };
+enum class DTypeChoice { Auto, F32, BF16, F16 };
+const char* to_string(DeviceChoice d);
+const char* to_string(DTypeChoice d);
+
+/// What a lesson tells the parser about itself.
+struct LessonInfo {
+  std::string name;         ///< "01_matmul_add": also the default output folder traces/<name>
+  std::string description;  ///< one line for --help
+  int64_t default_size = 64;
+  int64_t max_size = 65536;
+  struct Variant {
+    std::string name, summary;
+  };
+  std::vector<Variant> variants;  ///< the first one is the default
+};
+
+/// The shared flags, checked. Defaults follow the "Profiling in PyTorch" series.
+struct Options {
+  DeviceChoice device = DeviceChoice::Auto;
+  DTypeChoice dtype = DTypeChoice::Auto;  ///< auto: bf16 on a GPU, fp32 on the CPU
+  int64_t size = 64;
+  std::vector<std::string> variants;      ///< one name, or every variant for --variant all
+  int wait = 1, warmup = 1, active = 3;   ///< the profiler schedule, in steps
+  int warmup_calls = 3;                   ///< plain calls before the profiler starts
+  std::string out_dir;                    ///< default traces/<lesson>
+  int row_limit = 15;
+  std::optional<trace::SortKey> sort;     ///< default: device total on a GPU, CPU total on the CPU
+  uint64_t seed = 0;
+};
+
+/// What parsing decided: run with these options, or exit now with this code and text
+/// (help and --list go to stdout with code 0; a bad flag is one line for stderr with code 2).
+struct ParsedArgs {
+  bool run = false;
+  int exit_code = 0;
+  std::string text;
+  Options options;
+};
+
+ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const argv[]);
+
+}  // namespace pil

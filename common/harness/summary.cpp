@@ -1,0 +1,41 @@
+#include "harness/summary.h"
+
+#include <nlohmann/json.hpp>
+
+namespace pil {
+
+std::string to_json(const RunSummary& s) {
+  nlohmann::ordered_json j;
+  j["lesson"] = s.lesson;
+  j["variant"] = s.variant;
+  j["libtorch_version"] = s.libtorch_version;
+  j["device"] = {{"type", s.device}, {"name", s.device_name}};
+  j["dtype"] = s.dtype;
+  j["size"] = s.size;
+  j["seed"] = s.seed;
+  j["schedule"] = {{"wait", s.wait},
+                   {"warmup", s.warmup},
+                   {"active", s.active},
+                   {"warmup_calls", s.warmup_calls}};
+  j["verification"] = {{"result", s.result},
+                       {"max_abs_err", s.max_abs_err},
+                       {"max_rel_err", s.max_rel_err},
+                       {"mismatches", s.mismatches}};
+  j["files"] = {{"trace", s.trace_path}, {"table", s.table_path}};
+  j["steps"] = nlohmann::ordered_json::array();
+  for (const auto& st : s.steps) j["steps"].push_back({{"name", st.name}, {"cpu_ns", st.cpu_ns}});
+  j["totals"] = {{"self_cpu_ns", s.operators.self_cpu_total_ns},
+                 {"self_device_ns", s.operators.self_device_total_ns}};
+  j["operators"] = nlohmann::ordered_json::array();
+  for (const auto& r : s.operators.rows)
+    j["operators"].push_back({{"name", r.name},
+                              {"calls", r.calls},
+                              {"self_cpu_ns", r.self_cpu_ns},
+                              {"cpu_total_ns", r.cpu_total_ns},
+                              {"self_device_ns", r.self_device_ns},
+                              {"device_total_ns", r.device_total_ns},
+                              {"device_work", r.device_work}});
+  return j.dump(2) + "\n";
+}
+
+}  // namespace pil

@@ -1,0 +1,36 @@
+#pragma once
+/// \file
+/// The machine-readable summary of one lesson run, written beside its trace as JSON.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/key_averages.h"
+
+namespace pil {
+
+struct RunSummary {
+  std::string lesson, variant;
+  std::string libtorch_version;
+  std::string device;       ///< "cpu" or "cuda"
+  std::string device_name;  ///< CPU model or GPU name
+  std::string dtype;
+  int64_t size = 0;
+  uint64_t seed = 0;
+  int wait = 0, warmup = 0, active = 0, warmup_calls = 0;
+  std::string result;       ///< PASSED or FAILED
+  double max_abs_err = 0, max_rel_err = 0;
+  int64_t mismatches = 0;
+  std::string trace_path, table_path;
+  struct Step {
+    std::string name;
+    int64_t cpu_ns = 0;
+  };
+  std::vector<Step> steps;  ///< the recorded ProfileStep#N ranges, in order
+  trace::KeyAverages operators;
+};
+
+/// The summary as pretty-printed JSON text.
+std::string to_json(const RunSummary& s);
+
+}  // namespace pil

@@ -1,0 +1,118 @@
+#include "torch_profiler/torch_profiler.h"
+
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include <kineto/ActivityType.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "base/atomic_file.h"
+
+namespace pil {
+
+namespace tap = torch::autograd::profiler;
+namespace tpi = torch::profiler::impl;
+
+struct TorchProfiler::Result {
+  std::unique_ptr<tap::ProfilerResult> result;
+};
+
+namespace {
+
+tpi::ProfilerConfig make_config(const ProfilerSettings& s) {
+  return tpi::ProfilerConfig(tpi::ProfilerState::KINETO, s.record_shapes, s.profile_memory,
+                             s.with_stack, /*with_flops=*/false, /*with_modules=*/false,
+                             tpi::ExperimentalConfig());
+}
+
+std::set<tpi::ActivityType> activities(const ProfilerSettings& s) {
+  std::set<tpi::ActivityType> a{tpi::ActivityType::CPU};
+  if (s.cuda) a.insert(tpi::ActivityType::CUDA);
+  return a;
+}
+
+trace::Category category_of(uint8_t kineto_type) {
+  using K = libkineto::ActivityType;
+  switch (static_cast<K>(kineto_type)) {
+    case K::CPU_OP: return trace::Category::CpuOp;
+    case K::USER_ANNOTATION: return trace::Category::UserAnnotation;
+    case K::GPU_USER_ANNOTATION: return trace::Category::GpuUserAnnotation;
+    case K::CUDA_RUNTIME: return trace::Category::Runtime;
+    case K::CUDA_DRIVER: return trace::Category::Driver;
+    case K::CONCURRENT_KERNEL: return trace::Category::Kernel;
+    case K::GPU_MEMCPY: return trace::Category::Memcpy;
+    case K::GPU_MEMSET: return trace::Category::Memset;
+    default: return trace::Category::Other;
+  }
+}
+
+trace::Event convert(const tap::KinetoEvent& k) {
+  trace::Event e;
+  e.name = k.name();
+  e.category = category_of(k.activityType());
+  e.start_ns = int64_t(k.startNs());
+  e.dur_ns = k.endNs() > k.startNs() ? int64_t(k.endNs() - k.startNs()) : 0;
+  if (e.on_device()) {
+    e.pid = k.deviceIndex();
+    e.tid = k.deviceResourceId();
+  } else {
+    e.tid = int64_t(k.startThreadId());
+  }
+  if (trace::is_torch_scope(e.category)) {
+    e.external_id = k.correlationId();  // an operator's own id, which its GPU work points to
+  } else {
+    e.correlation = k.correlationId();
+    e.external_id = k.linkedCorrelationId();
+  }
+  return e;
+}
+
+}  // namespace
+
+TorchProfiler::TorchProfiler(ProfilerSettings settings) : settings_(settings) {
+  // Without CUDA tracing, Kineto still asks for GPUs when it saves, and on a machine without
+  // one logs "gpuGetDeviceCount failed" as an error. Quiet that unless the user set a level.
+  if (!settings_.cuda) ::setenv("KINETO_LOG_LEVEL", "3", /*overwrite=*/0);
+}
+
+TorchProfiler::~TorchProfiler() {
+  if (recording_) {
+    try {
+      tap::disableProfiler();
+    } catch (...) {
+      // Destructors do not throw; the profiler is off either way.
+    }
+  }
+}
+
+void TorchProfiler::prepare() {
+  if (prepared_) return;
+  tap::prepareProfiler(make_config(settings_), activities(settings_));
+  prepared_ = true;
+}
+
+void TorchProfiler::start() {
+  if (recording_) return;
+  prepare();
+  tap::enableProfiler(make_config(settings_), activities(settings_));
+  recording_ = true;
+}
+
+void TorchProfiler::stop() {
+  if (!recording_) throw std::logic_error("TorchProfiler::stop() without start()");
+  recording_ = false;
+  result_ = std::make_unique<Result>();
+  result_->result = tap::disableProfiler();
+  events_.clear();
+  for (const auto& k : result_->result->events()) events_.push_back(convert(k));
+}
+
+void TorchProfiler::save_chrome_trace(const std::filesystem::path& path) const {
+  if (!result_) throw std::logic_error("TorchProfiler::save_chrome_trace() before stop()");
+  write_file_atomically(path, [&](const std::filesystem::path& tmp) {
+    result_->result->save(tmp.string());
+  });
+}
+
+}  // namespace pil

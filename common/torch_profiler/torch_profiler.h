@@ -1,0 +1,51 @@
+#pragma once
+/// \file
+/// The adapter to LibTorch's (Kineto) profiler: the only code in the project that includes
+/// `torch/csrc/...profiler` headers, so a LibTorch upgrade touches this file alone.
+/// Its results leave as the trace kit's plain events and as a Chrome trace file.
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "trace/event.h"
+
+namespace pil {
+
+struct ProfilerSettings {
+  bool cuda = false;            ///< also trace CUDA activity (kernels, copies, runtime calls)
+  bool record_shapes = true;    ///< input shapes on each operator
+  bool profile_memory = false;  ///< allocations and frees in the trace
+  bool with_stack = false;      ///< source locations
+};
+
+/// One profiling session: prepare (optional), start, stop; then read or save what it recorded.
+class TorchProfiler {
+ public:
+  explicit TorchProfiler(ProfilerSettings settings);
+  ~TorchProfiler();
+  TorchProfiler(const TorchProfiler&) = delete;
+  TorchProfiler& operator=(const TorchProfiler&) = delete;
+
+  /// Sets the profiler up ahead of recording (Python's WARMUP action): its one-time start-up
+  /// cost is paid here, outside the recorded steps.
+  void prepare();
+  /// Starts recording. Prepares first if prepare() was not called.
+  void start();
+  /// Stops recording and keeps the result.
+  void stop();
+  bool recording() const { return recording_; }
+
+  /// The recorded events as the trace kit's model (valid after stop()).
+  const std::vector<trace::Event>& events() const { return events_; }
+  /// Writes the Chrome trace (Perfetto and chrome://tracing open it) whole or not at all.
+  void save_chrome_trace(const std::filesystem::path& path) const;
+
+ private:
+  struct Result;
+  ProfilerSettings settings_;
+  bool prepared_ = false, recording_ = false;
+  std::unique_ptr<Result> result_;
+  std::vector<trace::Event> events_;
+};
+
+}  // namespace pil

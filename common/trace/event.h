@@ -1,0 +1,54 @@
+#pragma once
+/// \file
+/// The trace kit's event model: one record per slice of a profile, whoever wrote it (LibTorch's
+/// profiler in this process, or a Kineto/CUPTI trace file). Knows nothing of LibTorch or CUDA.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pil::trace {
+
+/// What kind of slice an event is. The names follow Kineto's trace categories.
+enum class Category {
+  CpuOp,              ///< an ATen operator (`cpu_op`)
+  UserAnnotation,     ///< a named range on the CPU (`user_annotation`), ProfileStep#N included
+  GpuUserAnnotation,  ///< the same range mirrored on a GPU stream; overlaps the kernels it spans
+  Runtime,            ///< a CUDA runtime call (`cuda_runtime`): cudaLaunchKernel, cudaMemcpyAsync...
+  Driver,             ///< a CUDA driver call (`cuda_driver`): cuLaunchKernel...
+  Kernel,             ///< GPU kernel (`kernel`)
+  Memcpy,             ///< GPU copy (`gpu_memcpy`)
+  Memset,             ///< GPU memset (`gpu_memset`)
+  Other,              ///< anything else (instant events, overhead, sync markers)
+};
+
+/// True for work that runs on the device (kernels, copies, sets), not ranges mirrored there.
+inline bool is_device_work(Category c) {
+  return c == Category::Kernel || c == Category::Memcpy || c == Category::Memset;
+}
+
+/// True for slices recorded by LibTorch's own RecordFunction (operators and user ranges).
+inline bool is_torch_scope(Category c) {
+  return c == Category::CpuOp || c == Category::UserAnnotation;
+}
+
+struct Event {
+  std::string name;
+  Category category = Category::Other;
+  int64_t start_ns = 0;  ///< start, integer nanoseconds on the trace's clock
+  int64_t dur_ns = 0;    ///< duration in nanoseconds (>= 0)
+  int64_t pid = 0;       ///< process (CPU events) or device index (GPU events)
+  int64_t tid = 0;       ///< thread (CPU events) or stream (GPU events)
+  /// CPU operators and ranges: their own id. Runtime calls and GPU work: the id of the operator
+  /// that was running when the work was launched (Kineto's "External id"); 0 when none.
+  uint64_t external_id = 0;
+  /// Runtime/driver calls and GPU work: the CUPTI correlation id joining a launch to its GPU
+  /// work; 0 for CPU operators.
+  uint64_t correlation = 0;
+
+  int64_t end_ns() const { return start_ns + dur_ns; }
+  bool on_device() const {
+    return is_device_work(category) || category == Category::GpuUserAnnotation;
+  }
+};
+
+}  // namespace pil::trace

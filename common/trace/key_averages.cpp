@@ -1,0 +1,222 @@
+#include "trace/key_averages.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+namespace pil::trace {
+namespace {
+
+bool is_cpu_slice(Category c) {
+  return c == Category::CpuOp || c == Category::UserAnnotation || c == Category::Runtime ||
+         c == Category::Driver;
+}
+
+std::string percent(int64_t part, int64_t total) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", total > 0 ? 100.0 * double(part) / double(total) : 0.0);
+  return buf;
+}
+
+}  // namespace
+
+const KeyAverage* KeyAverages::find(std::string_view name) const {
+  for (const auto& r : rows)
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+KeyAverages key_averages(const std::vector<Event>& events) {
+  // Per-event figures, indexed like `events`.
+  const size_t n = events.size();
+  std::vector<int64_t> self_cpu(n, 0), self_dev(n, 0), total_dev(n, 0);
+  std::vector<long> parent(n, -1);
+
+  // 1. Nest CPU slices per thread. Sorted by start, longer first on ties, so a parent always
+  //    comes before its children; a stack holds the slices still open.
+  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> threads;
+  for (size_t i = 0; i < n; ++i)
+    if (is_cpu_slice(events[i].category)) threads[{events[i].pid, events[i].tid}].push_back(i);
+  std::vector<size_t> order;  // all CPU slices, parents before children
+  for (auto& [key, idx] : threads) {
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      if (events[a].start_ns != events[b].start_ns) return events[a].start_ns < events[b].start_ns;
+      return events[a].dur_ns > events[b].dur_ns;
+    });
+    std::vector<size_t> open;
+    for (size_t i : idx) {
+      while (!open.empty() && events[i].end_ns() > events[open.back()].end_ns()) open.pop_back();
+      if (!open.empty()) parent[i] = long(open.back());
+      open.push_back(i);
+      order.push_back(i);
+    }
+  }
+  for (size_t i : order) self_cpu[i] = events[i].dur_ns;
+  for (size_t i : order)
+    if (parent[i] >= 0) self_cpu[size_t(parent[i])] -= events[i].dur_ns;
+
+  // 2. Attribute GPU work to the operator or range that launched it (external id).
+  std::unordered_map<uint64_t, size_t> by_id;
+  for (size_t i : order)
+    if (is_torch_scope(events[i].category) && events[i].external_id != 0)
+      by_id.emplace(events[i].external_id, i);
+  for (size_t i = 0; i < n; ++i) {
+    if (!is_device_work(events[i].category)) continue;
+    self_dev[i] = total_dev[i] = events[i].dur_ns;
+    auto it = by_id.find(events[i].external_id);
+    if (events[i].external_id != 0 && it != by_id.end()) self_dev[it->second] += events[i].dur_ns;
+  }
+  for (size_t i : order) total_dev[i] += self_dev[i];
+  for (auto it = order.rbegin(); it != order.rend(); ++it)  // children before parents
+    if (parent[*it] >= 0) total_dev[size_t(parent[*it])] += total_dev[*it];
+
+  // 3. Group by name, in order of first appearance in time.
+  std::vector<size_t> rows_in_time;
+  for (size_t i = 0; i < n; ++i)
+    if (is_cpu_slice(events[i].category) || is_device_work(events[i].category))
+      rows_in_time.push_back(i);
+  std::stable_sort(rows_in_time.begin(), rows_in_time.end(),
+                   [&](size_t a, size_t b) { return events[a].start_ns < events[b].start_ns; });
+  KeyAverages out;
+  std::unordered_map<std::string, size_t> row_of;
+  for (size_t i : rows_in_time) {
+    const Event& e = events[i];
+    auto [it, fresh] = row_of.emplace(e.name, out.rows.size());
+    if (fresh) {
+      out.rows.push_back({});
+      out.rows.back().name = e.name;
+      out.rows.back().device_work = is_device_work(e.category);
+    }
+    KeyAverage& r = out.rows[it->second];
+    r.calls += 1;
+    if (is_device_work(e.category)) {
+      r.self_device_ns += e.dur_ns;
+      r.device_total_ns += e.dur_ns;
+      out.self_device_total_ns += e.dur_ns;
+    } else {
+      r.self_cpu_ns += self_cpu[i];
+      r.cpu_total_ns += e.dur_ns;
+      r.self_device_ns += self_dev[i];
+      r.device_total_ns += total_dev[i];
+      out.self_cpu_total_ns += self_cpu[i];
+    }
+  }
+  return out;
+}
+
+namespace {
+struct SortName {
+  const char* name;
+  SortKey key;
+};
+constexpr SortName kSortNames[] = {
+    {"cpu_time_total", SortKey::CpuTotal},       {"self_cpu_time_total", SortKey::SelfCpu},
+    {"device_time_total", SortKey::DeviceTotal}, {"self_device_time_total", SortKey::SelfDevice},
+    {"cuda_time_total", SortKey::DeviceTotal},   {"self_cuda_time_total", SortKey::SelfDevice},
+    {"count", SortKey::Count},
+};
+
+int64_t sort_value(const KeyAverage& r, SortKey k) {
+  switch (k) {
+    case SortKey::CpuTotal: return r.cpu_total_ns;
+    case SortKey::SelfCpu: return r.self_cpu_ns;
+    case SortKey::DeviceTotal: return r.device_total_ns;
+    case SortKey::SelfDevice: return r.self_device_ns;
+    case SortKey::Count: return r.calls;
+  }
+  return 0;
+}
+}  // namespace
+
+std::optional<SortKey> parse_sort_key(std::string_view name) {
+  for (const auto& s : kSortNames)
+    if (name == s.name) return s.key;
+  return std::nullopt;
+}
+
+std::string sort_key_names() {
+  std::string out;
+  for (const auto& s : kSortNames) out += (out.empty() ? "" : ", ") + std::string(s.name);
+  return out;
+}
+
+std::string format_time_ns(int64_t ns) {
+  const double us = double(ns) / 1e3;
+  char buf[48];
+  if (us >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.3fs", us / 1e6);
+  else if (us >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.3fms", us / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3fus", us);
+  return buf;
+}
+
+std::string format_table(const KeyAverages& table, const TableOptions& options) {
+  constexpr size_t kColumn = 12, kSpacing = 2, kMaxName = 55;
+  std::vector<const KeyAverage*> rows;
+  for (const auto& r : table.rows) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [&](const KeyAverage* a, const KeyAverage* b) {
+    return sort_value(*a, options.sort) > sort_value(*b, options.sort);
+  });
+  if (options.row_limit > 0 && rows.size() > size_t(options.row_limit))
+    rows.resize(size_t(options.row_limit));
+
+  size_t name_width = 4;
+  for (const auto* r : rows) name_width = std::max(name_width, r->name.size() + 4);
+  name_width = std::min(name_width, kMaxName);
+
+  const bool device = table.has_device_time();
+  const std::string& d = options.device_label;
+  std::vector<std::string> headers = {"Name",        "Self CPU %", "Self CPU",
+                                      "CPU total %", "CPU total",  "CPU time avg"};
+  if (device)
+    for (auto h : {"Self " + d, "Self " + d + " %", d + " total", d + " time avg"})
+      headers.push_back(h);
+  headers.push_back("# of Calls");
+
+  // Right-aligned cells as Python prints them; only names are cut ("..."), a longer header
+  // ("CUDA time avg") overflows its column as it does there.
+  auto cell = [&](std::string s, size_t width, bool trim) {
+    if (trim && s.size() > width) s = s.substr(0, width - 3) + "...";
+    const size_t pad = s.size() < width ? width - s.size() : 0;
+    return std::string(pad, ' ') + s + std::string(kSpacing, ' ');
+  };
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t i = 0; i < cells.size(); ++i)
+      out += cell(cells[i], i == 0 ? name_width : kColumn, i == 0);
+    return out + "\n";
+  };
+  std::string sep;
+  for (size_t i = 0; i < headers.size(); ++i)
+    sep += std::string(i == 0 ? name_width : kColumn, '-') + std::string(kSpacing, ' ');
+  sep += "\n";
+
+  std::string out = sep + line(headers) + sep;
+  for (const auto* r : rows) {
+    const int64_t calls = std::max<int64_t>(r->calls, 1);
+    std::vector<std::string> c = {r->name,
+                                  percent(r->self_cpu_ns, table.self_cpu_total_ns),
+                                  format_time_ns(r->self_cpu_ns),
+                                  percent(r->cpu_total_ns, table.self_cpu_total_ns),
+                                  format_time_ns(r->cpu_total_ns),
+                                  format_time_ns(r->cpu_total_ns / calls)};
+    if (device) {
+      c.push_back(format_time_ns(r->self_device_ns));
+      c.push_back(percent(r->self_device_ns, table.self_device_total_ns));
+      c.push_back(format_time_ns(r->device_total_ns));
+      c.push_back(format_time_ns(r->device_total_ns / calls));
+    }
+    c.push_back(std::to_string(r->calls));
+    out += line(c);
+  }
+  out += sep;
+  out += "Self CPU time total: " + format_time_ns(table.self_cpu_total_ns) + "\n";
+  if (device) out += "Self " + d + " time total: " + format_time_ns(table.self_device_total_ns) + "\n";
+  return out;
+}
+
+}  // namespace pil::trace

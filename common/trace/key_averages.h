@@ -1,0 +1,61 @@
+#pragma once
+/// \file
+/// The operator table: events grouped by name with self and total CPU time and the device time
+/// of the GPU work each operator launched — what Python's `prof.key_averages().table()` prints.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/event.h"
+
+namespace pil::trace {
+
+/// One row of the table. Times are nanoseconds summed over all calls.
+struct KeyAverage {
+  std::string name;
+  int64_t calls = 0;
+  int64_t self_cpu_ns = 0;   ///< CPU time not spent in child slices on the same thread
+  int64_t cpu_total_ns = 0;  ///< CPU time including children
+  int64_t self_device_ns = 0;    ///< GPU work launched directly by this slice (or the work itself)
+  int64_t device_total_ns = 0;   ///< GPU work launched by this slice and its children
+  bool device_work = false;      ///< the row is GPU work (a kernel, copy or set), not a CPU slice
+};
+
+struct KeyAverages {
+  std::vector<KeyAverage> rows;     ///< in order of first appearance
+  int64_t self_cpu_total_ns = 0;    ///< sum of self CPU time over all rows
+  int64_t self_device_total_ns = 0; ///< sum of GPU work time (each kernel counted once)
+  bool has_device_time() const { return self_device_total_ns > 0; }
+  const KeyAverage* find(std::string_view name) const;
+};
+
+/// Builds the table from a profile's events.
+///
+/// CPU slices (operators, ranges, runtime and driver calls) nest per thread by containment: a
+/// slice's parent is the innermost slice on the same (pid, tid) that contains it. Self CPU time
+/// is the duration minus the direct children's durations. GPU work (kernels, copies, sets) is
+/// attributed to the operator or range whose id equals its external id; ranges mirrored on the
+/// GPU (`gpu_user_annotation`) are left out, so no GPU time counts twice.
+KeyAverages key_averages(const std::vector<Event>& events);
+
+/// What the table is sorted by (descending), with the names Python's profiler uses.
+enum class SortKey { CpuTotal, SelfCpu, DeviceTotal, SelfDevice, Count };
+std::optional<SortKey> parse_sort_key(std::string_view name);
+/// The accepted names, for messages and --help.
+std::string sort_key_names();
+
+struct TableOptions {
+  SortKey sort = SortKey::CpuTotal;
+  int row_limit = 15;              ///< rows shown; the totals always cover every row
+  std::string device_label = "CUDA";
+};
+
+/// The table in the layout of `key_averages().table()`: Name, Self CPU %, Self CPU, CPU total %,
+/// CPU total, CPU time avg, the device columns when there is device time, # of Calls, totals.
+std::string format_table(const KeyAverages& table, const TableOptions& options);
+
+/// Time as Python's profiler prints it: "812.000us", "1.234ms", "2.500s".
+std::string format_time_ns(int64_t ns);
+
+}  // namespace pil::trace

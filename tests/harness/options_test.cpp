@@ -1,0 +1,147 @@
+// The shared flags: defaults, every kind of bad value, help and --list.
+#include "harness/options.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+
+#include "support/run_process.h"
+
+namespace pil {
+namespace {
+
+LessonInfo lesson() {
+  return {"00_demo", "a demo lesson", 64, 4096, {{"eager", "two ops"}, {"fused", "one op"}}};
+}
+
+ParsedArgs parse(std::vector<std::string> args) {
+  std::vector<const char*> argv{"00_demo"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_options(lesson(), int(argv.size()), argv.data());
+}
+
+TEST(Options, DefaultsFollowTheSeries) {
+  const ParsedArgs p = parse({});
+  ASSERT_TRUE(p.run) << p.text;
+  EXPECT_EQ(p.options.device, DeviceChoice::Auto);
+  EXPECT_EQ(p.options.dtype, DTypeChoice::Auto);
+  EXPECT_EQ(p.options.size, 64);
+  EXPECT_EQ(p.options.variants, std::vector<std::string>{"eager"});
+  EXPECT_EQ(p.options.wait, 1);
+  EXPECT_EQ(p.options.warmup, 1);
+  EXPECT_EQ(p.options.active, 3);
+  EXPECT_EQ(p.options.warmup_calls, 3);
+  EXPECT_EQ(p.options.out_dir, "traces/00_demo");
+  EXPECT_FALSE(p.options.sort.has_value());
+  EXPECT_EQ(p.options.seed, 0u);
+}
+
+TEST(Options, GoodValuesAreTaken) {
+  const ParsedArgs p = parse({"--device", "cpu", "--dtype", "bf16", "--size=512", "--variant",
+                              "fused", "--wait", "0", "--warmup", "0", "--active", "7",
+                              "--warmup-calls", "0", "--out", "somewhere", "--row-limit", "3",
+                              "--sort", "self_cpu_time_total", "--seed", "42"});
+  ASSERT_TRUE(p.run) << p.text;
+  EXPECT_EQ(p.options.device, DeviceChoice::Cpu);
+  EXPECT_EQ(p.options.dtype, DTypeChoice::BF16);
+  EXPECT_EQ(p.options.size, 512);
+  EXPECT_EQ(p.options.variants, std::vector<std::string>{"fused"});
+  EXPECT_EQ(p.options.wait, 0);
+  EXPECT_EQ(p.options.warmup, 0);
+  EXPECT_EQ(p.options.active, 7);
+  EXPECT_EQ(p.options.warmup_calls, 0);
+  EXPECT_EQ(p.options.out_dir, "somewhere");
+  EXPECT_EQ(p.options.row_limit, 3);
+  EXPECT_EQ(p.options.sort, trace::SortKey::SelfCpu);
+  EXPECT_EQ(p.options.seed, 42u);
+}
+
+TEST(Options, VariantAllSelectsEveryVariantInOrder) {
+  const ParsedArgs p = parse({"--variant", "all"});
+  ASSERT_TRUE(p.run);
+  EXPECT_EQ(p.options.variants, (std::vector<std::string>{"eager", "fused"}));
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  std::string must_name;  // the flag (or word) the message must name
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) {
+  for (const auto& a : c.args) *os << "'" << a << "' ";
+}
+
+std::string case_name(const ::testing::TestParamInfo<BadCase>& info) {
+  std::string name;
+  for (char ch : info.param.must_name)
+    if (std::isalnum(static_cast<unsigned char>(ch))) name += ch;
+  return name + "_" + std::to_string(info.index);
+}
+
+class BadFlag : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadFlag, GetsOneLineNamingTheFlagAndExit2) {
+  const ParsedArgs p = parse(GetParam().args);
+  EXPECT_FALSE(p.run);
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_EQ(p.text.find('\n'), std::string::npos) << "more than one line: " << p.text;
+  EXPECT_NE(p.text.find(GetParam().must_name), std::string::npos) << p.text;
+  EXPECT_EQ(p.text.rfind("00_demo: error: ", 0), 0u) << p.text;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryKind, BadFlag,
+    ::testing::Values(BadCase{{"--size", "0"}, "--size"}, BadCase{{"--size", "-5"}, "--size"},
+                      BadCase{{"--size", "abc"}, "--size"}, BadCase{{"--size", "1e3"}, "--size"},
+                      BadCase{{"--size", "12x"}, "--size"}, BadCase{{"--size", ""}, "--size"},
+                      BadCase{{"--size", "99999999999999999999999"}, "--size"},
+                      BadCase{{"--size", "4097"}, "--size"},
+                      BadCase{{"--device", "gpu"}, "--device"},
+                      BadCase{{"--dtype", "fp64"}, "--dtype"},
+                      BadCase{{"--variant", "nope"}, "--variant"},
+                      BadCase{{"--active", "0"}, "--active"}, BadCase{{"--wait", "-1"}, "--wait"},
+                      BadCase{{"--warmup", "x"}, "--warmup"},
+                      BadCase{{"--warmup-calls", "-2"}, "--warmup-calls"},
+                      BadCase{{"--row-limit", "0"}, "--row-limit"},
+                      BadCase{{"--sort", "fastest"}, "--sort"},
+                      BadCase{{"--seed", "-1"}, "--seed"}, BadCase{{"--out", ""}, "--out"},
+                      BadCase{{"--bogus"}, "--bogus"}, BadCase{{"--size"}, "--size"}),
+    case_name);
+
+TEST(Options, BadValueMessagesSayWhatIsAllowed) {
+  EXPECT_NE(parse({"--size", "0"}).text.find("allowed: a whole number from 1 to 4096"),
+            std::string::npos);
+  EXPECT_NE(parse({"--device", "gpu"}).text.find("allowed: auto|cpu|cuda"), std::string::npos);
+  EXPECT_NE(parse({"--variant", "x"}).text.find("allowed: eager|fused|all"), std::string::npos);
+}
+
+TEST(Options, OutThatIsAFileIsRejected) {
+  test::TempDir dir;
+  const std::string file = dir.path() + "/a-file";
+  std::ofstream(file) << "x";
+  const ParsedArgs p = parse({"--out", file});
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.text.find("--out"), std::string::npos);
+}
+
+TEST(Options, HelpListsEveryFlagAndExits0) {
+  const ParsedArgs p = parse({"--help"});
+  EXPECT_FALSE(p.run);
+  EXPECT_EQ(p.exit_code, 0);
+  for (const char* flag : {"--device", "--dtype", "--size", "--variant", "--list", "--wait",
+                           "--warmup", "--active", "--warmup-calls", "--out", "--row-limit",
+                           "--sort", "--seed", "--help"})
+    EXPECT_NE(p.text.find(flag), std::string::npos) << flag;
+}
+
+TEST(Options, ListPrintsTheVariantTable) {
+  const ParsedArgs p = parse({"--list"});
+  EXPECT_FALSE(p.run);
+  EXPECT_EQ(p.exit_code, 0);
+  EXPECT_EQ(p.text, "eager\ttwo ops\nfused\tone op\n");
+}
+
+}  // namespace
+}  // namespace pil

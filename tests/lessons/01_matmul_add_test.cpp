@@ -1,0 +1,179 @@
+// End-to-end checks of lesson 01 on the CPU: the run passes, its trace holds what the lesson
+// teaches (ranges, operator nesting, step count), its table counts match, bad flags are refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "support/run_process.h"
+#include "support/trace_json.h"
+
+namespace fs = std::filesystem;
+using pil::test::count_lines_starting_with;
+using pil::test::read_trace_slices;
+using pil::test::run_process;
+using pil::test::TempDir;
+using pil::test::TraceSlice;
+
+namespace {
+
+const std::string kExe = PIL_LESSON_EXE;
+
+std::string line_value(const std::string& out, const std::string& key) {
+  std::smatch m;
+  if (std::regex_search(out, m, std::regex("(^|\n)" + key + ": ([^\n]+)"))) return m[2];
+  return {};
+}
+
+std::vector<TraceSlice> named(const std::vector<TraceSlice>& all, const std::string& prefix) {
+  std::vector<TraceSlice> out;
+  for (const auto& s : all)
+    if (s.name.rfind(prefix, 0) == 0) out.push_back(s);
+  return out;
+}
+
+bool any_inside(const std::vector<TraceSlice>& all, const TraceSlice& outer, const std::string& name) {
+  for (const auto& s : all)
+    if (s.name == name && outer.contains(s)) return true;
+  return false;
+}
+
+/// Runs the lesson on the CPU into a fresh folder and returns its output; checks it passed.
+struct LessonRun {
+  TempDir dir;
+  pil::test::ProcessResult r;
+  std::string trace;
+  explicit LessonRun(std::vector<std::string> args) {
+    args.insert(args.end(), {"--device", "cpu", "--out", dir.path()});
+    r = run_process(kExe, args);
+    trace = line_value(r.out, "trace");
+  }
+};
+
+TEST(Lesson01, EagerRunPassesAndWritesTraceTableAndSummary) {
+  LessonRun run({"--size", "128"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 1);
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT:"), 1);
+  ASSERT_FALSE(run.trace.empty()) << "no trace: line\n" << run.r.out;
+  EXPECT_TRUE(fs::exists(run.trace));
+  EXPECT_TRUE(fs::exists(line_value(run.r.out, "table")));
+  EXPECT_TRUE(fs::exists(line_value(run.r.out, "summary")));
+  EXPECT_NE(run.r.out.find("Self CPU time total:"), std::string::npos);
+  // No temporary file is left beside the outputs.
+  for (const auto& e : fs::directory_iterator(run.dir.path()))
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+}
+
+TEST(Lesson01, EachActiveStepHoldsTheRangeAndItsOperators) {
+  LessonRun run({"--active", "3"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto slices = read_trace_slices(run.trace);
+  const auto steps = named(slices, "ProfileStep#");
+  ASSERT_EQ(steps.size(), 3u) << "one ProfileStep range per active step";
+  // wait 1 + warmup 1: the recorded steps are numbered 2, 3, 4 as in Python.
+  EXPECT_EQ(steps[0].name, "ProfileStep#2");
+  for (const auto& step : steps) {
+    SCOPED_TRACE(step.name);
+    const TraceSlice* range = nullptr;
+    for (const auto& s : slices)
+      if (s.name == "matmul_add" && step.contains(s)) range = &s;
+    ASSERT_NE(range, nullptr) << "no matmul_add range inside the step";
+    EXPECT_EQ(range->cat, "user_annotation");
+    const TraceSlice* matmul = nullptr;
+    for (const auto& s : slices)
+      if (s.name == "aten::matmul" && range->contains(s)) matmul = &s;
+    ASSERT_NE(matmul, nullptr);
+    EXPECT_TRUE(any_inside(slices, *matmul, "aten::mm")) << "aten::matmul -> aten::mm";
+    EXPECT_TRUE(any_inside(slices, *range, "aten::add"));
+  }
+}
+
+TEST(Lesson01, ScheduleDecidesHowManyStepsAreRecorded) {
+  LessonRun run({"--wait", "0", "--warmup", "0", "--active", "2", "--warmup-calls", "0"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto steps = named(read_trace_slices(run.trace), "ProfileStep#");
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].name, "ProfileStep#0");
+}
+
+TEST(Lesson01, TableCallCountsEqualTheActiveSteps) {
+  LessonRun run({"--active", "4"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  std::ifstream in(line_value(run.r.out, "summary"));
+  const auto summary = nlohmann::json::parse(in);
+  std::map<std::string, int64_t> calls;
+  for (const auto& op : summary["operators"]) calls[op["name"]] = op["calls"];
+  EXPECT_EQ(calls["matmul_add"], 4);
+  EXPECT_EQ(calls["aten::matmul"], 4);
+  EXPECT_EQ(calls["aten::mm"], 4);
+  EXPECT_EQ(calls["aten::add"], 4);
+  EXPECT_EQ(summary["steps"].size(), 4u);
+  EXPECT_EQ(summary["verification"]["result"], "PASSED");
+  EXPECT_EQ(summary["device"]["type"], "cpu");
+  // The printed table says the same: the aten::mm row ends with its call count.
+  EXPECT_TRUE(std::regex_search(run.r.out, std::regex("aten::mm .* 4  \n")));
+}
+
+TEST(Lesson01, AddmmVariantIsOneOperatorWithoutAdd) {
+  LessonRun run({"--variant", "addmm"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto slices = read_trace_slices(run.trace);
+  EXPECT_EQ(named(slices, "aten::addmm").size(), 3u);
+  EXPECT_TRUE(named(slices, "aten::add").size() == named(slices, "aten::addmm").size())
+      << "aten::add must not appear (only the aten::addmm prefix matches)";
+  for (const auto& s : slices) EXPECT_NE(s.name, "aten::add");
+  EXPECT_TRUE(named(slices, "aten::matmul").empty());
+}
+
+TEST(Lesson01, EveryDtypePassesOnTheCpu) {
+  for (const char* dtype : {"fp32", "bf16", "fp16"}) {
+    LessonRun run({"--dtype", dtype, "--size", "96", "--active", "1", "--variant", "all"});
+    EXPECT_EQ(run.r.exit_code, 0) << dtype << "\n" << run.r.out << run.r.err;
+    EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2) << dtype;
+  }
+}
+
+TEST(Lesson01, WrongFlagsExit2WithOneLineAndWriteNothing) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--size", "0"},        {"--size", "-3"},      {"--size", "big"},
+      {"--dtype", "int8"},    {"--device", "tpu"},   {"--variant", "magic"},
+      {"--active", "0"},      {"--nonsense"},        {"--size", "65536"} /* too large to allocate */};
+  for (auto args : bad) {
+    TempDir dir;
+    const std::string out = dir.path() + "/out";
+    args.insert(args.end(), {"--device", "cpu", "--out", out});
+    const auto r = run_process(kExe, args);
+    SCOPED_TRACE(args[0] + " " + (args.size() > 1 ? args[1] : ""));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(args[0]), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << "something was written";
+  }
+}
+
+TEST(Lesson01, CudaWithoutAGpuIsASkipNotAPass) {
+  TempDir dir;
+  const auto r = run_process(kExe, {"--device", "cuda", "--out", dir.path() + "/o"});
+  if (r.exit_code == 77) {
+    EXPECT_NE(r.out.find("no usable CUDA GPU"), std::string::npos) << r.out;
+    EXPECT_EQ(count_lines_starting_with(r.out, "RESULT: SKIPPED"), 1);
+  } else {
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;  // a machine with a GPU runs it for real
+    EXPECT_EQ(count_lines_starting_with(r.out, "RESULT: PASSED"), 1);
+  }
+}
+
+TEST(Lesson01, ListAndHelp) {
+  const auto list = run_process(kExe, {"--list"});
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_EQ(count_lines_starting_with(list.out, "eager\t"), 1);
+  EXPECT_EQ(count_lines_starting_with(list.out, "addmm\t"), 1);
+  const auto help = run_process(kExe, {"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--warmup-calls"), std::string::npos);
+}
+
+}  // namespace

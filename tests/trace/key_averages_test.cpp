@@ -1,0 +1,193 @@
+// The operator table on hand-built events, with every figure worked out by hand.
+#include "trace/key_averages.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace pil::trace {
+namespace {
+
+constexpr int64_t us = 1000;  // events are written in microseconds, stored in nanoseconds
+
+Event cpu(const char* name, Category c, int64_t start_us, int64_t end_us, uint64_t id,
+          int64_t tid = 1) {
+  Event e;
+  e.name = name;
+  e.category = c;
+  e.start_ns = start_us * us;
+  e.dur_ns = (end_us - start_us) * us;
+  e.pid = 100;
+  e.tid = tid;
+  e.external_id = id;
+  return e;
+}
+
+Event runtime(int64_t start_us, int64_t end_us, uint64_t correlation, uint64_t op) {
+  Event e = cpu("cudaLaunchKernel", Category::Runtime, start_us, end_us, op);
+  e.correlation = correlation;
+  return e;
+}
+
+Event gpu(const char* name, Category c, int64_t start_us, int64_t end_us, uint64_t correlation,
+          uint64_t op, int64_t stream = 7) {
+  Event e;
+  e.name = name;
+  e.category = c;
+  e.start_ns = start_us * us;
+  e.dur_ns = (end_us - start_us) * us;
+  e.pid = 0;
+  e.tid = stream;
+  e.correlation = correlation;
+  e.external_id = op;
+  return e;
+}
+
+// One profiler step of matmul + bias on a GPU (times in µs):
+//
+//   thread 1  ProfileStep#2 [0,100] > matmul_add [10,90] > aten::matmul [20,60] > aten::mm [25,55]
+//             > cudaLaunchKernel [30,35];  matmul_add > aten::add [65,85] > cudaLaunchKernel [70,74]
+//   stream 7  gemm [40,140] (launched by aten::mm, id 4), add_kernel [150,160] (aten::add, id 5),
+//             and the range mirrored on the GPU, matmul_add [40,160], which must not count.
+std::vector<Event> one_step() {
+  return {
+      cpu("ProfileStep#2", Category::UserAnnotation, 0, 100, 1),
+      cpu("matmul_add", Category::UserAnnotation, 10, 90, 2),
+      cpu("aten::matmul", Category::CpuOp, 20, 60, 3),
+      cpu("aten::mm", Category::CpuOp, 25, 55, 4),
+      runtime(30, 35, 7, 4),
+      cpu("aten::add", Category::CpuOp, 65, 85, 5),
+      runtime(70, 74, 8, 5),
+      gpu("gemm", Category::Kernel, 40, 140, 7, 4),
+      gpu("add_kernel", Category::Kernel, 150, 160, 8, 5),
+      gpu("matmul_add", Category::GpuUserAnnotation, 40, 160, 0, 0),
+  };
+}
+
+TEST(KeyAverages, SelfAndTotalCpuTimeByHand) {
+  const KeyAverages t = key_averages(one_step());
+  // self = duration - direct children
+  EXPECT_EQ(t.find("ProfileStep#2")->self_cpu_ns, 20 * us);  // 100 - 80
+  EXPECT_EQ(t.find("matmul_add")->self_cpu_ns, 20 * us);     // 80 - 40 - 20
+  EXPECT_EQ(t.find("aten::matmul")->self_cpu_ns, 10 * us);   // 40 - 30
+  EXPECT_EQ(t.find("aten::mm")->self_cpu_ns, 25 * us);       // 30 - 5
+  EXPECT_EQ(t.find("aten::add")->self_cpu_ns, 16 * us);      // 20 - 4
+  EXPECT_EQ(t.find("cudaLaunchKernel")->self_cpu_ns, 9 * us);  // 5 + 4
+  EXPECT_EQ(t.find("cudaLaunchKernel")->calls, 2);
+  EXPECT_EQ(t.find("matmul_add")->cpu_total_ns, 80 * us);
+  // Self CPU over all rows adds up to the outermost range: nothing counted twice.
+  EXPECT_EQ(t.self_cpu_total_ns, 100 * us);
+}
+
+TEST(KeyAverages, DeviceTimeGoesToTheLaunchingOperatorAndUpItsParents) {
+  const KeyAverages t = key_averages(one_step());
+  EXPECT_EQ(t.find("aten::mm")->self_device_ns, 100 * us);
+  EXPECT_EQ(t.find("aten::mm")->device_total_ns, 100 * us);
+  EXPECT_EQ(t.find("aten::matmul")->self_device_ns, 0);
+  EXPECT_EQ(t.find("aten::matmul")->device_total_ns, 100 * us);
+  EXPECT_EQ(t.find("aten::add")->self_device_ns, 10 * us);
+  EXPECT_EQ(t.find("matmul_add")->device_total_ns, 110 * us);
+  EXPECT_EQ(t.find("ProfileStep#2")->device_total_ns, 110 * us);
+  EXPECT_EQ(t.find("cudaLaunchKernel")->device_total_ns, 0);  // the op, not the call, owns it
+  EXPECT_EQ(t.find("gemm")->self_device_ns, 100 * us);
+  EXPECT_TRUE(t.find("gemm")->device_work);
+  // The mirrored range adds no device time: 100 + 10, not 100 + 10 + 120.
+  EXPECT_EQ(t.self_device_total_ns, 110 * us);
+  EXPECT_TRUE(t.has_device_time());
+}
+
+TEST(KeyAverages, EventOrderDoesNotMatter) {
+  std::vector<Event> events = one_step();
+  std::mt19937 rng(3);
+  for (int round = 0; round < 5; ++round) {
+    std::shuffle(events.begin(), events.end(), rng);
+    const KeyAverages t = key_averages(events);
+    EXPECT_EQ(t.find("matmul_add")->self_cpu_ns, 20 * us);
+    EXPECT_EQ(t.find("aten::mm")->self_cpu_ns, 25 * us);
+    EXPECT_EQ(t.find("ProfileStep#2")->device_total_ns, 110 * us);
+    EXPECT_EQ(t.self_cpu_total_ns, 100 * us);
+  }
+}
+
+TEST(KeyAverages, NestedSameNameRangesAndZeroLengthEvents) {
+  // thread 2: outer [0,50] > outer [10,20]; outer [0,50] > aten::empty [30,30] (zero length)
+  const std::vector<Event> events = {
+      cpu("outer", Category::UserAnnotation, 0, 50, 1, 2),
+      cpu("outer", Category::UserAnnotation, 10, 20, 2, 2),
+      cpu("aten::empty", Category::CpuOp, 30, 30, 3, 2),
+  };
+  const KeyAverages t = key_averages(events);
+  const KeyAverage* outer = t.find("outer");
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(outer->calls, 2);
+  EXPECT_EQ(outer->self_cpu_ns, 50 * us);   // (50 - 10 - 0) + 10
+  EXPECT_EQ(outer->cpu_total_ns, 60 * us);  // each call counted, as Python does
+  EXPECT_EQ(t.find("aten::empty")->self_cpu_ns, 0);
+  EXPECT_EQ(t.find("aten::empty")->calls, 1);
+  EXPECT_EQ(t.self_cpu_total_ns, 50 * us);
+  EXPECT_FALSE(t.has_device_time());
+}
+
+TEST(KeyAverages, ThreadsNestSeparately) {
+  // Same interval on two threads: neither is the other's child.
+  const std::vector<Event> events = {
+      cpu("a", Category::CpuOp, 0, 10, 1, 1),
+      cpu("b", Category::CpuOp, 2, 8, 2, 2),
+  };
+  const KeyAverages t = key_averages(events);
+  EXPECT_EQ(t.find("a")->self_cpu_ns, 10 * us);
+  EXPECT_EQ(t.find("b")->self_cpu_ns, 6 * us);
+}
+
+TEST(KeyAverages, GpuWorkWithoutAKnownOperatorStillCounts) {
+  const std::vector<Event> events = {gpu("lonely", Category::Memcpy, 0, 5, 1, 999)};
+  const KeyAverages t = key_averages(events);
+  EXPECT_EQ(t.find("lonely")->self_device_ns, 5 * us);
+  EXPECT_EQ(t.self_device_total_ns, 5 * us);
+}
+
+TEST(Table, LayoutOfPythonsKeyAveragesTable) {
+  TableOptions o;
+  o.sort = SortKey::DeviceTotal;
+  o.row_limit = 3;
+  const std::string text = format_table(key_averages(one_step()), o);
+  for (const char* h : {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                        "CPU time avg", "Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg",
+                        "# of Calls"})
+    EXPECT_NE(text.find(h), std::string::npos) << h;
+  EXPECT_NE(text.find("Self CPU time total: 100.000us"), std::string::npos) << text;
+  EXPECT_NE(text.find("Self CUDA time total: 110.000us"), std::string::npos) << text;
+  // Rows: the three with the most device time; ties keep first-seen order.
+  const auto step = text.find("ProfileStep#2"), range = text.find(" matmul_add"),
+             matmul = text.find("aten::matmul");
+  EXPECT_LT(step, range);
+  EXPECT_LT(range, matmul);
+  EXPECT_EQ(text.find("aten::add"), std::string::npos) << "row limit not applied";
+}
+
+TEST(Table, NoDeviceColumnsWithoutDeviceTime) {
+  const std::vector<Event> events = {cpu("aten::mm", Category::CpuOp, 0, 1500, 1)};
+  const std::string text = format_table(key_averages(events), TableOptions{});
+  EXPECT_EQ(text.find("CUDA"), std::string::npos);
+  EXPECT_NE(text.find("1.500ms"), std::string::npos);
+  EXPECT_NE(text.find("100.00%"), std::string::npos);
+}
+
+TEST(Table, TimesPrintLikePython) {
+  EXPECT_EQ(format_time_ns(812000), "812.000us");
+  EXPECT_EQ(format_time_ns(999999), "999.999us");
+  EXPECT_EQ(format_time_ns(1234000), "1.234ms");
+  EXPECT_EQ(format_time_ns(2500000000), "2.500s");
+  EXPECT_EQ(format_time_ns(0), "0.000us");
+}
+
+TEST(Table, SortKeysUsePythonsNames) {
+  EXPECT_EQ(parse_sort_key("cpu_time_total"), SortKey::CpuTotal);
+  EXPECT_EQ(parse_sort_key("self_cuda_time_total"), SortKey::SelfDevice);
+  EXPECT_EQ(parse_sort_key("count"), SortKey::Count);
+  EXPECT_FALSE(parse_sort_key("fastest").has_value());
+}
+
+}  // namespace
+}  // namespace pil::trace
