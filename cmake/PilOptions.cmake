@@ -7,8 +7,10 @@ option(PIL_WARNINGS_AS_ERRORS "Treat compiler warnings in the project's code as 
 if(PIL_USE_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
   find_program(PIL_CCACHE ccache)
   if(PIL_CCACHE)
-    # The sloppiness lets ccache reuse results of translation units that use precompiled headers.
+    # BASEDIR: paths inside the checkout count as relative, so a fresh clone (CI clones afresh)
+    # reuses the results of an earlier one. The sloppiness allows precompiled headers.
     set(_pil_launcher ${CMAKE_COMMAND} -E env
+        "CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}"
         "CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime"
         ${PIL_CCACHE})
     set(CMAKE_CXX_COMPILER_LAUNCHER ${_pil_launcher})

@@ -17,7 +17,7 @@ const char* to_string(DTypeChoice d);
 
 /// What a lesson tells the parser about itself.
 struct LessonInfo {
-  std::string name;         ///< "01_matmul_add": also the default output folder traces/<name>
+  std::string name;         ///< "01_matmul_add": also the default output folder `traces/NAME`
   std::string description;  ///< one line for --help
   int64_t default_size = 64;
   int64_t max_size = 65536;
@@ -35,7 +35,7 @@ struct Options {
   std::vector<std::string> variants;      ///< one name, or every variant for --variant all
   int wait = 1, warmup = 1, active = 3;   ///< the profiler schedule, in steps
   int warmup_calls = 3;                   ///< plain calls before the profiler starts
-  std::string out_dir;                    ///< default traces/<lesson>
+  std::string out_dir;                    ///< default `traces/LESSON`
   int row_limit = 15;
   std::optional<trace::SortKey> sort;     ///< default: device total on a GPU, CPU total on the CPU
   uint64_t seed = 0;

@@ -71,9 +71,10 @@ trace::Event convert(const tap::KinetoEvent& k) {
 }  // namespace
 
 TorchProfiler::TorchProfiler(ProfilerSettings settings) : settings_(settings) {
-  // Without CUDA tracing, Kineto still asks for GPUs when it saves, and on a machine without
-  // one logs "gpuGetDeviceCount failed" as an error. Quiet that unless the user set a level.
-  if (!settings_.cuda) ::setenv("KINETO_LOG_LEVEL", "3", /*overwrite=*/0);
+  // Without CUDA tracing Kineto still asks for GPUs (for the trace's deviceProperties) and, on a
+  // machine without one, logs "gpuGetDeviceCount failed" and its stage messages on stderr.
+  // Level 5 is above Kineto's highest (ERROR = 4): silent. A level the user set is kept.
+  if (!settings_.cuda) ::setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
 }
 
 TorchProfiler::~TorchProfiler() {
