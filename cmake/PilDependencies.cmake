@@ -59,6 +59,8 @@ endif()
 get_filename_component(PIL_TORCH_PREFIX "${Torch_DIR}/../../.." ABSOLUTE)
 
 # --- Libraries from Debian ------------------------------------------------------------------
+find_package(simdjson CONFIG REQUIRED)       # libsimdjson-dev: the trace parser (On Demand)
+find_package(ZLIB REQUIRED)                  # zlib1g-dev: .json.gz traces
 find_package(CLI11 CONFIG REQUIRED)          # libcli11-dev: command-line flags
 find_package(nlohmann_json CONFIG REQUIRED)  # nlohmann-json3-dev: summary JSON, test checks
 find_package(GTest)                          # libgtest-dev

@@ -16,7 +16,8 @@ PIL_TORCH_VERSION=2.11.0
 PIL_BUILD_DIR=${PIL_BUILD_DIR:-$PIL_ROOT/build}
 PIL_CACHE=${PIL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/profiling-in-libtorch}
 PIL_DEBIAN_PACKAGES=(cmake ninja-build g++ ccache python3 libgtest-dev libgmock-dev
-                     libbenchmark-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev doxygen)
+                     libbenchmark-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev zlib1g-dev
+                     doxygen)
 
 pil_say() { echo "[setup] $*" >&2; }
 pil_die() { echo "[setup] error: $*" >&2; exit 1; }

@@ -16,6 +16,7 @@
 #include "harness/summary.h"
 #include "harness/verify.h"
 #include "torch_profiler/torch_profiler.h"
+#include "trace/reports.h"
 
 namespace fs = std::filesystem;
 
@@ -110,7 +111,7 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   const Verdict verdict = verify(out, expected, p.dtype);
   std::cout << verdict.describe();
 
-  const trace::KeyAverages table = trace::key_averages(profiler.events());
+  const trace::KeyAverages table = trace::key_averages(profiler.trace().events);
   trace::TableOptions table_options;
   table_options.sort = o.sort.value_or(p.device.is_cuda() ? trace::SortKey::DeviceTotal
                                                           : trace::SortKey::CpuTotal);
@@ -144,14 +145,15 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   s.mismatches = verdict.mismatches;
   s.trace_path = trace_path.string();
   s.table_path = table_path.string();
-  for (const auto& e : profiler.events())
+  for (const auto& e : profiler.trace().events)
     if (e.category == trace::Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) == 0)
-      s.steps.push_back({e.name, e.dur_ns});
+      s.steps.push_back({std::string(e.name), e.dur_ns});
   s.operators = table;
 
   write_text_atomically(table_path, table_text);
   write_text_atomically(summary_path, to_json(s));
   profiler.save_chrome_trace(trace_path);
+  std::cout << trace::explain(trace::TraceIndex(profiler.trace()));
   std::cout << "table: " << table_path.string() << "\n"
             << "summary: " << summary_path.string() << "\n"
             << "trace: " << trace_path.string() << "\n";

@@ -47,9 +47,9 @@ trace::Category category_of(uint8_t kineto_type) {
   }
 }
 
-trace::Event convert(const tap::KinetoEvent& k) {
+trace::Event convert(const tap::KinetoEvent& k, trace::Trace& into) {
   trace::Event e;
-  e.name = k.name();
+  e.name = into.intern(k.name());
   e.category = category_of(k.activityType());
   e.start_ns = int64_t(k.startNs());
   e.dur_ns = k.endNs() > k.startNs() ? int64_t(k.endNs() - k.startNs()) : 0;
@@ -105,8 +105,8 @@ void TorchProfiler::stop() {
   recording_ = false;
   result_ = std::make_unique<Result>();
   result_->result = tap::disableProfiler();
-  events_.clear();
-  for (const auto& k : result_->result->events()) events_.push_back(convert(k));
+  trace_ = trace::Trace{};
+  for (const auto& k : result_->result->events()) trace_.events.push_back(convert(k, trace_));
 }
 
 void TorchProfiler::save_chrome_trace(const std::filesystem::path& path) const {

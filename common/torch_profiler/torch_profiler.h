@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "trace/event.h"
+#include "trace/trace.h"
 
 namespace pil {
 
@@ -35,8 +35,8 @@ class TorchProfiler {
   void stop();
   bool recording() const { return recording_; }
 
-  /// The recorded events as the trace kit's model (valid after stop()).
-  const std::vector<trace::Event>& events() const { return events_; }
+  /// What was recorded, in the trace kit's model (valid after stop()).
+  const trace::Trace& trace() const { return trace_; }
   /// Writes the Chrome trace (Perfetto and chrome://tracing open it) whole or not at all.
   void save_chrome_trace(const std::filesystem::path& path) const;
 
@@ -45,7 +45,7 @@ class TorchProfiler {
   ProfilerSettings settings_;
   bool prepared_ = false, recording_ = false;
   std::unique_ptr<Result> result_;
-  std::vector<trace::Event> events_;
+  trace::Trace trace_;
 };
 
 }  // namespace pil

@@ -3,8 +3,7 @@
 /// The trace kit's event model: one record per slice of a profile, whoever wrote it (LibTorch's
 /// profiler in this process, or a Kineto/CUPTI trace file). Knows nothing of LibTorch or CUDA.
 #include <cstdint>
-#include <string>
-#include <vector>
+#include <string_view>
 
 namespace pil::trace {
 
@@ -31,8 +30,12 @@ inline bool is_torch_scope(Category c) {
   return c == Category::CpuOp || c == Category::UserAnnotation;
 }
 
+/// Sentinel for Event::kernel_info when there is none.
+inline constexpr uint32_t kNoKernelInfo = 0xffffffffu;
+
 struct Event {
-  std::string name;
+  /// Points into storage that outlives the event: a Trace's name pool.
+  std::string_view name;
   Category category = Category::Other;
   int64_t start_ns = 0;  ///< start, integer nanoseconds on the trace's clock
   int64_t dur_ns = 0;    ///< duration in nanoseconds (>= 0)
@@ -44,6 +47,8 @@ struct Event {
   /// Runtime/driver calls and GPU work: the CUPTI correlation id joining a launch to its GPU
   /// work; 0 for CPU operators.
   uint64_t correlation = 0;
+  /// Kernels: index into Trace::kernels (grid, block, registers, shared memory).
+  uint32_t kernel_info = kNoKernelInfo;
 
   int64_t end_ns() const { return start_ns + dur_ns; }
   bool on_device() const {

@@ -80,13 +80,13 @@ KeyAverages key_averages(const std::vector<Event>& events) {
   std::stable_sort(rows_in_time.begin(), rows_in_time.end(),
                    [&](size_t a, size_t b) { return events[a].start_ns < events[b].start_ns; });
   KeyAverages out;
-  std::unordered_map<std::string, size_t> row_of;
+  std::unordered_map<std::string_view, size_t> row_of;
   for (size_t i : rows_in_time) {
     const Event& e = events[i];
     auto [it, fresh] = row_of.emplace(e.name, out.rows.size());
     if (fresh) {
       out.rows.push_back({});
-      out.rows.back().name = e.name;
+      out.rows.back().name = std::string(e.name);
       out.rows.back().device_work = is_device_work(e.category);
     }
     KeyAverage& r = out.rows[it->second];

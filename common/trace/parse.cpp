@@ -1,0 +1,711 @@
+#include "trace/parse.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <unordered_map>
+
+namespace od = simdjson::ondemand;
+
+namespace pil::trace {
+
+// --- Numbers ---------------------------------------------------------------------------------
+
+bool microseconds_text_to_ns(std::string_view t, int64_t& ns) {
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
+    t.remove_suffix(1);
+  size_t i = 0;
+  const bool negative = i < t.size() && t[i] == '-';
+  if (negative) ++i;
+  // Collect the significant digits into an integer and a power of ten.
+  using u128 = unsigned __int128;
+  u128 digits = 0;
+  int exponent = 0, count = 0;
+  bool any = false, seen_dot = false;
+  for (; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c >= '0' && c <= '9') {
+      any = true;
+      if (count < 36) {
+        digits = digits * 10 + unsigned(c - '0');
+        if (digits != 0) ++count;
+        if (seen_dot) --exponent;
+      } else if (!seen_dot) {
+        ++exponent;  // beyond the precision kept: scale only
+      }
+    } else if (c == '.' && !seen_dot) {
+      seen_dot = true;
+    } else {
+      break;
+    }
+  }
+  if (!any) return false;
+  if (i < t.size()) {
+    if (t[i] != 'e' && t[i] != 'E') return false;
+    ++i;
+    bool exp_negative = false;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) exp_negative = t[i++] == '-';
+    if (i >= t.size()) return false;
+    int e = 0;
+    for (; i < t.size(); ++i) {
+      if (t[i] < '0' || t[i] > '9') return false;
+      if (e < 10000) e = e * 10 + (t[i] - '0');
+    }
+    exponent += exp_negative ? -e : e;
+  }
+  exponent += 3;  // microseconds -> nanoseconds
+  // Scale to an integer, rounding half away from zero.
+  constexpr u128 kLimit = static_cast<u128>(std::numeric_limits<int64_t>::max());
+  if (digits == 0) {
+    ns = 0;
+    return true;
+  }
+  if (exponent >= 0) {
+    for (int k = 0; k < exponent; ++k) {
+      digits *= 10;
+      if (digits > kLimit) return false;
+    }
+  } else {
+    u128 divisor = 1;
+    for (int k = 0; k < -exponent; ++k) {
+      divisor *= 10;
+      if (divisor > digits * 10) {
+        digits = 0;
+        divisor = 1;
+        break;
+      }
+    }
+    digits = (digits + divisor / 2) / divisor;
+  }
+  if (digits > kLimit) return false;
+  ns = negative ? -int64_t(digits) : int64_t(digits);
+  return true;
+}
+
+namespace {
+
+// --- Byte sources: a plain file, a gzip file, or memory --------------------------------------
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  /// Reads up to n bytes; 0 at the end. Throws ParseError on a read error.
+  virtual size_t read(char* dst, size_t n) = 0;
+};
+
+class FileSource : public Source {
+ public:
+  FileSource(int fd, std::string label) : fd_(fd), label_(std::move(label)) {}
+  ~FileSource() override { ::close(fd_); }
+  size_t read(char* dst, size_t n) override {
+    for (;;) {
+      const ssize_t got = ::read(fd_, dst, n);
+      if (got >= 0) return size_t(got);
+      if (errno != EINTR) throw ParseError(label_ + ": read failed: " + std::strerror(errno));
+    }
+  }
+
+ private:
+  int fd_;
+  std::string label_;
+};
+
+class GzipSource : public Source {
+ public:
+  GzipSource(gzFile f, std::string label) : f_(f), label_(std::move(label)) {}
+  ~GzipSource() override { gzclose(f_); }
+  size_t read(char* dst, size_t n) override {
+    const unsigned want = unsigned(std::min<size_t>(n, 1u << 30));
+    const int got = gzread(f_, dst, want);
+    if (got < 0) {
+      int err = 0;
+      throw ParseError(label_ + ": not a readable gzip file: " + gzerror(f_, &err));
+    }
+    return size_t(got);
+  }
+
+ private:
+  gzFile f_;
+  std::string label_;
+};
+
+class MemorySource : public Source {
+ public:
+  explicit MemorySource(std::string_view s) : s_(s) {}
+  size_t read(char* dst, size_t n) override {
+    n = std::min(n, s_.size());
+    std::memcpy(dst, s_.data(), n);
+    s_.remove_prefix(n);
+    return n;
+  }
+
+ private:
+  std::string_view s_;
+};
+
+std::unique_ptr<Source> open_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw ParseError(path + ": cannot open: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw ParseError(path + ": is a folder, not a trace file");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw ParseError(path + ": cannot open: " + std::strerror(errno));
+  unsigned char magic[2] = {0, 0};
+  const ssize_t got = ::pread(fd, magic, 2, 0);
+  if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    gzFile f = gzdopen(fd, "rb");
+    if (!f) {
+      ::close(fd);
+      throw ParseError(path + ": cannot open as gzip");
+    }
+    gzbuffer(f, 1u << 20);
+    return std::make_unique<GzipSource>(f, path);
+  }
+  return std::make_unique<FileSource>(fd, path);
+}
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Category category_from(std::string_view cat) {
+  const std::string c = lower(cat);
+  if (c == "cpu_op" || c == "operator") return Category::CpuOp;
+  if (c == "user_annotation") return Category::UserAnnotation;
+  if (c == "gpu_user_annotation") return Category::GpuUserAnnotation;
+  if (c == "cuda_runtime" || c == "runtime") return Category::Runtime;
+  if (c == "cuda_driver" || c == "driver") return Category::Driver;
+  if (c == "kernel") return Category::Kernel;
+  if (c == "gpu_memcpy" || c == "memcpy") return Category::Memcpy;
+  if (c == "gpu_memset" || c == "memset") return Category::Memset;
+  return Category::Other;
+}
+
+/// Thrown inside the event loop for an event that is complete but wrong; becomes a ParseError
+/// naming the event.
+struct BadEvent {
+  std::string what;
+};
+
+// --- The chunked reader ----------------------------------------------------------------------
+
+class Reader {
+ public:
+  Reader(std::unique_ptr<Source> source, std::string label, const ParseOptions& options,
+         Trace* out)
+      : source_(std::move(source)), label_(std::move(label)), out_(out) {
+    cap_ = std::max<size_t>(options.chunk_bytes, 4096);
+    buf_ = std::make_unique<char[]>(cap_ + simdjson::SIMDJSON_PADDING);
+  }
+
+  size_t run() {
+    fill(0);
+    size_t i = 0;
+    if (len_ >= 3 && std::memcmp(buf_.get(), "\xEF\xBB\xBF", 3) == 0) i = 3;  // UTF-8 BOM
+    while (i < len_ && is_space(buf_[i])) ++i;
+    if (i == len_) throw ParseError(label_ + ": empty file, expected a Chrome trace (JSON)");
+    size_t events_at = 0;
+    if (buf_[i] == '[') {
+      events_at = i;
+      bare_array_ = true;
+    } else if (buf_[i] == '{') {
+      events_at = read_head(i);
+    } else {
+      throw ParseError(label_ + ": not JSON: expected '{' or '[' at byte " +
+                       std::to_string(offset(i)));
+    }
+    read_events(events_at);
+    return events_;
+  }
+
+ private:
+  // The buffer holds file bytes [base_, base_ + len_); buf_[0] is free for a '[' when a chunk
+  // starts in the middle of the event array.
+
+  size_t offset(size_t i) const { return size_t(base_) + i; }
+
+  /// Keeps the bytes from `keep`, moves them to index 1, reads more.
+  void fill(size_t keep) {
+    if (keep > 0) {
+      const size_t n = len_ - std::min(keep, len_);
+      std::memmove(buf_.get() + 1, buf_.get() + keep, n);
+      base_ += int64_t(keep) - 1;
+      len_ = n + 1;
+    }
+    while (!eof_ && len_ < cap_) {
+      const size_t got = source_->read(buf_.get() + len_, cap_ - len_);
+      if (got == 0) eof_ = true;
+      len_ += got;
+    }
+    std::memset(buf_.get() + len_, 0, simdjson::SIMDJSON_PADDING);
+  }
+
+  /// A larger buffer, for an event (or head) bigger than a chunk.
+  void grow() {
+    constexpr size_t kMax = size_t(3) << 30;  // simdjson's single-document limit is 4 GB
+    if (cap_ >= kMax)
+      throw ParseError(label_ + ": an event or the trace header is larger than 3 GB");
+    const size_t cap = std::min(cap_ * 2, kMax);
+    auto bigger = std::make_unique<char[]>(cap + simdjson::SIMDJSON_PADDING);
+    std::memcpy(bigger.get(), buf_.get(), len_);
+    buf_ = std::move(bigger);
+    cap_ = cap;
+    fill(0);
+  }
+
+  /// End of the part of the buffer that may be parsed now: all of it at the end of the file,
+  /// else just after its last line break (a line break is never inside a JSON string).
+  size_t safe_end(size_t from) const {
+    if (eof_) return len_;
+    const void* nl = memrchr(buf_.get() + from, '\n', len_ - from);
+    return nl ? size_t(static_cast<const char*>(nl) - buf_.get()) + 1 : from;
+  }
+
+  std::string where(size_t i) const { return " at byte " + std::to_string(offset(i)); }
+
+  /// The object's fields before "traceEvents"; returns the index of the array's '['.
+  size_t read_head(size_t start) {
+    for (;;) {
+      const size_t end = safe_end(start);
+      if (end > start) {
+        const Stopper stop(buf_.get() + end, '}');  // On Demand wants a root object to end so
+        od::document doc;
+        const simdjson::padded_string_view json(buf_.get() + start, end + 1 - start,
+                                                cap_ + simdjson::SIMDJSON_PADDING - start);
+        od::object top;
+        simdjson::error_code err = parser_.iterate(json).get(doc);
+        if (!err) err = doc.get_object().get(top);
+        if (!err) {
+          for (auto field : top) {
+            od::raw_json_string key;
+            if ((err = field.key().get(key))) break;
+            od::value v;
+            if ((err = field.value().get(v))) break;
+            if (key == "traceEvents") {
+              const char* at = nullptr;
+              if ((err = v.current_location().get(at))) break;
+              if (*at != '[')
+                throw ParseError(label_ + ": \"traceEvents\" is not an array" +
+                                 where(size_t(at - buf_.get())));
+              return size_t(at - buf_.get());
+            }
+            if ((err = read_top_field(key, v))) break;
+          }
+        }
+        if (eof_) {
+          if (err)
+            throw ParseError(label_ + ": not a valid trace: " + simdjson::error_message(err));
+          throw ParseError(label_ + ": no \"traceEvents\" array in the top-level object");
+        }
+      } else if (eof_) {
+        throw ParseError(label_ + ": truncated before \"traceEvents\"");
+      }
+      // The head did not fit in the buffer: read more.
+      if (start > 1) {
+        fill(start);
+        start = 1;
+      } else {
+        grow();
+      }
+    }
+  }
+
+  /// Top-level fields other than traceEvents that the model keeps.
+  simdjson::error_code read_top_field(od::raw_json_string key, od::value& v) {
+    if (key == "baseTimeNanoseconds") {
+      int64_t ns = 0;
+      if (!v.get_int64().get(ns)) out_->base_time_ns = ns;  // already nanoseconds
+      return simdjson::SUCCESS;
+    }
+    if (key == "deviceProperties") {
+      od::array arr;
+      if (v.get_array().get(arr)) return simdjson::SUCCESS;  // not the shape we know: ignore
+      for (auto item : arr) {
+        od::object dev;
+        if (item.get_object().get(dev)) continue;
+        std::string name;
+        for (auto f : dev) {
+          od::raw_json_string k;
+          if (f.key().get(k)) continue;
+          std::string_view s;
+          if (k == "name" && !f.value().get_string().get(s)) name = std::string(s);
+        }
+        out_->device_names.push_back(name);
+      }
+      return simdjson::SUCCESS;
+    }
+    return simdjson::SUCCESS;
+  }
+
+  void read_events(size_t at) {
+    bool first = true;  // buf_[at] is the array's own '['
+    for (;;) {
+      // Find where the unread part of the array starts: skip blanks and one ',' between events.
+      size_t i = at;
+      while (i < len_ && is_space(buf_[i])) ++i;
+      if (!first && i < len_ && buf_[i] == ',') {
+        ++i;
+        while (i < len_ && is_space(buf_[i])) ++i;
+      }
+      if (i >= len_) {
+        if (eof_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
+        fill(at);
+        at = 1;
+        continue;
+      }
+      if (!first && buf_[i] == ']') return read_tail(i + 1);
+      size_t begin = i;
+      if (!first) {
+        begin = i - 1;  // i >= 1 here: chunks start at index 1
+        buf_[begin] = '[';
+      }
+      const size_t end = safe_end(i);
+      if (end <= i) {  // not one whole line in the buffer
+        if (eof_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
+        if (at > 1) {
+          fill(at);
+          at = 1;
+        } else {
+          grow();
+        }
+        continue;
+      }
+      size_t next = 0;
+      bool array_closed = false;
+      const size_t done = parse_chunk(begin, end, next, array_closed);
+      first = false;
+      if (array_closed) return read_tail(next);
+      if (done == 0) {
+        // Not one whole event in the parsable part: either an event larger than the buffer
+        // (read more), or a bad one at the end of the file.
+        if (eof_ && end == len_) throw_bad_structure(i);
+        if (at > 1) {
+          fill(at);
+          at = 1;
+        } else {
+          grow();
+        }
+        continue;
+      }
+      at = next;
+      if (!eof_ || at < len_) {
+        fill(at);
+        at = 1;
+      }
+    }
+  }
+
+  [[noreturn]] void throw_bad_structure(size_t i) {
+    // Validate the rest fully to get simdjson's own words for what is wrong.
+    simdjson::dom::parser dom;
+    std::string rest(buf_.get() + i, len_ - i);
+    if (!rest.empty() && rest.front() != '[') rest.insert(rest.begin(), '[');
+    const auto result = dom.parse(simdjson::padded_string(rest));
+    const std::string why = result.error() ? simdjson::error_message(result.error())
+                                           : "malformed or truncated event";
+    throw ParseError(label_ + ": event " + std::to_string(events_) + where(i) + ": " + why);
+  }
+
+  /// Puts `c` at buf_[i] until the guard goes, then restores the byte that was there.
+  struct Stopper {
+    char* at;
+    char saved;
+    Stopper(char* p, char c) : at(p), saved(*p) { *p = c; }
+    ~Stopper() { *at = saved; }
+  };
+
+  /// Parses the events in buf_[begin, end) (buf_[begin] == '['). Returns how many it took;
+  /// `next` is where the first event it did not take begins (or what follows the array).
+  ///
+  /// On Demand wants a root array to end with ']', so one is put just past the parsable part.
+  /// An event that runs into that stand-in bracket is left for the next chunk, which holds more.
+  size_t parse_chunk(size_t begin, size_t end, size_t& next, bool& array_closed) {
+    const Stopper stop(buf_.get() + end, ']');
+    const simdjson::padded_string_view json(buf_.get() + begin, end + 1 - begin,
+                                            cap_ + simdjson::SIMDJSON_PADDING - begin);
+    od::document doc;
+    od::array arr;
+    if (parser_.iterate(json).get(doc) || doc.get_array().get(arr)) return 0;
+    size_t taken = 0;
+    next = begin + 1;
+    for (auto item : arr) {
+      od::value v;
+      if (item.get(v)) break;
+      const char* start = nullptr;
+      if (v.current_location().get(start)) break;
+      if (size_t(start - buf_.get()) >= end) break;  // the stand-in bracket itself
+      od::object obj;
+      if (v.get_object().get(obj)) {
+        throw ParseError(label_ + ": event " + std::to_string(events_) +
+                         where(size_t(start - buf_.get())) + ": not an object");
+      }
+      std::string_view raw;
+      if (obj.raw_json().get(raw)) break;  // unbalanced: runs past the parsable part
+      // raw_json() ends at the next structural character: ',' or the array's ']'.
+      const size_t after = size_t(raw.data() + raw.size() - buf_.get());
+      if (after >= end) break;  // reached the stand-in bracket: maybe cut short
+      if (obj.reset().error()) break;
+      try {
+        if (!walk_only_) read_event(obj);
+      } catch (const BadEvent& bad) {
+        throw ParseError(label_ + ": event " + std::to_string(events_) +
+                         where(size_t(start - buf_.get())) + ": " + bad.what);
+      }
+      ++events_;
+      ++taken;
+      next = after;
+      if (buf_[after] == ']') {
+        array_closed = true;
+        next = after + 1;
+        return taken;
+      }
+    }
+    return taken;
+  }
+
+  /// What follows the event array: ']' was consumed; the object's other fields may follow.
+  void read_tail(size_t at) {
+    std::string tail(buf_.get() + at, len_ - std::min(at, len_));
+    constexpr size_t kTailLimit = size_t(16) << 20;
+    while (!eof_ && tail.size() < kTailLimit) {
+      char chunk[65536];
+      const size_t got = source_->read(chunk, sizeof chunk);
+      if (got == 0) eof_ = true;
+      tail.append(chunk, got);
+    }
+    size_t i = 0;
+    while (i < tail.size() && is_space(tail[i])) ++i;
+    if (bare_array_) {
+      if (i != tail.size())
+        throw ParseError(label_ + ": unexpected text after the event array");
+      return;
+    }
+    // `, "key": value ... }` becomes a small object of its own.
+    simdjson::padded_string p(std::string("{\"_\":0") + tail.substr(i));
+    od::document doc;
+    od::object obj;
+    simdjson::error_code err = parser_.iterate(p).get(doc);
+    if (!err) err = doc.get_object().get(obj);
+    if (!err) {
+      for (auto field : obj) {
+        od::raw_json_string key;
+        od::value v;
+        if ((err = field.key().get(key)) || (err = field.value().get(v))) break;
+        if ((err = read_top_field(key, v))) break;
+      }
+    }
+    if (err)
+      throw ParseError(label_ + ": after the event array: " + simdjson::error_message(err));
+  }
+
+  int64_t lane_id(od::value& v) {
+    switch (v.type().value_unsafe()) {
+      case od::json_type::number: {
+        int64_t id = 0;
+        if (microseconds_text_to_ns(v.raw_json_token(), id)) return id / 1000;
+        throw BadEvent{"pid/tid is not a whole number"};
+      }
+      case od::json_type::string: {
+        std::string_view s;
+        if (v.get_string().get(s)) throw BadEvent{"bad pid/tid string"};
+        // Named lanes ("Spans", "PyTorch Profiler") get negative ids of their own.
+        const std::string_view name = out_->intern(s);
+        auto [it, fresh] = named_lanes_.emplace(name, -int64_t(named_lanes_.size()) - 1);
+        return it->second;
+      }
+      default:
+        return 0;
+    }
+  }
+
+  static int64_t whole(od::value& v, const char* what) {
+    int64_t ns = 0;
+    if (!microseconds_text_to_ns(v.raw_json_token(), ns))
+      throw BadEvent{std::string("'") + what + "' is not a number"};
+    return ns / 1000;
+  }
+
+  static void triple(od::value& v, int32_t out[3]) {
+    od::array a;
+    if (v.get_array().get(a)) return;
+    int k = 0;
+    for (auto x : a) {
+      int64_t n = 0;
+      if (k < 3 && !x.get_int64().get(n)) out[k] = int32_t(n);
+      ++k;
+    }
+  }
+
+  void read_event(od::object& obj) {
+    std::string_view ph, cat, name, ts_text, dur_text;
+    int64_t pid = 0, tid = 0;
+    uint64_t id = 0, external = 0, correlation = 0;
+    int64_t device = -1, stream = -1;
+    KernelInfo kinfo;
+    bool has_kinfo = false, has_ts = false, has_dur = false;
+    std::string_view meta_name;
+    Category category = Category::Other;
+    for (auto field : obj) {
+      od::raw_json_string key;
+      od::value v;
+      if (field.key().get(key) || field.value().get(v)) throw BadEvent{"malformed field"};
+      if (key == "ph") {
+        if (v.get_string().get(ph)) throw BadEvent{"'ph' is not a string"};
+      } else if (key == "name") {
+        if (v.get_string().get(name)) throw BadEvent{"'name' is not a string"};
+        name = out_->intern(name);
+      } else if (key == "cat") {
+        if (v.get_string().get(cat)) throw BadEvent{"'cat' is not a string"};
+        cat = out_->intern(cat);
+        auto [it, fresh] = categories_.emplace(cat.data(), Category::Other);
+        if (fresh) it->second = category_from(cat);
+        category = it->second;
+      } else if (key == "ts") {
+        ts_text = v.raw_json_token();
+        has_ts = true;
+        if (!ts_text.empty() && ts_text.front() == '"') {
+          if (v.get_string().get(ts_text)) throw BadEvent{"bad 'ts'"};
+        }
+        int64_t ns = 0;
+        if (!microseconds_text_to_ns(ts_text, ns))
+          throw BadEvent{"'ts' " + std::string(ts_text) + " is not a number or is too large"};
+        ts_ns_ = ns;
+      } else if (key == "dur") {
+        dur_text = v.raw_json_token();
+        has_dur = true;
+        int64_t ns = 0;
+        if (!microseconds_text_to_ns(dur_text, ns))
+          throw BadEvent{"'dur' " + std::string(dur_text) + " is not a number or is too large"};
+        if (ns < 0) throw BadEvent{"negative duration " + std::string(dur_text)};
+        dur_ns_ = ns;
+      } else if (key == "pid") {
+        pid = lane_id(v);
+      } else if (key == "tid") {
+        tid = lane_id(v);
+      } else if (key == "id") {
+        if (v.type().value_unsafe() == od::json_type::string) {
+          std::string_view s;
+          if (!v.get_string().get(s)) id = std::hash<std::string_view>{}(s);
+        } else {
+          int64_t ns = 0;
+          if (microseconds_text_to_ns(v.raw_json_token(), ns)) id = uint64_t(ns / 1000);
+        }
+      } else if (key == "args") {
+        od::object args;
+        if (v.get_object().get(args)) continue;
+        for (auto a : args) {
+          od::raw_json_string k;
+          od::value av;
+          if (a.key().get(k) || a.value().get(av)) throw BadEvent{"malformed args"};
+          if (k == "External id") {
+            external = uint64_t(whole(av, "External id"));
+          } else if (k == "correlation") {
+            correlation = uint64_t(whole(av, "correlation"));
+          } else if (k == "device") {
+            device = whole(av, "device");
+          } else if (k == "stream") {
+            stream = whole(av, "stream");
+          } else if (k == "grid") {
+            triple(av, kinfo.grid);
+            has_kinfo = true;
+          } else if (k == "block") {
+            triple(av, kinfo.block);
+            has_kinfo = true;
+          } else if (k == "registers per thread") {
+            kinfo.registers = int32_t(whole(av, "registers per thread"));
+            has_kinfo = true;
+          } else if (k == "shared memory") {
+            kinfo.shared_memory = whole(av, "shared memory");
+            has_kinfo = true;
+          } else if (k == "name") {
+            std::string_view s;
+            if (!av.get_string().get(s)) meta_name = out_->intern(s);
+          }
+        }
+      }
+    }
+    if (ph == "X") {
+      if (!has_ts) throw BadEvent{"complete event without 'ts'"};
+      Event e;
+      e.name = name;
+      e.category = category;
+      e.start_ns = ts_ns_;
+      e.dur_ns = has_dur ? dur_ns_ : 0;
+      e.pid = pid;
+      e.tid = tid;
+      e.external_id = external;
+      e.correlation = correlation;
+      if (e.on_device()) {
+        if (device >= 0) e.pid = device;
+        if (stream >= 0) e.tid = stream;
+      }
+      if (has_kinfo && e.category == Category::Kernel) {
+        e.kernel_info = uint32_t(out_->kernels.size());
+        out_->kernels.push_back(kinfo);
+      }
+      out_->events.push_back(e);
+    } else if (ph == "s" || ph == "f" || ph == "t") {
+      if (!has_ts) throw BadEvent{"flow event without 'ts'"};
+      out_->flows.push_back(Flow{id, ts_ns_, pid, tid, ph == "s", cat});
+    } else if (ph == "M") {
+      if (name == "thread_name") out_->lane_names[{pid, tid}] = std::string(meta_name);
+      if (name == "process_name") out_->lane_names[{pid, -1}] = std::string(meta_name);
+    }
+    // Other phases (instant "i", counters "C", ...) carry nothing the reports use.
+  }
+
+ public:
+  bool walk_only_ = false;
+
+ private:
+  std::unique_ptr<Source> source_;
+  std::string label_;
+  Trace* out_;
+  od::parser parser_;
+  std::unique_ptr<char[]> buf_;
+  size_t cap_ = 0, len_ = 0;
+  int64_t base_ = 0;  // file offset of buf_[0]
+  bool eof_ = false, bare_array_ = false;
+  size_t events_ = 0;
+  int64_t ts_ns_ = 0, dur_ns_ = 0;
+  std::unordered_map<std::string_view, int64_t> named_lanes_;
+  std::unordered_map<const char*, Category> categories_;  // by interned "cat" text
+};
+
+}  // namespace
+
+Trace parse_trace_file(const std::string& path, const ParseOptions& options) {
+  Trace t;
+  Reader r(open_file(path), path, options, &t);
+  r.run();
+  return t;
+}
+
+Trace parse_trace_text(std::string_view json, const std::string& label, const ParseOptions& options) {
+  Trace t;
+  Reader r(std::make_unique<MemorySource>(json), label, options, &t);
+  r.run();
+  return t;
+}
+
+size_t walk_trace_file(const std::string& path, const ParseOptions& options) {
+  Trace t;
+  Reader r(open_file(path), path, options, &t);
+  r.walk_only_ = true;
+  return r.run();
+}
+
+}  // namespace pil::trace

@@ -1,0 +1,47 @@
+#pragma once
+/// \file
+/// Reads Chrome-trace JSON as Kineto writes it — `{"traceEvents": [...], ...}` or a bare event
+/// array, plain or gzip-compressed, of any size — into the trace kit's model.
+///
+/// Times are kept as integer nanoseconds parsed from the number's text, never through a double:
+/// old traces carry absolute epoch microseconds with 19 significant digits, which a double
+/// would round to 0.25 µs. The event array is read in chunks (cut at line breaks, which JSON
+/// never puts inside a string), so memory stays near the size of the model, not of the file, and
+/// files past simdjson's 4 GB single-document limit work. A file with no line breaks at all is
+/// read whole (up to 4 GB).
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "trace/trace.h"
+
+namespace pil::trace {
+
+/// A trace that cannot be read. The message is one line naming the file and, for a bad event,
+/// its index in the event array and its byte offset.
+struct ParseError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ParseOptions {
+  size_t chunk_bytes = size_t(32) << 20;  ///< bytes read per chunk (grows for huge events)
+};
+
+/// Reads a trace file (.json or .json.gz, told apart by content). Throws ParseError.
+Trace parse_trace_file(const std::string& path, const ParseOptions& options = {});
+
+/// Reads a trace held in memory; `label` names it in messages. Throws ParseError.
+Trace parse_trace_text(std::string_view json, const std::string& label = "<memory>",
+                       const ParseOptions& options = {});
+
+/// Walks every event of the file with simdjson without extracting anything: the parse ceiling
+/// that benchmarks compare the full analysis with. Returns the number of events.
+size_t walk_trace_file(const std::string& path, const ParseOptions& options = {});
+
+/// Microseconds as written ("1234.567", "-5", "1.5e3") to integer nanoseconds, rounded to the
+/// nearest. False when the text is not a number or the value does not fit in 64 bits.
+bool microseconds_text_to_ns(std::string_view text, int64_t& ns);
+
+}  // namespace pil::trace

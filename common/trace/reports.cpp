@@ -1,0 +1,495 @@
+#include "trace/reports.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+namespace pil::trace {
+namespace {
+
+bool is_launch_call(Category c) { return c == Category::Runtime || c == Category::Driver; }
+
+bool is_step(const Event& e) {
+  return e.category == Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) == 0;
+}
+
+std::string us(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f us", double(ns) / 1e3);
+  return buf;
+}
+
+std::string pct(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * fraction);
+  return buf;
+}
+
+/// Merges intervals (start, end) into a sorted union.
+std::vector<std::pair<int64_t, int64_t>> merge(std::vector<std::pair<int64_t, int64_t>> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& iv : v) {
+    if (!out.empty() && iv.first <= out.back().second)
+      out.back().second = std::max(out.back().second, iv.second);
+    else
+      out.push_back(iv);
+  }
+  return out;
+}
+
+/// Length of the union of `merged` clipped to [lo, hi].
+int64_t covered(const std::vector<std::pair<int64_t, int64_t>>& merged, int64_t lo, int64_t hi) {
+  int64_t sum = 0;
+  for (const auto& [s, e] : merged) {
+    const int64_t a = std::max(s, lo), b = std::min(e, hi);
+    if (b > a) sum += b - a;
+  }
+  return sum;
+}
+
+}  // namespace
+
+// --- Index -----------------------------------------------------------------------------------
+
+TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
+  const auto& ev = t_.events;
+  launch_of_.assign(ev.size(), -1);
+  work_of_.resize(ev.size());
+  std::unordered_map<uint64_t, size_t> call_by_correlation;
+  for (size_t i = 0; i < ev.size(); ++i)
+    if (is_launch_call(ev[i].category) && ev[i].correlation != 0)
+      call_by_correlation.emplace(ev[i].correlation, i);
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if (!is_device_work(ev[i].category) || ev[i].correlation == 0) continue;
+    auto it = call_by_correlation.find(ev[i].correlation);
+    if (it == call_by_correlation.end()) continue;
+    launch_of_[i] = long(it->second);
+    work_of_[it->second].push_back(i);
+  }
+  for (auto& w : work_of_)
+    std::sort(w.begin(), w.end(), [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
+
+  for (size_t i = 0; i < ev.size(); ++i)
+    if (is_step(ev[i])) steps.push_back(i);
+  std::sort(steps.begin(), steps.end(),
+            [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
+  bool first = true;
+  auto extend = [&](const Event& e) {
+    if (first || e.start_ns < window_start) window_start = e.start_ns;
+    if (first || e.end_ns() > window_end) window_end = e.end_ns();
+    first = false;
+  };
+  if (!steps.empty()) {
+    for (size_t i : steps) extend(ev[i]);
+  } else {
+    for (const auto& e : ev)
+      if (e.category != Category::Other) extend(e);
+  }
+}
+
+long TraceIndex::launch_of(size_t i) const { return i < launch_of_.size() ? launch_of_[i] : -1; }
+
+const std::vector<size_t>& TraceIndex::work_of(size_t launch) const {
+  return launch < work_of_.size() ? work_of_[launch] : empty_;
+}
+
+DurationStats DurationStats::of(std::vector<int64_t> v) {
+  DurationStats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.count = int64_t(v.size());
+  s.min = v.front();
+  s.max = v.back();
+  for (int64_t x : v) s.total += x;
+  s.mean = double(s.total) / double(s.count);
+  const size_t n = v.size();
+  s.median = n % 2 ? double(v[n / 2]) : (double(v[n / 2 - 1]) + double(v[n / 2])) / 2.0;
+  double sq = 0;
+  for (int64_t x : v) sq += (double(x) - s.mean) * (double(x) - s.mean);
+  s.stddev = n > 1 ? std::sqrt(sq / double(n - 1)) : 0.0;
+  return s;
+}
+
+// --- Kernels ---------------------------------------------------------------------------------
+
+namespace {
+
+/// Per-thread intervals of the slices named `name`, for "launched from inside the range".
+std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, int64_t>>> range_spans(
+    const Trace& t, const std::string& name) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, int64_t>>> spans;
+  for (const auto& e : t.events)
+    if (!e.on_device() && e.name == name) spans[{e.pid, e.tid}].push_back({e.start_ns, e.end_ns()});
+  for (auto& [k, v] : spans) v = merge(v);
+  return spans;
+}
+
+bool inside(const std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, int64_t>>>& spans,
+            const Event& e) {
+  auto it = spans.find({e.pid, e.tid});
+  if (it == spans.end()) return false;
+  for (const auto& [s, end] : it->second)
+    if (e.start_ns >= s && e.end_ns() <= end) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string& range) {
+  const Trace& t = index.trace();
+  const auto spans = range.empty() ? decltype(range_spans(t, range)){} : range_spans(t, range);
+  // Without a launch call in the trace, fall back to the launching operator (external id).
+  std::unordered_map<uint64_t, size_t> op_by_id;
+  if (!range.empty())
+    for (size_t i = 0; i < t.events.size(); ++i)
+      if (is_torch_scope(t.events[i].category) && t.events[i].external_id)
+        op_by_id.emplace(t.events[i].external_id, i);
+
+  std::map<std::string_view, std::vector<size_t>> by_name;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (e.category != Category::Kernel) continue;
+    if (!range.empty()) {
+      const long call = index.launch_of(i);
+      bool in = false;
+      if (call >= 0) {
+        in = inside(spans, t.events[size_t(call)]);
+      } else if (auto op = op_by_id.find(e.external_id); op != op_by_id.end()) {
+        in = inside(spans, t.events[op->second]);
+      }
+      if (!in) continue;
+    }
+    by_name[e.name].push_back(i);
+  }
+  std::vector<KernelRow> rows;
+  int64_t all = 0;
+  for (const auto& [name, idx] : by_name) {
+    KernelRow r;
+    r.name = std::string(name);
+    std::vector<int64_t> d;
+    for (size_t i : idx) d.push_back(t.events[i].dur_ns);
+    r.time = DurationStats::of(d);
+    if (const KernelInfo* k = t.kernel_info(t.events[idx.front()])) r.launch = *k;
+    all += r.time.total;
+    rows.push_back(std::move(r));
+  }
+  for (auto& r : rows) r.share = all > 0 ? double(r.time.total) / double(all) : 0;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const KernelRow& a, const KernelRow& b) { return a.time.total > b.time.total; });
+  return rows;
+}
+
+std::vector<ApiRow> api_report(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  std::map<std::string_view, std::vector<int64_t>> by_name;
+  int64_t all = 0;
+  for (const auto& e : t.events)
+    if (is_launch_call(e.category)) {
+      by_name[e.name].push_back(e.dur_ns);
+      all += e.dur_ns;
+    }
+  std::vector<ApiRow> rows;
+  for (auto& [name, d] : by_name) {
+    ApiRow r;
+    r.name = std::string(name);
+    r.time = DurationStats::of(std::move(d));
+    r.share = all > 0 ? double(r.time.total) / double(all) : 0;
+    rows.push_back(std::move(r));
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const ApiRow& a, const ApiRow& b) { return a.time.total > b.time.total; });
+  return rows;
+}
+
+LaunchReport launch_report(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  LaunchReport r;
+  std::vector<int64_t> clipped;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const auto& work = index.work_of(i);
+    if (work.empty()) continue;
+    const Event& call = t.events[i];
+    const Event& first = t.events[work.front()];
+    Launch l{i, work.front(), work.size(), first.start_ns - call.end_ns(),
+             first.dur_ns < call.dur_ns};
+    if (l.work_shorter_than_call) ++r.shorter_than_call;
+    if (work.size() > 1 || call.name == "cudaGraphLaunch") {
+      ++r.graph_launches;
+      r.graph_kernels += int64_t(work.size());
+    }
+    clipped.push_back(std::max<int64_t>(l.delay_ns, 0));
+    r.launches.push_back(l);
+  }
+  std::sort(r.launches.begin(), r.launches.end(), [&](const Launch& a, const Launch& b) {
+    return t.events[a.call].start_ns < t.events[b.call].start_ns;
+  });
+  r.delay = DurationStats::of(std::move(clipped));
+
+  std::map<std::string_view, std::vector<size_t>> by_name;
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (t.events[i].category == Category::Kernel) by_name[t.events[i].name].push_back(i);
+  for (const auto& [name, idx] : by_name) {
+    if (idx.size() < 5) continue;
+    std::vector<int64_t> d;
+    for (size_t i : idx) d.push_back(t.events[i].dur_ns);
+    const double median = DurationStats::of(d).median;
+    for (size_t i : idx)
+      if (double(t.events[i].dur_ns) > 2.0 * median) r.outliers.push_back(i);
+  }
+  return r;
+}
+
+// --- Streams ---------------------------------------------------------------------------------
+
+StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
+  const Trace& t = index.trace();
+  StreamReport r;
+  r.window_start = index.window_start;
+  r.window_end = index.window_end;
+  r.gap_threshold_ns = gap_threshold_ns;
+  const int64_t lo = index.window_start, hi = index.window_end;
+
+  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> lanes;
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (is_device_work(t.events[i].category)) lanes[{t.events[i].pid, t.events[i].tid}].push_back(i);
+
+  std::vector<std::pair<int64_t, int64_t>> all_work;
+  for (auto& [lane, idx] : lanes) {
+    std::sort(idx.begin(), idx.end(),
+              [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+    StreamRow row;
+    row.device = lane.first;
+    row.stream = lane.second;
+    row.window_ns = hi - lo;
+    // Busy: the union of the work clipped to the window (overlapping work counted once).
+    std::vector<std::pair<int64_t, int64_t>> iv;
+    for (size_t i : idx) {
+      const Event& e = t.events[i];
+      if (e.end_ns() <= lo || e.start_ns >= hi) continue;
+      iv.push_back({std::max(e.start_ns, lo), std::min(e.end_ns(), hi)});
+      ++row.work_items;
+    }
+    all_work.insert(all_work.end(), iv.begin(), iv.end());
+    const auto busy = merge(iv);
+    row.busy_ns = covered(busy, lo, hi);
+    // Idle gaps, each put in one class by what ended it: the next work and its launch call.
+    // The launch call of the first work that starts at `start` (idx is sorted by start).
+    auto launch_end_of_work_at = [&](int64_t start) -> long {
+      auto it = std::lower_bound(idx.begin(), idx.end(), start, [&](size_t i, int64_t v) {
+        return std::max(t.events[i].start_ns, lo) < v;
+      });
+      return it == idx.end() ? -1 : index.launch_of(*it);
+    };
+    int64_t prev_end = lo;
+    for (size_t k = 0; k <= busy.size(); ++k) {
+      const int64_t gap_end = k < busy.size() ? busy[k].first : hi;
+      const int64_t gap = gap_end - prev_end;
+      if (gap > 0) {
+        if (k == busy.size()) {
+          row.other_idle_ns += gap;  // after the last work: nothing left to wait for
+        } else {
+          const long call = launch_end_of_work_at(busy[k].first);
+          if (call >= 0 && t.events[size_t(call)].end_ns() > prev_end)
+            row.host_wait_ns += gap;
+          else if (k > 0 && gap <= gap_threshold_ns)
+            row.kernel_wait_ns += gap;
+          else
+            row.other_idle_ns += gap;
+        }
+      }
+      if (k < busy.size()) prev_end = busy[k].second;
+    }
+    r.streams.push_back(row);
+  }
+  const auto merged_all = merge(all_work);
+  std::vector<int64_t> starts;
+  for (const auto& [lane, idx] : lanes)
+    for (size_t i : idx) starts.push_back(t.events[i].start_ns);
+  std::sort(starts.begin(), starts.end());
+  for (size_t s : index.steps) {
+    const Event& step = t.events[s];
+    StepUtilization u;
+    u.step = std::string(step.name);
+    u.duration_ns = step.dur_ns;
+    u.busy_ns = covered(merged_all, step.start_ns, step.end_ns());
+    u.kernels = std::lower_bound(starts.begin(), starts.end(), step.end_ns()) -
+                std::lower_bound(starts.begin(), starts.end(), step.start_ns);
+    r.steps.push_back(u);
+  }
+  return r;
+}
+
+// --- Chain -----------------------------------------------------------------------------------
+
+std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& range,
+                                    size_t instance) {
+  const Trace& t = index.trace();
+  std::vector<size_t> found;
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (!t.events[i].on_device() && t.events[i].name == range) found.push_back(i);
+  std::sort(found.begin(), found.end(),
+            [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+  if (instance >= found.size()) return {};
+  const Event& root = t.events[found[instance]];
+
+  std::vector<size_t> inner;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (e.on_device() || e.category == Category::Other || e.pid != root.pid || e.tid != root.tid)
+      continue;
+    if (e.start_ns >= root.start_ns && e.end_ns() <= root.end_ns()) inner.push_back(i);
+  }
+  std::sort(inner.begin(), inner.end(), [&](size_t a, size_t b) {
+    if (t.events[a].start_ns != t.events[b].start_ns)
+      return t.events[a].start_ns < t.events[b].start_ns;
+    return t.events[a].dur_ns > t.events[b].dur_ns;
+  });
+  std::vector<ChainLine> lines;
+  std::vector<size_t> open;
+  for (size_t i : inner) {
+    const Event& e = t.events[i];
+    while (!open.empty() && e.end_ns() > t.events[open.back()].end_ns()) open.pop_back();
+    const int depth = int(open.size());
+    open.push_back(i);
+    lines.push_back({depth, i, false, e.start_ns - root.start_ns, 0});
+    for (size_t w : index.work_of(i)) {
+      const Event& g = t.events[w];
+      lines.push_back({depth + 1, w, true, g.start_ns - root.start_ns, g.start_ns - e.end_ns()});
+    }
+  }
+  return lines;
+}
+
+// --- Diff ------------------------------------------------------------------------------------
+
+const char* to_string(Change c) {
+  switch (c) {
+    case Change::Added: return "added";
+    case Change::Removed: return "removed";
+    case Change::Faster: return "faster";
+    case Change::Slower: return "slower";
+    case Change::Same: return "same";
+  }
+  return "?";
+}
+
+DiffReport diff_report(const Trace& a, const Trace& b, double tolerance) {
+  const KeyAverages ka = key_averages(a.events), kb = key_averages(b.events);
+  DiffReport d;
+  d.cpu_a = ka.self_cpu_total_ns;
+  d.cpu_b = kb.self_cpu_total_ns;
+  d.device_a = ka.self_device_total_ns;
+  d.device_b = kb.self_device_total_ns;
+  for (const auto& e : a.events) d.kernels_a += e.category == Category::Kernel;
+  for (const auto& e : b.events) d.kernels_b += e.category == Category::Kernel;
+
+  std::map<std::string, DiffRow> rows;
+  auto add = [&](const KeyAverages& k, bool is_a) {
+    for (const auto& r : k.rows) {
+      if (r.name.rfind("ProfileStep#", 0) == 0) continue;  // step numbers differ between runs
+      DiffRow& row = rows[r.name];
+      row.name = r.name;
+      row.device = r.device_work;
+      const int64_t time = r.device_work ? r.device_total_ns : r.cpu_total_ns;
+      (is_a ? row.calls_a : row.calls_b) = r.calls;
+      (is_a ? row.time_a : row.time_b) = time;
+    }
+  };
+  add(ka, true);
+  add(kb, false);
+  for (auto& [name, row] : rows) {
+    if (row.calls_a == 0)
+      row.change = Change::Added;
+    else if (row.calls_b == 0)
+      row.change = Change::Removed;
+    else if (double(row.time_b) > double(row.time_a) * (1 + tolerance))
+      row.change = Change::Slower;
+    else if (double(row.time_b) < double(row.time_a) * (1 - tolerance))
+      row.change = Change::Faster;
+    else
+      row.change = Change::Same;
+    d.rows.push_back(row);
+  }
+  std::stable_sort(d.rows.begin(), d.rows.end(), [](const DiffRow& x, const DiffRow& y) {
+    return std::llabs(x.time_b - x.time_a) > std::llabs(y.time_b - y.time_a);
+  });
+  return d;
+}
+
+// --- Explain ---------------------------------------------------------------------------------
+
+std::string explain(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  std::string out = "what this trace says:\n";
+  auto line = [&](const std::string& s) { out += "  - " + s + "\n"; };
+
+  if (!index.steps.empty()) {
+    std::vector<int64_t> d;
+    for (size_t s : index.steps) d.push_back(t.events[s].dur_ns);
+    const auto st = DurationStats::of(d);
+    std::string s = std::to_string(d.size()) + " profiled steps, median " + us(int64_t(st.median)) +
+                    " on the CPU";
+    if (d.size() > 1 && double(d.front()) > 1.5 * st.median) {
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, "%.1fx", double(d.front()) / st.median);
+      s += "; the first took " + us(d.front()) + ", " + ratio +
+           " the median (one-time costs: warm-up hides them, it does not remove them)";
+    }
+    line(s);
+  }
+  const KeyAverages ka = key_averages(t.events);
+  std::vector<const KeyAverage*> ops;
+  for (const auto& r : ka.rows)
+    if (!r.device_work && r.name.rfind("ProfileStep#", 0) != 0) ops.push_back(&r);
+  std::sort(ops.begin(), ops.end(),
+            [](const KeyAverage* a, const KeyAverage* b) { return a->self_cpu_ns > b->self_cpu_ns; });
+  if (!ops.empty()) {
+    std::string s = "most self CPU time:";
+    for (size_t i = 0; i < std::min<size_t>(3, ops.size()); ++i)
+      s += std::string(i ? "," : "") + " " + ops[i]->name + " " +
+           pct(ka.self_cpu_total_ns ? double(ops[i]->self_cpu_ns) / double(ka.self_cpu_total_ns) : 0);
+    line(s);
+  }
+  int64_t kernels = 0;
+  for (const auto& e : t.events) kernels += e.category == Category::Kernel;
+  if (kernels == 0) {
+    line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
+    return out;
+  }
+  const StreamReport sr = stream_report(index);
+  if (!sr.steps.empty()) {
+    std::vector<int64_t> k;
+    for (const auto& s : sr.steps) k.push_back(s.kernels);
+    line(std::to_string(int64_t(DurationStats::of(k).median)) +
+         " GPU work items per step (median over steps)");
+  }
+  int64_t busy = 0, host = 0, kwait = 0, other = 0, window = 0;
+  for (const auto& s : sr.streams) {
+    busy += s.busy_ns;
+    host += s.host_wait_ns;
+    kwait += s.kernel_wait_ns;
+    other += s.other_idle_ns;
+    window += s.window_ns;
+  }
+  const int64_t idle = host + kwait + other;
+  line("GPU busy " + pct(window ? double(busy) / double(window) : 0) + " of the window on " +
+       std::to_string(sr.streams.size()) + " stream(s); idle split: host wait " +
+       pct(idle ? double(host) / double(idle) : 0) + ", kernel wait " +
+       pct(idle ? double(kwait) / double(idle) : 0) + ", other " +
+       pct(idle ? double(other) / double(idle) : 0) +
+       (window && busy < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));
+  const LaunchReport lr = launch_report(index);
+  if (!lr.launches.empty())
+    line("launch delay (kernel start - launch call end): median " + us(int64_t(lr.delay.median)) +
+         ", max " + us(lr.delay.max) + "; " + std::to_string(lr.shorter_than_call) + " of " +
+         std::to_string(lr.launches.size()) + " GPU work items ran shorter than their launch call");
+  if (lr.graph_launches)
+    line(std::to_string(lr.graph_launches) + " graph launch(es) ran " +
+         std::to_string(lr.graph_kernels) + " kernels");
+  return out;
+}
+
+}  // namespace pil::trace

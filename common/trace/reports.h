@@ -1,0 +1,154 @@
+#pragma once
+/// \file
+/// The questions a trace answers, computed instead of read off by eye: kernel statistics, CUDA
+/// API calls, launch delays, GPU busy and idle time per stream, the chain from a named range
+/// down to its GPU work, and the difference between two runs. Each report is plain data; the
+/// text and JSON forms are in report_format.h.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace/key_averages.h"
+#include "trace/trace.h"
+
+namespace pil::trace {
+
+/// Lookups shared by the reports: which launch call and which GPU work share a correlation id,
+/// which CPU slice has an external id, and the profiled window.
+class TraceIndex {
+ public:
+  explicit TraceIndex(const Trace& trace);
+  const Trace& trace() const { return t_; }
+  /// The runtime/driver call that launched GPU work `i`, or -1.
+  long launch_of(size_t i) const;
+  /// GPU work launched by call `i` (a cudaGraphLaunch may have many).
+  const std::vector<size_t>& work_of(size_t launch) const;
+  /// The profiled window: the span of the ProfileStep#N ranges, or of all events without them.
+  int64_t window_start = 0, window_end = 0;
+  /// ProfileStep#N ranges in time order.
+  std::vector<size_t> steps;
+
+ private:
+  const Trace& t_;
+  std::vector<long> launch_of_;
+  std::vector<std::vector<size_t>> work_of_;
+  std::vector<size_t> empty_;
+};
+
+/// Statistics of a set of durations (nanoseconds).
+struct DurationStats {
+  int64_t count = 0, total = 0, min = 0, max = 0;
+  double mean = 0, median = 0, stddev = 0;
+  static DurationStats of(std::vector<int64_t> values);
+};
+
+struct KernelRow {
+  std::string name;
+  DurationStats time;
+  double share = 0;  ///< of all kernel time in the report, 0..1
+  std::optional<KernelInfo> launch;  ///< grid, block, registers, shared memory of the first call
+};
+
+/// Kernels grouped by name, most total time first. With `range`, only kernels launched from
+/// inside a slice of that name (an operator or a named range).
+std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string& range = "");
+
+struct ApiRow {
+  std::string name;
+  DurationStats time;
+  double share = 0;  ///< of all runtime/driver call time
+};
+
+/// CUDA runtime and driver calls grouped by name (launches, copies, synchronizes, occupancy
+/// queries...), most total time first.
+std::vector<ApiRow> api_report(const TraceIndex& index);
+
+struct Launch {
+  size_t call;                 ///< the runtime/driver event
+  size_t first_work;           ///< its first GPU work
+  size_t work_count;           ///< > 1 for a graph launch
+  int64_t delay_ns;            ///< first work start - call end (can be negative)
+  bool work_shorter_than_call; ///< the GPU work took less time than launching it
+};
+
+struct LaunchReport {
+  std::vector<Launch> launches;  ///< in time order
+  DurationStats delay;           ///< of the delays clipped at 0, as HTA does
+  int64_t shorter_than_call = 0;
+  int64_t graph_launches = 0, graph_kernels = 0;
+  /// Kernels much slower than others of the same name (> 2x the median, at least 5 calls).
+  std::vector<size_t> outliers;
+};
+
+LaunchReport launch_report(const TraceIndex& index);
+
+struct StreamRow {
+  int64_t device = 0, stream = 0;
+  int64_t window_ns = 0;
+  int64_t busy_ns = 0;       ///< union of kernels, copies and sets: overlaps counted once
+  int64_t host_wait_ns = 0;  ///< idle because the next launch ended after the stream went idle
+  int64_t kernel_wait_ns = 0;///< short gaps between back-to-back work
+  int64_t other_idle_ns = 0; ///< the rest of the idle time
+  int64_t work_items = 0;
+  double utilization() const { return window_ns > 0 ? double(busy_ns) / double(window_ns) : 0; }
+};
+
+struct StepUtilization {
+  std::string step;
+  int64_t duration_ns = 0;
+  int64_t busy_ns = 0;  ///< union over every stream
+  int64_t kernels = 0;  ///< GPU work items that start in the step
+};
+
+struct StreamReport {
+  int64_t window_start = 0, window_end = 0;
+  int64_t gap_threshold_ns = 0;
+  std::vector<StreamRow> streams;
+  std::vector<StepUtilization> steps;
+};
+
+/// GPU time per stream over the profiled window, idle time split as Holistic Trace Analysis
+/// does: host wait, kernel wait (gaps up to `gap_threshold_ns`), other.
+StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns = 30'000);
+
+/// One line of a chain: a CPU slice (depth > 0 inside the range) or GPU work under its launch.
+struct ChainLine {
+  int depth = 0;
+  size_t event = 0;
+  bool gpu = false;
+  int64_t offset_ns = 0;  ///< start relative to the range's start
+  int64_t delay_ns = 0;   ///< GPU lines: start - launch end
+};
+
+/// The k-th (0-based) slice named `range` and everything under it: operators, runtime calls and,
+/// following correlation ids, the GPU work each call launched. Empty when there is none.
+std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& range,
+                                    size_t instance = 0);
+
+enum class Change { Added, Removed, Faster, Slower, Same };
+const char* to_string(Change c);
+
+struct DiffRow {
+  std::string name;
+  bool device = false;  ///< compared by device time (kernels) rather than CPU time
+  int64_t calls_a = 0, calls_b = 0;
+  int64_t time_a = 0, time_b = 0;  ///< CPU total, or device total for GPU work
+  Change change = Change::Same;
+};
+
+struct DiffReport {
+  std::vector<DiffRow> rows;  ///< largest absolute change first
+  int64_t cpu_a = 0, cpu_b = 0, device_a = 0, device_b = 0;
+  int64_t kernels_a = 0, kernels_b = 0;
+};
+
+/// Operators and kernels of two runs side by side. A change under `tolerance` (relative) counts
+/// as the same.
+DiffReport diff_report(const Trace& a, const Trace& b, double tolerance = 0.05);
+
+/// A few lines that say what the trace shows: steps, where the CPU time went, and on a GPU the
+/// kernels per step, busy time, idle split and launch delay. Lessons print it after a run.
+std::string explain(const TraceIndex& index);
+
+}  // namespace pil::trace

@@ -1,0 +1,294 @@
+#include "trace/svg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace pil::trace {
+namespace {
+
+constexpr int kLabel = 190;   // label column, pixels
+constexpr int kRow = 16;      // one nesting level or one stream
+constexpr int kMaxDepth = 10; // deeper CPU slices are not drawn
+constexpr int kAxis = 34;     // time axis band at the top
+constexpr size_t kMaxArrows = 400;
+
+struct Style {
+  Category category;
+  const char* color;
+  const char* label;
+};
+constexpr Style kStyles[] = {
+    {Category::UserAnnotation, "#8e6bbf", "named range / step"},
+    {Category::CpuOp, "#4e79a7", "operator"},
+    {Category::Runtime, "#f28e2b", "CUDA runtime call"},
+    {Category::Driver, "#e15759", "CUDA driver call"},
+    {Category::Kernel, "#59a14f", "kernel"},
+    {Category::Memcpy, "#edc948", "memcpy"},
+    {Category::Memset, "#ff9da7", "memset"},
+    {Category::GpuUserAnnotation, "#bab0ac", "range on GPU"},
+};
+
+const char* color_of(Category c) {
+  for (const auto& s : kStyles)
+    if (s.category == c) return s.color;
+  return "#999999";
+}
+
+std::string escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default:
+        if (static_cast<unsigned char>(c) >= 0x20) out += c;
+    }
+  }
+  return out;
+}
+
+std::string time_label(double ns) {
+  char buf[32];
+  if (std::fabs(ns) >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.3g ms", ns / 1e6);
+  else if (std::fabs(ns) >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.3g us", ns / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  return buf;
+}
+
+/// One row of rectangles, with slices narrower than a pixel merged into one.
+class RowPainter {
+ public:
+  RowPainter(std::ostringstream& out, int y) : out_(out), y_(y) {}
+  ~RowPainter() { flush(); }
+  void slice(double x0, double x1, const Event& e, double dur_us) {
+    if (x1 - x0 < 1.0) {
+      if (pending_ && x0 <= px1_ + 1.0 && e.category == pending_cat_) {
+        px1_ = std::max(px1_, x1);
+        ++merged_;
+        return;
+      }
+      flush();
+      pending_ = true;
+      px0_ = x0;
+      px1_ = x1;
+      pending_cat_ = e.category;
+      merged_ = 1;
+      return;
+    }
+    flush();
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\">", x0, y_ + 1,
+                  x1 - x0, kRow - 2, color_of(e.category));
+    out_ << buf << "<title>" << escape(e.name) << " (" << dur_us << " us)</title></rect>\n";
+    const double w = x1 - x0;
+    if (w > 30) {
+      const size_t fit = size_t(w / 6.2);
+      std::string name(e.name.substr(0, fit));
+      if (name.size() < e.name.size() && fit > 2) name = name.substr(0, fit - 1) + "…";
+      std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%d\" class=\"s\">", x0 + 2, y_ + kRow - 4);
+      out_ << buf << escape(name) << "</text>\n";
+    }
+  }
+
+ private:
+  void flush() {
+    if (!pending_) return;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" "
+                  "opacity=\"0.75\"><title>%d slices narrower than a pixel</title></rect>\n",
+                  px0_, y_ + 1, std::max(1.0, px1_ - px0_), kRow - 2, color_of(pending_cat_), merged_);
+    out_ << buf;
+    pending_ = false;
+  }
+  std::ostringstream& out_;
+  int y_;
+  bool pending_ = false;
+  double px0_ = 0, px1_ = 0;
+  Category pending_cat_ = Category::Other;
+  int merged_ = 0;
+};
+
+}  // namespace
+
+bool step_window(const TraceIndex& index, size_t step, int64_t& from, int64_t& to) {
+  if (step >= index.steps.size()) return false;
+  const Event& e = index.trace().events[index.steps[step]];
+  from = e.start_ns;
+  to = e.end_ns();
+  return true;
+}
+
+bool range_window(const TraceIndex& index, const std::string& name, size_t instance,
+                  int64_t& from, int64_t& to) {
+  std::vector<const Event*> found;
+  for (const auto& e : index.trace().events)
+    if (!e.on_device() && e.name == name) found.push_back(&e);
+  std::sort(found.begin(), found.end(),
+            [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
+  if (instance >= found.size()) return false;
+  from = found[instance]->start_ns;
+  to = found[instance]->end_ns();
+  // Widen to the GPU work launched from inside, so its kernels are in the picture too.
+  for (size_t i = 0; i < index.trace().events.size(); ++i) {
+    const Event& e = index.trace().events[i];
+    if (e.on_device() || e.start_ns < from || e.end_ns() > found[instance]->end_ns() ||
+        e.pid != found[instance]->pid || e.tid != found[instance]->tid)
+      continue;
+    for (size_t w : index.work_of(i)) to = std::max(to, index.trace().events[w].end_ns());
+  }
+  return true;
+}
+
+std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
+  const Trace& t = index.trace();
+  int64_t from = options.from_ns, to = options.to_ns;
+  if (to <= from) {
+    from = index.window_start;
+    to = index.window_end;
+  }
+  if (to <= from) to = from + 1;
+  const int width = std::max(options.width, kLabel + 200);
+  const double scale = double(width - kLabel - 10) / double(to - from);
+  auto x_of = [&](int64_t ns) { return kLabel + double(ns - from) * scale; };
+
+  // Lanes: CPU threads (nested rows), then GPU streams.
+  struct Lane {
+    std::string label;
+    std::vector<size_t> events;
+    int depth_rows = 1;
+    int y = 0;
+    bool gpu = false;
+  };
+  std::map<std::pair<int64_t, int64_t>, Lane> cpu, gpu;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (e.category == Category::Other || e.end_ns() < from || e.start_ns > to) continue;
+    (e.on_device() ? gpu : cpu)[{e.pid, e.tid}].events.push_back(i);
+  }
+  std::vector<int> depth(t.events.size(), 0);
+  int y = kAxis + 8;
+  std::ostringstream body;
+  std::map<size_t, std::pair<double, int>> anchor;  // event -> (x, y mid) for arrows
+  auto lane_name = [&](int64_t pid, int64_t tid, bool is_gpu) {
+    auto it = t.lane_names.find({pid, tid});
+    if (it != t.lane_names.end() && !it->second.empty()) return it->second;
+    return is_gpu ? "GPU " + std::to_string(pid) + " stream " + std::to_string(tid)
+                  : "CPU thread " + std::to_string(tid);
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    auto& lanes = pass == 0 ? cpu : gpu;
+    for (auto& [key, lane] : lanes) {
+      auto& ev = lane.events;
+      std::sort(ev.begin(), ev.end(), [&](size_t a, size_t b) {
+        if (t.events[a].start_ns != t.events[b].start_ns)
+          return t.events[a].start_ns < t.events[b].start_ns;
+        return t.events[a].dur_ns > t.events[b].dur_ns;
+      });
+      int max_depth = 0;
+      if (pass == 0) {
+        std::vector<size_t> open;
+        for (size_t i : ev) {
+          while (!open.empty() && t.events[i].end_ns() > t.events[open.back()].end_ns()) open.pop_back();
+          depth[i] = int(open.size());
+          max_depth = std::max(max_depth, depth[i]);
+          open.push_back(i);
+        }
+      } else {
+        for (size_t i : ev) depth[i] = t.events[i].category == Category::GpuUserAnnotation ? 1 : 0;
+        for (size_t i : ev) max_depth = std::max(max_depth, depth[i]);
+      }
+      lane.depth_rows = std::min(max_depth, kMaxDepth - 1) + 1;
+      lane.y = y;
+      body << "<text x=\"4\" y=\"" << y + 12 << "\" class=\"l\">"
+           << escape(lane_name(key.first, key.second, pass == 1)) << "</text>\n";
+      body << "<line x1=\"0\" x2=\"" << width << "\" y1=\"" << y - 2 << "\" y2=\"" << y - 2
+           << "\" class=\"g\"/>\n";
+      for (int d = 0; d < lane.depth_rows; ++d) {
+        RowPainter row(body, y + d * kRow);
+        for (size_t i : ev) {
+          if (depth[i] != d) continue;
+          const Event& e = t.events[i];
+          const double x0 = x_of(std::max(e.start_ns, from)), x1 = x_of(std::min(e.end_ns(), to));
+          row.slice(x0, x1, e, double(e.dur_ns) / 1e3);
+          anchor[i] = {pass == 0 ? x_of(e.end_ns()) : x_of(e.start_ns), y + d * kRow + kRow / 2};
+        }
+      }
+      y += lane.depth_rows * kRow + 8;
+    }
+  }
+  const int height = y + 40;
+
+  // Arrows from each launch call's end to the start of the GPU work it launched.
+  std::ostringstream arrows;
+  size_t drawn = 0, skipped = 0;
+  for (const auto& [i, a] : anchor) {
+    if (t.events[i].on_device()) continue;
+    for (size_t w : index.work_of(i)) {
+      auto b = anchor.find(w);
+      if (b == anchor.end()) continue;
+      if (drawn >= kMaxArrows) {
+        ++skipped;
+        continue;
+      }
+      char buf[200];
+      std::snprintf(buf, sizeof buf,
+                    "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"a\" "
+                    "marker-end=\"url(#head)\"/>\n",
+                    a.first, a.second, b->second.first, b->second.second);
+      arrows << buf;
+      ++drawn;
+    }
+  }
+
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << width << " " << height << "\" font-family=\"sans-serif\">\n"
+      << "<style>.s{font-size:10px;fill:#fff}.l{font-size:11px;fill:#222}.t{font-size:10px;"
+         "fill:#444}.g{stroke:#ddd}.a{stroke:#333;stroke-width:0.8;opacity:0.6}</style>\n"
+      << "<defs><marker id=\"head\" markerWidth=\"6\" markerHeight=\"6\" refX=\"5\" refY=\"3\" "
+         "orient=\"auto\"><path d=\"M0,0 L6,3 L0,6 z\" fill=\"#333\"/></marker></defs>\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
+  if (!options.title.empty())
+    svg << "<text x=\"4\" y=\"13\" class=\"l\" font-weight=\"bold\">" << escape(options.title)
+        << "</text>\n";
+  // Time axis: ticks at 1, 2 or 5 times a power of ten, relative to the window's start.
+  const double span = double(to - from);
+  const double raw = span / 8.0;
+  const double p10 = std::pow(10.0, std::floor(std::log10(raw)));
+  const double tick = raw / p10 < 2 ? 2 * p10 : raw / p10 < 5 ? 5 * p10 : 10 * p10;
+  for (double v = 0; v <= span + 1e-9; v += tick) {
+    const double x = kLabel + v * scale;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"g\"/>"
+                  "<text x=\"%.1f\" y=\"%d\" class=\"t\">",
+                  x, x, kAxis - 6, height - 36, x + 2, kAxis - 8);
+    svg << buf << escape(time_label(v)) << "</text>\n";
+  }
+  svg << body.str() << arrows.str();
+  // Legend.
+  int lx = 4;
+  for (const auto& s : kStyles) {
+    svg << "<rect x=\"" << lx << "\" y=\"" << height - 26 << "\" width=\"10\" height=\"10\" fill=\""
+        << s.color << "\"/><text x=\"" << lx + 14 << "\" y=\"" << height - 17 << "\" class=\"t\">"
+        << s.label << "</text>\n";
+    lx += 24 + int(std::string(s.label).size()) * 6;
+  }
+  svg << "<text x=\"4\" y=\"" << height - 4 << "\" class=\"t\">window " << escape(time_label(span))
+      << "; arrows: launch call -> GPU work";
+  if (skipped) svg << " (" << skipped << " more not drawn)";
+  svg << "</text>\n</svg>\n";
+  return svg.str();
+}
+
+}  // namespace pil::trace

@@ -1,0 +1,418 @@
+// pil-trace — explain a trace from the command line.
+//
+// Reads any Kineto/Chrome trace (ours, or one from Python's torch.profiler; .json or .json.gz)
+// and answers the lessons' questions with computed figures instead of by eye:
+//
+//   pil-trace summary  TRACE               what the trace says, in a few lines
+//   pil-trace ops      TRACE               the operator table (key_averages().table() layout)
+//   pil-trace kernels  TRACE [--range R]   kernel statistics (nsys stats layout), optionally
+//                                          only kernels launched inside range R
+//   pil-trace api      TRACE               CUDA runtime and driver calls
+//   pil-trace launches TRACE               launch delays, kernels shorter than their launch,
+//                                          graph launches, outliers
+//   pil-trace streams  TRACE               GPU busy and idle time per stream, per step
+//   pil-trace chain    TRACE --range R     range -> operators -> runtime calls -> GPU work
+//   pil-trace diff     A B                 operators and kernels of two runs side by side
+//   pil-trace svg      TRACE --out F.svg   a timeline picture (--step K, --range R, --from-us)
+//
+// Every report but svg takes --json. Exit codes: 0 done, 2 bad usage or unreadable trace.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "base/atomic_file.h"
+#include "trace/key_averages.h"
+#include "trace/parse.h"
+#include "trace/reports.h"
+#include "trace/svg.h"
+#include "trace/text_table.h"
+
+using namespace pil::trace;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+json stats_json(const DurationStats& s) {
+  return {{"count", s.count}, {"total_ns", s.total},   {"mean_ns", s.mean}, {"median_ns", s.median},
+          {"min_ns", s.min},  {"max_ns", s.max},       {"stddev_ns", s.stddev}};
+}
+
+std::vector<std::string> stats_cells(const DurationStats& s, double share) {
+  return {fixed(100 * share), grouped(s.total), grouped(s.count), grouped((long long)s.mean),
+          grouped((long long)s.median), grouped(s.min), grouped(s.max), grouped((long long)s.stddev)};
+}
+
+const std::vector<std::string> kStatHeaders = {"Time (%)", "Total Time (ns)", "Instances",
+                                               "Avg (ns)", "Med (ns)",        "Min (ns)",
+                                               "Max (ns)", "StdDev (ns)"};
+
+std::string shape(const std::optional<KernelInfo>& k) {
+  if (!k) return "";
+  auto dims = [](const int32_t d[3]) {
+    return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+  };
+  return dims(k->grid) + " " + dims(k->block) + " " + std::to_string(k->registers) + " " +
+         std::to_string(k->shared_memory);
+}
+
+int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) {
+  const KeyAverages k = key_averages(t.events);
+  if (as_json) {
+    json j = {{"self_cpu_total_ns", k.self_cpu_total_ns},
+              {"self_device_total_ns", k.self_device_total_ns},
+              {"operators", json::array()}};
+    for (const auto& r : k.rows)
+      j["operators"].push_back({{"name", r.name},
+                                {"calls", r.calls},
+                                {"self_cpu_ns", r.self_cpu_ns},
+                                {"cpu_total_ns", r.cpu_total_ns},
+                                {"self_device_ns", r.self_device_ns},
+                                {"device_total_ns", r.device_total_ns},
+                                {"device_work", r.device_work}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  TableOptions o;
+  o.row_limit = rows;
+  if (!sort.empty()) {
+    auto key = parse_sort_key(sort);
+    if (!key) {
+      std::cerr << "pil-trace: error: --sort: unknown key '" << sort
+                << "'; allowed: " << sort_key_names() << "\n";
+      return 2;
+    }
+    o.sort = *key;
+  } else {
+    o.sort = k.has_device_time() ? SortKey::DeviceTotal : SortKey::CpuTotal;
+  }
+  std::cout << format_table(k, o);
+  return 0;
+}
+
+int report_kernels(const TraceIndex& index, const std::string& range, bool as_json) {
+  const auto rows = kernel_report(index, range);
+  if (as_json) {
+    json j = json::array();
+    for (const auto& r : rows) {
+      json row = {{"name", r.name}, {"share", r.share}, {"time", stats_json(r.time)}};
+      if (r.launch)
+        row["launch"] = {{"grid", r.launch->grid},
+                         {"block", r.launch->block},
+                         {"registers_per_thread", r.launch->registers},
+                         {"shared_memory_bytes", r.launch->shared_memory}};
+      j.push_back(row);
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  auto headers = kStatHeaders;
+  headers.push_back("Grid Block Regs Smem");
+  headers.push_back("Name");
+  TextTable table(headers);
+  for (const auto& r : rows) {
+    auto cells = stats_cells(r.time, r.share);
+    cells.push_back(shape(r.launch));
+    cells.push_back(r.name);
+    table.add(cells);
+  }
+  if (rows.empty()) std::cout << "no kernels" << (range.empty() ? "" : " launched inside " + range) << "\n";
+  else std::cout << table.str();
+  return 0;
+}
+
+int report_api(const TraceIndex& index, bool as_json) {
+  const auto rows = api_report(index);
+  if (as_json) {
+    json j = json::array();
+    for (const auto& r : rows) j.push_back({{"name", r.name}, {"share", r.share}, {"time", stats_json(r.time)}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  auto headers = kStatHeaders;
+  headers.push_back("Name");
+  TextTable table(headers);
+  for (const auto& r : rows) {
+    auto cells = stats_cells(r.time, r.share);
+    cells.push_back(r.name);
+    table.add(cells);
+  }
+  if (rows.empty()) std::cout << "no CUDA runtime or driver calls (a CPU-only trace)\n";
+  else std::cout << table.str();
+  return 0;
+}
+
+int report_launches(const TraceIndex& index, size_t top, bool as_json) {
+  const Trace& t = index.trace();
+  const LaunchReport r = launch_report(index);
+  std::vector<const Launch*> worst;
+  for (const auto& l : r.launches) worst.push_back(&l);
+  std::sort(worst.begin(), worst.end(),
+            [](const Launch* a, const Launch* b) { return a->delay_ns > b->delay_ns; });
+  if (worst.size() > top) worst.resize(top);
+  if (as_json) {
+    json j = {{"launches", r.launches.size()},
+              {"delay_clipped", stats_json(r.delay)},
+              {"work_shorter_than_call", r.shorter_than_call},
+              {"graph_launches", r.graph_launches},
+              {"graph_kernels", r.graph_kernels},
+              {"largest_delays", json::array()},
+              {"outliers", json::array()}};
+    for (const Launch* l : worst)
+      j["largest_delays"].push_back({{"call", std::string(t.events[l->call].name)},
+                                     {"work", std::string(t.events[l->first_work].name)},
+                                     {"delay_ns", l->delay_ns},
+                                     {"work_items", l->work_count}});
+    for (size_t i : r.outliers)
+      j["outliers"].push_back({{"kernel", std::string(t.events[i].name)},
+                               {"start_ns", t.events[i].start_ns},
+                               {"dur_ns", t.events[i].dur_ns}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  if (r.launches.empty()) {
+    std::cout << "no launches with GPU work (a CPU-only trace, or no correlation ids)\n";
+    return 0;
+  }
+  std::cout << r.launches.size() << " launches; delay from launch call end to GPU start "
+            << "(clipped at 0): median " << grouped((long long)r.delay.median) << " ns, mean "
+            << grouped((long long)r.delay.mean) << " ns, max " << grouped(r.delay.max) << " ns\n"
+            << r.shorter_than_call << " GPU work items ran shorter than their launch call\n";
+  if (r.graph_launches)
+    std::cout << r.graph_launches << " launches ran several kernels (graphs): "
+              << r.graph_kernels << " kernels in all\n";
+  TextTable table({"Delay (ns)", "Items", "Launch", "GPU work"});
+  for (const Launch* l : worst)
+    table.add({grouped(l->delay_ns), std::to_string(l->work_count),
+               std::string(t.events[l->call].name), std::string(t.events[l->first_work].name)});
+  std::cout << "largest delays:\n" << table.str();
+  if (!r.outliers.empty()) {
+    std::cout << r.outliers.size() << " outlier kernel(s), over 2x their median:\n";
+    for (size_t k = 0; k < std::min<size_t>(r.outliers.size(), top); ++k) {
+      const Event& e = t.events[r.outliers[k]];
+      std::cout << "  " << grouped(e.dur_ns) << " ns  " << e.name << "\n";
+    }
+  }
+  return 0;
+}
+
+int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
+  const StreamReport r = stream_report(index, int64_t(gap_us * 1000));
+  if (as_json) {
+    json j = {{"window_start_ns", r.window_start},
+              {"window_end_ns", r.window_end},
+              {"gap_threshold_ns", r.gap_threshold_ns},
+              {"streams", json::array()},
+              {"steps", json::array()}};
+    for (const auto& s : r.streams)
+      j["streams"].push_back({{"device", s.device},
+                              {"stream", s.stream},
+                              {"window_ns", s.window_ns},
+                              {"busy_ns", s.busy_ns},
+                              {"host_wait_ns", s.host_wait_ns},
+                              {"kernel_wait_ns", s.kernel_wait_ns},
+                              {"other_idle_ns", s.other_idle_ns},
+                              {"work_items", s.work_items},
+                              {"utilization", s.utilization()}});
+    for (const auto& s : r.steps)
+      j["steps"].push_back({{"step", s.step},
+                            {"duration_ns", s.duration_ns},
+                            {"busy_ns", s.busy_ns},
+                            {"work_items", s.kernels}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  if (r.streams.empty()) {
+    std::cout << "no GPU work in this trace\n";
+    return 0;
+  }
+  std::cout << "window " << grouped(r.window_end - r.window_start) << " ns; kernel wait = gaps up to "
+            << grouped(r.gap_threshold_ns) << " ns\n";
+  TextTable table({"Device", "Stream", "Busy (%)", "Busy (ns)", "Host wait (ns)",
+                   "Kernel wait (ns)", "Other idle (ns)", "Work items"});
+  for (const auto& s : r.streams)
+    table.add({std::to_string(s.device), std::to_string(s.stream), fixed(100 * s.utilization()),
+               grouped(s.busy_ns), grouped(s.host_wait_ns), grouped(s.kernel_wait_ns),
+               grouped(s.other_idle_ns), grouped(s.work_items)});
+  std::cout << table.str();
+  if (!r.steps.empty()) {
+    TextTable steps({"Busy (%)", "Busy (ns)", "Step (ns)", "Work items", "Step"});
+    for (const auto& s : r.steps)
+      steps.add({fixed(s.duration_ns ? 100.0 * double(s.busy_ns) / double(s.duration_ns) : 0),
+                 grouped(s.busy_ns), grouped(s.duration_ns), grouped(s.kernels), s.step});
+    std::cout << "per profiler step (all streams):\n" << steps.str();
+  }
+  return 0;
+}
+
+int report_chain(const TraceIndex& index, const std::string& range, size_t instance, bool as_json) {
+  const Trace& t = index.trace();
+  const auto lines = chain_report(index, range, instance);
+  if (lines.empty()) {
+    std::cerr << "pil-trace: error: --range: no slice named '" << range << "' (instance "
+              << instance << ") in the trace\n";
+    return 2;
+  }
+  if (as_json) {
+    json j = json::array();
+    for (const auto& l : lines) {
+      const Event& e = t.events[l.event];
+      json row = {{"depth", l.depth},       {"name", std::string(e.name)}, {"gpu", l.gpu},
+                  {"offset_ns", l.offset_ns}, {"dur_ns", e.dur_ns}};
+      if (l.gpu) row["delay_ns"] = l.delay_ns, row["stream"] = e.tid;
+      if (e.correlation) row["correlation"] = e.correlation;
+      j.push_back(row);
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto& l : lines) {
+    const Event& e = t.events[l.event];
+    std::cout << std::string(size_t(l.depth) * 2, ' ') << (l.gpu ? "=> GPU " : "") << e.name
+              << "  [+" << grouped(l.offset_ns) << " ns, " << grouped(e.dur_ns) << " ns";
+    if (l.gpu)
+      std::cout << ", stream " << e.tid << ", starts " << grouped(l.delay_ns)
+                << " ns after its launch call ends";
+    if (e.correlation) std::cout << ", correlation " << e.correlation;
+    std::cout << "]\n";
+  }
+  return 0;
+}
+
+int report_diff(const Trace& a, const Trace& b, double tolerance, bool as_json) {
+  const DiffReport d = diff_report(a, b, tolerance);
+  if (as_json) {
+    json j = {{"cpu_total_ns", {d.cpu_a, d.cpu_b}},
+              {"device_total_ns", {d.device_a, d.device_b}},
+              {"kernels", {d.kernels_a, d.kernels_b}},
+              {"rows", json::array()}};
+    for (const auto& r : d.rows)
+      j["rows"].push_back({{"name", r.name},
+                           {"device", r.device},
+                           {"change", to_string(r.change)},
+                           {"calls", {r.calls_a, r.calls_b}},
+                           {"time_ns", {r.time_a, r.time_b}}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  TextTable table({"Change", "Calls A", "Calls B", "Time A (ns)", "Time B (ns)", "B - A (ns)", "Name"});
+  for (const auto& r : d.rows)
+    table.add({to_string(r.change), grouped(r.calls_a), grouped(r.calls_b), grouped(r.time_a),
+               grouped(r.time_b), grouped(r.time_b - r.time_a),
+               r.name + (r.device ? " [GPU]" : "")});
+  std::cout << table.str() << "totals: self CPU " << grouped(d.cpu_a) << " -> " << grouped(d.cpu_b)
+            << " ns; GPU " << grouped(d.device_a) << " -> " << grouped(d.device_b)
+            << " ns; kernels " << d.kernels_a << " -> " << d.kernels_b << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pil-trace: explain a Kineto/Chrome trace (ours or torch.profiler's)", "pil-trace"};
+  app.require_subcommand(1);
+  bool as_json = false;
+  std::string path, path_b, range, sort, out, title;
+  size_t instance = 0, top = 10, step = 0;
+  int rows = 15, width = 1200;
+  double gap_us = 30, tolerance = 0.05, from_us = 0, to_us = 0;
+
+  auto trace_arg = [&](CLI::App* c) {
+    c->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
+    c->add_flag("--json", as_json, "Print JSON instead of a table");
+  };
+  auto* summary = app.add_subcommand("summary", "What the trace says, in a few lines");
+  trace_arg(summary);
+  auto* ops = app.add_subcommand("ops", "Operator table (key_averages layout)");
+  trace_arg(ops);
+  ops->add_option("--sort", sort, "Sort key: " + sort_key_names());
+  ops->add_option("--row-limit", rows, "Rows shown")->check(CLI::PositiveNumber);
+  auto* kernels = app.add_subcommand("kernels", "Kernel statistics");
+  trace_arg(kernels);
+  kernels->add_option("--range", range, "Only kernels launched inside slices of this name");
+  auto* api = app.add_subcommand("api", "CUDA runtime and driver calls");
+  trace_arg(api);
+  auto* launches = app.add_subcommand("launches", "Launch delays, short kernels, graphs, outliers");
+  trace_arg(launches);
+  launches->add_option("--top", top, "Rows of the largest delays")->check(CLI::PositiveNumber);
+  auto* streams = app.add_subcommand("streams", "GPU busy and idle time per stream and step");
+  trace_arg(streams);
+  streams->add_option("--gap-threshold-us", gap_us, "Largest gap counted as kernel wait")
+      ->check(CLI::NonNegativeNumber);
+  auto* chain = app.add_subcommand("chain", "A range down to its GPU work");
+  trace_arg(chain);
+  chain->add_option("--range", range, "Range or operator name")->required();
+  chain->add_option("--instance", instance, "Which occurrence (0 = first)");
+  auto* diff = app.add_subcommand("diff", "Compare two runs: A, then B");
+  diff->add_option("a", path, "Trace A")->required();
+  diff->add_option("b", path_b, "Trace B")->required();
+  diff->add_option("--tolerance", tolerance, "Relative change counted as the same")
+      ->check(CLI::Range(0.0, 10.0));
+  diff->add_flag("--json", as_json, "Print JSON instead of a table");
+  auto* svg = app.add_subcommand("svg", "Timeline picture");
+  svg->add_option("trace", path, "Trace file")->required();
+  svg->add_option("--out", out, "SVG file to write")->required();
+  auto* step_opt = svg->add_option("--step", step, "Window: the K-th profiled step (0 = first)");
+  auto* range_opt = svg->add_option("--range", range, "Window: a slice of this name");
+  svg->add_option("--instance", instance, "Which occurrence of --range (0 = first)");
+  auto* from_opt = svg->add_option("--from-us", from_us, "Window start, us after the trace window's start");
+  svg->add_option("--to-us", to_us, "Window end, us after the trace window's start");
+  svg->add_option("--width", width, "Picture width in pixels")->check(CLI::Range(400, 20000));
+  svg->add_option("--title", title, "Title shown at the top");
+  step_opt->excludes(range_opt)->excludes(from_opt);
+  range_opt->excludes(from_opt);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "pil-trace: error: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+
+  try {
+    const Trace t = parse_trace_file(path);
+    const TraceIndex index(t);
+    if (*summary) {
+      std::cout << explain(index);
+      return 0;
+    }
+    if (*ops) return report_ops(t, sort, rows, as_json);
+    if (*kernels) return report_kernels(index, range, as_json);
+    if (*api) return report_api(index, as_json);
+    if (*launches) return report_launches(index, top, as_json);
+    if (*streams) return report_streams(index, gap_us, as_json);
+    if (*chain) return report_chain(index, range, instance, as_json);
+    if (*diff) return report_diff(t, parse_trace_file(path_b), tolerance, as_json);
+    if (*svg) {
+      SvgOptions o;
+      o.width = width;
+      o.title = title.empty() ? path : title;
+      if (*step_opt && !step_window(index, step, o.from_ns, o.to_ns)) {
+        std::cerr << "pil-trace: error: --step " << step << ": the trace has "
+                  << index.steps.size() << " profiled steps (0 to " << index.steps.size() << " - 1)\n";
+        return 2;
+      }
+      if (*range_opt && !range_window(index, range, instance, o.from_ns, o.to_ns)) {
+        std::cerr << "pil-trace: error: --range: no slice named '" << range << "'\n";
+        return 2;
+      }
+      if (*from_opt) {
+        o.from_ns = index.window_start + int64_t(from_us * 1000);
+        o.to_ns = to_us > from_us ? index.window_start + int64_t(to_us * 1000) : index.window_end;
+      }
+      pil::write_text_atomically(out, render_svg(index, o));
+      std::cout << "svg: " << out << "\n";
+      return 0;
+    }
+  } catch (const ParseError& e) {
+    std::cerr << "pil-trace: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "pil-trace: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

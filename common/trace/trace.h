@@ -1,0 +1,68 @@
+#pragma once
+/// \file
+/// A whole profile in the trace kit's model: events, kernel launch shapes, flow arrows, and the
+/// names they point to. Made by the parser (from a file) or by the LibTorch adapter (in process).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "trace/event.h"
+
+namespace pil::trace {
+
+/// Interned strings: each distinct name is stored once, and the views it hands out stay valid
+/// for the pool's lifetime (a 1 GB trace repeats a few thousand names millions of times).
+class NamePool {
+ public:
+  NamePool() = default;
+  NamePool(const NamePool&) = delete;
+  NamePool& operator=(const NamePool&) = delete;
+  std::string_view intern(std::string_view s);
+  size_t size() const { return views_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_used_ = 0, block_size_ = 0;
+  std::unordered_set<std::string_view> views_;
+};
+
+/// How a kernel was launched (Kineto's kernel args).
+struct KernelInfo {
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  int32_t registers = 0;       ///< per thread
+  int64_t shared_memory = 0;   ///< bytes per block
+};
+
+/// One end of a flow arrow ("ph": "s" starts at a launch, "f" finishes at its GPU work).
+struct Flow {
+  uint64_t id = 0;
+  int64_t ts_ns = 0;
+  int64_t pid = 0, tid = 0;
+  bool start = true;
+  std::string_view category;  ///< "ac2g" (launch to GPU), "fwdbwd", ...
+};
+
+struct Trace {
+  std::vector<Event> events;
+  std::vector<KernelInfo> kernels;
+  std::vector<Flow> flows;
+  std::vector<std::string> device_names;  ///< from deviceProperties, by device index
+  /// Lane names from the metadata events: (pid, tid) -> "thread 4676 (01_matmul_add)";
+  /// (pid, -1) -> the process name.
+  std::map<std::pair<int64_t, int64_t>, std::string> lane_names;
+  int64_t base_time_ns = 0;     ///< baseTimeNanoseconds, when the trace gives one
+  std::unique_ptr<NamePool> names = std::make_unique<NamePool>();
+
+  std::string_view intern(std::string_view s) { return names->intern(s); }
+  const KernelInfo* kernel_info(const Event& e) const {
+    return e.kernel_info < kernels.size() ? &kernels[e.kernel_info] : nullptr;
+  }
+};
+
+}  // namespace pil::trace
