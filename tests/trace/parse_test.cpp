@@ -1,0 +1,197 @@
+// The parser: both time formats, chunking, gzip, and every kind of bad input.
+#include "trace/parse.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <fstream>
+
+#include "support/run_process.h"
+#include "trace/key_averages.h"
+#include "trace/synthetic_trace.h"
+
+namespace pil::trace {
+namespace {
+
+const Event* find(const Trace& t, std::string_view name) {
+  for (const auto& e : t.events)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(Microseconds, TextToIntegerNanoseconds) {
+  int64_t ns = 0;
+  ASSERT_TRUE(microseconds_text_to_ns("1234.567", ns));
+  EXPECT_EQ(ns, 1234567);
+  ASSERT_TRUE(microseconds_text_to_ns("-5", ns));
+  EXPECT_EQ(ns, -5000);
+  ASSERT_TRUE(microseconds_text_to_ns("1.5e3", ns));
+  EXPECT_EQ(ns, 1500000);
+  ASSERT_TRUE(microseconds_text_to_ns("0.0004", ns));
+  EXPECT_EQ(ns, 0);
+  ASSERT_TRUE(microseconds_text_to_ns("0.0005", ns));
+  EXPECT_EQ(ns, 1);  // rounded to the nearest
+  // 19 significant digits, as old traces write absolute epoch microseconds: exact, where a
+  // double would round to a multiple of 256 ns.
+  ASSERT_TRUE(microseconds_text_to_ns("1700000000000001.234", ns));
+  EXPECT_EQ(ns, 1700000000000001234);
+  EXPECT_NE(int64_t(double(1700000000000001.234) * 1000), 1700000000000001234);
+  EXPECT_FALSE(microseconds_text_to_ns("9300000000000000000", ns));  // over 2^63 ns
+  EXPECT_FALSE(microseconds_text_to_ns("abc", ns));
+  EXPECT_FALSE(microseconds_text_to_ns("", ns));
+  EXPECT_FALSE(microseconds_text_to_ns("1.2.3", ns));
+}
+
+TEST(Parse, KinetoObjectWithItsFields) {
+  const Trace t = parse_trace_text(test::synthetic_gpu_trace());
+  EXPECT_EQ(t.events.size(), 20u);  // the "X" events
+  EXPECT_EQ(t.flows.size(), 3u);
+  EXPECT_EQ(t.base_time_ns, 1700000000000000000);
+  ASSERT_EQ(t.device_names.size(), 1u);
+  EXPECT_EQ(t.device_names[0], "Test GPU");
+  EXPECT_EQ(t.lane_names.at({100, 1}), "thread 1 (main)");
+  const Event* gemm = find(t, "gemm");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->category, Category::Kernel);
+  EXPECT_EQ(gemm->start_ns, 40000);
+  EXPECT_EQ(gemm->dur_ns, 100000);
+  EXPECT_EQ(gemm->pid, 0);
+  EXPECT_EQ(gemm->tid, 7);
+  EXPECT_EQ(gemm->correlation, 7u);
+  EXPECT_EQ(gemm->external_id, 4u);
+  const KernelInfo* k = t.kernel_info(*gemm);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->grid[0], 64);
+  EXPECT_EQ(k->block[0], 128);
+  EXPECT_EQ(k->registers, 90);
+  EXPECT_EQ(k->shared_memory, 4096);
+  EXPECT_EQ(find(t, "matmul_add")->category, Category::UserAnnotation);
+  EXPECT_EQ(find(t, "cudaGraphLaunch")->category, Category::Runtime);
+  EXPECT_EQ(find(t, "Memcpy HtoD (Pageable -> Device)")->category, Category::Memcpy);
+}
+
+TEST(Parse, AbsoluteEpochTimesKeepEveryNanosecond) {
+  const int64_t offset_us = 1700000000000000;  // old traces: epoch microseconds
+  const Trace t = parse_trace_text(test::synthetic_gpu_trace(offset_us, false, false));
+  const Event* gemm = find(t, "gemm");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->start_ns, offset_us * 1000 + 40000);
+  EXPECT_EQ(gemm->dur_ns, 100000);
+  // The table is the same whichever clock the trace uses.
+  const auto rel = key_averages(parse_trace_text(test::synthetic_gpu_trace()).events);
+  const auto abs = key_averages(t.events);
+  EXPECT_EQ(rel.self_cpu_total_ns, abs.self_cpu_total_ns);
+  EXPECT_EQ(rel.self_device_total_ns, abs.self_device_total_ns);
+}
+
+TEST(Parse, BareArrayAndUnsortedEvents) {
+  const std::string full = test::synthetic_gpu_trace(0, true);
+  const size_t open = full.find('[', full.find("traceEvents"));
+  const size_t close = full.rfind(']');
+  const Trace t = parse_trace_text(full.substr(open, close - open + 1));
+  EXPECT_EQ(t.events.size(), 20u);
+  EXPECT_EQ(key_averages(t.events).find("matmul_add")->self_cpu_ns, 17000);
+}
+
+TEST(Parse, ChunkSizeDoesNotChangeTheResult) {
+  test::TempDir dir;
+  // Many copies of the synthetic events, so the file spans many small chunks.
+  std::string one = test::synthetic_gpu_trace();
+  const size_t open = one.find('[', one.find("traceEvents")) + 1, close = one.rfind(']');
+  const std::string body = one.substr(open, close - open);
+  std::string big = "{\"traceEvents\": [";
+  for (int i = 0; i < 300; ++i) big += (i ? "," : "") + body;
+  big += "], \"baseTimeNanoseconds\": 42}";
+  const std::string path = dir.path() + "/big.json";
+  write(path, big);
+  ParseOptions small;
+  small.chunk_bytes = 4096;
+  const Trace a = parse_trace_file(path, small), b = parse_trace_file(path);
+  EXPECT_EQ(a.events.size(), 6000u);
+  EXPECT_EQ(b.events.size(), 6000u);
+  EXPECT_EQ(a.base_time_ns, 42);
+  EXPECT_EQ(key_averages(a.events).self_cpu_total_ns, key_averages(b.events).self_cpu_total_ns);
+  EXPECT_EQ(walk_trace_file(path, small), 300u * 24u);
+}
+
+TEST(Parse, GzipFilesAreReadByContent) {
+  test::TempDir dir;
+  const std::string path = dir.path() + "/trace.json.gz";
+  const std::string text = test::synthetic_gpu_trace();
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  gzwrite(f, text.data(), unsigned(text.size()));
+  gzclose(f);
+  EXPECT_EQ(parse_trace_file(path).events.size(), 20u);
+}
+
+struct Bad {
+  std::string name, text, must_say;
+};
+
+class BadTrace : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(BadTrace, IsOneClearErrorNotACrash) {
+  try {
+    parse_trace_text(GetParam().text, "t.json");
+    FAIL() << "no error for " << GetParam().name;
+  } catch (const ParseError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    EXPECT_EQ(what.rfind("t.json: ", 0), 0u) << what;
+    EXPECT_NE(what.find(GetParam().must_say), std::string::npos) << what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryKind, BadTrace,
+    ::testing::Values(
+        Bad{"empty", "", "empty"}, Bad{"blank", "  \n ", "empty"},
+        Bad{"not_json", "hello", "not JSON"},
+        Bad{"wrong_shape", "{\"events\": []}", "no \"traceEvents\""},
+        Bad{"events_not_array", "{\"traceEvents\": 5}", "not an array"},
+        Bad{"truncated", "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 2}, {\"ph\": \"X\"",
+            "event 1"},
+        Bad{"truncated_after_comma", "[{\"ph\": \"X\", \"ts\": 1},", "truncated"},
+        Bad{"negative_duration", "[{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": -3}]",
+            "negative duration"},
+        Bad{"number_too_large", "[{\"ph\": \"X\", \"ts\": 99999999999999999999999, \"dur\": 1}]",
+            "too large"},
+        Bad{"ts_not_number", "[{\"ph\": \"X\", \"ts\": true, \"dur\": 1}]", "'ts'"},
+        Bad{"event_not_object", "[{\"ph\": \"X\", \"ts\": 1}, 7]", "event 1"},
+        Bad{"missing_ts", "[{\"ph\": \"X\", \"dur\": 1}]", "without 'ts'"},
+        Bad{"garbage_after", "[{\"ph\": \"X\", \"ts\": 1}] trailing", "after the event array"}),
+    [](const ::testing::TestParamInfo<Bad>& i) { return i.param.name; });
+
+TEST(Parse, MissingFileAndFolderAreNamed) {
+  test::TempDir dir;
+  try {
+    parse_trace_file(dir.path() + "/nope.json");
+    FAIL();
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("nope.json: cannot open"), std::string::npos) << e.what();
+  }
+  try {
+    parse_trace_file(dir.path());
+    FAIL();
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a folder"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Parse, UnpairedFlowsAndUnknownPhasesAreFine) {
+  const Trace t = parse_trace_text(
+      "[{\"ph\": \"s\", \"id\": 1, \"pid\": 1, \"tid\": 1, \"ts\": 5, \"cat\": \"ac2g\"},"
+      " {\"ph\": \"i\", \"name\": \"mark\", \"ts\": 6, \"pid\": 1, \"tid\": 1},"
+      " {\"ph\": \"X\", \"name\": \"a\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 0,"
+      "  \"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\"}]");
+  EXPECT_EQ(t.flows.size(), 1u);
+  ASSERT_EQ(t.events.size(), 1u);
+  EXPECT_LT(t.events[0].pid, 0);  // a named lane
+  EXPECT_EQ(t.events[0].dur_ns, 0);
+}
+
+}  // namespace
+}  // namespace pil::trace

@@ -1,0 +1,224 @@
+// The reports on the synthetic GPU trace (tests/trace/synthetic_trace.h), answers by hand.
+#include "trace/reports.h"
+
+#include <gtest/gtest.h>
+
+#include "trace/parse.h"
+#include "trace/svg.h"
+#include "trace/synthetic_trace.h"
+
+namespace pil::trace {
+namespace {
+
+constexpr int64_t us = 1000;
+
+struct Fixture : ::testing::Test {
+  Trace t = parse_trace_text(test::synthetic_gpu_trace(0, /*reversed=*/true));
+  TraceIndex index{t};
+  const Event& named(std::string_view n) const {
+    for (const auto& e : t.events)
+      if (e.name == n) return e;
+    throw std::runtime_error("no event " + std::string(n));
+  }
+};
+
+using Reports = Fixture;
+
+TEST_F(Reports, WindowIsTheProfiledSteps) {
+  EXPECT_EQ(index.window_start, 0);
+  EXPECT_EQ(index.window_end, 200 * us);
+  ASSERT_EQ(index.steps.size(), 1u);
+}
+
+TEST_F(Reports, CorrelationJoinsLaunchesToTheirWork) {
+  const auto& ev = t.events;
+  size_t gemm = size_t(&named("gemm") - ev.data());
+  const long call = index.launch_of(gemm);
+  ASSERT_GE(call, 0);
+  EXPECT_EQ(ev[size_t(call)].name, "cudaLaunchKernel");
+  EXPECT_EQ(ev[size_t(call)].start_ns, 30 * us);
+  const size_t graph = size_t(&named("cudaGraphLaunch") - ev.data());
+  ASSERT_EQ(index.work_of(graph).size(), 2u);  // one launch, two kernels
+  EXPECT_EQ(ev[index.work_of(graph)[0]].name, "graph_k1");
+}
+
+TEST_F(Reports, KernelStatistics) {
+  const auto rows = kernel_report(index);
+  ASSERT_EQ(rows.size(), 6u);  // kernels only: no memcpy, no mirrored range
+  EXPECT_EQ(rows[0].name, "gemm");
+  EXPECT_EQ(rows[0].time.total, 100 * us);
+  EXPECT_NEAR(rows[0].share, 100.0 / 132.0, 1e-9);  // 100 + 10 + 5 + 2 + 10 + 5
+  ASSERT_TRUE(rows[0].launch.has_value());
+  EXPECT_EQ(rows[0].launch->registers, 90);
+}
+
+TEST_F(Reports, KernelsOfOneRange) {
+  const auto rows = kernel_report(index, "matmul_add");
+  std::vector<std::string> names;
+  for (const auto& r : rows) names.push_back(r.name);
+  std::sort(names.begin(), names.end());
+  // Launched from inside matmul_add on thread 1; kernel_a and kernel_b come from thread 2.
+  EXPECT_EQ(names, (std::vector<std::string>{"add_kernel", "gemm", "graph_k1", "graph_k2"}));
+}
+
+TEST_F(Reports, DurationStatsByHand) {
+  const auto s = DurationStats::of({4, 1, 3, 2});
+  EXPECT_EQ(s.count, 4);
+  EXPECT_EQ(s.total, 10);
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 4);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_NEAR(s.stddev, 1.2909944, 1e-6);  // sample standard deviation
+}
+
+TEST_F(Reports, ApiCalls) {
+  const auto rows = api_report(index);
+  std::map<std::string, DurationStats> by;
+  for (const auto& r : rows) by[r.name] = r.time;
+  EXPECT_EQ(by["cudaLaunchKernel"].count, 4);
+  EXPECT_EQ(by["cudaLaunchKernel"].total, 24 * us);  // 5 + 4 + 5 + 10
+  EXPECT_EQ(by["cudaGraphLaunch"].total, 3 * us);
+  EXPECT_EQ(by["cudaDeviceSynchronize"].total, 8 * us);
+  EXPECT_EQ(by["cudaMemcpyAsync"].count, 1);
+}
+
+TEST_F(Reports, LaunchDelaysByHand) {
+  const LaunchReport r = launch_report(index);
+  // gemm 40-35, add 150-74, graph 165-89, memcpy 50-48, kernel_a 20-10, kernel_b 120-110
+  ASSERT_EQ(r.launches.size(), 6u);
+  EXPECT_EQ(r.delay.median, 10 * us);  // 2, 5, 10, 10, 76, 76
+  EXPECT_EQ(r.delay.max, 76 * us);
+  EXPECT_EQ(r.delay.min, 2 * us);
+  EXPECT_EQ(r.shorter_than_call, 1);  // kernel_b: 5 us of work after a 10 us launch
+  EXPECT_EQ(r.graph_launches, 1);
+  EXPECT_EQ(r.graph_kernels, 2);
+  EXPECT_TRUE(r.outliers.empty());
+}
+
+TEST_F(Reports, IdleTimeSplitPerStreamByHand) {
+  const StreamReport r = stream_report(index, 30 * us);
+  ASSERT_EQ(r.streams.size(), 3u);
+  std::map<int64_t, StreamRow> s;
+  for (const auto& row : r.streams) s[row.stream] = row;
+  // Stream 7: busy 100 + 10 + 5 + 2; before gemm the GPU waited for its launch (ended at 35):
+  // host wait 40; gaps of 10 and 5 after launches that had long ended: kernel wait; the tail
+  // after the last kernel: other. The mirrored range is not counted as busy.
+  EXPECT_EQ(s[7].busy_ns, 117 * us);
+  EXPECT_EQ(s[7].host_wait_ns, 40 * us);
+  EXPECT_EQ(s[7].kernel_wait_ns, 15 * us);
+  EXPECT_EQ(s[7].other_idle_ns, 28 * us);
+  EXPECT_EQ(s[7].work_items, 4);
+  // Stream 9: kernel_b's launch ended at 110, 80 us after kernel_a finished: host wait.
+  EXPECT_EQ(s[9].busy_ns, 15 * us);
+  EXPECT_EQ(s[9].host_wait_ns, (20 + 90) * us);
+  EXPECT_EQ(s[9].kernel_wait_ns, 0);
+  EXPECT_EQ(s[9].other_idle_ns, 75 * us);
+  // Stream 8: one copy.
+  EXPECT_EQ(s[8].busy_ns, 10 * us);
+  EXPECT_EQ(s[8].host_wait_ns, 50 * us);
+  for (const auto& [id, row] : s)
+    EXPECT_EQ(row.busy_ns + row.host_wait_ns + row.kernel_wait_ns + row.other_idle_ns, 200 * us);
+  // Per step, all streams together: union [20,30] + [40,140] + [150,160] + [165,172].
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].busy_ns, 127 * us);
+  EXPECT_EQ(r.steps[0].kernels, 7);
+}
+
+TEST_F(Reports, AThresholdOfZeroMovesKernelWaitToOther) {
+  const StreamReport r = stream_report(index, 0);
+  for (const auto& row : r.streams)
+    if (row.stream == 7) {
+      EXPECT_EQ(row.kernel_wait_ns, 0);
+      EXPECT_EQ(row.other_idle_ns, (28 + 15) * us);
+    }
+}
+
+TEST_F(Reports, ChainFromRangeToGpuWork) {
+  const auto lines = chain_report(index, "matmul_add");
+  std::vector<std::string> got;
+  for (const auto& l : lines)
+    got.push_back(std::string(size_t(l.depth), ' ') + (l.gpu ? "GPU " : "") +
+                  std::string(t.events[l.event].name));
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "matmul_add", " aten::matmul", "  aten::mm", "   cudaLaunchKernel",
+                     "    GPU gemm", " aten::add", "  cudaLaunchKernel", "   GPU add_kernel",
+                     " cudaGraphLaunch", "  GPU graph_k1", "  GPU graph_k2"}));
+  EXPECT_EQ(lines[4].delay_ns, 5 * us);
+  EXPECT_EQ(lines[4].offset_ns, 30 * us);  // gemm starts 30 us after matmul_add does
+  EXPECT_TRUE(chain_report(index, "no_such_range").empty());
+  EXPECT_TRUE(chain_report(index, "matmul_add", 1).empty());
+}
+
+TEST_F(Reports, DiffAddedRemovedFasterSlower) {
+  // B: the same trace with aten::add twice as long and gemm gone (renamed).
+  std::string text_b = test::synthetic_gpu_trace();
+  const auto gemm = text_b.find("\"gemm\"");
+  text_b.replace(gemm, 6, "\"gemm2\"");
+  const auto add = text_b.find("\"name\": \"aten::add\"");
+  const auto dur = text_b.find("\"dur\": ", add);
+  text_b.replace(dur, 9, "\"dur\": 40");  // 20.000000 -> 40
+  const Trace b = parse_trace_text(text_b);
+  const DiffReport d = diff_report(t, b);
+  std::map<std::string, DiffRow> by;
+  for (const auto& r : d.rows) by[r.name] = r;
+  EXPECT_EQ(by["gemm"].change, Change::Removed);
+  EXPECT_EQ(by["gemm2"].change, Change::Added);
+  EXPECT_TRUE(by["gemm2"].device);
+  EXPECT_EQ(by["aten::add"].change, Change::Slower);
+  EXPECT_EQ(by["aten::mm"].change, Change::Same);
+  EXPECT_EQ(by.count("ProfileStep#2"), 0u);
+  EXPECT_EQ(d.kernels_a, 6);
+  EXPECT_EQ(d.kernels_b, 6);
+  const DiffReport back = diff_report(b, t);
+  for (const auto& r : back.rows) {
+    if (r.name == "aten::add") EXPECT_EQ(r.change, Change::Faster);
+  }
+}
+
+TEST_F(Reports, ExplainNamesTheGpuFigures) {
+  const std::string text = explain(index);
+  EXPECT_NE(text.find("1 profiled steps"), std::string::npos) << text;
+  EXPECT_NE(text.find("7 GPU work items per step"), std::string::npos) << text;
+  EXPECT_NE(text.find("launch delay"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 graph launch(es) ran 2 kernels"), std::string::npos) << text;
+}
+
+TEST_F(Reports, SvgHasLanesArrowsAxisAndLegend) {
+  SvgOptions o;
+  o.title = "synthetic";
+  const std::string svg = render_svg(index, o);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("thread 1 (main)"), std::string::npos);
+  EXPECT_NE(svg.find("GPU 0 stream 7"), std::string::npos);
+  EXPECT_NE(svg.find("marker-end"), std::string::npos);  // launch arrows
+  EXPECT_NE(svg.find("kernel</text>"), std::string::npos);  // legend
+  EXPECT_NE(svg.find(">gemm"), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  int64_t from = 0, to = 0;
+  ASSERT_TRUE(range_window(index, "aten::add", 0, from, to));
+  EXPECT_EQ(from, 65 * us);
+  EXPECT_EQ(to, 160 * us);  // widened to the end of the kernel it launched
+  EXPECT_FALSE(step_window(index, 1, from, to));
+}
+
+TEST_F(Reports, SubPixelSlicesAreMerged) {
+  // 2000 back-to-back 1 us kernels in a 1000-pixel picture: far fewer rectangles than slices.
+  std::string text = "[";
+  for (int i = 0; i < 2000; ++i)
+    text += std::string(i ? "," : "") + "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+            "\"pid\": 0, \"tid\": 7, \"ts\": " + std::to_string(i * 2) + ", \"dur\": 1}";
+  text += "]";
+  const Trace many = parse_trace_text(text);
+  const TraceIndex mi(many);
+  SvgOptions o;
+  o.width = 1000;
+  const std::string svg = render_svg(mi, o);
+  size_t rects = 0;
+  for (size_t p = svg.find("<rect"); p != std::string::npos; p = svg.find("<rect", p + 1)) ++rects;
+  EXPECT_LT(rects, 50u);
+  EXPECT_NE(svg.find("slices narrower than a pixel"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pil::trace
