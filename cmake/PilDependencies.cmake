@@ -25,6 +25,10 @@ foreach(_lib cublas cublasLt cupti nvtx3)
 endforeach()
 
 # --- LibTorch -------------------------------------------------------------------------------
+# PIL_BUILD_LESSONS=OFF builds only what needs no LibTorch: the trace kit, pil-trace and their
+# tests (the fuzz preset does this).
+option(PIL_BUILD_LESSONS "Build the harness and the lessons (needs LibTorch)" ON)
+if(PIL_BUILD_LESSONS)
 # Found through CMAKE_PREFIX_PATH or Torch_DIR when the user has one; otherwise in the cache
 # that scripts/setup.sh fills from the torch wheel on PyPI (searched last).
 set(PIL_TORCH_VERSION_WANTED 2.11.0)
@@ -57,6 +61,7 @@ if(CAFFE2_USE_CUDA OR TARGET torch_cuda)
   set(PIL_TORCH_HAS_CUDA ON)
 endif()
 get_filename_component(PIL_TORCH_PREFIX "${Torch_DIR}/../../.." ABSOLUTE)
+endif()
 
 # --- Libraries from Debian ------------------------------------------------------------------
 find_package(simdjson CONFIG REQUIRED)       # libsimdjson-dev: the trace parser (On Demand)
@@ -79,12 +84,13 @@ function(pil_print_summary)
     string(APPEND _out "  ${label}${_v}${ARGN}\n")
   endmacro()
   set(_out "\nProfiling in LibTorch — configuration summary\n")
-  if(PIL_TORCH_HAS_CUDA)
-    set(_tc "with CUDA")
+  if(NOT PIL_BUILD_LESSONS)
+    string(APPEND _out "  LibTorch          not used (PIL_BUILD_LESSONS=OFF): trace kit only\n")
+  elseif(PIL_TORCH_HAS_CUDA)
+    string(APPEND _out "  LibTorch          ${Torch_VERSION} (with CUDA) at ${PIL_TORCH_PREFIX}\n")
   else()
-    set(_tc "CPU only")
+    string(APPEND _out "  LibTorch          ${Torch_VERSION} (CPU only) at ${PIL_TORCH_PREFIX}\n")
   endif()
-  string(APPEND _out "  LibTorch          ${Torch_VERSION} (${_tc}) at ${PIL_TORCH_PREFIX}\n")
   if(PIL_HAVE_CUDA)
     string(APPEND _out "  CUDA toolkit      ${CUDAToolkit_VERSION} at ${CUDAToolkit_BIN_DIR}/..; "
                        "architectures ${CMAKE_CUDA_ARCHITECTURES}\n")
@@ -100,6 +106,9 @@ function(pil_print_summary)
   _pil_row("Doxygen           " DOXYGEN_FOUND " ${DOXYGEN_VERSION}")
   if(CMAKE_CXX_COMPILER_LAUNCHER)
     string(APPEND _out "  ccache            on\n")
+  endif()
+  if(PIL_FUZZ)
+    string(APPEND _out "  fuzzing           libFuzzer target trace_parse_fuzzer (ctest -L fuzz)\n")
   endif()
   if(PIL_SANITIZE)
     string(APPEND _out "  sanitizers        AddressSanitizer + UBSan on the project's code\n")

@@ -31,8 +31,9 @@ function(pil_add_lesson name)
     add_executable(${name}_test ${_checks})
     target_link_libraries(${name}_test PRIVATE pil_test_support pil_flags)
     target_compile_definitions(${name}_test PRIVATE
-      PIL_LESSON_EXE="$<TARGET_FILE:${name}>" PIL_LESSON_NAME="${name}")
-    add_dependencies(${name}_test ${name})
+      PIL_LESSON_EXE="$<TARGET_FILE:${name}>" PIL_LESSON_NAME="${name}"
+      PIL_TRACE_EXE="$<TARGET_FILE:pil-trace>")
+    add_dependencies(${name}_test ${name} pil-trace)
     gtest_discover_tests(${name}_test TEST_PREFIX "${name}." DISCOVERY_MODE PRE_TEST
                          PROPERTIES LABELS lesson)
   endif()

@@ -2,6 +2,7 @@
 
 option(PIL_USE_CCACHE "Compile through ccache when it is installed" ON)
 option(PIL_SANITIZE "Build the project's own code with AddressSanitizer and UBSan" OFF)
+option(PIL_FUZZ "Build the libFuzzer target for the trace parser (Clang only)" OFF)
 option(PIL_WARNINGS_AS_ERRORS "Treat compiler warnings in the project's code as errors" OFF)
 
 if(PIL_USE_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)

@@ -1,5 +1,7 @@
 #include "trace/key_averages.h"
 
+#include "trace/name_ids.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -59,6 +61,7 @@ KeyAverages key_averages(const std::vector<Event>& events) {
 
   // 2. Attribute GPU work to the operator or range that launched it (external id).
   std::unordered_map<uint64_t, size_t> by_id;
+  by_id.reserve(order.size());
   for (size_t i : order)
     if (is_torch_scope(events[i].category) && events[i].external_id != 0)
       by_id.emplace(events[i].external_id, i);
@@ -72,36 +75,49 @@ KeyAverages key_averages(const std::vector<Event>& events) {
   for (auto it = order.rbegin(); it != order.rend(); ++it)  // children before parents
     if (parent[*it] >= 0) total_dev[size_t(parent[*it])] += total_dev[*it];
 
-  // 3. Group by name, in order of first appearance in time.
-  std::vector<size_t> rows_in_time;
-  for (size_t i = 0; i < n; ++i)
-    if (is_cpu_slice(events[i].category) || is_device_work(events[i].category))
-      rows_in_time.push_back(i);
-  std::stable_sort(rows_in_time.begin(), rows_in_time.end(),
-                   [&](size_t a, size_t b) { return events[a].start_ns < events[b].start_ns; });
-  KeyAverages out;
-  std::unordered_map<std::string_view, size_t> row_of;
-  for (size_t i : rows_in_time) {
+  // 3. Group by name; rows in order of each name's first appearance in time.
+  NameIds ids;
+  std::vector<uint32_t> row_of_id;
+  std::vector<int64_t> first_seen;
+  std::vector<KeyAverage> rows;
+  for (size_t i = 0; i < n; ++i) {
     const Event& e = events[i];
-    auto [it, fresh] = row_of.emplace(e.name, out.rows.size());
-    if (fresh) {
-      out.rows.push_back({});
-      out.rows.back().name = std::string(e.name);
-      out.rows.back().device_work = is_device_work(e.category);
+    const bool device = is_device_work(e.category);
+    if (!device && !is_cpu_slice(e.category)) continue;
+    const uint32_t id = ids(e.name);
+    if (id >= row_of_id.size()) {
+      row_of_id.push_back(uint32_t(rows.size()));
+      rows.push_back({});
+      rows.back().name = std::string(e.name);
+      rows.back().device_work = device;
+      first_seen.push_back(e.start_ns);
     }
-    KeyAverage& r = out.rows[it->second];
+    const uint32_t r_index = row_of_id[id];
+    KeyAverage& r = rows[r_index];
+    first_seen[r_index] = std::min(first_seen[r_index], e.start_ns);
     r.calls += 1;
-    if (is_device_work(e.category)) {
+    if (device) {
       r.self_device_ns += e.dur_ns;
       r.device_total_ns += e.dur_ns;
-      out.self_device_total_ns += e.dur_ns;
     } else {
       r.self_cpu_ns += self_cpu[i];
       r.cpu_total_ns += e.dur_ns;
       r.self_device_ns += self_dev[i];
       r.device_total_ns += total_dev[i];
-      out.self_cpu_total_ns += self_cpu[i];
     }
+  }
+  std::vector<size_t> order_of_rows(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) order_of_rows[k] = k;
+  std::stable_sort(order_of_rows.begin(), order_of_rows.end(),
+                   [&](size_t a, size_t b) { return first_seen[a] < first_seen[b]; });
+  KeyAverages out;
+  for (size_t k : order_of_rows) {
+    const KeyAverage& r = rows[k];
+    if (r.device_work)
+      out.self_device_total_ns += r.self_device_ns;
+    else
+      out.self_cpu_total_ns += r.self_cpu_ns;
+    out.rows.push_back(std::move(rows[k]));
   }
   return out;
 }

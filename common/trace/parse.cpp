@@ -20,7 +20,47 @@ namespace pil::trace {
 
 // --- Numbers ---------------------------------------------------------------------------------
 
+namespace {
+
+/// The common case, fast: [-]digits[.digits] with at most 15 integer digits. False to let the
+/// general path decide (exponents, long numbers, anything unusual).
+inline bool plain_microseconds(std::string_view t, int64_t& ns) {
+  size_t i = 0;
+  const bool negative = !t.empty() && t[0] == '-';
+  if (negative) ++i;
+  uint64_t whole = 0;
+  const size_t int_start = i;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') whole = whole * 10 + uint64_t(t[i++] - '0');
+  if (i == int_start || i - int_start > 15) return false;
+  uint64_t frac = 0;
+  int frac_digits = 0;
+  bool round_up = false;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    const size_t frac_start = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+      if (frac_digits < 3) {
+        frac = frac * 10 + uint64_t(t[i] - '0');
+        ++frac_digits;
+      } else if (i == frac_start + 3) {
+        round_up = t[i] >= '5';
+      }
+      ++i;
+    }
+    if (i == frac_start) return false;
+  }
+  while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
+  if (i != t.size()) return false;
+  for (; frac_digits < 3; ++frac_digits) frac *= 10;
+  const uint64_t v = whole * 1000 + frac + (round_up ? 1 : 0);
+  ns = negative ? -int64_t(v) : int64_t(v);
+  return true;
+}
+
+}  // namespace
+
 bool microseconds_text_to_ns(std::string_view t, int64_t& ns) {
+  if (plain_microseconds(t, ns)) return true;
   while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
     t.remove_suffix(1);
   size_t i = 0;
@@ -171,6 +211,13 @@ std::unique_ptr<Source> open_file(const std::string& path) {
     return std::make_unique<GzipSource>(f, path);
   }
   return std::make_unique<FileSource>(fd, path);
+}
+
+/// A raw (still escaped) key from simdjson equals `lit`: the text matches and the closing quote
+/// follows. Quicker than a general comparison, for the few keys a trace event has.
+template <size_t N>
+inline bool is_key(const char* raw, const char (&lit)[N]) {
+  return std::memcmp(raw, lit, N - 1) == 0 && raw[N - 1] == '"';
 }
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
@@ -367,11 +414,10 @@ class Reader {
         continue;
       }
       if (!first && buf_[i] == ']') return read_tail(i + 1);
-      size_t begin = i;
-      if (!first) {
-        begin = i - 1;  // i >= 1 here: chunks start at index 1
-        buf_[begin] = '[';
-      }
+      // The chunk is parsed as an array of its own: a '[' goes just before its first event (over
+      // a blank or the ',' there; i >= 1 as chunks start at index 1), put back after parsing so
+      // a retry over the same bytes finds them as they were.
+      const size_t begin = first ? i : i - 1;
       const size_t end = safe_end(i);
       if (end <= i) {  // not one whole line in the buffer
         if (eof_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
@@ -385,9 +431,15 @@ class Reader {
       }
       size_t next = 0;
       bool array_closed = false;
-      const size_t done = parse_chunk(begin, end, next, array_closed);
-      first = false;
+      size_t done = 0;
+      if (first) {
+        done = parse_chunk(begin, end, next, array_closed);
+      } else {
+        const Stopper open(buf_.get() + begin, '[');
+        done = parse_chunk(begin, end, next, array_closed);
+      }
       if (array_closed) return read_tail(next);
+      if (done > 0) first = false;  // until an event is taken, buf_[at] is still the '['
       if (done == 0) {
         // Not one whole event in the parsable part: either an event larger than the buffer
         // (read more), or a bad one at the end of the file.
@@ -432,6 +484,8 @@ class Reader {
   ///
   /// On Demand wants a root array to end with ']', so one is put just past the parsable part.
   /// An event that runs into that stand-in bracket is left for the next chunk, which holds more.
+  /// Events are read in one pass; an event that fails is read again "carefully" at the start of
+  /// the next chunk (its extent checked first), so a real error is told from a chunk's cut.
   size_t parse_chunk(size_t begin, size_t end, size_t& next, bool& array_closed) {
     const Stopper stop(buf_.get() + end, ']');
     const simdjson::padded_string_view json(buf_.get() + begin, end + 1 - begin,
@@ -446,23 +500,56 @@ class Reader {
       if (item.get(v)) break;
       const char* start = nullptr;
       if (v.current_location().get(start)) break;
-      if (size_t(start - buf_.get()) >= end) break;  // the stand-in bracket itself
+      const size_t at = size_t(start - buf_.get());
+      if (at >= end) break;  // the stand-in bracket itself
       od::object obj;
       if (v.get_object().get(obj)) {
-        throw ParseError(label_ + ": event " + std::to_string(events_) +
-                         where(size_t(start - buf_.get())) + ": not an object");
+        if (*start != '{')
+          throw ParseError(label_ + ": event " + std::to_string(events_) + where(at) +
+                           ": not an object");
+        break;
       }
-      std::string_view raw;
-      if (obj.raw_json().get(raw)) break;  // unbalanced: runs past the parsable part
-      // raw_json() ends at the next structural character: ',' or the array's ']'.
-      const size_t after = size_t(raw.data() + raw.size() - buf_.get());
-      if (after >= end) break;  // reached the stand-in bracket: maybe cut short
-      if (obj.reset().error()) break;
-      try {
-        if (!walk_only_) read_event(obj);
-      } catch (const BadEvent& bad) {
-        throw ParseError(label_ + ": event " + std::to_string(events_) +
-                         where(size_t(start - buf_.get())) + ": " + bad.what);
+      size_t after = 0;
+      if (careful_ || walk_only_) {
+        // Check the event's extent before reading it: an unbalanced one needs more data.
+        std::string_view raw;
+        if (obj.raw_json().get(raw)) break;
+        after = size_t(raw.data() + raw.size() - buf_.get());  // the next ',' or ']'
+        if (after >= end) break;
+        if (!walk_only_) {
+          if (obj.reset().error()) break;
+          try {
+            read_event(obj);
+          } catch (const BadEvent& bad) {
+            throw ParseError(label_ + ": event " + std::to_string(events_) + where(at) + ": " +
+                             bad.what);
+          }
+        }
+        careful_ = false;
+      } else {
+        const size_t n_events = out_->events.size(), n_kernels = out_->kernels.size();
+        const FlowCounts n_flows = out_->flows;
+        auto undo = [&] {
+          out_->events.resize(n_events);
+          out_->kernels.resize(n_kernels);
+          out_->flows = n_flows;
+        };
+        try {
+          read_event(obj);
+        } catch (const BadEvent& bad) {
+          undo();
+          if (eof_)  // nothing was cut off: the event itself is wrong
+            throw ParseError(label_ + ": event " + std::to_string(events_) + where(at) + ": " +
+                             bad.what);
+          careful_ = true;  // maybe cut short by the chunk's end: read it again, carefully
+          break;
+        }
+        const char* p = nullptr;
+        if (doc.current_location().get(p) || size_t(p - buf_.get()) >= end) {
+          undo();  // reached the stand-in bracket: the event may continue in the next chunk
+          break;
+        }
+        after = size_t(p - buf_.get());
       }
       ++events_;
       ++taken;
@@ -532,10 +619,24 @@ class Reader {
   }
 
   static int64_t whole(od::value& v, const char* what) {
+    int64_t n = 0;
+    if (!v.get_int64().get(n)) return n;
     int64_t ns = 0;
     if (!microseconds_text_to_ns(v.raw_json_token(), ns))
       throw BadEvent{std::string("'") + what + "' is not a number"};
     return ns / 1000;
+  }
+
+  /// A string value as it stands in the buffer when it has no escapes (no copy), else unescaped.
+  static bool string_of(od::value& v, std::string_view& out) {
+    std::string_view tok = v.raw_json_token();
+    while (!tok.empty() && is_space(tok.back())) tok.remove_suffix(1);
+    if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"' &&
+        tok.find('\\') == std::string_view::npos) {
+      out = tok.substr(1, tok.size() - 2);
+      return true;
+    }
+    return !v.get_string().get(out);
   }
 
   static void triple(od::value& v, int32_t out[3]) {
@@ -552,7 +653,7 @@ class Reader {
   void read_event(od::object& obj) {
     std::string_view ph, cat, name, ts_text, dur_text;
     int64_t pid = 0, tid = 0;
-    uint64_t id = 0, external = 0, correlation = 0;
+    uint64_t external = 0, correlation = 0;
     int64_t device = -1, stream = -1;
     KernelInfo kinfo;
     bool has_kinfo = false, has_ts = false, has_dur = false;
@@ -562,18 +663,19 @@ class Reader {
       od::raw_json_string key;
       od::value v;
       if (field.key().get(key) || field.value().get(v)) throw BadEvent{"malformed field"};
-      if (key == "ph") {
-        if (v.get_string().get(ph)) throw BadEvent{"'ph' is not a string"};
-      } else if (key == "name") {
-        if (v.get_string().get(name)) throw BadEvent{"'name' is not a string"};
+      const char* kr = key.raw();
+      if (is_key(kr, "ph")) {
+        if (!string_of(v, ph)) throw BadEvent{"'ph' is not a string"};
+      } else if (is_key(kr, "name")) {
+        if (!string_of(v, name)) throw BadEvent{"'name' is not a string"};
         name = out_->intern(name);
-      } else if (key == "cat") {
-        if (v.get_string().get(cat)) throw BadEvent{"'cat' is not a string"};
+      } else if (is_key(kr, "cat")) {
+        if (!string_of(v, cat)) throw BadEvent{"'cat' is not a string"};
         cat = out_->intern(cat);
         auto [it, fresh] = categories_.emplace(cat.data(), Category::Other);
         if (fresh) it->second = category_from(cat);
         category = it->second;
-      } else if (key == "ts") {
+      } else if (is_key(kr, "ts")) {
         ts_text = v.raw_json_token();
         has_ts = true;
         if (!ts_text.empty() && ts_text.front() == '"') {
@@ -583,7 +685,7 @@ class Reader {
         if (!microseconds_text_to_ns(ts_text, ns))
           throw BadEvent{"'ts' " + std::string(ts_text) + " is not a number or is too large"};
         ts_ns_ = ns;
-      } else if (key == "dur") {
+      } else if (is_key(kr, "dur")) {
         dur_text = v.raw_json_token();
         has_dur = true;
         int64_t ns = 0;
@@ -591,46 +693,43 @@ class Reader {
           throw BadEvent{"'dur' " + std::string(dur_text) + " is not a number or is too large"};
         if (ns < 0) throw BadEvent{"negative duration " + std::string(dur_text)};
         dur_ns_ = ns;
-      } else if (key == "pid") {
+      } else if (is_key(kr, "pid")) {
         pid = lane_id(v);
-      } else if (key == "tid") {
+      } else if (is_key(kr, "tid")) {
         tid = lane_id(v);
-      } else if (key == "id") {
-        if (v.type().value_unsafe() == od::json_type::string) {
-          std::string_view s;
-          if (!v.get_string().get(s)) id = std::hash<std::string_view>{}(s);
-        } else {
-          int64_t ns = 0;
-          if (microseconds_text_to_ns(v.raw_json_token(), ns)) id = uint64_t(ns / 1000);
-        }
-      } else if (key == "args") {
+      } else if (is_key(kr, "args")) {
         od::object args;
         if (v.get_object().get(args)) continue;
         for (auto a : args) {
           od::raw_json_string k;
           od::value av;
           if (a.key().get(k) || a.value().get(av)) throw BadEvent{"malformed args"};
-          if (k == "External id") {
+          const char* ak = k.raw();
+          if (is_key(ak, "External id")) {
             external = uint64_t(whole(av, "External id"));
-          } else if (k == "correlation") {
+            // An operator or range needs nothing else from its args (input shapes and the
+            // like): leave the rest for simdjson to skip, which is much quicker than reading.
+            if (is_torch_scope(category)) break;
+          } else if (is_key(ak, "correlation")) {
             correlation = uint64_t(whole(av, "correlation"));
-          } else if (k == "device") {
+            if ((category == Category::Runtime || category == Category::Driver) && external) break;
+          } else if (is_key(ak, "device")) {
             device = whole(av, "device");
-          } else if (k == "stream") {
+          } else if (is_key(ak, "stream")) {
             stream = whole(av, "stream");
-          } else if (k == "grid") {
+          } else if (is_key(ak, "grid")) {
             triple(av, kinfo.grid);
             has_kinfo = true;
-          } else if (k == "block") {
+          } else if (is_key(ak, "block")) {
             triple(av, kinfo.block);
             has_kinfo = true;
-          } else if (k == "registers per thread") {
+          } else if (is_key(ak, "registers per thread")) {
             kinfo.registers = int32_t(whole(av, "registers per thread"));
             has_kinfo = true;
-          } else if (k == "shared memory") {
+          } else if (is_key(ak, "shared memory")) {
             kinfo.shared_memory = whole(av, "shared memory");
             has_kinfo = true;
-          } else if (k == "name") {
+          } else if (is_key(ak, "name")) {
             std::string_view s;
             if (!av.get_string().get(s)) meta_name = out_->intern(s);
           }
@@ -659,7 +758,7 @@ class Reader {
       out_->events.push_back(e);
     } else if (ph == "s" || ph == "f" || ph == "t") {
       if (!has_ts) throw BadEvent{"flow event without 'ts'"};
-      out_->flows.push_back(Flow{id, ts_ns_, pid, tid, ph == "s", cat});
+      (ph == "s" ? out_->flows.starts : out_->flows.finishes) += 1;
     } else if (ph == "M") {
       if (name == "thread_name") out_->lane_names[{pid, tid}] = std::string(meta_name);
       if (name == "process_name") out_->lane_names[{pid, -1}] = std::string(meta_name);
@@ -679,6 +778,7 @@ class Reader {
   size_t cap_ = 0, len_ = 0;
   int64_t base_ = 0;  // file offset of buf_[0]
   bool eof_ = false, bare_array_ = false;
+  bool careful_ = false;  // read the next event with its extent checked first
   size_t events_ = 0;
   int64_t ts_ns_ = 0, dur_ns_ = 0;
   std::unordered_map<std::string_view, int64_t> named_lanes_;
@@ -689,6 +789,14 @@ class Reader {
 
 Trace parse_trace_file(const std::string& path, const ParseOptions& options) {
   Trace t;
+  // Room for every event up front (about 200 bytes of JSON each in Kineto's output): the vector
+  // never reallocates, and untouched capacity costs address space, not memory.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+  {
+    t.events.reserve(std::min<size_t>(size_t(st.st_size) / 100, size_t(1) << 31));
+    t.kernels.reserve(std::min<size_t>(size_t(st.st_size) / 300, size_t(1) << 31));
+  }
   Reader r(open_file(path), path, options, &t);
   r.run();
   return t;

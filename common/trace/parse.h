@@ -26,7 +26,7 @@ struct ParseError : std::runtime_error {
 };
 
 struct ParseOptions {
-  size_t chunk_bytes = size_t(32) << 20;  ///< bytes read per chunk (grows for huge events)
+  size_t chunk_bytes = size_t(4) << 20;  ///< bytes read per chunk (grows for huge events)
 };
 
 /// Reads a trace file (.json or .json.gz, told apart by content). Throws ParseError.

@@ -1,5 +1,7 @@
 #include "trace/reports.h"
 
+#include "trace/name_ids.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,11 +42,14 @@ std::vector<std::pair<int64_t, int64_t>> merge(std::vector<std::pair<int64_t, in
   return out;
 }
 
-/// Length of the union of `merged` clipped to [lo, hi].
+/// Length of the union of `merged` (sorted, disjoint) clipped to [lo, hi].
 int64_t covered(const std::vector<std::pair<int64_t, int64_t>>& merged, int64_t lo, int64_t hi) {
   int64_t sum = 0;
-  for (const auto& [s, e] : merged) {
-    const int64_t a = std::max(s, lo), b = std::min(e, hi);
+  // The first interval that ends after lo; intervals are disjoint, so ends are sorted too.
+  auto it = std::lower_bound(merged.begin(), merged.end(), lo,
+                             [](const std::pair<int64_t, int64_t>& iv, int64_t v) { return iv.second <= v; });
+  for (; it != merged.end() && it->first < hi; ++it) {
+    const int64_t a = std::max(it->first, lo), b = std::min(it->second, hi);
     if (b > a) sum += b - a;
   }
   return sum;
@@ -57,7 +62,6 @@ int64_t covered(const std::vector<std::pair<int64_t, int64_t>>& merged, int64_t 
 TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
   const auto& ev = t_.events;
   launch_of_.assign(ev.size(), -1);
-  work_of_.resize(ev.size());
   std::unordered_map<uint64_t, size_t> call_by_correlation;
   for (size_t i = 0; i < ev.size(); ++i)
     if (is_launch_call(ev[i].category) && ev[i].correlation != 0)
@@ -67,10 +71,18 @@ TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
     auto it = call_by_correlation.find(ev[i].correlation);
     if (it == call_by_correlation.end()) continue;
     launch_of_[i] = long(it->second);
-    work_of_[it->second].push_back(i);
+    work_.push_back(i);
   }
-  for (auto& w : work_of_)
-    std::sort(w.begin(), w.end(), [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
+  std::sort(work_.begin(), work_.end(), [&](size_t a, size_t b) {
+    if (launch_of_[a] != launch_of_[b]) return launch_of_[a] < launch_of_[b];
+    return ev[a].start_ns < ev[b].start_ns;
+  });
+  for (size_t k = 0; k < work_.size();) {
+    size_t j = k;
+    while (j < work_.size() && launch_of_[work_[j]] == launch_of_[work_[k]]) ++j;
+    work_range_.emplace(size_t(launch_of_[work_[k]]), std::make_pair(k, j));
+    k = j;
+  }
 
   for (size_t i = 0; i < ev.size(); ++i)
     if (is_step(ev[i])) steps.push_back(i);
@@ -92,8 +104,10 @@ TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
 
 long TraceIndex::launch_of(size_t i) const { return i < launch_of_.size() ? launch_of_[i] : -1; }
 
-const std::vector<size_t>& TraceIndex::work_of(size_t launch) const {
-  return launch < work_of_.size() ? work_of_[launch] : empty_;
+TraceIndex::Span TraceIndex::work_of(size_t launch) const {
+  auto it = work_range_.find(launch);
+  if (it == work_range_.end()) return {nullptr, nullptr};
+  return {work_.data() + it->second.first, work_.data() + it->second.second};
 }
 
 DurationStats DurationStats::of(std::vector<int64_t> v) {
@@ -148,7 +162,8 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
       if (is_torch_scope(t.events[i].category) && t.events[i].external_id)
         op_by_id.emplace(t.events[i].external_id, i);
 
-  std::map<std::string_view, std::vector<size_t>> by_name;
+  NameIds ids;
+  std::vector<std::vector<size_t>> by_id;
   for (size_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
     if (e.category != Category::Kernel) continue;
@@ -162,13 +177,16 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
       }
       if (!in) continue;
     }
-    by_name[e.name].push_back(i);
+    const uint32_t id = ids(e.name);
+    if (id >= by_id.size()) by_id.resize(id + 1);
+    by_id[id].push_back(i);
   }
   std::vector<KernelRow> rows;
   int64_t all = 0;
-  for (const auto& [name, idx] : by_name) {
+  for (uint32_t id = 0; id < by_id.size(); ++id) {
+    const auto& idx = by_id[id];
     KernelRow r;
-    r.name = std::string(name);
+    r.name = std::string(ids.name(id));
     std::vector<int64_t> d;
     for (size_t i : idx) d.push_back(t.events[i].dur_ns);
     r.time = DurationStats::of(d);
@@ -184,18 +202,21 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
 
 std::vector<ApiRow> api_report(const TraceIndex& index) {
   const Trace& t = index.trace();
-  std::map<std::string_view, std::vector<int64_t>> by_name;
+  NameIds ids;
+  std::vector<std::vector<int64_t>> by_id;
   int64_t all = 0;
   for (const auto& e : t.events)
     if (is_launch_call(e.category)) {
-      by_name[e.name].push_back(e.dur_ns);
+      const uint32_t id = ids(e.name);
+      if (id >= by_id.size()) by_id.resize(id + 1);
+      by_id[id].push_back(e.dur_ns);
       all += e.dur_ns;
     }
   std::vector<ApiRow> rows;
-  for (auto& [name, d] : by_name) {
+  for (uint32_t id = 0; id < by_id.size(); ++id) {
     ApiRow r;
-    r.name = std::string(name);
-    r.time = DurationStats::of(std::move(d));
+    r.name = std::string(ids.name(id));
+    r.time = DurationStats::of(std::move(by_id[id]));
     r.share = all > 0 ? double(r.time.total) / double(all) : 0;
     rows.push_back(std::move(r));
   }
@@ -209,7 +230,7 @@ LaunchReport launch_report(const TraceIndex& index) {
   LaunchReport r;
   std::vector<int64_t> clipped;
   for (size_t i = 0; i < t.events.size(); ++i) {
-    const auto& work = index.work_of(i);
+    const auto work = index.work_of(i);
     if (work.empty()) continue;
     const Event& call = t.events[i];
     const Event& first = t.events[work.front()];
@@ -228,10 +249,15 @@ LaunchReport launch_report(const TraceIndex& index) {
   });
   r.delay = DurationStats::of(std::move(clipped));
 
-  std::map<std::string_view, std::vector<size_t>> by_name;
+  NameIds ids;
+  std::vector<std::vector<size_t>> by_id;
   for (size_t i = 0; i < t.events.size(); ++i)
-    if (t.events[i].category == Category::Kernel) by_name[t.events[i].name].push_back(i);
-  for (const auto& [name, idx] : by_name) {
+    if (t.events[i].category == Category::Kernel) {
+      const uint32_t id = ids(t.events[i].name);
+      if (id >= by_id.size()) by_id.resize(id + 1);
+      by_id[id].push_back(i);
+    }
+  for (const auto& idx : by_id) {
     if (idx.size() < 5) continue;
     std::vector<int64_t> d;
     for (size_t i : idx) d.push_back(t.events[i].dur_ns);
@@ -257,7 +283,9 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
     if (is_device_work(t.events[i].category)) lanes[{t.events[i].pid, t.events[i].tid}].push_back(i);
 
   std::vector<std::pair<int64_t, int64_t>> all_work;
-  for (auto& [lane, idx] : lanes) {
+  for (auto& entry : lanes) {
+    const auto& lane = entry.first;
+    auto& idx = entry.second;  // a plain reference: lambdas below capture it
     std::sort(idx.begin(), idx.end(),
               [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
     StreamRow row;
@@ -459,6 +487,11 @@ std::string explain(const TraceIndex& index) {
     line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
     return out;
   }
+  const auto top = kernel_report(index);
+  if (!top.empty())
+    line("top kernel: " + top.front().name.substr(0, 80) + " — " + pct(top.front().share) +
+         " of kernel time, " + std::to_string(top.front().time.count) + " calls, median " +
+         us(int64_t(top.front().time.median)));
   const StreamReport sr = stream_report(index);
   if (!sr.steps.empty()) {
     std::vector<int64_t> k;

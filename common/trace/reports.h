@@ -6,6 +6,7 @@
 /// text and JSON forms are in report_format.h.
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,18 @@ class TraceIndex {
   /// The runtime/driver call that launched GPU work `i`, or -1.
   long launch_of(size_t i) const;
   /// GPU work launched by call `i` (a cudaGraphLaunch may have many).
-  const std::vector<size_t>& work_of(size_t launch) const;
+  /// (A view: valid while the index lives.)
+  struct Span {
+    const size_t* b;
+    const size_t* e;
+    const size_t* begin() const { return b; }
+    const size_t* end() const { return e; }
+    size_t size() const { return size_t(e - b); }
+    bool empty() const { return b == e; }
+    size_t front() const { return *b; }
+    size_t operator[](size_t i) const { return b[i]; }
+  };
+  Span work_of(size_t launch) const;
   /// The profiled window: the span of the ProfileStep#N ranges, or of all events without them.
   int64_t window_start = 0, window_end = 0;
   /// ProfileStep#N ranges in time order.
@@ -32,7 +44,9 @@ class TraceIndex {
  private:
   const Trace& t_;
   std::vector<long> launch_of_;
-  std::vector<std::vector<size_t>> work_of_;
+  /// GPU work grouped by launch call, in start order: work_of(c) is a slice of `work_`.
+  std::vector<size_t> work_;
+  std::unordered_map<size_t, std::pair<size_t, size_t>> work_range_;
   std::vector<size_t> empty_;
 };
 

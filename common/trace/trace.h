@@ -29,6 +29,9 @@ class NamePool {
   std::vector<std::unique_ptr<char[]>> blocks_;
   size_t block_used_ = 0, block_size_ = 0;
   std::unordered_set<std::string_view> views_;
+  /// The same few names come back millions of times: a small direct-mapped cache in front of
+  /// the hash set (a hit costs one memcmp, not a hash of the whole name).
+  std::string_view recent_[1024];
 };
 
 /// How a kernel was launched (Kineto's kernel args).
@@ -39,19 +42,17 @@ struct KernelInfo {
   int64_t shared_memory = 0;   ///< bytes per block
 };
 
-/// One end of a flow arrow ("ph": "s" starts at a launch, "f" finishes at its GPU work).
-struct Flow {
-  uint64_t id = 0;
-  int64_t ts_ns = 0;
-  int64_t pid = 0, tid = 0;
-  bool start = true;
-  std::string_view category;  ///< "ac2g" (launch to GPU), "fwdbwd", ...
+/// Flow arrows ("ph": "s" at a launch, "f" at its GPU work): counted, not kept. The reports join
+/// launches to GPU work through correlation ids, which every flow arrow mirrors; a trace whose
+/// arrows do not pair up is still read.
+struct FlowCounts {
+  int64_t starts = 0, finishes = 0;
 };
 
 struct Trace {
   std::vector<Event> events;
   std::vector<KernelInfo> kernels;
-  std::vector<Flow> flows;
+  FlowCounts flows;
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
   /// Lane names from the metadata events: (pid, tid) -> "thread 4676 (01_matmul_add)";
   /// (pid, -1) -> the process name.

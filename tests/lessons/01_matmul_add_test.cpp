@@ -91,6 +91,29 @@ TEST(Lesson01, EachActiveStepHoldsTheRangeAndItsOperators) {
   }
 }
 
+TEST(Lesson01, TheTraceFileGivesTheSameTableAsTheRun) {
+  // The table printed from the profiler's events in the process, and the one pil-trace computes
+  // from the trace file alone, must agree to the character.
+  LessonRun run({"--variant", "all", "--size", "80"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  for (const char* variant : {"eager", "addmm"}) {
+    const std::string stem = run.dir.path() + "/" + variant + "_cpu_fp32_n80";
+    const auto ops = run_process(PIL_TRACE_EXE, {"ops", stem + ".pt.trace.json"});
+    ASSERT_EQ(ops.exit_code, 0) << ops.err;
+    std::ifstream in(stem + ".table.txt");
+    const std::string table((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(ops.out, table) << variant;
+  }
+}
+
+TEST(Lesson01, RunEndsWithWhatTheTraceSays) {
+  LessonRun run({});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_NE(run.r.out.find("what this trace says:"), std::string::npos);
+  EXPECT_NE(run.r.out.find("3 profiled steps"), std::string::npos) << run.r.out;
+  EXPECT_NE(run.r.out.find("no GPU work in this trace"), std::string::npos) << run.r.out;
+}
+
 TEST(Lesson01, ScheduleDecidesHowManyStepsAreRecorded) {
   LessonRun run({"--wait", "0", "--warmup", "0", "--active", "2", "--warmup-calls", "0"});
   ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;

@@ -172,7 +172,9 @@ TEST_F(Reports, DiffAddedRemovedFasterSlower) {
   EXPECT_EQ(d.kernels_b, 6);
   const DiffReport back = diff_report(b, t);
   for (const auto& r : back.rows) {
-    if (r.name == "aten::add") EXPECT_EQ(r.change, Change::Faster);
+    if (r.name == "aten::add") {
+      EXPECT_EQ(r.change, Change::Faster);
+    }
   }
 }
 

@@ -14,6 +14,8 @@
 //   pil-trace chain    TRACE --range R     range -> operators -> runtime calls -> GPU work
 //   pil-trace diff     A B                 operators and kernels of two runs side by side
 //   pil-trace svg      TRACE --out F.svg   a timeline picture (--step K, --range R, --from-us)
+//   pil-trace walk     TRACE               only walk the events with simdjson (the parse
+//                                          ceiling that scripts/bench_trace.py compares with)
 //
 // Every report but svg takes --json. Exit codes: 0 done, 2 bad usage or unreadable trace.
 #include <CLI/CLI.hpp>
@@ -349,6 +351,8 @@ int main(int argc, char** argv) {
   diff->add_option("--tolerance", tolerance, "Relative change counted as the same")
       ->check(CLI::Range(0.0, 10.0));
   diff->add_flag("--json", as_json, "Print JSON instead of a table");
+  auto* walk = app.add_subcommand("walk", "Walk the events without analysis (benchmark ceiling)");
+  walk->add_option("trace", path, "Trace file")->required();
   auto* svg = app.add_subcommand("svg", "Timeline picture");
   svg->add_option("trace", path, "Trace file")->required();
   svg->add_option("--out", out, "SVG file to write")->required();
@@ -373,6 +377,10 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (*walk) {
+      std::cout << walk_trace_file(path) << " events\n";
+      return 0;
+    }
     const Trace t = parse_trace_file(path);
     const TraceIndex index(t);
     if (*summary) {

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""How fast does pil-trace read and explain a large trace? One run, side by side.
+
+Generates a Kineto-like trace (default about 1 GB: profiler steps, named ranges, operators, CUDA
+runtime launches, kernels with their launch shapes, copies, ac2g flow arrows; written the way
+Kineto writes it) once into the cache, then times on one core (taskset -c 0), each in a fresh
+process, measuring wall time and peak memory (GNU time):
+
+  walk       simdjson merely walking every event (pil-trace walk): the parse ceiling
+  pil-trace  the full analysis (pil-trace summary: operator table, kernels, idle-time split per
+             stream, launch delays)
+  json.load  Python's json.load of the same file
+  HTA        Holistic Trace Analysis: loading plus its kernel breakdown and idle-time breakdown
+             (pip package holistictraceanalysis, installed into a venv in the cache)
+
+and prints one table with the ratios the goals are stated in. Usage:
+  scripts/bench_trace.py [--size-mb 1024] [--build build] [--skip-hta] [--skip-json]
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.environ.get("PIL_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "profiling-in-libtorch")
+
+
+def generate(path, size_mb, seed=1):
+    """Writes a Kineto-like trace of about size_mb megabytes, whole or not at all."""
+    rng = random.Random(seed)
+    target = size_mb * 1024 * 1024
+    tmp = path + ".partial"
+    pid, tid = 4242, 4242
+    kernels = ["void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8>(Params)",
+               "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
+               "void at::native::(anonymous namespace)::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const",
+               "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn"]
+    ops = ["aten::mm", "aten::add", "aten::gelu", "aten::addmm"]
+    with open(tmp, "w", buffering=1 << 22) as f:
+        f.write('{\n  "schemaVersion": 1,\n  "deviceProperties": [\n    {"id": 0, "name": "Synthetic GPU", '
+                '"totalGlobalMem": 85899345920, "computeMajor": 9, "computeMinor": 0, "numSms": 132}\n  ],\n'
+                '  "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},\n'
+                '  "displayTimeUnit": "ms",\n  "baseTimeNanoseconds": 1700000000000000000,\n  "traceEvents": [\n')
+        written, ext, corr, ts, step, first = 0, 1, 1, 1000.0, 0, True
+        out = []
+        while written < target:
+            step_start = ts
+            events = []
+            n_ops = 40
+            step_ext = ext
+            ext += 1
+            range_ext = ext
+            ext += 1
+            gpu_t = ts + 30.0
+            for i in range(n_ops):
+                k = rng.randrange(len(ops))
+                op_ts = ts + 2.0 + i * 25.0
+                op_dur = 18.0 + rng.random() * 4
+                events.append(
+                    '  {\n    "ph": "X", "cat": "cpu_op", "name": "%s", "pid": %d, "tid": %d,\n'
+                    '    "ts": %.3f, "dur": %.3f,\n    "args": {\n      "External id": %d,"Sequence number": %d, '
+                    '"Fwd thread id": 0, "Record function id": 0, "Concrete Inputs": ["", ""], "Input type": '
+                    '["c10::BFloat16", "c10::BFloat16"], "Input Strides": [[4096, 1], [4096, 1]], "Input Dims": '
+                    '[[4096, 4096], [4096, 4096]], "Ev Idx": %d\n    }\n  }' % (ops[k], pid, tid, op_ts, op_dur, ext, i, i))
+                l_ts = op_ts + 5.0
+                l_dur = 4.0 + rng.random() * 2
+                events.append(
+                    '  {\n    "ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": %d, "tid": %d,\n'
+                    '    "ts": %.3f, "dur": %.3f,\n    "args": {\n      "External id": %d, "cbid": 211, '
+                    '"correlation": %d\n    }\n  }' % (pid, tid, l_ts, l_dur, ext, corr))
+                k_ts = max(gpu_t, l_ts + l_dur + 2.0)
+                k_dur = 5.0 + rng.random() * 30
+                gpu_t = k_ts + k_dur + rng.choice([0.5, 1.0, 2.0, 40.0])
+                events.append(
+                    '  {\n    "ph": "X", "cat": "kernel", "name": "%s", "pid": 0, "tid": 7,\n'
+                    '    "ts": %.3f, "dur": %.3f,\n    "args": {\n      "External id": %d,\n      "queued": 0, '
+                    '"device": 0, "context": 1,\n      "stream": 7, "correlation": %d,\n      "registers per thread": 90, '
+                    '"shared memory": 49152,\n      "blocks per SM": 1.939394, "warps per SM": 7.757576,\n      '
+                    '"grid": [256, 1, 1], "block": [128, 1, 1], "est. achieved occupancy %%": 12\n    }\n  }'
+                    % (kernels[k], k_ts, k_dur, ext, corr))
+                events.append('  {\n    "ph": "s", "id": %d, "pid": %d, "tid": %d, "ts": %.3f,\n    "cat": "ac2g", '
+                              '"name": "ac2g"\n  }' % (corr, pid, tid, l_ts, ))
+                events.append('  {\n    "ph": "f", "id": %d, "pid": 0, "tid": 7, "ts": %.3f,\n    "cat": "ac2g", '
+                              '"name": "ac2g", "bp": "e"\n  }' % (corr, k_ts))
+                ext += 1
+                corr += 1
+            ts = max(ts + 2.0 + n_ops * 25.0 + 10.0, gpu_t)
+            events.insert(0, '  {\n    "ph": "X", "cat": "user_annotation", "name": "ProfileStep#%d", "pid": %d, '
+                          '"tid": %d,\n    "ts": %.3f, "dur": %.3f,\n    "args": {\n      "External id": %d,'
+                          '"Record function id": 0, "Ev Idx": 0\n    }\n  }' % (step, pid, tid, step_start,
+                                                                              ts - step_start, step_ext))
+            events.insert(1, '  {\n    "ph": "X", "cat": "user_annotation", "name": "block", "pid": %d, "tid": %d,\n'
+                          '    "ts": %.3f, "dur": %.3f,\n    "args": {\n      "External id": %d,"Record function id": 0, '
+                          '"Ev Idx": 1\n    }\n  }' % (pid, tid, step_start + 1.0, n_ops * 25.0, range_ext))
+            text = ",\n".join(events)
+            if not first:
+                text = ",\n" + text
+            first = False
+            f.write(text)
+            written += len(text)
+            step += 1
+        f.write('\n  ],\n  "traceName": "synthetic"\n}\n')
+    os.replace(tmp, path)
+
+
+def measure(label, argv, core="0"):
+    """Runs argv on one core; returns (seconds, peak MB, ok, tail of output)."""
+    cmd = ["/usr/bin/time", "-f", "PILTIME %e %M"]
+    if shutil.which("taskset"):
+        cmd += ["taskset", "-c", core]
+    proc = subprocess.run(cmd + argv, capture_output=True, text=True)
+    seconds, peak_mb = float("nan"), float("nan")
+    for line in proc.stderr.splitlines():
+        if line.startswith("PILTIME "):
+            _, s, kb = line.split()
+            seconds, peak_mb = float(s), int(kb) / 1024.0
+    ok = proc.returncode == 0
+    tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+    print("  %-10s %8.2f s  %8.0f MB  %s" % (label, seconds, peak_mb, "ok" if ok else "FAILED: " + " | ".join(tail)),
+          flush=True)
+    return seconds, peak_mb, ok
+
+
+HTA_SCRIPT = r"""
+import sys, logging
+logging.disable(logging.WARNING)
+from hta.trace_analysis import TraceAnalysis
+a = TraceAnalysis(trace_dir=sys.argv[1])
+a.get_gpu_kernel_breakdown(visualize=False)
+a.get_idle_time_breakdown(visualize=False)
+print("hta done")
+"""
+
+
+def hta_python():
+    venv = os.path.join(CACHE, "hta-venv")
+    py = os.path.join(venv, "bin", "python")
+    if not os.path.exists(py):
+        print("installing holistictraceanalysis into %s (once)" % venv, flush=True)
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", "holistictraceanalysis"], check=True)
+    return py
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--skip-hta", action="store_true")
+    ap.add_argument("--skip-json", action="store_true")
+    ap.add_argument("--json-out", help="write the results as JSON here")
+    args = ap.parse_args()
+
+    tool = os.path.join(args.build, "bin", "pil-trace")
+    if not os.path.exists(tool):
+        sys.exit("no %s: build first (cmake --build %s --target pil-trace)" % (tool, args.build))
+    bench_dir = os.path.join(CACHE, "bench")
+    os.makedirs(bench_dir, exist_ok=True)
+    trace = os.path.join(bench_dir, "trace-%dMB.json" % args.size_mb)
+    if not os.path.exists(trace):
+        print("generating %s ..." % trace, flush=True)
+        t0 = time.time()
+        generate(trace, args.size_mb)
+        print("  generated in %.0f s" % (time.time() - t0), flush=True)
+    size_mb = os.path.getsize(trace) / 1024.0 / 1024.0
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    print("trace: %s (%.0f MB); one core of: %s" % (trace, size_mb, cpu), flush=True)
+
+    results = {}
+    results["walk"] = measure("walk", [tool, "walk", trace])
+    results["pil-trace"] = measure("pil-trace", [tool, "summary", trace])
+    if not args.skip_json:
+        results["json.load"] = measure("json.load", [sys.executable, "-c",
+                                                     "import json,sys; json.load(open(sys.argv[1]))", trace])
+    if not args.skip_hta:
+        with tempfile.TemporaryDirectory() as d:
+            os.symlink(trace, os.path.join(d, "rank-0.json"))
+            results["HTA"] = measure("HTA", [hta_python(), "-c", HTA_SCRIPT, d])
+
+    walk_s = results["walk"][0]
+    ours_s, ours_mb = results["pil-trace"][0], results["pil-trace"][1]
+    print("\n%-10s %10s %10s %12s %12s" % ("", "seconds", "vs walk", "peak MB", "MB / file MB"))
+    for name, (s, mb, ok) in results.items():
+        print("%-10s %10.2f %9.2fx %12.0f %12.2f%s" % (name, s, s / walk_s, mb, mb / size_mb, "" if ok else "  FAILED"))
+    print("\ngoals: full analysis within 2x of the walk: %.2fx %s" % (ours_s / walk_s, "met" if ours_s <= 2 * walk_s else "MISSED"))
+    if "HTA" in results and results["HTA"][2]:
+        r = results["HTA"][0] / ours_s
+        print("       at least 10x faster than HTA: %.1fx %s" % (r, "met" if r >= 10 else "MISSED"))
+    print("       peak memory at most half the file: %.2f %s" % (ours_mb / size_mb, "met" if ours_mb <= size_mb / 2 else "MISSED"))
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            json.dump({"trace_mb": size_mb, "cpu": cpu,
+                       "results": {k: {"seconds": v[0], "peak_mb": v[1], "ok": v[2]} for k, v in results.items()}}, f, indent=2)
+    ok = all(v[2] for v in results.values())
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

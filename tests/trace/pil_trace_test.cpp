@@ -1,0 +1,92 @@
+// pil-trace end to end: every subcommand on the synthetic GPU trace, JSON that parses, and bad
+// input answered with one line and exit 2.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/run_process.h"
+#include "trace/synthetic_trace.h"
+
+namespace {
+
+using pil::test::run_process;
+using pil::test::TempDir;
+
+const std::string kTool = PIL_TRACE_EXE;
+
+struct PilTrace : ::testing::Test {
+  TempDir dir;
+  std::string trace = dir.path() + "/gpu.json";
+  void SetUp() override { std::ofstream(trace) << pil::test::synthetic_gpu_trace(); }
+};
+
+TEST_F(PilTrace, EveryReportRunsAndItsJsonParses) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"summary"}, {"ops"}, {"kernels"}, {"api"}, {"launches"},
+        {"streams"}, {"chain", "--range", "matmul_add"}}) {
+    SCOPED_TRACE(args[0]);
+    auto text_args = args;
+    text_args.insert(text_args.begin() + 1, trace);
+    const auto text = run_process(kTool, text_args);
+    EXPECT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_FALSE(text.out.empty());
+    if (args[0] == "summary") continue;
+    text_args.push_back("--json");
+    const auto js = run_process(kTool, text_args);
+    EXPECT_EQ(js.exit_code, 0) << js.err;
+    EXPECT_TRUE(nlohmann::json::accept(js.out)) << js.out;
+  }
+}
+
+TEST_F(PilTrace, TextReportsCarryTheFigures) {
+  const auto kernels = run_process(kTool, {"kernels", trace});
+  EXPECT_NE(kernels.out.find("100,000"), std::string::npos) << kernels.out;  // gemm total (ns)
+  EXPECT_NE(kernels.out.find("64x1x1 128x1x1 90 4096"), std::string::npos) << kernels.out;
+  const auto streams = run_process(kTool, {"streams", trace, "--json"});
+  const auto j = nlohmann::json::parse(streams.out);
+  int64_t busy7 = -1;
+  for (const auto& s : j["streams"])
+    if (s["stream"] == 7) busy7 = s["busy_ns"];
+  EXPECT_EQ(busy7, 117000);
+  const auto chain = run_process(kTool, {"chain", trace, "--range", "matmul_add"});
+  EXPECT_NE(chain.out.find("=> GPU gemm"), std::string::npos) << chain.out;
+}
+
+TEST_F(PilTrace, DiffOfARunWithItselfIsAllSame) {
+  const auto d = run_process(kTool, {"diff", trace, trace, "--json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const auto j = nlohmann::json::parse(d.out);
+  ASSERT_FALSE(j["rows"].empty());
+  for (const auto& r : j["rows"]) EXPECT_EQ(r["change"], "same") << r.dump();
+}
+
+TEST_F(PilTrace, SvgIsWrittenWhole) {
+  const std::string out = dir.path() + "/t.svg";
+  const auto r = run_process(kTool, {"svg", trace, "--out", out, "--range", "matmul_add"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text.rfind("<svg", 0), 0u);
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
+}
+
+TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
+  const std::string bad = dir.path() + "/bad.json", empty = dir.path() + "/empty.json";
+  std::ofstream(bad) << "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": -4}]}";
+  std::ofstream(empty) << "";
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"ops", dir.path() + "/missing.json"}, {"ops", dir.path()},
+        {"ops", bad}, {"kernels", empty}, {"chain", trace, "--range", "nope"},
+        {"svg", trace, "--out", dir.path() + "/x.svg", "--step", "5"}, {"frobnicate", trace},
+        {"ops"}}) {
+    SCOPED_TRACE(args[0] + " " + (args.size() > 1 ? args[1] : ""));
+    const auto r = run_process(kTool, args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("pil-trace: error: ", 0), 0u) << r.err;
+  }
+  EXPECT_FALSE(std::ifstream(dir.path() + "/x.svg").good()) << "nothing is written on error";
+}
+
+}  // namespace
