@@ -43,10 +43,12 @@ KeyAverages key_averages(const std::vector<Event>& events) {
     if (is_cpu_slice(events[i].category)) threads[{events[i].pid, events[i].tid}].push_back(i);
   std::vector<size_t> order;  // all CPU slices, parents before children
   for (auto& [key, idx] : threads) {
-    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    auto before = [&](size_t a, size_t b) {
       if (events[a].start_ns != events[b].start_ns) return events[a].start_ns < events[b].start_ns;
       return events[a].dur_ns > events[b].dur_ns;
-    });
+    };
+    // Traces mostly come in time order: check before paying for a sort.
+    if (!std::is_sorted(idx.begin(), idx.end(), before)) std::stable_sort(idx.begin(), idx.end(), before);
     std::vector<size_t> open;
     for (size_t i : idx) {
       while (!open.empty() && events[i].end_ns() > events[open.back()].end_ns()) open.pop_back();
@@ -59,17 +61,34 @@ KeyAverages key_averages(const std::vector<Event>& events) {
   for (size_t i : order)
     if (parent[i] >= 0) self_cpu[size_t(parent[i])] -= events[i].dur_ns;
 
-  // 2. Attribute GPU work to the operator or range that launched it (external id).
-  std::unordered_map<uint64_t, size_t> by_id;
-  by_id.reserve(order.size());
+  // 2. Attribute GPU work to the operator or range that launched it (external id). Kineto's
+  //    ids are small and dense, so a table indexed by id is used when it stays compact.
+  uint64_t max_id = 0;
   for (size_t i : order)
-    if (is_torch_scope(events[i].category) && events[i].external_id != 0)
-      by_id.emplace(events[i].external_id, i);
+    if (is_torch_scope(events[i].category)) max_id = std::max(max_id, events[i].external_id);
+  const bool dense = max_id <= 8 * uint64_t(n) + 1024;
+  std::vector<long> dense_owner(dense ? size_t(max_id) + 1 : 0, -1);
+  std::unordered_map<uint64_t, size_t> sparse_owner;
+  for (size_t i : order) {
+    const uint64_t id = events[i].external_id;
+    if (!is_torch_scope(events[i].category) || id == 0) continue;
+    if (dense) {
+      if (dense_owner[id] < 0) dense_owner[id] = long(i);
+    } else {
+      sparse_owner.emplace(id, i);
+    }
+  }
+  auto owner = [&](uint64_t id) -> long {
+    if (id == 0) return -1;
+    if (dense) return id < dense_owner.size() ? dense_owner[id] : -1;
+    auto it = sparse_owner.find(id);
+    return it == sparse_owner.end() ? -1 : long(it->second);
+  };
   for (size_t i = 0; i < n; ++i) {
     if (!is_device_work(events[i].category)) continue;
     self_dev[i] = total_dev[i] = events[i].dur_ns;
-    auto it = by_id.find(events[i].external_id);
-    if (events[i].external_id != 0 && it != by_id.end()) self_dev[it->second] += events[i].dur_ns;
+    const long op = owner(events[i].external_id);
+    if (op >= 0) self_dev[size_t(op)] += events[i].dur_ns;
   }
   for (size_t i : order) total_dev[i] += self_dev[i];
   for (auto it = order.rbegin(); it != order.rend(); ++it)  // children before parents

@@ -62,27 +62,27 @@ int64_t covered(const std::vector<std::pair<int64_t, int64_t>>& merged, int64_t 
 TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
   const auto& ev = t_.events;
   launch_of_.assign(ev.size(), -1);
-  std::unordered_map<uint64_t, size_t> call_by_correlation;
-  for (size_t i = 0; i < ev.size(); ++i)
-    if (is_launch_call(ev[i].category) && ev[i].correlation != 0)
-      call_by_correlation.emplace(ev[i].correlation, i);
+  // Join launch calls and GPU work on the correlation id by sorting both sides (a hash map of
+  // millions of entries is slower: every probe misses the cache).
+  std::vector<std::pair<uint64_t, size_t>> calls, work;
   for (size_t i = 0; i < ev.size(); ++i) {
-    if (!is_device_work(ev[i].category) || ev[i].correlation == 0) continue;
-    auto it = call_by_correlation.find(ev[i].correlation);
-    if (it == call_by_correlation.end()) continue;
-    launch_of_[i] = long(it->second);
+    if (ev[i].correlation == 0) continue;
+    if (is_launch_call(ev[i].category)) calls.push_back({ev[i].correlation, i});
+    else if (is_device_work(ev[i].category)) work.push_back({ev[i].correlation, i});
+  }
+  std::sort(calls.begin(), calls.end());
+  std::sort(work.begin(), work.end());
+  size_t c = 0;
+  for (const auto& [corr, i] : work) {
+    while (c < calls.size() && calls[c].first < corr) ++c;
+    if (c == calls.size() || calls[c].first != corr) continue;
+    launch_of_[i] = long(calls[c].second);  // the first call with that id, if several
     work_.push_back(i);
   }
   std::sort(work_.begin(), work_.end(), [&](size_t a, size_t b) {
     if (launch_of_[a] != launch_of_[b]) return launch_of_[a] < launch_of_[b];
     return ev[a].start_ns < ev[b].start_ns;
   });
-  for (size_t k = 0; k < work_.size();) {
-    size_t j = k;
-    while (j < work_.size() && launch_of_[work_[j]] == launch_of_[work_[k]]) ++j;
-    work_range_.emplace(size_t(launch_of_[work_[k]]), std::make_pair(k, j));
-    k = j;
-  }
 
   for (size_t i = 0; i < ev.size(); ++i)
     if (is_step(ev[i])) steps.push_back(i);
@@ -105,9 +105,19 @@ TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
 long TraceIndex::launch_of(size_t i) const { return i < launch_of_.size() ? launch_of_[i] : -1; }
 
 TraceIndex::Span TraceIndex::work_of(size_t launch) const {
-  auto it = work_range_.find(launch);
-  if (it == work_range_.end()) return {nullptr, nullptr};
-  return {work_.data() + it->second.first, work_.data() + it->second.second};
+  // work_ is sorted by launch call: the call's work is one run of it.
+  auto lo = std::lower_bound(work_.begin(), work_.end(), long(launch),
+                             [&](size_t w, long l) { return launch_of_[w] < l; });
+  auto hi = lo;
+  while (hi != work_.end() && launch_of_[*hi] == long(launch)) ++hi;
+  return {work_.data() + (lo - work_.begin()), work_.data() + (hi - work_.begin())};
+}
+
+std::vector<size_t> TraceIndex::launch_calls() const {
+  std::vector<size_t> out;
+  for (size_t w : work_)
+    if (out.empty() || long(out.back()) != launch_of_[w]) out.push_back(size_t(launch_of_[w]));
+  return out;
 }
 
 DurationStats DurationStats::of(std::vector<int64_t> v) {
@@ -225,13 +235,12 @@ std::vector<ApiRow> api_report(const TraceIndex& index) {
   return rows;
 }
 
-LaunchReport launch_report(const TraceIndex& index) {
+LaunchReport launch_report(const TraceIndex& index, bool outliers) {
   const Trace& t = index.trace();
   LaunchReport r;
   std::vector<int64_t> clipped;
-  for (size_t i = 0; i < t.events.size(); ++i) {
+  for (size_t i : index.launch_calls()) {
     const auto work = index.work_of(i);
-    if (work.empty()) continue;
     const Event& call = t.events[i];
     const Event& first = t.events[work.front()];
     Launch l{i, work.front(), work.size(), first.start_ns - call.end_ns(),
@@ -244,10 +253,13 @@ LaunchReport launch_report(const TraceIndex& index) {
     clipped.push_back(std::max<int64_t>(l.delay_ns, 0));
     r.launches.push_back(l);
   }
-  std::sort(r.launches.begin(), r.launches.end(), [&](const Launch& a, const Launch& b) {
+  auto earlier = [&](const Launch& a, const Launch& b) {
     return t.events[a.call].start_ns < t.events[b.call].start_ns;
-  });
+  };
+  if (!std::is_sorted(r.launches.begin(), r.launches.end(), earlier))
+    std::sort(r.launches.begin(), r.launches.end(), earlier);
   r.delay = DurationStats::of(std::move(clipped));
+  if (!outliers) return r;
 
   NameIds ids;
   std::vector<std::vector<size_t>> by_id;
@@ -286,8 +298,8 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
   for (auto& entry : lanes) {
     const auto& lane = entry.first;
     auto& idx = entry.second;  // a plain reference: lambdas below capture it
-    std::sort(idx.begin(), idx.end(),
-              [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+    auto earlier = [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; };
+    if (!std::is_sorted(idx.begin(), idx.end(), earlier)) std::sort(idx.begin(), idx.end(), earlier);
     StreamRow row;
     row.device = lane.first;
     row.stream = lane.second;
@@ -514,7 +526,7 @@ std::string explain(const TraceIndex& index) {
        pct(idle ? double(kwait) / double(idle) : 0) + ", other " +
        pct(idle ? double(other) / double(idle) : 0) +
        (window && busy < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));
-  const LaunchReport lr = launch_report(index);
+  const LaunchReport lr = launch_report(index, /*outliers=*/false);
   if (!lr.launches.empty())
     line("launch delay (kernel start - launch call end): median " + us(int64_t(lr.delay.median)) +
          ", max " + us(lr.delay.max) + "; " + std::to_string(lr.shorter_than_call) + " of " +

@@ -36,6 +36,8 @@ class TraceIndex {
     size_t operator[](size_t i) const { return b[i]; }
   };
   Span work_of(size_t launch) const;
+  /// Every runtime/driver call that launched GPU work, in event order.
+  std::vector<size_t> launch_calls() const;
   /// The profiled window: the span of the ProfileStep#N ranges, or of all events without them.
   int64_t window_start = 0, window_end = 0;
   /// ProfileStep#N ranges in time order.
@@ -46,7 +48,6 @@ class TraceIndex {
   std::vector<long> launch_of_;
   /// GPU work grouped by launch call, in start order: work_of(c) is a slice of `work_`.
   std::vector<size_t> work_;
-  std::unordered_map<size_t, std::pair<size_t, size_t>> work_range_;
   std::vector<size_t> empty_;
 };
 
@@ -95,7 +96,8 @@ struct LaunchReport {
   std::vector<size_t> outliers;
 };
 
-LaunchReport launch_report(const TraceIndex& index);
+/// With `outliers` false, the per-kernel outlier search (a sort per kernel name) is skipped.
+LaunchReport launch_report(const TraceIndex& index, bool outliers = true);
 
 struct StreamRow {
   int64_t device = 0, stream = 0;
