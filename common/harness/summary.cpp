@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trace/report_json.h"
+
 namespace pil {
 
 std::string to_json(const RunSummary& s) {
@@ -26,15 +28,7 @@ std::string to_json(const RunSummary& s) {
   for (const auto& st : s.steps) j["steps"].push_back({{"name", st.name}, {"cpu_ns", st.cpu_ns}});
   j["totals"] = {{"self_cpu_ns", s.operators.self_cpu_total_ns},
                  {"self_device_ns", s.operators.self_device_total_ns}};
-  j["operators"] = nlohmann::ordered_json::array();
-  for (const auto& r : s.operators.rows)
-    j["operators"].push_back({{"name", r.name},
-                              {"calls", r.calls},
-                              {"self_cpu_ns", r.self_cpu_ns},
-                              {"cpu_total_ns", r.cpu_total_ns},
-                              {"self_device_ns", r.self_device_ns},
-                              {"device_total_ns", r.device_total_ns},
-                              {"device_work", r.device_work}});
+  j["operators"] = trace::operators_json(s.operators);
   return j.dump(2) + "\n";
 }
 

@@ -313,6 +313,17 @@ class Reader {
     fill(0);
   }
 
+  /// More bytes after `at` (which becomes 1): drop what is before it, or grow the buffer when
+  /// nothing is (one event, or the head, larger than the buffer).
+  void read_more(size_t& at) {
+    if (at > 1) {
+      fill(at);
+      at = 1;
+    } else {
+      grow();
+    }
+  }
+
   /// End of the part of the buffer that may be parsed now: all of it at the end of the file,
   /// else just after its last line break (a line break is never inside a JSON string).
   size_t safe_end(size_t from) const {
@@ -360,13 +371,7 @@ class Reader {
       } else if (eof_) {
         throw ParseError(label_ + ": truncated before \"traceEvents\"");
       }
-      // The head did not fit in the buffer: read more.
-      if (start > 1) {
-        fill(start);
-        start = 1;
-      } else {
-        grow();
-      }
+      read_more(start);  // the head did not fit in the buffer
     }
   }
 
@@ -421,12 +426,7 @@ class Reader {
       const size_t end = safe_end(i);
       if (end <= i) {  // not one whole line in the buffer
         if (eof_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
-        if (at > 1) {
-          fill(at);
-          at = 1;
-        } else {
-          grow();
-        }
+        read_more(at);
         continue;
       }
       size_t next = 0;
@@ -444,12 +444,7 @@ class Reader {
         // Not one whole event in the parsable part: either an event larger than the buffer
         // (read more), or a bad one at the end of the file.
         if (eof_ && end == len_) throw_bad_structure(i);
-        if (at > 1) {
-          fill(at);
-          at = 1;
-        } else {
-          grow();
-        }
+        read_more(at);
         continue;
       }
       at = next;

@@ -26,6 +26,7 @@
 #include "base/atomic_file.h"
 #include "trace/key_averages.h"
 #include "trace/parse.h"
+#include "trace/report_json.h"
 #include "trace/reports.h"
 #include "trace/svg.h"
 #include "trace/text_table.h"
@@ -61,17 +62,9 @@ std::string shape(const std::optional<KernelInfo>& k) {
 int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) {
   const KeyAverages k = key_averages(t.events);
   if (as_json) {
-    json j = {{"self_cpu_total_ns", k.self_cpu_total_ns},
-              {"self_device_total_ns", k.self_device_total_ns},
-              {"operators", json::array()}};
-    for (const auto& r : k.rows)
-      j["operators"].push_back({{"name", r.name},
-                                {"calls", r.calls},
-                                {"self_cpu_ns", r.self_cpu_ns},
-                                {"cpu_total_ns", r.cpu_total_ns},
-                                {"self_device_ns", r.self_device_ns},
-                                {"device_total_ns", r.device_total_ns},
-                                {"device_work", r.device_work}});
+    const json j = {{"self_cpu_total_ns", k.self_cpu_total_ns},
+                    {"self_device_total_ns", k.self_device_total_ns},
+                    {"operators", operators_json(k)}};
     std::cout << j.dump(2) << "\n";
     return 0;
   }

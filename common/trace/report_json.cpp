@@ -1,0 +1,18 @@
+#include "trace/report_json.h"
+
+namespace pil::trace {
+
+nlohmann::ordered_json operators_json(const KeyAverages& table) {
+  auto rows = nlohmann::ordered_json::array();
+  for (const auto& r : table.rows)
+    rows.push_back({{"name", r.name},
+                    {"calls", r.calls},
+                    {"self_cpu_ns", r.self_cpu_ns},
+                    {"cpu_total_ns", r.cpu_total_ns},
+                    {"self_device_ns", r.self_device_ns},
+                    {"device_total_ns", r.device_total_ns},
+                    {"device_work", r.device_work}});
+  return rows;
+}
+
+}  // namespace pil::trace
