@@ -505,13 +505,16 @@ class Reader {
         break;
       }
       size_t after = 0;
-      if (careful_ || walk_only_) {
+      if (careful_ || (walk_only_ && !walk_fields_)) {
         // Check the event's extent before reading it: an unbalanced one needs more data.
         std::string_view raw;
         if (obj.raw_json().get(raw)) break;
         after = size_t(raw.data() + raw.size() - buf_.get());  // the next ',' or ']'
         if (after >= end) break;
-        if (!walk_only_) {
+        if (walk_fields_) {
+          if (obj.reset().error()) break;
+          if (walk_value_fields(obj)) break;
+        } else if (!walk_only_) {
           if (obj.reset().error()) break;
           try {
             read_event(obj);
@@ -530,7 +533,11 @@ class Reader {
           out_->flows = n_flows;
         };
         try {
-          read_event(obj);
+          if (walk_fields_) {
+            if (walk_value_fields(obj)) throw BadEvent{"malformed event"};
+          } else {
+            read_event(obj);
+          }
         } catch (const BadEvent& bad) {
           undo();
           if (eof_)  // nothing was cut off: the event itself is wrong
@@ -556,6 +563,37 @@ class Reader {
       }
     }
     return taken;
+  }
+
+  /// Visits every field of an object, recursively, touching each value's text (walk --fields).
+  /// Returns true on a simdjson error.
+  bool walk_value_fields(od::object& obj) {
+    for (auto field : obj) {
+      od::raw_json_string key;
+      od::value v;
+      if (field.key().get(key) || field.value().get(v)) return true;
+      if (walk_value(v)) return true;
+    }
+    return false;
+  }
+  bool walk_value(od::value& v) {
+    od::json_type type;
+    if (v.type().get(type)) return true;
+    if (type == od::json_type::object) {
+      od::object o;
+      return v.get_object().get(o) || walk_value_fields(o);
+    }
+    if (type == od::json_type::array) {
+      od::array a;
+      if (v.get_array().get(a)) return true;
+      for (auto item : a) {
+        od::value x;
+        if (item.get(x) || walk_value(x)) return true;
+      }
+      return false;
+    }
+    (void)v.raw_json_token();  // moves the iterator over the scalar
+    return false;
   }
 
   /// What follows the event array: ']' was consumed; the object's other fields may follow.
@@ -763,6 +801,7 @@ class Reader {
 
  public:
   bool walk_only_ = false;
+  bool walk_fields_ = false;  // with walk_only_: visit every field too
 
  private:
   std::unique_ptr<Source> source_;
@@ -804,10 +843,11 @@ Trace parse_trace_text(std::string_view json, const std::string& label, const Pa
   return t;
 }
 
-size_t walk_trace_file(const std::string& path, const ParseOptions& options) {
+size_t walk_trace_file(const std::string& path, const ParseOptions& options, bool every_field) {
   Trace t;
   Reader r(open_file(path), path, options, &t);
   r.walk_only_ = true;
+  r.walk_fields_ = every_field;
   return r.run();
 }
 

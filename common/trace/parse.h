@@ -37,8 +37,10 @@ Trace parse_trace_text(std::string_view json, const std::string& label = "<memor
                        const ParseOptions& options = {});
 
 /// Walks every event of the file with simdjson without extracting anything: the parse ceiling
-/// that benchmarks compare the full analysis with. Returns the number of events.
-size_t walk_trace_file(const std::string& path, const ParseOptions& options = {});
+/// that benchmarks compare the full analysis with. Each event is skipped whole, or with
+/// `every_field` each of its fields (nested ones too) is visited. Returns the number of events.
+size_t walk_trace_file(const std::string& path, const ParseOptions& options = {},
+                       bool every_field = false);
 
 /// Microseconds as written ("1234.567", "-5", "1.5e3") to integer nanoseconds, rounded to the
 /// nearest. False when the text is not a number or the value does not fit in 64 bits.

@@ -346,6 +346,8 @@ int main(int argc, char** argv) {
   diff->add_flag("--json", as_json, "Print JSON instead of a table");
   auto* walk = app.add_subcommand("walk", "Walk the events without analysis (benchmark ceiling)");
   walk->add_option("trace", path, "Trace file")->required();
+  bool every_field = false;
+  walk->add_flag("--fields", every_field, "Visit every field of every event, not just each event");
   auto* svg = app.add_subcommand("svg", "Timeline picture");
   svg->add_option("trace", path, "Trace file")->required();
   svg->add_option("--out", out, "SVG file to write")->required();
@@ -371,7 +373,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*walk) {
-      std::cout << walk_trace_file(path) << " events\n";
+      std::cout << walk_trace_file(path, {}, every_field) << " events\n";
       return 0;
     }
     const Trace t = parse_trace_file(path);
