@@ -57,7 +57,8 @@ struct Trace {
   /// Lane names from the metadata events: (pid, tid) -> "thread 4676 (01_matmul_add)";
   /// (pid, -1) -> the process name.
   std::map<std::pair<int64_t, int64_t>, std::string> lane_names;
-  int64_t base_time_ns = 0;     ///< baseTimeNanoseconds, when the trace gives one
+  /// baseTimeNanoseconds, when the trace gives one: event times are then relative to it.
+  int64_t base_time_ns = 0;
   std::unique_ptr<NamePool> names = std::make_unique<NamePool>();
 
   std::string_view intern(std::string_view s) { return names->intern(s); }

@@ -1,0 +1,119 @@
+#include "trace/chrome_writer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "base/atomic_file.h"
+
+namespace pil::trace {
+
+const char* kineto_category(Category c) {
+  switch (c) {
+    case Category::CpuOp: return "cpu_op";
+    case Category::UserAnnotation: return "user_annotation";
+    case Category::GpuUserAnnotation: return "gpu_user_annotation";
+    case Category::Runtime: return "cuda_runtime";
+    case Category::Driver: return "cuda_driver";
+    case Category::Kernel: return "kernel";
+    case Category::Memcpy: return "gpu_memcpy";
+    case Category::Memset: return "gpu_memset";
+    case Category::Other: break;
+  }
+  return "other";
+}
+
+namespace {
+
+/// Integer nanoseconds as microseconds with three decimals, exactly ("-1.005", "12.340").
+std::string micros(int64_t ns) {
+  const bool negative = ns < 0;
+  const uint64_t v = negative ? uint64_t(-(ns + 1)) + 1 : uint64_t(ns);
+  char frac[8];
+  std::snprintf(frac, sizeof frac, "%03u", unsigned(v % 1000));
+  return (negative ? "-" : "") + std::to_string(v / 1000) + "." + frac;
+}
+
+std::string quoted(std::string_view s) { return nlohmann::json(std::string(s)).dump(); }
+
+}  // namespace
+
+void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& options) {
+  out << "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [";
+  for (size_t i = 0; i < t.device_names.size(); ++i)
+    out << (i ? ", " : "") << "{\"id\": " << i << ", \"name\": " << quoted(t.device_names[i]) << "}";
+  out << "],\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": " << t.base_time_ns
+      << ",\n  \"traceName\": " << quoted(options.trace_name)
+      << ",\n  \"producer\": " << quoted(options.producer) << ",\n  \"traceEvents\": [\n";
+  bool first = true;
+  auto begin_event = [&]() -> std::ostream& {
+    out << (first ? "  " : ",\n  ");
+    first = false;
+    return out;
+  };
+  std::unordered_map<uint64_t, const Event*> launch_by_correlation;
+  for (const auto& e : t.events)
+    if ((e.category == Category::Runtime || e.category == Category::Driver) && e.correlation)
+      launch_by_correlation.emplace(e.correlation, &e);
+
+  for (const auto& e : t.events) {
+    begin_event() << "{\"ph\": \"X\", \"cat\": \"" << kineto_category(e.category)
+                  << "\", \"name\": " << quoted(e.name) << ", \"pid\": " << e.pid
+                  << ", \"tid\": " << e.tid << ", \"ts\": " << micros(e.start_ns)
+                  << ", \"dur\": " << micros(e.dur_ns) << ", \"args\": {";
+    std::string args;
+    auto arg = [&](const std::string& kv) { args += (args.empty() ? "" : ", ") + kv; };
+    if (e.external_id) arg("\"External id\": " + std::to_string(e.external_id));
+    if (e.correlation) arg("\"correlation\": " + std::to_string(e.correlation));
+    if (e.on_device()) {
+      arg("\"device\": " + std::to_string(e.pid));
+      arg("\"stream\": " + std::to_string(e.tid));
+    }
+    if (const KernelInfo* k = t.kernel_info(e)) {
+      auto dims = [](const int32_t d[3]) {
+        return "[" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " +
+               std::to_string(d[2]) + "]";
+      };
+      arg("\"grid\": " + dims(k->grid));
+      arg("\"block\": " + dims(k->block));
+      arg("\"registers per thread\": " + std::to_string(k->registers));
+      arg("\"shared memory\": " + std::to_string(k->shared_memory));
+    }
+    out << args << "}}";
+    // The flow arrow from the launch call to this GPU work, as Kineto draws it.
+    if (is_device_work(e.category) && e.correlation) {
+      auto it = launch_by_correlation.find(e.correlation);
+      if (it != launch_by_correlation.end()) {
+        const Event& l = *it->second;
+        begin_event() << "{\"ph\": \"s\", \"id\": " << e.correlation << ", \"pid\": " << l.pid
+                      << ", \"tid\": " << l.tid << ", \"ts\": " << micros(l.start_ns)
+                      << ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}";
+        begin_event() << "{\"ph\": \"f\", \"id\": " << e.correlation << ", \"pid\": " << e.pid
+                      << ", \"tid\": " << e.tid << ", \"ts\": " << micros(e.start_ns)
+                      << ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}";
+      }
+    }
+  }
+  for (const auto& [lane, name] : t.lane_names) {
+    const bool process = lane.second == -1;
+    begin_event() << "{\"ph\": \"M\", \"name\": \"" << (process ? "process_name" : "thread_name")
+                  << "\", \"pid\": " << lane.first << ", \"tid\": " << (process ? 0 : lane.second)
+                  << ", \"args\": {\"name\": " << quoted(name) << "}}";
+  }
+  out << "\n  ]\n}\n";
+}
+
+void write_chrome_trace_file(const Trace& trace, const std::filesystem::path& path,
+                             const WriterOptions& options) {
+  write_file_atomically(path, [&](const std::filesystem::path& tmp) {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot open " + tmp.string() + " for writing");
+    write_chrome_trace(trace, out, options);
+    out.flush();
+    if (!out) throw std::runtime_error("write to " + tmp.string() + " failed");
+  });
+}
+
+}  // namespace pil::trace
