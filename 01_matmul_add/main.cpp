@@ -16,8 +16,18 @@
 // (or chrome://tracing). The table printed is the one Python's key_averages().table() shows.
 //
 // Variants:
-//   eager  matmul, then add: aten::matmul -> aten::mm, then aten::add (two kernels on a GPU)
-//   addmm  one aten::addmm: the bias is the GEMM's starting value (beta = 1)
+//   eager               matmul, then add: aten::matmul -> aten::mm, then aten::add (two kernels
+//                       on a GPU)
+//   addmm               one aten::addmm: the bias is the GEMM's starting value (beta = 1)
+//   On a GPU only, beneath LibTorch (traced with the project's CUPTI tracer, not Kineto):
+//   cublas_bias_kernel  a cuBLAS GEMM, then the hand-written bias kernel of kernels.cu: two
+//                       kernels, as eager, each in an NVTX range
+//   lt_bias             one cuBLASLt matmul, D = x·w + b with b as its C operand: one kernel and
+//                       no copy of the bias (lesson 01's bias is a full matrix; the BIAS epilogue,
+//                       which takes a vector, is lesson 02's)
+//   And traced with LibTorch's profiler:
+//   graph               the eager step captured once into a CUDA graph and replayed: one launch
+//                       (cudaGraphLaunch) per step instead of several
 //
 // Try this (predict first, then run):
 //   - --warmup-calls 0: how much longer is the first profiled step? Where does the gap sit?
@@ -30,6 +40,18 @@
 
 #include "harness/lesson.h"
 #include "harness/named_range.h"
+
+#if PIL_LESSON_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cublas_v2.h>
+
+#include "cuda/check.h"
+#include "cuda/cublaslt.h"
+#include "cuda/nvtx.h"
+#include "kernels.h"
+#endif
 
 namespace {
 
@@ -76,7 +98,138 @@ torch::Tensor matmul_add_addmm(const pil::Tensors& in) {
 }
 // [variant-addmm]
 
+#if PIL_LESSON_CUDA
+// --- Beneath LibTorch (CUDA only) ------------------------------------------------------------
+cudaDataType_t cuda_type(torch::ScalarType t) {
+  return t == torch::kBFloat16 ? CUDA_R_16BF : t == torch::kHalf ? CUDA_R_16F : CUDA_R_32F;
+}
+lesson01::Element element(torch::ScalarType t) {
+  return t == torch::kBFloat16 ? lesson01::Element::BF16
+         : t == torch::kHalf   ? lesson01::Element::F16
+                               : lesson01::Element::F32;
+}
+
+// [variant-cublas]
+// A cuBLAS GEMM writes y = x·w, then our kernel adds b: the two kernels eager launches, with no
+// operator in between. Row-major y = x·w is column-major yᵀ = wᵀ·xᵀ, so w goes first.
+torch::Tensor matmul_add_cublas_bias_kernel(const pil::Tensors& in) {
+  const torch::Tensor &x = in[0], &w = in[1], &b = in[2];
+  const int n = int(x.size(0));
+  pil::NamedRange range("matmul_add");
+  torch::Tensor y = torch::empty_like(x);
+  const cudaDataType_t t = cuda_type(x.scalar_type());
+  const float alpha = 1.0f, beta = 0.0f;
+  {
+    pil::cuda::NvtxRange gemm("cublasGemmEx");
+    PIL_CUBLAS_CHECK(cublasGemmEx(at::cuda::getCurrentCUDABlasHandle(), CUBLAS_OP_N, CUBLAS_OP_N,
+                                  n, n, n, &alpha, w.data_ptr(), t, n, x.data_ptr(), t, n, &beta,
+                                  y.data_ptr(), t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+  {
+    pil::cuda::NvtxRange add("bias_add_kernel");
+    lesson01::bias_add(y.data_ptr(), b.data_ptr(), y.numel(), element(x.scalar_type()),
+                       at::cuda::getCurrentCUDAStream().stream());
+  }
+  return y;
+}
+// [variant-cublas]
+
+// [variant-lt]
+// One cuBLASLt matmul computes D = x·w + b: b is read as the C operand (beta = 1) and D is a new
+// tensor, so no kernel copies the bias into the output first (as addmm's does).
+torch::Tensor matmul_add_lt_bias(const pil::Tensors& in) {
+  const torch::Tensor &x = in[0], &w = in[1], &b = in[2];
+  const uint64_t n = uint64_t(x.size(0));
+  pil::NamedRange range("matmul_add");
+  torch::Tensor y = torch::empty_like(x);
+  const cudaDataType_t t = cuda_type(x.scalar_type());
+  const auto desc = pil::cuda::make_matmul_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  const auto layout = pil::cuda::make_layout(t, n, n, int64_t(n));  // all four are n × n
+  constexpr int64_t kWorkspace = int64_t(32) << 20;
+  const torch::Tensor workspace = torch::empty({kWorkspace}, x.options().dtype(torch::kByte));
+  const float alpha = 1.0f, beta = 1.0f;
+  pil::cuda::NvtxRange matmul("cublasLtMatmul");
+  PIL_CUBLAS_CHECK(cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), desc.get(), &alpha,
+                                  w.data_ptr(), layout.get(), x.data_ptr(), layout.get(), &beta,
+                                  b.data_ptr(), layout.get(), y.data_ptr(), layout.get(),
+                                  /*algo: cuBLASLt's heuristic=*/nullptr, workspace.data_ptr(),
+                                  size_t(kWorkspace), at::cuda::getCurrentCUDAStream().stream()));
+  return y;
+}
+// [variant-lt]
+
+// 16-bit matrices whose rows are not a multiple of 16 bytes are not aligned for cuBLASLt.
+std::string lt_bias_check(const pil::Problem& p) {
+  if (p.dtype != torch::kFloat && p.options.size % 8 != 0)
+    return "--size " + std::to_string(p.options.size) +
+           ": lt_bias with a 16-bit dtype needs a multiple of 8 (rows of 16 bytes); allowed: 8, "
+           "16, 24, ... or --dtype fp32";
+  return {};
+}
+
+// [variant-graph]
+// The eager step, captured once into a CUDA graph and then replayed: every kernel of the step in
+// one cudaGraphLaunch. Capture happens on a side stream after one plain call there (cuBLAS sets
+// up its handle and workspace outside the capture); the output tensor is the graph's own.
+std::function<torch::Tensor(const pil::Tensors&)> make_graph_variant() {
+  struct Captured {
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+    torch::Tensor out;
+    std::vector<const void*> inputs;
+  };
+  auto state = std::make_shared<Captured>();
+  return [state](const pil::Tensors& in) {
+    const torch::Tensor &x = in[0], &w = in[1], &b = in[2];
+    const std::vector<const void*> key{x.data_ptr(), w.data_ptr(), b.data_ptr()};
+    if (!state->graph || state->inputs != key) {
+      const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
+      {
+        const c10::cuda::CUDAStreamGuard guard(side);
+        torch::add(torch::matmul(x, w), b);
+        side.synchronize();
+        state->graph = std::make_unique<at::cuda::CUDAGraph>();
+        state->graph->capture_begin();
+        state->out = torch::add(torch::matmul(x, w), b);
+        state->graph->capture_end();
+      }
+      side.synchronize();
+      state->inputs = key;
+    }
+    pil::NamedRange range("matmul_add");
+    state->graph->replay();
+    return state->out;
+  };
+}
+// [variant-graph]
+#endif  // PIL_LESSON_CUDA
+
 // --- The variant table: drives --list, --variant, the tests and the docs ---------------------
+std::vector<pil::Variant> variants() {
+  std::vector<pil::Variant> v;
+  v.push_back({"eager", "torch::add(torch::matmul(x, w), b): two operators", matmul_add_eager});
+  v.push_back({"addmm", "torch::addmm(b, x, w): one operator, bias as the GEMM's start value",
+               matmul_add_addmm});
+#if PIL_LESSON_CUDA
+  pil::Variant cublas{"cublas_bias_kernel",
+                      "cuBLAS GEMM + hand-written bias kernel (GPU; CUPTI tracer)",
+                      matmul_add_cublas_bias_kernel};
+  cublas.needs_cuda = true;
+  cublas.tracer = pil::Tracer::Cupti;
+  v.push_back(cublas);
+  pil::Variant lt{"lt_bias", "one cuBLASLt matmul, bias as its C operand (GPU; CUPTI tracer)",
+                  matmul_add_lt_bias};
+  lt.needs_cuda = true;
+  lt.tracer = pil::Tracer::Cupti;
+  lt.check = lt_bias_check;
+  v.push_back(lt);
+  pil::Variant graph{"graph", "the eager step replayed from a CUDA graph (GPU)",
+                     make_graph_variant()};
+  graph.needs_cuda = true;
+  v.push_back(graph);
+#endif
+  return v;
+}
+
 const pil::Lesson kLesson{
     "01_matmul_add",
     "matmul + bias, y = x*w + b, profiled with LibTorch's profiler",
@@ -85,11 +238,7 @@ const pil::Lesson kLesson{
     make_inputs,
     reference,
     memory_need,
-    {
-        {"eager", "torch::add(torch::matmul(x, w), b): two operators", matmul_add_eager},
-        {"addmm", "torch::addmm(b, x, w): one operator, bias as the GEMM's start value",
-         matmul_add_addmm},
-    },
+    variants(),
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-# pil_add_lesson(<name> [SOURCES files...] [CUDA_SOURCES files...])
+# pil_add_lesson(<name> [SOURCES files...] [CUDA_SOURCES files...])  SOURCES default: main.cpp
 #
 # The one way a lesson enters the build. Called from the lesson's own folder:
 #   target     = folder name (01_matmul_add), executable in <build>/bin/
@@ -12,9 +12,15 @@ function(pil_add_lesson name)
     set(ARG_SOURCES main.cpp)
   endif()
   add_executable(${name} ${ARG_SOURCES})
-  if(PIL_HAVE_CUDA AND ARG_CUDA_SOURCES)
+  # The CUDA parts (kernels, cuBLAS, cuBLASLt, CUDA graphs) are built whenever a toolkit and a
+  # LibTorch with CUDA are there, GPU or not; PIL_LESSON_CUDA tells the sources.
+  set(_cuda OFF)
+  if(PIL_HAVE_CUDA AND PIL_TORCH_HAS_CUDA)
+    set(_cuda ON)
     target_sources(${name} PRIVATE ${ARG_CUDA_SOURCES})
+    target_link_libraries(${name} PRIVATE CUDA::cudart CUDA::cublas CUDA::cublasLt)
   endif()
+  target_compile_definitions(${name} PRIVATE PIL_LESSON_CUDA=$<BOOL:${_cuda}>)
   target_link_libraries(${name} PRIVATE pil::harness pil_flags)
   set_property(GLOBAL APPEND PROPERTY PIL_LESSONS ${name})
 

@@ -6,11 +6,15 @@
 #include <torch/version.h>
 
 #include <filesystem>
+#include <memory>
 #include <iostream>
 
 #include "base/atomic_file.h"
 #include "base/system_info.h"
 #include "cuda/runtime.h"
+#if PIL_HAVE_CUPTI
+#include "cuda/cupti_tracer.h"
+#endif
 #include "harness/named_range.h"
 #include "harness/schedule.h"
 #include "harness/summary.h"
@@ -74,6 +78,58 @@ void check_memory(const Lesson& lesson, const Problem& p) {
   }
 }
 
+/// The profiler a variant is recorded with, behind one face: LibTorch's (Kineto) or CUPTI.
+class Recorder {
+ public:
+  virtual ~Recorder() = default;
+  virtual void prepare() = 0;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  virtual const trace::Trace& trace() const = 0;
+  virtual void save(const fs::path& path) const = 0;
+  virtual const char* name() const = 0;
+};
+
+class LibTorchRecorder : public Recorder {
+ public:
+  explicit LibTorchRecorder(bool cuda) : profiler_({cuda}) {}
+  void prepare() override { profiler_.prepare(); }
+  void start() override { profiler_.start(); }
+  void stop() override { profiler_.stop(); }
+  const trace::Trace& trace() const override { return profiler_.trace(); }
+  void save(const fs::path& path) const override { profiler_.save_chrome_trace(path); }
+  const char* name() const override { return "LibTorch profiler (Kineto)"; }
+
+ private:
+  TorchProfiler profiler_;
+};
+
+#if PIL_HAVE_CUPTI
+class CuptiRecorder : public Recorder {
+ public:
+  void prepare() override {}
+  void start() override { tracer_.start(); }
+  void stop() override { tracer_.stop(); }
+  const trace::Trace& trace() const override { return tracer_.trace(); }
+  void save(const fs::path& path) const override { tracer_.save(path); }
+  const char* name() const override { return "the project's CUPTI tracer (not Kineto)"; }
+
+ private:
+  cuda::CuptiTracer tracer_;
+};
+#endif
+
+std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& device) {
+  if (v.tracer == Tracer::Cupti) {
+#if PIL_HAVE_CUPTI
+    return std::make_unique<CuptiRecorder>();
+#else
+    throw UsageError{"--variant " + v.name + ": records with CUPTI, which this build lacks"};
+#endif
+  }
+  return std::make_unique<LibTorchRecorder>(device.is_cuda());
+}
+
 /// One variant: warm up, profile on the schedule, verify, report. Returns its exit code.
 int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
                 const std::string& device_name) {
@@ -94,7 +150,9 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   std::cout << "schedule: " << o.warmup_calls << " warm-up calls, then wait " << o.wait
             << ", warmup " << o.warmup << ", active " << o.active << " (" << schedule.steps()
             << " steps)\n";
-  TorchProfiler profiler({/*cuda=*/p.device.is_cuda()});
+  const std::unique_ptr<Recorder> recorder = make_recorder(variant, p.device);
+  Recorder& profiler = *recorder;
+  std::cout << "tracer: " << profiler.name() << "\n";
   for (int step = 0; step < schedule.steps(); ++step) {
     const StepAction action = schedule.action(step);
     if (action == StepAction::Warmup) profiler.prepare();
@@ -152,7 +210,7 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
 
   write_text_atomically(table_path, table_text);
   write_text_atomically(summary_path, to_json(s));
-  profiler.save_chrome_trace(trace_path);
+  profiler.save(trace_path);
   std::cout << trace::explain(trace::TraceIndex(profiler.trace()));
   std::cout << "table: " << table_path.string() << "\n"
             << "summary: " << summary_path.string() << "\n"
@@ -175,15 +233,50 @@ int run_parsed(const Lesson& lesson, const Options& o) {
   const Problem problem{o, device, resolve_dtype(o.dtype, cuda)};
   const std::string device_name = cuda ? cuda::device_name(0) : cpu_model_name();
 
+  // Variants that need CUDA: asked for by name on the CPU, a usage error; in "all", left out.
+  std::vector<const Variant*> chosen;
+  for (const auto& name : o.variants)
+    for (const auto& v : lesson.variants)
+      if (v.name == name) chosen.push_back(&v);
+  std::vector<const Variant*> runnable;
+  for (const Variant* v : chosen) {
+    if (v->needs_cuda && !cuda) {
+      if (chosen.size() > 1) {
+        std::cout << lesson.name << ": variant " << v->name << " runs on CUDA only: left out\n";
+        continue;
+      }
+      if (o.device == DeviceChoice::Auto) {
+        std::cout << lesson.name << ": --variant " << v->name
+                  << " needs a CUDA GPU: no usable CUDA GPU: " << cuda::unavailable_reason()
+                  << "\nRESULT: SKIPPED" << std::endl;
+        return kSkipped;
+      }
+      std::string cpu_variants;
+      for (const auto& w : lesson.variants)
+        if (!w.needs_cuda) cpu_variants += (cpu_variants.empty() ? "" : "|") + w.name;
+      throw UsageError{"--variant " + v->name + ": runs on CUDA only; allowed with --device cpu: " +
+                       cpu_variants};
+    }
+    if (v->check) {
+      const std::string why = v->check(problem);
+      if (!why.empty()) throw UsageError{why};
+    }
+    runnable.push_back(v);
+  }
+
+#if PIL_HAVE_CUPTI
+  // NVTX ranges reach CUPTI only if NVTX is pointed at it before its first range.
+  for (const Variant* v : runnable)
+    if (v->tracer == Tracer::Cupti) cuda::CuptiTracer::route_nvtx_to_cupti();
+#endif
+
   check_memory(lesson, problem);
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec) throw UsageError{"--out: cannot create " + o.out_dir + ": " + ec.message()};
 
   int worst = kPassed;
-  for (const auto& name : o.variants)
-    for (const auto& v : lesson.variants)
-      if (v.name == name) worst = std::max(worst, run_variant(lesson, v, problem, device_name));
+  for (const Variant* v : runnable) worst = std::max(worst, run_variant(lesson, *v, problem, device_name));
   return worst;
 }
 

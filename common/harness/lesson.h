@@ -11,6 +11,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,27 @@ struct Problem {
   c10::ScalarType dtype;
 };
 
+/// Which profiler records a variant. CUPTI takes one subscriber per process, so a run uses one.
+enum class Tracer {
+  LibTorch,  ///< LibTorch's profiler (Kineto): operators, and CUDA activity on a GPU
+  Cupti,     ///< the project's CUPTI tracer: runtime/driver calls, kernels, copies, NVTX ranges
+             ///< (for variants that bypass LibTorch; needs a GPU)
+};
+
 struct Variant {
+  Variant(std::string name_, std::string summary_,
+          std::function<at::Tensor(const Tensors& inputs)> run_)
+      : name(std::move(name_)), summary(std::move(summary_)), run(std::move(run_)) {}
+
   std::string name;
   std::string summary;  ///< one line for --list and the docs
   /// One call of the workload: opens the lesson's named range and returns the result.
   std::function<at::Tensor(const Tensors& inputs)> run;
+  bool needs_cuda = false;  ///< runs on a CUDA device only (cuBLAS, cuBLASLt, CUDA graphs)
+  Tracer tracer = Tracer::LibTorch;
+  /// Empty when the variant can take this problem; otherwise what it cannot take and what it
+  /// can ("--size 100: lt_bias needs a multiple of 8 for bf16"), reported as a usage error.
+  std::function<std::string(const Problem&)> check;
 };
 
 /// Bytes a run needs, checked before anything is allocated.

@@ -189,6 +189,23 @@ TEST(Lesson01, CudaWithoutAGpuIsASkipNotAPass) {
   }
 }
 
+TEST(Lesson01, GpuOnlyVariantsAreRefusedOnTheCpuAndLeftOutOfAll) {
+  const auto list = run_process(kExe, {"--list"});
+  if (list.out.find("lt_bias\t") == std::string::npos) GTEST_SKIP() << "built without CUDA";
+  TempDir dir;
+  const auto r = run_process(kExe, {"--variant", "lt_bias", "--device", "cpu", "--out", dir.path() + "/o"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("--variant lt_bias: runs on CUDA only; allowed with --device cpu: eager|addmm"),
+            std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path() + "/o"));
+  LessonRun all({"--variant", "all", "--active", "1"});
+  EXPECT_EQ(all.r.exit_code, 0) << all.r.out << all.r.err;
+  for (const char* v : {"cublas_bias_kernel", "lt_bias", "graph"})
+    EXPECT_NE(all.r.out.find(std::string("variant ") + v + " runs on CUDA only: left out"),
+              std::string::npos) << v;
+}
+
 TEST(Lesson01, ListAndHelp) {
   const auto list = run_process(kExe, {"--list"});
   EXPECT_EQ(list.exit_code, 0);

@@ -1,0 +1,53 @@
+#pragma once
+/// \file
+/// Move-only owners of cuBLASLt descriptors, so a matmul needs no cleanup ladder.
+#include <cublasLt.h>
+
+#include <utility>
+
+#include "cuda/check.h"
+
+namespace pil::cuda {
+
+/// A cuBLASLt descriptor and its destroy function, owned.
+template <typename T, cublasStatus_t (*Destroy)(T)>
+class LtHandle {
+ public:
+  LtHandle() = default;
+  explicit LtHandle(T h) : h_(h) {}
+  ~LtHandle() {
+    if (h_) Destroy(h_);
+  }
+  LtHandle(LtHandle&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  LtHandle& operator=(LtHandle&& o) noexcept {
+    if (this != &o) {
+      if (h_) Destroy(h_);
+      h_ = std::exchange(o.h_, nullptr);
+    }
+    return *this;
+  }
+  LtHandle(const LtHandle&) = delete;
+  LtHandle& operator=(const LtHandle&) = delete;
+  T get() const { return h_; }
+
+ private:
+  T h_ = nullptr;
+};
+
+using LtMatmulDesc = LtHandle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using LtLayout = LtHandle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+
+inline LtMatmulDesc make_matmul_desc(cublasComputeType_t compute, cudaDataType_t scale) {
+  cublasLtMatmulDesc_t d = nullptr;
+  PIL_CUBLAS_CHECK(cublasLtMatmulDescCreate(&d, compute, scale));
+  return LtMatmulDesc(d);
+}
+
+/// A column-major rows × cols matrix of `type` with leading dimension ld.
+inline LtLayout make_layout(cudaDataType_t type, uint64_t rows, uint64_t cols, int64_t ld) {
+  cublasLtMatrixLayout_t l = nullptr;
+  PIL_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld));
+  return LtLayout(l);
+}
+
+}  // namespace pil::cuda
