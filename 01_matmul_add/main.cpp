@@ -12,6 +12,9 @@
 //   build/bin/01_matmul_add --device cpu --size 512 --dtype fp32
 //   build/bin/01_matmul_add --variant addmm            # one fused operator instead of two
 //   build/bin/01_matmul_add --list                     # the variants
+// Benchmark (every variant x size x fp32/bf16; GPU ones where a GPU is usable):
+//   cmake --build build --target 01_matmul_add_bench
+//   build/bin/01_matmul_add_bench --benchmark_out=bench.json --benchmark_out_format=json
 // Open the trace: the run prints `trace: <path>`; drop that file on https://ui.perfetto.dev
 // (or chrome://tracing). The table printed is the one Python's key_averages().table() shows.
 //
@@ -203,6 +206,22 @@ std::function<torch::Tensor(const pil::Tensors&)> make_graph_variant() {
 // [variant-graph]
 #endif  // PIL_LESSON_CUDA
 
+// --- Ceilings for the benchmarks: the plain matrix product, no bias ---------------------------
+torch::Tensor plain_mm(const pil::Tensors& in) { return torch::mm(in[0], in[1]); }
+#if PIL_LESSON_CUDA
+torch::Tensor plain_cublas_gemm(const pil::Tensors& in) {
+  const torch::Tensor &x = in[0], &w = in[1];
+  const int n = int(x.size(0));
+  torch::Tensor y = torch::empty_like(x);
+  const cudaDataType_t t = cuda_type(x.scalar_type());
+  const float alpha = 1.0f, beta = 0.0f;
+  PIL_CUBLAS_CHECK(cublasGemmEx(at::cuda::getCurrentCUDABlasHandle(), CUBLAS_OP_N, CUBLAS_OP_N, n,
+                                n, n, &alpha, w.data_ptr(), t, n, x.data_ptr(), t, n, &beta,
+                                y.data_ptr(), t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  return y;
+}
+#endif
+
 // --- The variant table: drives --list, --variant, the tests and the docs ---------------------
 std::vector<pil::Variant> variants() {
   std::vector<pil::Variant> v;
@@ -230,18 +249,45 @@ std::vector<pil::Variant> variants() {
   return v;
 }
 
-const pil::Lesson kLesson{
-    "01_matmul_add",
-    "matmul + bias, y = x*w + b, profiled with LibTorch's profiler",
-    /*default_size=*/64,
-    /*max_size=*/65536,
-    make_inputs,
-    reference,
-    memory_need,
-    variants(),
-};
+pil::Lesson make_lesson() {
+  pil::Lesson l;
+  l.name = "01_matmul_add";
+  l.description = "matmul + bias, y = x*w + b, profiled with LibTorch's profiler";
+  l.default_size = 64;
+  l.max_size = 65536;
+  l.make_inputs = make_inputs;
+  l.reference = reference;
+  l.memory_need = memory_need;
+  l.variants = variants();
+  // One call: 2n³ for the product, n² for the bias; at least x, w and b read and y written.
+  l.flops = [](const pil::Problem& p) {
+    const double n = double(p.options.size);
+    return 2 * n * n * n + n * n;
+  };
+  l.bytes = [](const pil::Problem& p) {
+    const double n = double(p.options.size);
+    return 4 * n * n * double(c10::elementSize(p.dtype));
+  };
+  pil::Variant mm{"ceiling_mm", "torch::mm(x, w): the matrix product alone (CPU ceiling)", plain_mm};
+  l.ceilings.push_back(mm);
+#if PIL_LESSON_CUDA
+  pil::Variant gemm{"ceiling_cublas_gemm", "cublasGemmEx y = x·w alone (GPU ceiling)",
+                    plain_cublas_gemm};
+  gemm.needs_cuda = true;
+  l.ceilings.push_back(gemm);
+#endif
+  return l;
+}
+
+const pil::Lesson kLesson = make_lesson();
 
 }  // namespace
 
 // --- main: the harness warms up, profiles, verifies against the reference and reports --------
-int main(int argc, char** argv) { return pil::run_lesson(kLesson, argc, argv); }
+int main(int argc, char** argv) {
+#if PIL_BENCHMARK
+  return pil::run_lesson_benchmarks(kLesson, argc, argv);
+#else
+  return pil::run_lesson(kLesson, argc, argv);
+#endif
+}

@@ -24,6 +24,20 @@ function(pil_add_lesson name)
   target_link_libraries(${name} PRIVATE pil::harness pil_flags)
   set_property(GLOBAL APPEND PROPERTY PIL_LESSONS ${name})
 
+  # <name>_bench: the same lesson source built around Google Benchmark (PIL_BENCHMARK).
+  if(TARGET pil_bench)
+    add_executable(${name}_bench ${ARG_SOURCES})
+    if(_cuda)
+      target_sources(${name}_bench PRIVATE ${ARG_CUDA_SOURCES})
+      target_link_libraries(${name}_bench PRIVATE CUDA::cudart CUDA::cublas CUDA::cublasLt)
+    endif()
+    target_compile_definitions(${name}_bench PRIVATE PIL_BENCHMARK=1 PIL_LESSON_CUDA=$<BOOL:${_cuda}>)
+    target_link_libraries(${name}_bench PRIVATE pil_bench pil_flags)
+    add_test(NAME ${name}.bench_smoke
+             COMMAND ${name}_bench --benchmark_filter=/cpu/fp32/64/ --benchmark_min_time=0.01)
+    set_tests_properties(${name}.bench_smoke PROPERTIES LABELS "lesson;bench")
+  endif()
+
   set(_out ${PROJECT_BINARY_DIR}/test-output/${name})
   add_test(NAME ${name}.cpu
            COMMAND ${name} --device cpu --variant all --active 2 --out ${_out}/cpu)

@@ -68,7 +68,21 @@ struct Lesson {
   std::function<at::Tensor(const Tensors& inputs)> reference;
   std::function<MemoryNeed(const Problem&)> memory_need;
   std::vector<Variant> variants;  ///< drives --list, --variant, the tests and the docs
+
+  // For the benchmarks (<lesson>_bench):
+  std::vector<int64_t> bench_sizes_gpu{64, 256, 1024, 4096, 8192};
+  std::vector<int64_t> bench_sizes_cpu{64, 256, 1024};
+  std::function<double(const Problem&)> flops;  ///< arithmetic of one call
+  std::function<double(const Problem&)> bytes;  ///< bytes one call must move, at least
+  /// The throughput ceiling measured beside the variants (a plain GEMM, say); not a variant.
+  std::vector<Variant> ceilings;
 };
+
+/// Runs the lesson's Google Benchmark suite: every variant × size × dtype (fp32, bf16) on the
+/// devices it runs on, timed per call (CUDA events on a GPU), with FLOP/s and bytes/s counters,
+/// each variant verified against the reference before it is timed. GPU benchmarks are left out,
+/// with a message, where no GPU is usable. Takes Google Benchmark's flags.
+int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv);
 
 /// Runs the lesson as its command line asks. Returns the process exit code: 0 passed,
 /// 1 failed (wrong result or a runtime error), 2 bad usage, 77 skipped (no usable GPU).

@@ -1,0 +1,136 @@
+#include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
+#include <torch/cuda.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "cuda/runtime.h"
+#include "harness/lesson.h"
+#include "harness/verify.h"
+
+#if PIL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cuda/check.h"
+#endif
+
+namespace pil {
+namespace {
+
+const char* dtype_label(c10::ScalarType t) { return t == at::kBFloat16 ? "bf16" : "fp32"; }
+
+#if PIL_HAVE_CUDA
+/// Times one call with CUDA events on the current stream: the GPU's time, not the CPU's.
+class EventTimer {
+ public:
+  EventTimer() {
+    PIL_CUDA_CHECK(cudaEventCreate(&start_));
+    PIL_CUDA_CHECK(cudaEventCreate(&end_));
+  }
+  ~EventTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(end_);
+  }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  // Recorded on the legacy default stream, where LibTorch and the variants run unless told
+  // otherwise.
+  void begin() { PIL_CUDA_CHECK(cudaEventRecord(start_, nullptr)); }
+  double end_seconds() {
+    PIL_CUDA_CHECK(cudaEventRecord(end_, nullptr));
+    PIL_CUDA_CHECK(cudaEventSynchronize(end_));
+    float ms = 0;
+    PIL_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, end_));
+    return double(ms) / 1e3;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, end_ = nullptr;
+};
+#endif
+
+void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, c10::Device device,
+               c10::ScalarType dtype, int64_t size, bool verify_first) {
+  Options o;
+  o.size = size;
+  const Problem p{o, device, dtype};
+  if (v.check) {
+    const std::string why = v.check(p);
+    if (!why.empty()) {
+      state.SkipWithError(why.c_str());
+      return;
+    }
+  }
+  try {
+    at::manual_seed(0);
+    const Tensors in = lesson.make_inputs(p);
+    at::Tensor out;
+    for (int i = 0; i < 3; ++i) out = v.run(in);
+    if (device.is_cuda()) torch::cuda::synchronize();
+    if (verify_first) {
+      const Verdict verdict = verify(out, lesson.reference(in), dtype);
+      if (!verdict.passed) {
+        state.SkipWithError(("verification failed: " + verdict.reason).c_str());
+        return;
+      }
+    }
+#if PIL_HAVE_CUDA
+    std::unique_ptr<EventTimer> timer;
+    if (device.is_cuda()) timer = std::make_unique<EventTimer>();
+#endif
+    for (auto _ : state) {
+      if (device.is_cuda()) {
+#if PIL_HAVE_CUDA
+        timer->begin();
+        out = v.run(in);
+        state.SetIterationTime(timer->end_seconds());
+#endif
+      } else {
+        const auto t0 = std::chrono::steady_clock::now();
+        out = v.run(in);
+        state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+    }
+    const double calls = double(state.iterations());
+    if (lesson.flops)
+      state.counters["FLOP/s"] = benchmark::Counter(lesson.flops(p) * calls, benchmark::Counter::kIsRate);
+    if (lesson.bytes)
+      state.counters["bytes/s"] = benchmark::Counter(lesson.bytes(p) * calls, benchmark::Counter::kIsRate);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+}  // namespace
+
+int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  const bool gpu = torch::cuda::is_available();
+  if (!gpu)
+    std::cout << lesson.name << ": GPU benchmarks left out: no usable CUDA GPU: "
+              << cuda::unavailable_reason() << "\n";
+  auto add = [&](const Variant& v, bool verify_first) {
+    for (const bool cuda : {false, true}) {
+      if (cuda && !gpu) continue;
+      if (!cuda && v.needs_cuda) continue;
+      const c10::Device device = cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+      for (const c10::ScalarType dtype : {at::kFloat, at::kBFloat16})
+        for (const int64_t size : cuda ? lesson.bench_sizes_gpu : lesson.bench_sizes_cpu) {
+          const std::string name = v.name + "/" + (cuda ? "cuda" : "cpu") + "/" +
+                                   dtype_label(dtype) + "/" + std::to_string(size);
+          benchmark::RegisterBenchmark(name.c_str(), [&lesson, &v, device, dtype, size, verify_first](benchmark::State& s) {
+            bench_one(s, lesson, v, device, dtype, size, verify_first);
+          })->UseManualTime()->Unit(benchmark::kMicrosecond);
+        }
+    }
+  };
+  for (const auto& v : lesson.variants) add(v, true);
+  for (const auto& v : lesson.ceilings) add(v, false);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+
+}  // namespace pil

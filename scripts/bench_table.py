@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""One table from a lesson benchmark's JSON (Google Benchmark --benchmark_out), with the ceiling
+measured in the same run, and the lesson's goals checked.
+
+  build/bin/01_matmul_add_bench --benchmark_out=bench.json --benchmark_out_format=json
+  scripts/bench_table.py bench.json
+
+Rows are named variant/device/dtype/size[/manual_time]; variants named ceiling_* are the
+throughput ceilings (a plain GEMM). Lesson 01's goals, checked where the run has the rows:
+lt_bias within 5% of the plain cuBLAS GEMM at 8192 bf16 and never slower than eager; graph at
+size 64 at most a third of eager's time per step.
+"""
+import json
+import sys
+from collections import defaultdict
+
+
+def load(path):
+    with open(path) as f:
+        doc = json.load(f)
+    rows = {}
+    for b in doc.get("benchmarks", []):
+        if b.get("error_occurred"):
+            continue
+        parts = b["name"].split("/")
+        if len(parts) < 4:
+            continue
+        variant, device, dtype, size = parts[0], parts[1], parts[2], int(parts[3])
+        unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b.get("time_unit", "ns")]
+        rows[(variant, device, dtype, size)] = {
+            "seconds": b["real_time"] * unit,
+            "flops": b.get("FLOP/s", 0.0),
+            "bytes": b.get("bytes/s", 0.0),
+        }
+    return doc.get("context", {}), rows
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: bench_table.py BENCH.json")
+    context, rows = load(sys.argv[1])
+    print("host: %s, %s CPUs; date %s" % (context.get("host_name", "?"), context.get("num_cpus", "?"),
+                                         context.get("date", "?")))
+    groups = defaultdict(dict)
+    for (variant, device, dtype, size), r in rows.items():
+        groups[(device, dtype, size)][variant] = r
+    print("%-6s %-5s %6s  %-22s %12s %10s %10s %9s" % ("device", "dtype", "size", "variant", "time (us)",
+                                                      "TFLOP/s", "GB/s", "% ceiling"))
+    for key in sorted(groups):
+        device, dtype, size = key
+        g = groups[key]
+        ceiling = next((r for v, r in g.items() if v.startswith("ceiling_")), None)
+        for variant in sorted(g, key=lambda v: (v.startswith("ceiling_"), v)):
+            r = g[variant]
+            share = "%8.1f%%" % (100 * r["flops"] / ceiling["flops"]) if ceiling and ceiling["flops"] else ""
+            print("%-6s %-5s %6d  %-22s %12.2f %10.2f %10.1f %9s" % (
+                device, dtype, size, variant, r["seconds"] * 1e6, r["flops"] / 1e12, r["bytes"] / 1e9, share))
+    verdicts = []
+
+    def get(v, d, t, n):
+        return rows.get((v, d, t, n))
+
+    lt, gemm, eager = get("lt_bias", "cuda", "bf16", 8192), get("ceiling_cublas_gemm", "cuda", "bf16", 8192), \
+        get("eager", "cuda", "bf16", 8192)
+    if lt and gemm:
+        ratio = lt["seconds"] / gemm["seconds"]
+        verdicts.append(("lt_bias within 5%% of the plain GEMM at 8192 bf16: %.3fx" % ratio, ratio <= 1.05))
+    slower = [k for k in rows if k[0] == "lt_bias" and rows.get(("eager",) + k[1:]) and
+              rows[k]["seconds"] > rows[("eager",) + k[1:]]["seconds"]]
+    if any(k[0] == "lt_bias" for k in rows):
+        verdicts.append(("lt_bias never slower than eager: slower at %s" % (slower or "none"), not slower))
+    graph, eager64 = get("graph", "cuda", "bf16", 64), get("eager", "cuda", "bf16", 64)
+    if graph and eager64:
+        ratio = graph["seconds"] / eager64["seconds"]
+        verdicts.append(("graph at 64 (bf16) at most 1/3 of eager: %.2fx" % ratio, ratio <= 1 / 3))
+    if verdicts:
+        print("\ngoals:")
+        for text, ok in verdicts:
+            print("  %s  %s" % ("met   " if ok else "MISSED", text))
+    else:
+        print("\ngoals: none checkable (no GPU rows in this run)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
