@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The project's own GPU check, for a session lent the GPU machine (../shared/device/README.md).
+#
+# Here, once:   bash ../shared/device/prepare.sh nlohmann-json3-dev zlib1g-dev
+# Then the device tool's run, with carry [".device"] and the command:
+#               bash scripts/gpu-check.sh
+#
+# There it configures against the machine's own LibTorch (torch 2.11, CUDA 13) and the carried
+# Debian libraries, builds for the GPU's architecture, runs every test (the gpu label included),
+# runs each lesson 01 variant on CUDA at sizes 64 and 4096 in bf16 (small traces), and the
+# benchmarks, and leaves in $OUT: gpu-check.log, ctest.txt, traces.tar.gz, bench.json and
+# bench-table.txt (at most 8 files come back). The last lines printed are the benchmark table.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+out=${OUT:-$root/gpu-out}
+mkdir -p "$out"
+exec > >(tee "$out/gpu-check.log") 2>&1
+
+carried=$root/.device/root
+export LD_LIBRARY_PATH="$carried/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
+python3 -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)'
+
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native \
+  -DPIL_USE_CCACHE=OFF -DCMAKE_PREFIX_PATH="$torch_prefix;$carried/usr" || exit 1
+cmake --build build-gpu -j "$(nproc)" || exit 1
+ctest --test-dir build-gpu --output-on-failure -j 4 | tee "$out/ctest.txt"
+status=${PIPESTATUS[0]}
+
+traces=$(mktemp -d)
+for variant in eager addmm cublas_bias_kernel lt_bias graph; do
+  for size in 64 4096; do
+    build-gpu/bin/01_matmul_add --device cuda --dtype bf16 --size "$size" --variant "$variant" \
+      --active 3 --out "$traces/01_matmul_add" | grep -E '^(RESULT|trace|tracer|verify)' ||
+      status=1
+  done
+done
+tar -czf "$out/traces.tar.gz" -C "$traces" .
+
+build-gpu/bin/01_matmul_add_bench --benchmark_filter=/cuda/ --benchmark_min_time=0.2 \
+  --benchmark_out="$out/bench.json" --benchmark_out_format=json > /dev/null
+python3 scripts/bench_table.py "$out/bench.json" | tee "$out/bench-table.txt"
+echo "gpu-check exit: $status"
+exit "$status"
