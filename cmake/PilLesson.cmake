@@ -6,6 +6,8 @@
 #   ctest      = <name>.cpu  every variant on the CPU, for real
 #                <name>.gpu  every variant on CUDA; label gpu; exits 77 (skipped) without a GPU
 #                <name>.*    the lesson's end-to-end checks, tests/lessons/<name>_test.cpp
+#                <name>.gpu_checks  its suites named *Gpu, on CUDA; label gpu; 77 without a GPU
+#                <name>.bench_smoke  the benchmark binary on the smallest CPU case
 function(pil_add_lesson name)
   cmake_parse_arguments(ARG "" "" "SOURCES;CUDA_SOURCES" ${ARGN})
   if(NOT ARG_SOURCES)
@@ -54,7 +56,10 @@ function(pil_add_lesson name)
       PIL_LESSON_EXE="$<TARGET_FILE:${name}>" PIL_LESSON_NAME="${name}"
       PIL_TRACE_EXE="$<TARGET_FILE:pil-trace>")
     add_dependencies(${name}_test ${name} pil-trace)
+    # Suites named *Gpu run on a GPU: one ctest case of their own, label gpu, exit 77 without.
     gtest_discover_tests(${name}_test TEST_PREFIX "${name}." DISCOVERY_MODE PRE_TEST
-                         PROPERTIES LABELS lesson)
+                         TEST_FILTER "-*Gpu.*" PROPERTIES LABELS lesson)
+    add_test(NAME ${name}.gpu_checks COMMAND ${name}_test --gtest_filter=*Gpu.*)
+    set_tests_properties(${name}.gpu_checks PROPERTIES LABELS "lesson;gpu" SKIP_RETURN_CODE 77)
   endif()
 endfunction()

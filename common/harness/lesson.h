@@ -64,7 +64,7 @@ struct Lesson {
   int64_t default_size = 64;
   int64_t max_size = 65536;
   std::function<Tensors(const Problem&)> make_inputs;
-  /// The expected result in float64 on the CPU, computed from the same inputs.
+  /// The expected result in float64, computed from the same inputs (on their device or the CPU).
   std::function<at::Tensor(const Tensors& inputs)> reference;
   std::function<MemoryNeed(const Problem&)> memory_need;
   std::vector<Variant> variants;  ///< drives --list, --variant, the tests and the docs

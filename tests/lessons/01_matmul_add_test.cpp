@@ -217,3 +217,111 @@ TEST(Lesson01, ListAndHelp) {
 }
 
 }  // namespace
+
+// --- On a GPU (ctest 01_matmul_add.gpu_checks; exits 77 where no GPU is usable) ----------------
+// What each variant must show in its trace on a GPU. Written before a GPU was lent to the
+// project: these are the lesson's claims, to be confirmed on the first GPU run.
+namespace {
+
+struct GpuRun {
+  TempDir dir;
+  pil::test::ProcessResult r;
+  std::string trace;
+  std::vector<TraceSlice> slices;
+  explicit GpuRun(const std::string& variant, const std::string& size = "256") {
+    r = run_process(kExe, {"--device", "cuda", "--dtype", "bf16", "--size", size, "--variant",
+                           variant, "--active", "3", "--out", dir.path()});
+    if (r.exit_code == 77) std::exit(77);  // no usable GPU: the whole suite is a skip
+    trace = line_value(r.out, "trace");
+    slices = read_trace_slices(trace);
+  }
+  size_t count(const std::string& cat, const std::string& name_prefix = "") const {
+    size_t n = 0;
+    for (const auto& s : slices)
+      if (s.cat == cat && s.name.rfind(name_prefix, 0) == 0) ++n;
+    return n;
+  }
+  nlohmann::json pil_trace(std::vector<std::string> args) const {
+    args.insert(args.begin() + 1, trace);
+    args.push_back("--json");
+    const auto out = run_process(PIL_TRACE_EXE, args);
+    return nlohmann::json::parse(out.out);
+  }
+};
+
+TEST(Lesson01Gpu, EagerIsTwoKernelsPerStepWithArrows) {
+  GpuRun run("eager");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_NE(run.r.out.find("tracer: LibTorch profiler (Kineto)"), std::string::npos);
+  EXPECT_EQ(run.count("kernel"), 6u) << "a GEMM and an add kernel per step, 3 steps";
+  EXPECT_NE(run.r.out.find("CUDA total"), std::string::npos) << "the table's device columns";
+  const auto launches = run.pil_trace({"launches"});
+  EXPECT_GE(launches["launches"].get<int64_t>(), 6);
+}
+
+TEST(Lesson01Gpu, AddmmCopiesTheBiasBeforeItsGemm) {
+  GpuRun run("addmm");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(run.count("kernel"), 3u) << "one GEMM per step";
+  EXPECT_EQ(run.count("gpu_memcpy"), 3u) << "the bias copied into the output, once per step";
+}
+
+TEST(Lesson01Gpu, CublasVariantIsTracedByCuptiWithItsNvtxRanges) {
+  GpuRun run("cublas_bias_kernel");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_NE(run.r.out.find("tracer: the project's CUPTI tracer"), std::string::npos);
+  EXPECT_EQ(run.count("kernel"), 6u);
+  EXPECT_EQ(run.count("kernel", "bias_add_kernel") + run.count("kernel", "void lesson01::"), 3u);
+  EXPECT_EQ(run.count("user_annotation", "ProfileStep#"), 3u);
+  EXPECT_EQ(run.count("user_annotation", "cublasGemmEx"), 3u);
+  EXPECT_EQ(run.count("user_annotation", "bias_add_kernel"), 3u);
+  EXPECT_GE(run.count("cuda_runtime"), 6u);
+  const auto chain = run.pil_trace({"chain", "--range", "matmul_add"});
+  size_t gpu = 0;
+  for (const auto& line : chain) gpu += line["gpu"].get<bool>();
+  EXPECT_EQ(gpu, 2u) << "GEMM and bias kernel, each joined to its launch by correlation";
+}
+
+TEST(Lesson01Gpu, LtBiasIsOneKernelAndNoCopy) {
+  GpuRun run("lt_bias");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(run.count("kernel"), 3u);
+  EXPECT_EQ(run.count("gpu_memcpy"), 0u);
+}
+
+TEST(Lesson01Gpu, LtBiasRefusesUnalignedSizes) {
+  TempDir dir;
+  const auto r = run_process(kExe, {"--device", "cuda", "--dtype", "bf16", "--size", "100",
+                                    "--variant", "lt_bias", "--out", dir.path() + "/o"});
+  if (r.exit_code == 77) std::exit(77);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("multiple of 8"), std::string::npos) << r.err;
+}
+
+TEST(Lesson01Gpu, GraphIsOneLaunchPerStep) {
+  GpuRun run("graph");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto launches = run.pil_trace({"launches"});
+  EXPECT_EQ(launches["graph_launches"].get<int64_t>(), 3) << launches.dump();
+  EXPECT_GE(launches["graph_kernels"].get<int64_t>(), 6) << launches.dump();
+}
+
+TEST(Lesson01Gpu, EveryVariantPassesEveryDtypeAtEveryBenchmarkedSize) {
+  // fp16 at every size; fp32 and bf16 at two here, as the benchmark verifies them at every size
+  // before it times them.
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {"fp16", "64"}, {"fp16", "256"}, {"fp16", "1024"}, {"fp16", "4096"}, {"fp16", "8192"},
+      {"fp32", "64"}, {"fp32", "4096"}, {"bf16", "64"}, {"bf16", "4096"}};
+  for (const auto& [dtype, size] : cases) {
+    {
+      TempDir dir;
+      const auto r = run_process(kExe, {"--device", "cuda", "--dtype", dtype, "--size", size,
+                                        "--variant", "all", "--wait", "0", "--warmup", "0",
+                                        "--active", "1", "--warmup-calls", "1", "--out", dir.path()});
+      if (r.exit_code == 77) std::exit(77);
+      EXPECT_EQ(r.exit_code, 0) << dtype << " " << size << "\n" << r.out << r.err;
+      EXPECT_EQ(count_lines_starting_with(r.out, "RESULT: PASSED"), 5) << dtype << " " << size;
+    }
+}
+
+}  // namespace
