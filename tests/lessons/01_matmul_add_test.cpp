@@ -313,7 +313,6 @@ TEST(Lesson01Gpu, EveryVariantPassesEveryDtypeAtEveryBenchmarkedSize) {
       {"fp16", "64"}, {"fp16", "256"}, {"fp16", "1024"}, {"fp16", "4096"}, {"fp16", "8192"},
       {"fp32", "64"}, {"fp32", "4096"}, {"bf16", "64"}, {"bf16", "4096"}};
   for (const auto& [dtype, size] : cases) {
-    {
       TempDir dir;
       const auto r = run_process(kExe, {"--device", "cuda", "--dtype", dtype, "--size", size,
                                         "--variant", "all", "--wait", "0", "--warmup", "0",
