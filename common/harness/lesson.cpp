@@ -283,7 +283,8 @@ int run_parsed(const Lesson& lesson, const Options& o) {
 }  // namespace
 
 int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
-  LessonInfo info{lesson.name, lesson.description, lesson.default_size, lesson.max_size, {}};
+  LessonInfo info{lesson.name, lesson.description, lesson.default_size, lesson.max_size, {},
+                  lesson.size_help, lesson.flags};
   for (const auto& v : lesson.variants) info.variants.push_back({v.name, v.summary});
   const ParsedArgs parsed = parse_options(info, argc, argv);
   if (!parsed.run) {

@@ -63,6 +63,8 @@ struct Lesson {
   std::string description;  ///< one line
   int64_t default_size = 64;
   int64_t max_size = 65536;
+  std::string size_help = "Problem size N";  ///< what --size means here ("batch (rows of x)")
+  std::vector<LessonFlag> flags;             ///< the lesson's own flags
   std::function<Tensors(const Problem&)> make_inputs;
   /// The expected result in float64, computed from the same inputs (on their device or the CPU).
   std::function<at::Tensor(const Tensors& inputs)> reference;

@@ -65,6 +65,7 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   Options& o = result.options;
   o.size = lesson.default_size;
   o.out_dir = "traces/" + lesson.name;
+  for (const auto& f : lesson.flags) o.extra[f.name] = f.default_value;
 
   std::string variant_names;
   for (const auto& v : lesson.variants) variant_names += (variant_names.empty() ? "" : "|") + v.name;
@@ -80,7 +81,8 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
       ->capture_default_str();
   app.add_option("--dtype", dtype, "auto|fp32|bf16|fp16 (auto: bf16 on a GPU, fp32 on the CPU)")
       ->capture_default_str();
-  app.add_option("--size", size, "Problem size N (1 to " + std::to_string(lesson.max_size) + ")")
+  app.add_option("--size", size,
+                 lesson.size_help + " (1 to " + std::to_string(lesson.max_size) + ")")
       ->capture_default_str();
   app.add_option("--variant", variant, variant_names + "|all (default: " +
                                            lesson.variants.front().name + ")");
@@ -99,6 +101,15 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   app.add_option("--sort", sort, "Table order: " + trace::sort_key_names() +
                                      " (default: device_time_total on a GPU, else cpu_time_total)");
   app.add_option("--seed", seed, "Seed for the random inputs")->capture_default_str();
+  std::map<std::string, std::string> extra_text;
+  for (const auto& f : lesson.flags) {
+    std::string& text = extra_text[f.name];
+    text = f.choices.empty() ? std::to_string(f.default_value) : f.choices.at(size_t(f.default_value));
+    std::string allowed;
+    for (const auto& c : f.choices) allowed += (allowed.empty() ? "" : "|") + c;
+    app.add_option(f.name, text, f.help + (allowed.empty() ? "" : " (" + allowed + ")"))
+        ->capture_default_str();
+  }
 
   try {
     app.parse(argc, const_cast<char**>(argv));
@@ -154,6 +165,16 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     if (std::filesystem::exists(out, ec) && !std::filesystem::is_directory(out, ec))
       throw BadValue{"--out: " + out + " exists and is not a folder; allowed: a folder to write into"};
     o.out_dir = out;
+    for (const auto& f : lesson.flags) {
+      const std::string& text = extra_text.at(f.name);
+      if (f.choices.empty()) {
+        o.extra[f.name] = whole_number(f.name, text, f.min, f.max);
+      } else {
+        std::vector<std::pair<std::string, int64_t>> words;
+        for (size_t i = 0; i < f.choices.size(); ++i) words.emplace_back(f.choices[i], int64_t(i));
+        o.extra[f.name] = one_of<int64_t>(f.name, text, words);
+      }
+    }
   } catch (const BadValue& bad) {
     result.exit_code = 2;
     result.text = lesson.name + ": error: " + bad.message;

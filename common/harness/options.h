@@ -2,6 +2,7 @@
 /// \file
 /// The flags every lesson shares, parsed and checked before anything runs or is written.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,16 @@ enum class DTypeChoice { Auto, F32, BF16, F16 };
 const char* to_string(DeviceChoice d);
 const char* to_string(DTypeChoice d);
 
+/// A flag of one lesson's own (--in-features 32, --bias on|off), beside the shared ones.
+struct LessonFlag {
+  std::string name;   ///< "--in-features"
+  std::string help;
+  int64_t default_value = 0;
+  int64_t min = 1, max = int64_t(1) << 20;
+  /// For a choice flag ("on", "off"): the allowed words; the value is the word's index.
+  std::vector<std::string> choices;
+};
+
 /// What a lesson tells the parser about itself.
 struct LessonInfo {
   std::string name;         ///< "01_matmul_add": also the default output folder `traces/NAME`
@@ -25,6 +36,8 @@ struct LessonInfo {
     std::string name, summary;
   };
   std::vector<Variant> variants;  ///< the first one is the default
+  std::string size_help = "Problem size N";  ///< what --size means in this lesson
+  std::vector<LessonFlag> flags;             ///< the lesson's own flags
 };
 
 /// The shared flags, checked. Defaults follow the "Profiling in PyTorch" series.
@@ -39,6 +52,10 @@ struct Options {
   int row_limit = 15;
   std::optional<trace::SortKey> sort;     ///< default: device total on a GPU, CPU total on the CPU
   uint64_t seed = 0;
+  std::map<std::string, int64_t> extra;   ///< the lesson's own flags by name ("--bias" -> 1)
+
+  /// A lesson flag's value (for a choice flag, the index of the word given).
+  int64_t flag(const std::string& name) const { return extra.at(name); }
 };
 
 /// What parsing decided: run with these options, or exit now with this code and text

@@ -13,7 +13,11 @@ namespace pil {
 namespace {
 
 LessonInfo lesson() {
-  return {"00_demo", "a demo lesson", 64, 4096, {{"eager", "two ops"}, {"fused", "one op"}}};
+  LessonInfo l{"00_demo", "a demo lesson", 64, 4096, {{"eager", "two ops"}, {"fused", "one op"}},
+               "Problem size N", {}};
+  l.flags.push_back({"--in-features", "Columns of x", 32, 1, 1024, {}});
+  l.flags.push_back({"--bias", "Bias term", 0, 0, 1, {"on", "off"}});
+  return l;
 }
 
 ParsedArgs parse(std::vector<std::string> args) {
@@ -56,6 +60,24 @@ TEST(Options, GoodValuesAreTaken) {
   EXPECT_EQ(p.options.row_limit, 3);
   EXPECT_EQ(p.options.sort, trace::SortKey::SelfCpu);
   EXPECT_EQ(p.options.seed, 42u);
+}
+
+TEST(Options, LessonFlagsHaveDefaultsAndAreChecked) {
+  const ParsedArgs d = parse({});
+  ASSERT_TRUE(d.run);
+  EXPECT_EQ(d.options.flag("--in-features"), 32);
+  EXPECT_EQ(d.options.flag("--bias"), 0);
+  const ParsedArgs p = parse({"--in-features", "7", "--bias", "off"});
+  ASSERT_TRUE(p.run) << p.text;
+  EXPECT_EQ(p.options.flag("--in-features"), 7);
+  EXPECT_EQ(p.options.flag("--bias"), 1);
+  const ParsedArgs bad = parse({"--in-features", "0"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.text.find("--in-features: 0 is out of range"), std::string::npos) << bad.text;
+  const ParsedArgs word = parse({"--bias", "maybe"});
+  EXPECT_EQ(word.exit_code, 2);
+  EXPECT_NE(word.text.find("--bias: unknown value 'maybe'; allowed: on|off"), std::string::npos)
+      << word.text;
 }
 
 TEST(Options, VariantAllSelectsEveryVariantInOrder) {
