@@ -59,7 +59,10 @@ function(pil_add_lesson name)
     # Suites named *Gpu run on a GPU: one ctest case of their own, label gpu, exit 77 without.
     gtest_discover_tests(${name}_test TEST_PREFIX "${name}." DISCOVERY_MODE PRE_TEST
                          TEST_FILTER "-*Gpu.*" PROPERTIES LABELS lesson)
-    add_test(NAME ${name}.gpu_checks COMMAND ${name}_test --gtest_filter=*Gpu.*)
-    set_tests_properties(${name}.gpu_checks PROPERTIES LABELS "lesson;gpu" SKIP_RETURN_CODE 77)
+    file(READ ${_checks} _text)
+    if(_text MATCHES "TEST\\([A-Za-z0-9_]*Gpu,")
+      add_test(NAME ${name}.gpu_checks COMMAND ${name}_test --gtest_filter=*Gpu.*)
+      set_tests_properties(${name}.gpu_checks PROPERTIES LABELS "lesson;gpu" SKIP_RETURN_CODE 77)
+    endif()
   endif()
 endfunction()

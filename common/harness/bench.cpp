@@ -69,7 +69,8 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
     for (int i = 0; i < 3; ++i) out = v.run(in);
     if (device.is_cuda()) torch::cuda::synchronize();
     if (verify_first) {
-      const Verdict verdict = verify(out, lesson.reference(in), dtype);
+      const Verdict verdict = verify(v.collect ? v.collect(in, out) : out,
+                                     lesson.reference_for(v.name)(in), dtype);
       if (!verdict.passed) {
         state.SkipWithError(("verification failed: " + verdict.reason).c_str());
         return;

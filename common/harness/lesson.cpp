@@ -140,7 +140,7 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
 
   at::manual_seed(o.seed);
   const Tensors inputs = lesson.make_inputs(p);
-  const at::Tensor expected = lesson.reference(inputs);
+  const at::Tensor expected = lesson.reference_for(variant.name)(inputs);
 
   at::Tensor out;
   for (int i = 0; i < o.warmup_calls; ++i) out = variant.run(inputs);
@@ -166,7 +166,7 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
     if (action == StepAction::RecordAndSave) profiler.stop();
   }
 
-  const Verdict verdict = verify(out, expected, p.dtype);
+  const Verdict verdict = verify(variant.collect ? variant.collect(inputs, out) : out, expected, p.dtype);
   std::cout << verdict.describe();
 
   const trace::KeyAverages table = trace::key_averages(profiler.trace().events);

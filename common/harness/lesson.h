@@ -11,6 +11,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <map>
 #include <utility>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ struct Variant {
   /// Empty when the variant can take this problem; otherwise what it cannot take and what it
   /// can ("--size 100: lt_bias needs a multiple of 8 for bf16"), reported as a usage error.
   std::function<std::string(const Problem&)> check;
+  /// What is verified, made from the last call's output after profiling (so it stays out of the
+  /// trace): a training step's y with the gradients, say. Unset: the output itself.
+  std::function<at::Tensor(const Tensors& inputs, const at::Tensor& out)> collect;
 };
 
 /// Bytes a run needs, checked before anything is allocated.
@@ -68,6 +72,13 @@ struct Lesson {
   std::function<Tensors(const Problem&)> make_inputs;
   /// The expected result in float64, computed from the same inputs (on their device or the CPU).
   std::function<at::Tensor(const Tensors& inputs)> reference;
+  /// Variants whose result differs in kind (a training step returning gradients too) name their
+  /// own reference here; the others use `reference`.
+  std::map<std::string, std::function<at::Tensor(const Tensors& inputs)>> references;
+  const std::function<at::Tensor(const Tensors&)>& reference_for(const std::string& variant) const {
+    auto it = references.find(variant);
+    return it == references.end() ? reference : it->second;
+  }
   std::function<MemoryNeed(const Problem&)> memory_need;
   std::vector<Variant> variants;  ///< drives --list, --variant, the tests and the docs
 

@@ -6,12 +6,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <utility>
 
-#include "support/run_process.h"
-#include "support/trace_json.h"
+#include "support/lesson_run.h"
 
 namespace fs = std::filesystem;
+using pil::test::count_inside;
 using pil::test::count_lines_starting_with;
+using pil::test::line_value;
+using pil::test::named;
 using pil::test::read_trace_slices;
 using pil::test::run_process;
 using pil::test::TempDir;
@@ -21,35 +24,13 @@ namespace {
 
 const std::string kExe = PIL_LESSON_EXE;
 
-std::string line_value(const std::string& out, const std::string& key) {
-  std::smatch m;
-  if (std::regex_search(out, m, std::regex("(^|\n)" + key + ": ([^\n]+)"))) return m[2];
-  return {};
-}
-
-std::vector<TraceSlice> named(const std::vector<TraceSlice>& all, const std::string& prefix) {
-  std::vector<TraceSlice> out;
-  for (const auto& s : all)
-    if (s.name.rfind(prefix, 0) == 0) out.push_back(s);
-  return out;
-}
-
 bool any_inside(const std::vector<TraceSlice>& all, const TraceSlice& outer, const std::string& name) {
-  for (const auto& s : all)
-    if (s.name == name && outer.contains(s)) return true;
-  return false;
+  return count_inside(all, outer, name) > 0;
 }
 
-/// Runs the lesson on the CPU into a fresh folder and returns its output; checks it passed.
-struct LessonRun {
-  TempDir dir;
-  pil::test::ProcessResult r;
-  std::string trace;
-  explicit LessonRun(std::vector<std::string> args) {
-    args.insert(args.end(), {"--device", "cpu", "--out", dir.path()});
-    r = run_process(kExe, args);
-    trace = line_value(r.out, "trace");
-  }
+/// Lesson 01 run on the CPU into a fresh folder.
+struct LessonRun : pil::test::LessonRun {
+  explicit LessonRun(std::vector<std::string> args) : pil::test::LessonRun(kExe, std::move(args)) {}
 };
 
 TEST(Lesson01, EagerRunPassesAndWritesTraceTableAndSummary) {

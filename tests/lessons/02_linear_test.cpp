@@ -1,0 +1,91 @@
+// End-to-end checks of lesson 02 on the CPU: nn::Linear's forward is t -> addmm with the bias
+// inside the GEMM (the C++ frontend picks addmm itself: no aten::linear, unlike Python); its backward is AddmmBackward0's two matrix products and the bias sum;
+// forward and gradients match float64; bad flags are refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/lesson_run.h"
+
+namespace fs = std::filesystem;
+using pil::test::count_inside;
+using pil::test::count_lines_starting_with;
+using pil::test::named;
+using pil::test::run_process;
+using pil::test::TempDir;
+
+namespace {
+
+const std::string kExe = PIL_LESSON_EXE;
+
+struct LinearRun : pil::test::LessonRun {
+  explicit LinearRun(std::vector<std::string> args)
+      : pil::test::LessonRun(kExe, std::move(args)) {}
+};
+
+TEST(Lesson02, InferenceIsTransposeViewThenAddmm) {
+  LinearRun run({});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 1);
+  const auto slices = run.slices();
+  const auto ranges = named(slices, "linear_fwd");
+  ASSERT_EQ(ranges.size(), 3u) << "one linear_fwd per active step";
+  for (const auto& r : ranges) {
+    EXPECT_EQ(count_inside(slices, r, "aten::linear"), 0u) << "C++'s F::linear calls addmm itself";
+    EXPECT_EQ(count_inside(slices, r, "aten::t"), 1u);
+    EXPECT_EQ(count_inside(slices, r, "aten::addmm"), 1u) << "the bias lives in the GEMM";
+    EXPECT_EQ(count_inside(slices, r, "aten::add"), 0u) << "no separate add";
+  }
+}
+
+TEST(Lesson02, WithoutBiasThereIsNoAddmm) {
+  LinearRun run({"--bias", "off"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto slices = run.slices();
+  EXPECT_TRUE(named(slices, "aten::addmm").empty());
+  EXPECT_EQ(named(slices, "aten::matmul").size(), 3u) << "x·Wᵀ through matmul";
+  EXPECT_EQ(named(slices, "aten::mm").size(), 3u);
+}
+
+TEST(Lesson02, TrainingBackwardIsTwoMatrixProductsAndTheBiasSum) {
+  LinearRun run({"--variant", "training"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto slices = run.slices();
+  const auto bwd = named(slices, "linear_bwd");
+  ASSERT_EQ(bwd.size(), 3u);
+  for (const auto& r : bwd) {
+    const auto node = named(slices, "AddmmBackward0");
+    size_t inside = 0;
+    for (const auto& n : node)
+      if (r.contains(n)) {
+        ++inside;
+        EXPECT_EQ(count_inside(slices, n, "aten::mm"), 2u) << "dx = g·W and dW = gᵀ·x";
+      }
+    EXPECT_EQ(inside, 1u);
+    EXPECT_EQ(count_inside(slices, r, "aten::sum"), 1u) << "db = the sum of g over the batch";
+  }
+}
+
+TEST(Lesson02, ShapesAndDtypesPass) {
+  for (const char* dtype : {"fp32", "bf16", "fp16"}) {
+    LinearRun run({"--dtype", dtype, "--size", "64", "--in-features", "48", "--out-features", "40",
+             "--variant", "all", "--active", "1"});
+    EXPECT_EQ(run.r.exit_code, 0) << dtype << "\n" << run.r.out << run.r.err;
+    EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2) << dtype;
+  }
+}
+
+TEST(Lesson02, BadLessonFlagsExit2WithOneLine) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"--in-features", "0"},
+                                        {"--out-features", "x"}, {"--bias", "maybe"}}) {
+    TempDir dir;
+    args.insert(args.end(), {"--device", "cpu", "--out", dir.path() + "/o"});
+    const auto r = run_process(kExe, args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(args[0]), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir.path() + "/o"));
+  }
+}
+
+}  // namespace

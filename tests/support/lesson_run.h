@@ -1,0 +1,31 @@
+#pragma once
+// Helpers for the lessons' end-to-end checks: run a lesson into a fresh folder, read the lines
+// it printed, and look into the trace it wrote.
+#include <string>
+#include <vector>
+
+#include "support/run_process.h"
+#include "support/trace_json.h"
+
+namespace pil::test {
+
+/// The value of a "key: value" line the lesson printed ("trace", "table", "summary").
+std::string line_value(const std::string& out, const std::string& key);
+
+/// The slices whose names start with `prefix`.
+std::vector<TraceSlice> named(const std::vector<TraceSlice>& all, const std::string& prefix);
+
+/// How many slices called `name` lie inside `outer` (same lane, within its interval).
+size_t count_inside(const std::vector<TraceSlice>& all, const TraceSlice& outer,
+                    const std::string& name);
+
+/// The lesson `exe` run on the CPU with `args`, into a fresh folder.
+struct LessonRun {
+  TempDir dir;
+  ProcessResult r;
+  std::string trace;
+  LessonRun(const std::string& exe, std::vector<std::string> args);
+  std::vector<TraceSlice> slices() const { return read_trace_slices(trace); }
+};
+
+}  // namespace pil::test
