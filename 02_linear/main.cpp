@@ -131,6 +131,7 @@ std::vector<pil::Variant> variants() {
   pil::Variant training{"training", "forward and backward from a fixed upstream gradient",
                         linear_training};
   training.collect = training_result;
+  training.flops_factor = 3;  // forward, and the backward's two products per forward one
   v.push_back(training);
   return v;
 }

@@ -2,6 +2,7 @@
 #include <benchmark/benchmark.h>
 #include <torch/cuda.h>
 
+#include <atomic>
 #include <chrono>
 #include <iostream>
 
@@ -50,10 +51,14 @@ class EventTimer {
 };
 #endif
 
+/// Benchmarks that failed (an error, or a wrong result): the run's exit code says so.
+std::atomic<int> failures{0};
+
 void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, c10::Device device,
                c10::ScalarType dtype, int64_t size, bool verify_first) {
   Options o;
   o.size = size;
+  for (const auto& f : lesson.flags) o.extra[f.name] = f.default_value;
   const Problem p{o, device, dtype};
   if (v.check) {
     const std::string why = v.check(p);
@@ -72,6 +77,7 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
       const Verdict verdict = verify(v.collect ? v.collect(in, out) : out,
                                      lesson.reference_for(v.name)(in), dtype);
       if (!verdict.passed) {
+        ++failures;
         state.SkipWithError(("verification failed: " + verdict.reason).c_str());
         return;
       }
@@ -95,10 +101,12 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
     }
     const double calls = double(state.iterations());
     if (lesson.flops)
-      state.counters["FLOP/s"] = benchmark::Counter(lesson.flops(p) * calls, benchmark::Counter::kIsRate);
+      state.counters["FLOP/s"] = benchmark::Counter(lesson.flops(p) * v.flops_factor * calls,
+                                                    benchmark::Counter::kIsRate);
     if (lesson.bytes)
       state.counters["bytes/s"] = benchmark::Counter(lesson.bytes(p) * calls, benchmark::Counter::kIsRate);
   } catch (const std::exception& e) {
+    ++failures;
     state.SkipWithError(e.what());
   }
 }
@@ -129,8 +137,16 @@ int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
   };
   for (const auto& v : lesson.variants) add(v, true);
   for (const auto& v : lesson.ceilings) add(v, false);
-  benchmark::RunSpecifiedBenchmarks();
+  const size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  if (ran == 0) {
+    std::cerr << lesson.name << ": no benchmark matched (see --benchmark_list_tests)\n";
+    return 1;
+  }
+  if (failures > 0) {
+    std::cerr << lesson.name << ": " << failures << " benchmark(s) failed (see ERROR OCCURRED)\n";
+    return 1;
+  }
   return 0;
 }
 

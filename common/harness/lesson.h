@@ -54,6 +54,9 @@ struct Variant {
   /// What is verified, made from the last call's output after profiling (so it stays out of the
   /// trace): a training step's y with the gradients, say. Unset: the output itself.
   std::function<at::Tensor(const Tensors& inputs, const at::Tensor& out)> collect;
+  /// Arithmetic of one call in units of the lesson's flops(): 3 for a training step (the
+  /// backward's products are twice the forward's).
+  double flops_factor = 1.0;
 };
 
 /// Bytes a run needs, checked before anything is allocated.
@@ -70,7 +73,8 @@ struct Lesson {
   std::string size_help = "Problem size N";  ///< what --size means here ("batch (rows of x)")
   std::vector<LessonFlag> flags;             ///< the lesson's own flags
   std::function<Tensors(const Problem&)> make_inputs;
-  /// The expected result in float64, computed from the same inputs (on their device or the CPU).
+  /// The expected result in float64, computed from the same inputs (on their device or the CPU),
+  /// after the variant's calls.
   std::function<at::Tensor(const Tensors& inputs)> reference;
   /// Variants whose result differs in kind (a training step returning gradients too) name their
   /// own reference here; the others use `reference`.

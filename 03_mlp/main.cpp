@@ -1,0 +1,204 @@
+// 03_mlp — a GeGLU MLP: guess the kernel count, then see where a training step spends its time
+// ==============================================================================================
+//
+// The question: the MLP of a transformer block, GeGLU style — three bias-free projections and
+// `gelu(gate, tanh) * up` between them. How many operators (and kernels on a GPU) does one
+// forward run, which of them dominate, and what do backward and the optimizer add?
+// Guess first, then look.
+//
+//   mlp(x) = down(gelu(gate(x), tanh) * up(x))
+//   x: [batch, seq, model]; gate, up: model -> hidden; down: hidden -> model (no bias)
+//
+// Build and run (from the project root; ./run-lesson does set-up, build and run in one go):
+//   cmake --build build --target 03_mlp
+//   build/bin/03_mlp --device cpu                       # batch 64 x seq 128, model 768, hidden 3072
+//   build/bin/03_mlp --variant training                 # forward, backward and an AdamW step
+//   build/bin/03_mlp --size 8 --seq 64 --model 256 --hidden 1024   # quicker on a laptop
+// The run prints `trace: <path>`; open it in https://ui.perfetto.dev or chrome://tracing.
+//
+// Variants:
+//   eager     the forward under NoGradGuard, in an `mlp_fwd` range: three projections (matrix
+//             products) and two pointwise operators (gelu, mul)
+//   training  one training step: forward in `mlp_fwd`, backward in `mlp_bwd`, AdamW in
+//             `optimizer_step`
+//
+// Try this (predict first, then run):
+//   - Count the matrix products in the eager table; then in the training one. Why three times?
+//   - --hidden 1536: which rows shrink by half, and which do not?
+//   - --dtype bf16 on the CPU: faster or slower than fp32?
+//   - --variant training: which range takes the most time — and how much is the optimizer?
+
+#include <torch/torch.h>
+
+#include <memory>
+
+#include "harness/lesson.h"
+#include "harness/named_range.h"
+
+namespace {
+
+// --- The problem -----------------------------------------------------------------------------
+struct GeGLUImpl : torch::nn::Module {
+  GeGLUImpl(int64_t model, int64_t hidden)
+      : gate(register_module("gate", torch::nn::Linear(torch::nn::LinearOptions(model, hidden).bias(false)))),
+        up(register_module("up", torch::nn::Linear(torch::nn::LinearOptions(model, hidden).bias(false)))),
+        down(register_module("down", torch::nn::Linear(torch::nn::LinearOptions(hidden, model).bias(false)))) {}
+
+  // [mlp-forward]
+  torch::Tensor forward(const torch::Tensor& x) {
+    // x: [batch, seq, model] -> gate, up: [batch, seq, hidden] -> [batch, seq, model]
+    return down(torch::gelu(gate(x), "tanh") * up(x));
+  }
+  // [mlp-forward]
+
+  torch::nn::Linear gate, up, down;
+};
+TORCH_MODULE(GeGLU);
+
+// The model and its optimizer live across the calls of a run: make_inputs builds them (seeded,
+// in the run's dtype, on its device); the variants use them.
+struct State {
+  GeGLU mlp{nullptr};
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+};
+const auto g_state = std::make_shared<State>();
+
+int64_t seq(const pil::Problem& p) { return p.options.flag("--seq"); }
+int64_t model(const pil::Problem& p) { return p.options.flag("--model"); }
+int64_t hidden(const pil::Problem& p) { return p.options.flag("--hidden"); }
+
+// Inputs, in order: x [batch, seq, model] and the upstream gradient g of the same shape.
+pil::Tensors make_inputs(const pil::Problem& p) {
+  g_state->mlp = GeGLU(model(p), hidden(p));
+  g_state->mlp->to(p.device, p.dtype);
+  g_state->optimizer = std::make_unique<torch::optim::AdamW>(
+      g_state->mlp->parameters(), torch::optim::AdamWOptions(1e-4));
+  const auto draw = torch::TensorOptions().dtype(torch::kFloat).device(p.device);
+  const std::vector<int64_t> shape{p.options.size, seq(p), model(p)};
+  return {torch::randn(shape, draw).to(p.dtype), torch::randn(shape, draw).to(p.dtype)};
+}
+
+pil::MemoryNeed memory_need(const pil::Problem& p) {
+  const double tokens = double(p.options.size) * double(seq(p)), m = double(model(p)),
+               h = double(hidden(p));
+  const double elements = 4 * tokens * m + 6 * tokens * h + 3 * 4 * m * h;  // weights, grads, Adam
+  return {elements * double(c10::elementSize(p.dtype)), 2 * elements * sizeof(double)};
+}
+
+// --- The reference: float64, from the same inputs and the model's weights as they are now -----
+torch::Tensor forward64(const torch::Tensor& x) {
+  auto w = [](const torch::nn::Linear& l) { return l->weight.detach().to(torch::kDouble); };
+  const torch::Tensor x64 = x.detach().to(torch::kDouble);
+  const torch::Tensor gate = torch::matmul(x64, w(g_state->mlp->gate).t());
+  const torch::Tensor up = torch::matmul(x64, w(g_state->mlp->up).t());
+  return torch::matmul(torch::gelu(gate, "tanh") * up, w(g_state->mlp->down).t());
+}
+
+torch::Tensor reference(const pil::Tensors& in) { return forward64(in[0]); }
+
+// Training: the output and the three weight gradients for upstream gradient g, in float64
+// through autograd (checking LibTorch's backward against itself in higher precision).
+torch::Tensor training_reference(const pil::Tensors& in) {
+  std::vector<torch::Tensor> w;
+  for (const auto* l : {&g_state->mlp->gate, &g_state->mlp->up, &g_state->mlp->down})
+    w.push_back((*l)->weight.detach().to(torch::kDouble).requires_grad_(true));
+  const torch::Tensor x = in[0].to(torch::kDouble), g = in[1].to(torch::kDouble);
+  const torch::Tensor y = torch::matmul(
+      torch::gelu(torch::matmul(x, w[0].t()), "tanh") * torch::matmul(x, w[1].t()), w[2].t());
+  y.backward(g);
+  return torch::cat({y.detach().flatten(), w[0].grad().flatten(), w[1].grad().flatten(),
+                     w[2].grad().flatten()});
+}
+
+// --- The variants ----------------------------------------------------------------------------
+// [variant-eager]
+torch::Tensor mlp_eager(const pil::Tensors& in) {
+  torch::NoGradGuard no_grad;
+  pil::NamedRange range("mlp_fwd");
+  return g_state->mlp(in[0]);
+}
+// [variant-eager]
+
+// [variant-training]
+torch::Tensor mlp_training_step(const pil::Tensors& in) {
+  g_state->optimizer->zero_grad();
+  torch::Tensor y;
+  {
+    pil::NamedRange range("mlp_fwd");
+    y = g_state->mlp(in[0]);
+  }
+  {
+    pil::NamedRange range("mlp_bwd");
+    y.backward(in[1]);
+  }
+  {
+    pil::NamedRange range("optimizer_step");
+    g_state->optimizer->step();
+  }
+  return y.detach();
+}
+// [variant-training]
+
+// The step changed the weights, so its own output cannot be checked against them: after
+// profiling, forward and backward run once more (no optimizer step) with the weights as they
+// are, and y and the gradients are compared with the float64 reference of the same weights.
+torch::Tensor training_result(const pil::Tensors& in, const torch::Tensor&) {
+  g_state->optimizer->zero_grad();
+  const torch::Tensor y = g_state->mlp(in[0]);
+  y.backward(in[1]);
+  return torch::cat({y.detach().flatten(), g_state->mlp->gate->weight.grad().flatten(),
+                     g_state->mlp->up->weight.grad().flatten(),
+                     g_state->mlp->down->weight.grad().flatten()});
+}
+
+std::vector<pil::Variant> variants() {
+  std::vector<pil::Variant> v;
+  v.push_back({"eager", "forward: 3 projections, gelu and mul", mlp_eager});
+  pil::Variant training{"training", "forward, backward and an AdamW step, each in its range",
+                        mlp_training_step};
+  training.collect = training_result;
+  training.flops_factor = 3;  // forward, and the backward's two products per forward one
+  v.push_back(training);
+  return v;
+}
+
+pil::Lesson make_lesson() {
+  pil::Lesson l;
+  l.name = "03_mlp";
+  l.description = "a GeGLU MLP (gate, up, down; gelu(gate, tanh) * up), forward and training";
+  l.default_size = 64;
+  l.max_size = 65536;
+  l.size_help = "Batch";
+  l.flags = {{"--seq", "Sequence length", 128, 1, 1 << 20, {}},
+             {"--model", "Model width (features in and out)", 768, 1, 1 << 16, {}},
+             {"--hidden", "Hidden width of gate and up", 3072, 1, 1 << 18, {}}};
+  l.make_inputs = make_inputs;
+  l.memory_need = memory_need;
+  l.reference = reference;
+  l.references = {{"training", training_reference}};
+  l.variants = variants();
+  l.bench_sizes_gpu = {64};
+  l.bench_sizes_cpu = {1};
+  // One forward: three products of tokens x model x hidden, 2 FLOP each.
+  l.flops = [](const pil::Problem& p) {
+    return 3 * 2.0 * double(p.options.size) * double(seq(p)) * double(model(p)) * double(hidden(p));
+  };
+  l.bytes = [](const pil::Problem& p) {
+    const double tokens = double(p.options.size) * double(seq(p));
+    return (2 * tokens * double(model(p)) + 3 * double(model(p)) * double(hidden(p)) +
+            4 * tokens * double(hidden(p))) * double(c10::elementSize(p.dtype));
+  };
+  return l;
+}
+
+const pil::Lesson kLesson = make_lesson();
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#if PIL_BENCHMARK
+  return pil::run_lesson_benchmarks(kLesson, argc, argv);
+#else
+  return pil::run_lesson(kLesson, argc, argv);
+#endif
+}

@@ -1,0 +1,78 @@
+// End-to-end checks of lesson 03 on the CPU (small shapes): the forward is three matrix products
+// and two pointwise operators; a training step adds the backward's four products and an AdamW
+// step, each in its range; forward and gradients match float64; bad flags are refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/lesson_run.h"
+
+namespace fs = std::filesystem;
+using pil::test::count_inside;
+using pil::test::count_lines_starting_with;
+using pil::test::named;
+using pil::test::run_process;
+using pil::test::TempDir;
+
+namespace {
+
+const std::string kExe = PIL_LESSON_EXE;
+
+struct MlpRun : pil::test::LessonRun {
+  explicit MlpRun(std::vector<std::string> args)
+      : pil::test::LessonRun(kExe, [&] {
+          args.insert(args.end(), {"--size", "4", "--seq", "16", "--model", "64", "--hidden", "160"});
+          return args;
+        }()) {}
+};
+
+TEST(Lesson03, ForwardIsThreeProductsAndTwoPointwiseOps) {
+  MlpRun run({});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 1);
+  const auto slices = run.slices();
+  const auto fwd = named(slices, "mlp_fwd");
+  ASSERT_EQ(fwd.size(), 3u);
+  for (const auto& r : fwd) {
+    EXPECT_EQ(count_inside(slices, r, "aten::mm"), 3u) << "gate, up, down";
+    EXPECT_EQ(count_inside(slices, r, "aten::gelu"), 1u);
+    EXPECT_EQ(count_inside(slices, r, "aten::mul"), 1u);
+  }
+}
+
+TEST(Lesson03, TrainingStepHasForwardBackwardAndOptimizerRanges) {
+  MlpRun run({"--variant", "training"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto slices = run.slices();
+  for (const char* range : {"mlp_fwd", "mlp_bwd", "optimizer_step"})
+    EXPECT_EQ(named(slices, range).size(), 3u) << range;
+  for (const auto& r : named(slices, "mlp_bwd")) {
+    // dW for gate, up and down, and d(hidden) for down's input; x needs no gradient.
+    EXPECT_EQ(count_inside(slices, r, "aten::mm"), 4u);
+    EXPECT_EQ(count_inside(slices, r, "aten::gelu_backward"), 1u);
+  }
+  for (const auto& r : named(slices, "optimizer_step"))
+    EXPECT_EQ(count_inside(slices, r, "aten::mm"), 0u) << "the optimizer multiplies no matrices";
+}
+
+TEST(Lesson03, DtypesPass) {
+  for (const char* dtype : {"fp32", "bf16"}) {
+    MlpRun run({"--dtype", dtype, "--variant", "all", "--active", "1"});
+    EXPECT_EQ(run.r.exit_code, 0) << dtype << "\n" << run.r.out << run.r.err;
+    EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2) << dtype;
+  }
+}
+
+TEST(Lesson03, BadShapeFlagsExit2) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"--hidden", "0"},
+                                        {"--seq", "-1"}, {"--model", "big"}}) {
+    TempDir dir;
+    args.insert(args.end(), {"--device", "cpu", "--out", dir.path() + "/o"});
+    const auto r = run_process(kExe, args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(args[0]), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir.path() + "/o"));
+  }
+}
+
+}  // namespace
