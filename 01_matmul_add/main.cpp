@@ -287,10 +287,4 @@ const pil::Lesson kLesson = make_lesson();
 }  // namespace
 
 // --- main: the harness warms up, profiles, verifies against the reference and reports --------
-int main(int argc, char** argv) {
-#if PIL_BENCHMARK
-  return pil::run_lesson_benchmarks(kLesson, argc, argv);
-#else
-  return pil::run_lesson(kLesson, argc, argv);
-#endif
-}
+int main(int argc, char** argv) { return pil::lesson_main(kLesson, argc, argv); }

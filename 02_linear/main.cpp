@@ -166,10 +166,4 @@ const pil::Lesson kLesson = make_lesson();
 
 }  // namespace
 
-int main(int argc, char** argv) {
-#if PIL_BENCHMARK
-  return pil::run_lesson_benchmarks(kLesson, argc, argv);
-#else
-  return pil::run_lesson(kLesson, argc, argv);
-#endif
-}
+int main(int argc, char** argv) { return pil::lesson_main(kLesson, argc, argv); }

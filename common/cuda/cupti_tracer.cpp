@@ -36,6 +36,16 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 
 }  // namespace
 
+/// The fields every GPU-side record has: times, device, stream, correlation.
+template <typename Record>
+void fill_gpu_work(trace::Event& e, const Record* r, uint64_t base) {
+  e.start_ns = int64_t(r->start) - int64_t(base);
+  e.dur_ns = r->end > r->start ? int64_t(r->end - r->start) : 0;
+  e.pid = r->deviceId;
+  e.tid = r->streamId;
+  e.correlation = r->correlationId;
+}
+
 struct CuptiTracer::State {
   trace::Trace trace;
   uint64_t base = 0;
@@ -75,11 +85,7 @@ struct CuptiTracer::State {
         const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
         e.name = trace.intern(k->name ? k->name : "kernel");
         e.category = Category::Kernel;
-        e.start_ns = rel(k->start);
-        e.dur_ns = k->end > k->start ? int64_t(k->end - k->start) : 0;
-        e.pid = k->deviceId;
-        e.tid = k->streamId;
-        e.correlation = k->correlationId;
+        fill_gpu_work(e, k, base);
         trace::KernelInfo info;
         info.grid[0] = k->gridX, info.grid[1] = k->gridY, info.grid[2] = k->gridZ;
         info.block[0] = k->blockX, info.block[1] = k->blockY, info.block[2] = k->blockZ;
@@ -96,22 +102,14 @@ struct CuptiTracer::State {
                                       "Memcpy DtoD", "Memcpy HtoH", "Memcpy PtoP"};
         e.name = trace.intern(m->copyKind < sizeof kinds / sizeof *kinds ? kinds[m->copyKind] : "Memcpy");
         e.category = Category::Memcpy;
-        e.start_ns = rel(m->start);
-        e.dur_ns = m->end > m->start ? int64_t(m->end - m->start) : 0;
-        e.pid = m->deviceId;
-        e.tid = m->streamId;
-        e.correlation = m->correlationId;
+        fill_gpu_work(e, m, base);
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
         e.name = trace.intern("Memset");
         e.category = Category::Memset;
-        e.start_ns = rel(m->start);
-        e.dur_ns = m->end > m->start ? int64_t(m->end - m->start) : 0;
-        e.pid = m->deviceId;
-        e.tid = m->streamId;
-        e.correlation = m->correlationId;
+        fill_gpu_work(e, m, base);
         break;
       }
       case CUPTI_ACTIVITY_KIND_MARKER: {

@@ -101,8 +101,19 @@ struct Lesson {
 /// with a message, where no GPU is usable. Takes Google Benchmark's flags.
 int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv);
 
+
 /// Runs the lesson as its command line asks. Returns the process exit code: 0 passed,
 /// 1 failed (wrong result or a runtime error), 2 bad usage, 77 skipped (no usable GPU).
 int run_lesson(const Lesson& lesson, int argc, const char* const argv[]);
+
+/// A lesson's main(): the lesson itself, or — built as <lesson>_bench, with PIL_BENCHMARK
+/// defined — its benchmarks. Inline, so the lesson's own build decides.
+inline int lesson_main(const Lesson& lesson, int argc, char** argv) {
+#if PIL_BENCHMARK
+  return run_lesson_benchmarks(lesson, argc, argv);
+#else
+  return run_lesson(lesson, argc, const_cast<const char* const*>(argv));
+#endif
+}
 
 }  // namespace pil
