@@ -21,6 +21,10 @@
 //             products) and two pointwise operators (gelu, mul)
 //   training  one training step: forward in `mlp_fwd`, backward in `mlp_bwd`, AdamW in
 //             `optimizer_step`
+//   On a GPU only (kernels.cu):
+//   fused_geglu     the forward with gelu·mul in one kernel (a custom autograd function):
+//                   3 GEMMs + 1 pointwise kernel, one round trip of the intermediate fewer
+//   fused_training  the training step with the fused kernel and its fused backward
 //
 // Try this (predict first, then run):
 //   - Count the matrix products in the eager table; then in the training one. Why three times?
@@ -34,6 +38,12 @@
 
 #include "harness/lesson.h"
 #include "harness/named_range.h"
+
+#if PIL_LESSON_CUDA
+#include <ATen/cuda/CUDAContext.h>
+
+#include "kernels.h"
+#endif
 
 namespace {
 
@@ -110,6 +120,51 @@ torch::Tensor training_reference(const pil::Tensors& in) {
                      w[2].grad().flatten()});
 }
 
+#if PIL_LESSON_CUDA
+// --- fused_geglu: gelu·mul in one CUDA kernel, forward and backward --------------------------
+lesson03::Element element(torch::ScalarType t) {
+  return t == torch::kBFloat16 ? lesson03::Element::BF16
+         : t == torch::kHalf   ? lesson03::Element::F16
+                               : lesson03::Element::F32;
+}
+
+// [fused-geglu]
+// A custom autograd function: forward saves gate and up (not gelu(gate), which backward
+// recomputes in registers), backward returns the gradients of both in one more pass.
+struct FusedGeGLU : torch::autograd::Function<FusedGeGLU> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& gate_in,
+                               const torch::Tensor& up_in) {
+    const torch::Tensor gate = gate_in.contiguous(), up = up_in.contiguous();
+    ctx->save_for_backward({gate, up});
+    torch::Tensor h = torch::empty_like(gate);
+    lesson03::geglu_forward(h.data_ptr(), gate.data_ptr(), up.data_ptr(), h.numel(),
+                            element(h.scalar_type()), at::cuda::getCurrentCUDAStream().stream());
+    return h;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor dh = grads[0].contiguous();
+    torch::Tensor dgate = torch::empty_like(saved[0]), dup = torch::empty_like(saved[1]);
+    lesson03::geglu_backward(dgate.data_ptr(), dup.data_ptr(), dh.data_ptr(), saved[0].data_ptr(),
+                             saved[1].data_ptr(), dh.numel(), element(dh.scalar_type()),
+                             at::cuda::getCurrentCUDAStream().stream());
+    return {dgate, dup};
+  }
+};
+// [fused-geglu]
+#endif
+
+// The forward, eager or with the fused gelu·mul.
+torch::Tensor mlp_forward(const torch::Tensor& x, bool fused) {
+  GeGLU& m = g_state->mlp;
+#if PIL_LESSON_CUDA
+  if (fused) return m->down(FusedGeGLU::apply(m->gate(x), m->up(x)));
+#endif
+  (void)fused;
+  return m(x);
+}
+
 // --- The variants ----------------------------------------------------------------------------
 // [variant-eager]
 torch::Tensor mlp_eager(const pil::Tensors& in) {
@@ -119,13 +174,19 @@ torch::Tensor mlp_eager(const pil::Tensors& in) {
 }
 // [variant-eager]
 
+torch::Tensor mlp_fused(const pil::Tensors& in) {
+  torch::NoGradGuard no_grad;
+  pil::NamedRange range("mlp_fwd");
+  return mlp_forward(in[0], /*fused=*/true);
+}
+
 // [variant-training]
-torch::Tensor mlp_training_step(const pil::Tensors& in) {
+torch::Tensor training_step(const pil::Tensors& in, bool fused) {
   g_state->optimizer->zero_grad();
   torch::Tensor y;
   {
     pil::NamedRange range("mlp_fwd");
-    y = g_state->mlp(in[0]);
+    y = mlp_forward(in[0], fused);
   }
   {
     pil::NamedRange range("mlp_bwd");
@@ -139,16 +200,25 @@ torch::Tensor mlp_training_step(const pil::Tensors& in) {
 }
 // [variant-training]
 
+torch::Tensor mlp_training_step(const pil::Tensors& in) { return training_step(in, false); }
+torch::Tensor mlp_fused_training_step(const pil::Tensors& in) { return training_step(in, true); }
+
 // The step changed the weights, so its own output cannot be checked against them: after
 // profiling, forward and backward run once more (no optimizer step) with the weights as they
 // are, and y and the gradients are compared with the float64 reference of the same weights.
-torch::Tensor training_result(const pil::Tensors& in, const torch::Tensor&) {
+torch::Tensor training_result_of(const pil::Tensors& in, bool fused) {
   g_state->optimizer->zero_grad();
-  const torch::Tensor y = g_state->mlp(in[0]);
+  const torch::Tensor y = mlp_forward(in[0], fused);
   y.backward(in[1]);
   return torch::cat({y.detach().flatten(), g_state->mlp->gate->weight.grad().flatten(),
                      g_state->mlp->up->weight.grad().flatten(),
                      g_state->mlp->down->weight.grad().flatten()});
+}
+torch::Tensor training_result(const pil::Tensors& in, const torch::Tensor&) {
+  return training_result_of(in, false);
+}
+torch::Tensor fused_training_result(const pil::Tensors& in, const torch::Tensor&) {
+  return training_result_of(in, true);
 }
 
 std::vector<pil::Variant> variants() {
@@ -159,6 +229,19 @@ std::vector<pil::Variant> variants() {
   training.collect = training_result;
   training.flops_factor = 3;  // forward, and the backward's two products per forward one
   v.push_back(training);
+#if PIL_LESSON_CUDA
+  pil::Variant fused{"fused_geglu", "forward with gelu·mul fused in one CUDA kernel (GPU)",
+                     mlp_fused};
+  fused.needs_cuda = true;
+  v.push_back(fused);
+  pil::Variant fused_training{"fused_training",
+                              "training step with the fused kernel and its backward (GPU)",
+                              mlp_fused_training_step};
+  fused_training.needs_cuda = true;
+  fused_training.collect = fused_training_result;
+  fused_training.flops_factor = 3;
+  v.push_back(fused_training);
+#endif
   return v;
 }
 
@@ -175,7 +258,7 @@ pil::Lesson make_lesson() {
   l.make_inputs = make_inputs;
   l.memory_need = memory_need;
   l.reference = reference;
-  l.references = {{"training", training_reference}};
+  l.references = {{"training", training_reference}, {"fused_training", training_reference}};
   l.variants = variants();
   l.bench_sizes_gpu = {64};
   l.bench_sizes_cpu = {1};

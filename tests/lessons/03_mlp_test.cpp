@@ -76,3 +76,45 @@ TEST(Lesson03, BadShapeFlagsExit2) {
 }
 
 }  // namespace
+
+// --- On a GPU (ctest 03_mlp.gpu_checks; exits 77 where no GPU is usable) -----------------------
+// The lesson's claims about the GPU, written before a GPU was lent: to confirm on the first run.
+namespace {
+
+struct GpuMlpRun {
+  TempDir dir;
+  pil::test::ProcessResult r;
+  std::vector<pil::test::TraceSlice> slices;
+  GpuMlpRun(const std::string& variant, const std::string& dtype = "bf16") {
+    r = run_process(kExe, {"--device", "cuda", "--dtype", dtype, "--variant", variant, "--size", "8",
+                           "--active", "3", "--out", dir.path()});
+    if (r.exit_code == 77) std::exit(77);  // no usable GPU: the whole suite is a skip
+    slices = pil::test::read_trace_slices(pil::test::line_value(r.out, "trace"));
+  }
+  size_t kernels() const {
+    size_t n = 0;
+    for (const auto& s : slices) n += s.cat == "kernel";
+    return n;
+  }
+};
+
+TEST(Lesson03Gpu, EagerForwardIsFiveKernels) {
+  GpuMlpRun run("eager");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(run.kernels(), 15u) << "3 GEMMs + gelu + mul, three steps";
+}
+
+TEST(Lesson03Gpu, FusedForwardIsFourKernels) {
+  GpuMlpRun run("fused_geglu");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(run.kernels(), 12u) << "3 GEMMs + one fused gelu·mul, three steps";
+}
+
+TEST(Lesson03Gpu, FusedTrainingMatchesFloat64InEveryDtype) {
+  for (const char* dtype : {"fp32", "bf16", "fp16"}) {
+    GpuMlpRun run("fused_training", dtype);
+    EXPECT_EQ(run.r.exit_code, 0) << dtype << "\n" << run.r.out << run.r.err;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,17 @@
+#pragma once
+// The lesson's CUDA kernels, callable from host code built without nvcc (no CUDA types here).
+#include <cstdint>
+
+namespace lesson03 {
+
+enum class Element { F32, BF16, F16 };
+
+/// h = gelu_tanh(gate) * up, elementwise over `count` values, in one pass.
+void geglu_forward(void* h, const void* gate, const void* up, int64_t count, Element type,
+                   void* stream);
+
+/// From dh: dgate = dh * up * gelu_tanh'(gate) and dup = dh * gelu_tanh(gate), in one pass.
+void geglu_backward(void* dgate, void* dup, const void* dh, const void* gate, const void* up,
+                    int64_t count, Element type, void* stream);
+
+}  // namespace lesson03
