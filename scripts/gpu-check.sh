@@ -7,8 +7,8 @@
 #
 # There it configures against the machine's own LibTorch (torch 2.11, CUDA 13) and the carried
 # Debian libraries, builds for the GPU's architecture, runs every test (the gpu label included),
-# runs each lesson 01 variant on CUDA at sizes 64 and 4096 in bf16 (small traces), and the
-# benchmarks, and leaves in $OUT: gpu-check.log, ctest.txt, traces.tar.gz, bench.json and
+# runs every lesson's variants on CUDA in bf16 (small traces) and every lesson's GPU benchmarks,
+# and leaves in $OUT: gpu-check.log, ctest.txt, traces.tar.gz, bench.tar.gz and
 # bench-table.txt (at most 8 files come back). The last lines printed are the benchmark table.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,18 +29,26 @@ cmake --build build-gpu -j "$(nproc)" || exit 1
 ctest --test-dir build-gpu --output-on-failure -j 4 | tee "$out/ctest.txt"
 status=${PIPESTATUS[0]}
 
+# Small traces of every variant of every lesson (bf16), for the docs and CPU-only tests.
 traces=$(mktemp -d)
-for variant in eager addmm cublas_bias_kernel lt_bias graph; do
-  for size in 64 4096; do
-    build-gpu/bin/01_matmul_add --device cuda --dtype bf16 --size "$size" --variant "$variant" \
-      --active 3 --out "$traces/01_matmul_add" | grep -E '^(RESULT|trace|tracer|verify)' ||
-      status=1
-  done
+run() { "$@" | grep -E '^(RESULT|trace|tracer|verify)' || status=1; }
+for size in 64 4096; do
+  run build-gpu/bin/01_matmul_add --device cuda --dtype bf16 --size "$size" --variant all \
+    --active 3 --out "$traces/01_matmul_add"
 done
+run build-gpu/bin/02_linear --device cuda --dtype bf16 --variant all --active 3 --out "$traces/02_linear"
+run build-gpu/bin/03_mlp --device cuda --dtype bf16 --variant all --active 3 --out "$traces/03_mlp"
 tar -czf "$out/traces.tar.gz" -C "$traces" .
 
-build-gpu/bin/01_matmul_add_bench --benchmark_filter=/cuda/ --benchmark_min_time=0.2 \
-  --benchmark_out="$out/bench.json" --benchmark_out_format=json > /dev/null
-python3 scripts/bench_table.py "$out/bench.json" | tee "$out/bench-table.txt"
+# Benchmarks: each lesson's GPU rows; lesson 01's table checks its goals.
+for lesson in 01_matmul_add 02_linear 03_mlp; do
+  build-gpu/bin/${lesson}_bench --benchmark_filter=/cuda/ --benchmark_min_time=0.2 \
+    --benchmark_out="$traces/bench-$lesson.json" --benchmark_out_format=json > /dev/null || status=1
+done
+tar -czf "$out/bench.tar.gz" -C "$traces" $(cd "$traces" && ls bench-*.json)
+for lesson in 01_matmul_add 02_linear 03_mlp; do
+  echo "== $lesson"
+  python3 scripts/bench_table.py "$traces/bench-$lesson.json"
+done | tee "$out/bench-table.txt"
 echo "gpu-check exit: $status"
 exit "$status"
