@@ -21,6 +21,10 @@
 //              itself, so there is no aten::linear row, unlike in Python's trace.)
 //   training   forward in `linear_fwd`, then backward from a fixed upstream gradient in
 //              `linear_bwd`: AddmmBackward0's two matrix products and the bias-gradient sum
+//   On a GPU only, the layer in cuBLASLt (a custom autograd function):
+//   lt_linear    forward: one cublasLtMatmul with the BIAS epilogue, matching nn::Linear
+//   lt_training  forward and backward: dx and dW as two cublasLtMatmul, db from the BGRADB
+//                epilogue of the dW product (no separate reduction)
 //
 // Try this (predict first, then run):
 //   - --bias off: which operators replace aten::addmm?
@@ -34,6 +38,12 @@
 
 #include "harness/lesson.h"
 #include "harness/named_range.h"
+
+#if PIL_LESSON_CUDA
+#include <ATen/cuda/CUDAContext.h>
+
+#include "cuda/cublaslt.h"
+#endif
 
 namespace {
 
@@ -125,6 +135,104 @@ torch::Tensor training_result(const pil::Tensors& in, const torch::Tensor& y) {
   return torch::cat(parts);
 }
 
+#if PIL_LESSON_CUDA
+// --- lt_linear: the layer in cuBLASLt, forward and backward (GPU only) ------------------------
+// Row-major tensors seen by cuBLASLt's column-major eyes: a row-major [r, c] buffer is the
+// column-major [c, r] matrix, its transpose. So y = x·Wᵀ + b is computed as yᵀ = W·xᵀ + b, where
+// b has one value per row of yᵀ — the shape the BIAS epilogue adds.
+cudaDataType_t cuda_type(torch::ScalarType t) {
+  return t == torch::kBFloat16 ? CUDA_R_16BF : t == torch::kHalf ? CUDA_R_16F : CUDA_R_32F;
+}
+
+// D (m × n, column-major) = op(A) · op(B) (+ epilogue), with A, B, D given as row-major tensors.
+void lt_matmul(const torch::Tensor& a, bool trans_a, uint64_t a_rows, uint64_t a_cols,
+               const torch::Tensor& b, bool trans_b, uint64_t b_rows, uint64_t b_cols,
+               torch::Tensor& d, uint64_t m, uint64_t n, cublasLtEpilogue_t epilogue,
+               void* bias) {
+  const cudaDataType_t t = cuda_type(d.scalar_type());
+  const auto desc = pil::cuda::make_matmul_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  pil::cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, op_a);
+  pil::cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, op_b);
+  pil::cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+  if (bias) pil::cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  const auto la = pil::cuda::make_layout(t, a_rows, a_cols, int64_t(a_rows));
+  const auto lb = pil::cuda::make_layout(t, b_rows, b_cols, int64_t(b_rows));
+  const auto ld = pil::cuda::make_layout(t, m, n, int64_t(m));
+  constexpr int64_t kWorkspace = int64_t(32) << 20;
+  const torch::Tensor workspace = torch::empty({kWorkspace}, d.options().dtype(torch::kByte));
+  const float alpha = 1.0f, beta = 0.0f;
+  PIL_CUBLAS_CHECK(cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), desc.get(), &alpha,
+                                  a.data_ptr(), la.get(), b.data_ptr(), lb.get(), &beta,
+                                  d.data_ptr(), ld.get(), d.data_ptr(), ld.get(), nullptr,
+                                  workspace.data_ptr(), size_t(kWorkspace),
+                                  at::cuda::getCurrentCUDAStream().stream()));
+}
+
+// [variant-lt-linear]
+struct LtLinear : torch::autograd::Function<LtLinear> {
+  // x [B, I], w [O, I], b [O] (or undefined) -> y [B, O]
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& w, const torch::Tensor& b) {
+    const uint64_t batch = uint64_t(x.size(0)), in = uint64_t(x.size(1)), out = uint64_t(w.size(0));
+    ctx->save_for_backward({x, w});
+    ctx->saved_data["bias"] = b.defined();
+    torch::Tensor y = torch::empty({int64_t(batch), int64_t(out)}, x.options());
+    // yᵀ [O, B] = W [O, I] · xᵀ [I, B] (+ b per row): W's buffer is column-major [I, O] -> T.
+    lt_matmul(w, true, in, out, x, false, in, batch, y, out, batch,
+              b.defined() ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT,
+              b.defined() ? b.data_ptr() : nullptr);
+    return y;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &x = saved[0], &w = saved[1];
+    const torch::Tensor dy = grads[0].contiguous();
+    const uint64_t batch = uint64_t(x.size(0)), in = uint64_t(x.size(1)), out = uint64_t(w.size(0));
+    // dxᵀ [I, B] = Wᵀ [I, O] · dyᵀ [O, B]
+    torch::Tensor dx = torch::empty_like(x);
+    lt_matmul(w, false, in, out, dy, false, out, batch, dx, in, batch, CUBLASLT_EPILOGUE_DEFAULT,
+              nullptr);
+    // dWᵀ [I, O] = xᵀ [I, B] · dy [B, O]; with BGRADB the same GEMM sums dy over the batch: db.
+    torch::Tensor dw = torch::empty_like(w);
+    torch::Tensor db;
+    const bool bias = ctx->saved_data["bias"].toBool();
+    if (bias) db = torch::empty({int64_t(out)}, w.options());
+    lt_matmul(x, false, in, batch, dy, true, out, batch, dw, in, out,
+              bias ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT,
+              bias ? db.data_ptr() : nullptr);
+    return {dx, dw, db};
+  }
+};
+// [variant-lt-linear]
+
+torch::Tensor lt_linear_inference(const pil::Tensors& in) {
+  torch::NoGradGuard no_grad;
+  pil::NamedRange range("linear_fwd");
+  const auto& l = g_layer->linear;
+  return LtLinear::apply(in[0], l->weight, l->options.bias() ? l->bias : torch::Tensor());
+}
+
+torch::Tensor lt_linear_training(const pil::Tensors& in) {
+  const torch::Tensor &x = in[0], &g = in[1];
+  x.mutable_grad() = torch::Tensor();
+  g_layer->linear->zero_grad();
+  const auto& l = g_layer->linear;
+  torch::Tensor y;
+  {
+    pil::NamedRange range("linear_fwd");
+    y = LtLinear::apply(x, l->weight, l->options.bias() ? l->bias : torch::Tensor());
+  }
+  {
+    pil::NamedRange range("linear_bwd");
+    y.backward(g);
+  }
+  return y.detach();
+}
+#endif
+
 std::vector<pil::Variant> variants() {
   std::vector<pil::Variant> v;
   v.push_back({"inference", "forward under NoGradGuard: linear -> t -> addmm", linear_inference});
@@ -133,6 +241,18 @@ std::vector<pil::Variant> variants() {
   training.collect = training_result;
   training.flops_factor = 3;  // forward, and the backward's two products per forward one
   v.push_back(training);
+#if PIL_LESSON_CUDA
+  pil::Variant lt{"lt_linear", "cuBLASLt forward with the BIAS epilogue (GPU)", lt_linear_inference};
+  lt.needs_cuda = true;
+  v.push_back(lt);
+  pil::Variant lt_training{"lt_training",
+                           "cuBLASLt forward and backward, db from the BGRADB epilogue (GPU)",
+                           lt_linear_training};
+  lt_training.needs_cuda = true;
+  lt_training.collect = training_result;
+  lt_training.flops_factor = 3;
+  v.push_back(lt_training);
+#endif
   return v;
 }
 
@@ -151,7 +271,7 @@ pil::Lesson make_lesson() {
   l.variants = variants();
   // Each variant checks against its own reference: the forward, or everything training returns.
   l.reference = forward64;
-  l.references = {{"training", training64}};
+  l.references = {{"training", training64}, {"lt_training", training64}};
   l.flops = [](const pil::Problem& p) {
     return 2.0 * double(p.options.size) * double(in_features(p)) * double(out_features(p));
   };

@@ -43,6 +43,12 @@ inline LtMatmulDesc make_matmul_desc(cublasComputeType_t compute, cudaDataType_t
   return LtMatmulDesc(d);
 }
 
+/// Sets one attribute of a matmul descriptor.
+template <typename T>
+void set_attribute(const LtMatmulDesc& desc, cublasLtMatmulDescAttributes_t attribute, const T& value) {
+  PIL_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.get(), attribute, &value, sizeof value));
+}
+
 /// A column-major rows × cols matrix of `type` with leading dimension ld.
 inline LtLayout make_layout(cudaDataType_t type, uint64_t rows, uint64_t cols, int64_t ld) {
   cublasLtMatrixLayout_t l = nullptr;

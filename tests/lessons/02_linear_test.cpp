@@ -89,3 +89,45 @@ TEST(Lesson02, BadLessonFlagsExit2WithOneLine) {
 }
 
 }  // namespace
+
+// --- On a GPU (ctest 02_linear.gpu_checks; exits 77 where no GPU is usable) --------------------
+// The lesson's claims about the GPU, written before a GPU was lent: to confirm on the first run.
+namespace {
+
+struct GpuLinearRun {
+  TempDir dir;
+  pil::test::ProcessResult r;
+  std::vector<pil::test::TraceSlice> slices;
+  GpuLinearRun(const std::string& variant, const std::string& dtype = "bf16") {
+    r = run_process(kExe, {"--device", "cuda", "--dtype", dtype, "--variant", variant, "--active",
+                           "3", "--out", dir.path()});
+    if (r.exit_code == 77) std::exit(77);  // no usable GPU: the whole suite is a skip
+    slices = pil::test::read_trace_slices(pil::test::line_value(r.out, "trace"));
+  }
+  size_t kernels() const {
+    size_t n = 0;
+    for (const auto& s : slices) n += s.cat == "kernel";
+    return n;
+  }
+};
+
+TEST(Lesson02Gpu, ForwardIsOneGemmWithTheBiasInside) {
+  GpuLinearRun run("inference");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(run.kernels(), 3u) << "one GEMM per step, no add kernel";
+}
+
+TEST(Lesson02Gpu, LtLinearIsOneKernelWithTheBiasEpilogue) {
+  GpuLinearRun run("lt_linear");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(run.kernels(), 3u);
+}
+
+TEST(Lesson02Gpu, LtTrainingMatchesFloat64InEveryDtype) {
+  for (const char* dtype : {"fp32", "bf16", "fp16"}) {
+    GpuLinearRun run("lt_training", dtype);
+    EXPECT_EQ(run.r.exit_code, 0) << dtype << "\n" << run.r.out << run.r.err;
+  }
+}
+
+}  // namespace
