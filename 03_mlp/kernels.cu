@@ -8,18 +8,14 @@
 #include <cuda_runtime.h>
 
 #include "cuda/check.h"
+#include "cuda/element.cuh"
 #include "kernels.h"
 
 namespace lesson03 {
 namespace {
 
-__device__ float to_float(float v) { return v; }
-__device__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ float to_float(__half v) { return __half2float(v); }
-template <typename T> __device__ T from_float(float v);
-template <> __device__ float from_float<float>(float v) { return v; }
-template <> __device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
-template <> __device__ __half from_float<__half>(float v) { return __float2half(v); }
+using pil::cuda::from_float;
+using pil::cuda::to_float;
 
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kCubic = 0.044715f;

@@ -94,21 +94,10 @@ TEST(Lesson02, BadLessonFlagsExit2WithOneLine) {
 // The lesson's claims about the GPU, written before a GPU was lent: to confirm on the first run.
 namespace {
 
-struct GpuLinearRun {
-  TempDir dir;
-  pil::test::ProcessResult r;
-  std::vector<pil::test::TraceSlice> slices;
-  GpuLinearRun(const std::string& variant, const std::string& dtype = "bf16") {
-    r = run_process(kExe, {"--device", "cuda", "--dtype", dtype, "--variant", variant, "--active",
-                           "3", "--out", dir.path()});
-    if (r.exit_code == 77) std::exit(77);  // no usable GPU: the whole suite is a skip
-    slices = pil::test::read_trace_slices(pil::test::line_value(r.out, "trace"));
-  }
-  size_t kernels() const {
-    size_t n = 0;
-    for (const auto& s : slices) n += s.cat == "kernel";
-    return n;
-  }
+struct GpuLinearRun : pil::test::GpuLessonRun {
+  GpuLinearRun(const std::string& variant, const std::string& dtype = "bf16")
+      : GpuLessonRun(kExe, {"--dtype", dtype, "--variant", variant, "--active", "3"}) {}
+  size_t kernels() const { return count("kernel"); }
 };
 
 TEST(Lesson02Gpu, ForwardIsOneGemmWithTheBiasInside) {

@@ -81,21 +81,10 @@ TEST(Lesson03, BadShapeFlagsExit2) {
 // The lesson's claims about the GPU, written before a GPU was lent: to confirm on the first run.
 namespace {
 
-struct GpuMlpRun {
-  TempDir dir;
-  pil::test::ProcessResult r;
-  std::vector<pil::test::TraceSlice> slices;
-  GpuMlpRun(const std::string& variant, const std::string& dtype = "bf16") {
-    r = run_process(kExe, {"--device", "cuda", "--dtype", dtype, "--variant", variant, "--size", "8",
-                           "--active", "3", "--out", dir.path()});
-    if (r.exit_code == 77) std::exit(77);  // no usable GPU: the whole suite is a skip
-    slices = pil::test::read_trace_slices(pil::test::line_value(r.out, "trace"));
-  }
-  size_t kernels() const {
-    size_t n = 0;
-    for (const auto& s : slices) n += s.cat == "kernel";
-    return n;
-  }
+struct GpuMlpRun : pil::test::GpuLessonRun {
+  GpuMlpRun(const std::string& variant, const std::string& dtype = "bf16")
+      : GpuLessonRun(kExe, {"--dtype", dtype, "--variant", variant, "--size", "8", "--active", "3"}) {}
+  size_t kernels() const { return count("kernel"); }
 };
 
 TEST(Lesson03Gpu, EagerForwardIsFiveKernels) {

@@ -1,5 +1,6 @@
 #include "support/lesson_run.h"
 
+#include <cstdlib>
 #include <regex>
 
 namespace pil::test {
@@ -29,6 +30,21 @@ LessonRun::LessonRun(const std::string& exe, std::vector<std::string> args) {
   args.insert(args.end(), {"--device", "cpu", "--out", dir.path()});
   r = run_process(exe, args);
   trace = line_value(r.out, "trace");
+}
+
+GpuLessonRun::GpuLessonRun(const std::string& exe, std::vector<std::string> args) {
+  args.insert(args.end(), {"--device", "cuda", "--out", dir.path()});
+  r = run_process(exe, args);
+  if (r.exit_code == 77) std::exit(77);
+  const std::string trace = line_value(r.out, "trace");
+  if (!trace.empty()) slices = read_trace_slices(trace);
+}
+
+size_t GpuLessonRun::count(const std::string& cat, const std::string& prefix) const {
+  size_t n = 0;
+  for (const auto& s : slices)
+    if (s.cat == cat && s.name.rfind(prefix, 0) == 0) ++n;
+  return n;
 }
 
 }  // namespace pil::test

@@ -28,4 +28,15 @@ struct LessonRun {
   std::vector<TraceSlice> slices() const { return read_trace_slices(trace); }
 };
 
+/// The lesson `exe` run on CUDA with `args`, into a fresh folder, for the *Gpu suites. Where no
+/// GPU is usable the lesson exits 77, and so does the test process: the suite is a skip.
+struct GpuLessonRun {
+  TempDir dir;
+  ProcessResult r;
+  std::vector<TraceSlice> slices;
+  GpuLessonRun(const std::string& exe, std::vector<std::string> args);
+  /// Slices of category `cat` ("kernel", "gpu_memcpy", ...) whose names start with `prefix`.
+  size_t count(const std::string& cat, const std::string& prefix = "") const;
+};
+
 }  // namespace pil::test
