@@ -53,6 +53,7 @@
 #include "cuda/check.h"
 #include "cuda/cublaslt.h"
 #include "cuda/nvtx.h"
+#include "harness/cuda_types.h"
 #include "kernels.h"
 #endif
 
@@ -106,14 +107,8 @@ torch::Tensor matmul_add_addmm(const pil::Tensors& in) {
 
 #if PIL_LESSON_CUDA
 // --- Beneath LibTorch (CUDA only) ------------------------------------------------------------
-cudaDataType_t cuda_type(torch::ScalarType t) {
-  return t == torch::kBFloat16 ? CUDA_R_16BF : t == torch::kHalf ? CUDA_R_16F : CUDA_R_32F;
-}
-lesson01::Element element(torch::ScalarType t) {
-  return t == torch::kBFloat16 ? lesson01::Element::BF16
-         : t == torch::kHalf   ? lesson01::Element::F16
-                               : lesson01::Element::F32;
-}
+using pil::cuda_data_type;
+using pil::kernel_element;
 
 // [variant-cublas]
 // A cuBLAS GEMM writes y = x·w, then our kernel adds b: the two kernels eager launches, with no
@@ -123,7 +118,7 @@ torch::Tensor matmul_add_cublas_bias_kernel(const pil::Tensors& in) {
   const int n = int(x.size(0));
   pil::NamedRange range("matmul_add");
   torch::Tensor y = torch::empty_like(x);
-  const cudaDataType_t t = cuda_type(x.scalar_type());
+  const cudaDataType_t t = cuda_data_type(x.scalar_type());
   const float alpha = 1.0f, beta = 0.0f;
   {
     pil::cuda::NvtxRange gemm("cublasGemmEx");
@@ -133,7 +128,7 @@ torch::Tensor matmul_add_cublas_bias_kernel(const pil::Tensors& in) {
   }
   {
     pil::cuda::NvtxRange add("bias_add_kernel");
-    lesson01::bias_add(y.data_ptr(), b.data_ptr(), y.numel(), element(x.scalar_type()),
+    lesson01::bias_add(y.data_ptr(), b.data_ptr(), y.numel(), kernel_element(x.scalar_type()),
                        at::cuda::getCurrentCUDAStream().stream());
   }
   return y;
@@ -148,7 +143,7 @@ torch::Tensor matmul_add_lt_bias(const pil::Tensors& in) {
   const uint64_t n = uint64_t(x.size(0));
   pil::NamedRange range("matmul_add");
   torch::Tensor y = torch::empty_like(x);
-  const cudaDataType_t t = cuda_type(x.scalar_type());
+  const cudaDataType_t t = cuda_data_type(x.scalar_type());
   const auto desc = pil::cuda::make_matmul_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
   const auto layout = pil::cuda::make_layout(t, n, n, int64_t(n));  // all four are n × n
   constexpr int64_t kWorkspace = int64_t(32) << 20;
@@ -216,7 +211,7 @@ torch::Tensor plain_cublas_gemm(const pil::Tensors& in) {
   const torch::Tensor &x = in[0], &w = in[1];
   const int n = int(x.size(0));
   torch::Tensor y = torch::empty_like(x);
-  const cudaDataType_t t = cuda_type(x.scalar_type());
+  const cudaDataType_t t = cuda_data_type(x.scalar_type());
   const float alpha = 1.0f, beta = 0.0f;
   PIL_CUBLAS_CHECK(cublasGemmEx(at::cuda::getCurrentCUDABlasHandle(), CUBLAS_OP_N, CUBLAS_OP_N, n,
                                 n, n, &alpha, w.data_ptr(), t, n, x.data_ptr(), t, n, &beta,

@@ -43,6 +43,7 @@
 #include <ATen/cuda/CUDAContext.h>
 
 #include "cuda/cublaslt.h"
+#include "harness/cuda_types.h"
 #endif
 
 namespace {
@@ -140,16 +141,12 @@ torch::Tensor training_result(const pil::Tensors& in, const torch::Tensor& y) {
 // Row-major tensors seen by cuBLASLt's column-major eyes: a row-major [r, c] buffer is the
 // column-major [c, r] matrix, its transpose. So y = x·Wᵀ + b is computed as yᵀ = W·xᵀ + b, where
 // b has one value per row of yᵀ — the shape the BIAS epilogue adds.
-cudaDataType_t cuda_type(torch::ScalarType t) {
-  return t == torch::kBFloat16 ? CUDA_R_16BF : t == torch::kHalf ? CUDA_R_16F : CUDA_R_32F;
-}
-
 // D (m × n, column-major) = op(A) · op(B) (+ epilogue), with A, B, D given as row-major tensors.
 void lt_matmul(const torch::Tensor& a, bool trans_a, uint64_t a_rows, uint64_t a_cols,
                const torch::Tensor& b, bool trans_b, uint64_t b_rows, uint64_t b_cols,
                torch::Tensor& d, uint64_t m, uint64_t n, cublasLtEpilogue_t epilogue,
                void* bias) {
-  const cudaDataType_t t = cuda_type(d.scalar_type());
+  const cudaDataType_t t = pil::cuda_data_type(d.scalar_type());
   const auto desc = pil::cuda::make_matmul_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;

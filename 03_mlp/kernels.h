@@ -2,9 +2,11 @@
 // The lesson's CUDA kernels, callable from host code built without nvcc (no CUDA types here).
 #include <cstdint>
 
+#include "cuda/element.h"
+
 namespace lesson03 {
 
-enum class Element { F32, BF16, F16 };
+using pil::cuda::Element;
 
 /// h = gelu_tanh(gate) * up, elementwise over `count` values, in one pass.
 void geglu_forward(void* h, const void* gate, const void* up, int64_t count, Element type,

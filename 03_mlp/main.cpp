@@ -42,6 +42,7 @@
 #if PIL_LESSON_CUDA
 #include <ATen/cuda/CUDAContext.h>
 
+#include "harness/cuda_types.h"
 #include "kernels.h"
 #endif
 
@@ -122,12 +123,6 @@ torch::Tensor training_reference(const pil::Tensors& in) {
 
 #if PIL_LESSON_CUDA
 // --- fused_geglu: gelu·mul in one CUDA kernel, forward and backward --------------------------
-lesson03::Element element(torch::ScalarType t) {
-  return t == torch::kBFloat16 ? lesson03::Element::BF16
-         : t == torch::kHalf   ? lesson03::Element::F16
-                               : lesson03::Element::F32;
-}
-
 // [fused-geglu]
 // A custom autograd function: forward saves gate and up (not gelu(gate), which backward
 // recomputes in registers), backward returns the gradients of both in one more pass.
@@ -138,7 +133,7 @@ struct FusedGeGLU : torch::autograd::Function<FusedGeGLU> {
     ctx->save_for_backward({gate, up});
     torch::Tensor h = torch::empty_like(gate);
     lesson03::geglu_forward(h.data_ptr(), gate.data_ptr(), up.data_ptr(), h.numel(),
-                            element(h.scalar_type()), at::cuda::getCurrentCUDAStream().stream());
+                            pil::kernel_element(h.scalar_type()), at::cuda::getCurrentCUDAStream().stream());
     return h;
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -147,7 +142,7 @@ struct FusedGeGLU : torch::autograd::Function<FusedGeGLU> {
     const torch::Tensor dh = grads[0].contiguous();
     torch::Tensor dgate = torch::empty_like(saved[0]), dup = torch::empty_like(saved[1]);
     lesson03::geglu_backward(dgate.data_ptr(), dup.data_ptr(), dh.data_ptr(), saved[0].data_ptr(),
-                             saved[1].data_ptr(), dh.numel(), element(dh.scalar_type()),
+                             saved[1].data_ptr(), dh.numel(), pil::kernel_element(dh.scalar_type()),
                              at::cuda::getCurrentCUDAStream().stream());
     return {dgate, dup};
   }

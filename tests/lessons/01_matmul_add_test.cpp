@@ -204,29 +204,14 @@ TEST(Lesson01, ListAndHelp) {
 // project: these are the lesson's claims, to be confirmed on the first GPU run.
 namespace {
 
-struct GpuRun {
-  TempDir dir;
-  pil::test::ProcessResult r;
-  std::string trace;
-  std::vector<TraceSlice> slices;
-  explicit GpuRun(const std::string& variant, const std::string& size = "256") {
-    r = run_process(kExe, {"--device", "cuda", "--dtype", "bf16", "--size", size, "--variant",
-                           variant, "--active", "3", "--out", dir.path()});
-    if (r.exit_code == 77) std::exit(77);  // no usable GPU: the whole suite is a skip
-    trace = line_value(r.out, "trace");
-    slices = read_trace_slices(trace);
-  }
-  size_t count(const std::string& cat, const std::string& name_prefix = "") const {
-    size_t n = 0;
-    for (const auto& s : slices)
-      if (s.cat == cat && s.name.rfind(name_prefix, 0) == 0) ++n;
-    return n;
-  }
+struct GpuRun : pil::test::GpuLessonRun {
+  explicit GpuRun(const std::string& variant, const std::string& size = "256")
+      : GpuLessonRun(kExe, {"--dtype", "bf16", "--size", size, "--variant", variant, "--active", "3"}) {}
+  /// pil-trace's JSON answer about this run's trace ({"launches"}, {"chain", "--range", ...}).
   nlohmann::json pil_trace(std::vector<std::string> args) const {
     args.insert(args.begin() + 1, trace);
     args.push_back("--json");
-    const auto out = run_process(PIL_TRACE_EXE, args);
-    return nlohmann::json::parse(out.out);
+    return nlohmann::json::parse(run_process(PIL_TRACE_EXE, args).out);
   }
 };
 

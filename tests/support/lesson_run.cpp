@@ -36,7 +36,7 @@ GpuLessonRun::GpuLessonRun(const std::string& exe, std::vector<std::string> args
   args.insert(args.end(), {"--device", "cuda", "--out", dir.path()});
   r = run_process(exe, args);
   if (r.exit_code == 77) std::exit(77);
-  const std::string trace = line_value(r.out, "trace");
+  trace = line_value(r.out, "trace");
   if (!trace.empty()) slices = read_trace_slices(trace);
 }
 

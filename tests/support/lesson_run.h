@@ -33,6 +33,7 @@ struct LessonRun {
 struct GpuLessonRun {
   TempDir dir;
   ProcessResult r;
+  std::string trace;  ///< the trace file the run wrote
   std::vector<TraceSlice> slices;
   GpuLessonRun(const std::string& exe, std::vector<std::string> args);
   /// Slices of category `cat` ("kernel", "gpu_memcpy", ...) whose names start with `prefix`.
