@@ -46,13 +46,12 @@
 
 #if PIL_LESSON_CUDA
 #include <ATen/cuda/CUDAContext.h>
-#include <ATen/cuda/CUDAGraph.h>
-#include <c10/cuda/CUDAGuard.h>
 #include <cublas_v2.h>
 
 #include "cuda/check.h"
 #include "cuda/cublaslt.h"
 #include "cuda/nvtx.h"
+#include "harness/cuda_graph.h"
 #include "harness/cuda_types.h"
 #include "kernels.h"
 #endif
@@ -170,35 +169,16 @@ std::string lt_bias_check(const pil::Problem& p) {
 
 // [variant-graph]
 // The eager step, captured once into a CUDA graph and then replayed: every kernel of the step in
-// one cudaGraphLaunch. Capture happens on a side stream after one plain call there (cuBLAS sets
-// up its handle and workspace outside the capture); the output tensor is the graph's own.
+// one cudaGraphLaunch (pil::replayed_from_graph, common/harness/cuda_graph.h).
+torch::Tensor graph_body(const pil::Tensors& in) {
+  return torch::add(torch::matmul(in[0], in[1]), in[2]);
+}
+
 std::function<torch::Tensor(const pil::Tensors&)> make_graph_variant() {
-  struct Captured {
-    std::unique_ptr<at::cuda::CUDAGraph> graph;
-    torch::Tensor out;
-    std::vector<const void*> inputs;
-  };
-  auto state = std::make_shared<Captured>();
-  return [state](const pil::Tensors& in) {
-    const torch::Tensor &x = in[0], &w = in[1], &b = in[2];
-    const std::vector<const void*> key{x.data_ptr(), w.data_ptr(), b.data_ptr()};
-    if (!state->graph || state->inputs != key) {
-      const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
-      {
-        const c10::cuda::CUDAStreamGuard guard(side);
-        torch::add(torch::matmul(x, w), b);
-        side.synchronize();
-        state->graph = std::make_unique<at::cuda::CUDAGraph>();
-        state->graph->capture_begin();
-        state->out = torch::add(torch::matmul(x, w), b);
-        state->graph->capture_end();
-      }
-      side.synchronize();
-      state->inputs = key;
-    }
+  auto replay = pil::replayed_from_graph(graph_body);
+  return [replay](const pil::Tensors& in) {
     pil::NamedRange range("matmul_add");
-    state->graph->replay();
-    return state->out;
+    return replay(in);
   };
 }
 // [variant-graph]
@@ -224,24 +204,29 @@ torch::Tensor plain_cublas_gemm(const pil::Tensors& in) {
 std::vector<pil::Variant> variants() {
   std::vector<pil::Variant> v;
   v.push_back({"eager", "torch::add(torch::matmul(x, w), b): two operators", matmul_add_eager});
-  v.push_back({"addmm", "torch::addmm(b, x, w): one operator, bias as the GEMM's start value",
-               matmul_add_addmm});
+  pil::Variant addmm{"addmm", "torch::addmm(b, x, w): one operator, bias as the GEMM's start value",
+                     matmul_add_addmm};
+  addmm.agrees_with = "eager";
+  v.push_back(addmm);
 #if PIL_LESSON_CUDA
   pil::Variant cublas{"cublas_bias_kernel",
                       "cuBLAS GEMM + hand-written bias kernel (GPU; CUPTI tracer)",
                       matmul_add_cublas_bias_kernel};
   cublas.needs_cuda = true;
   cublas.tracer = pil::Tracer::Cupti;
+  cublas.agrees_with = "eager";
   v.push_back(cublas);
   pil::Variant lt{"lt_bias", "one cuBLASLt matmul, bias as its C operand (GPU; CUPTI tracer)",
                   matmul_add_lt_bias};
   lt.needs_cuda = true;
   lt.tracer = pil::Tracer::Cupti;
   lt.check = lt_bias_check;
+  lt.agrees_with = "eager";
   v.push_back(lt);
   pil::Variant graph{"graph", "the eager step replayed from a CUDA graph (GPU)",
                      make_graph_variant()};
   graph.needs_cuda = true;
+  graph.agrees_with = "eager";
   v.push_back(graph);
 #endif
   return v;

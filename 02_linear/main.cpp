@@ -42,8 +42,7 @@
 #if PIL_LESSON_CUDA
 #include <ATen/cuda/CUDAContext.h>
 
-#include "cuda/cublaslt.h"
-#include "harness/cuda_types.h"
+#include "harness/lt_matmul.h"
 #endif
 
 namespace {
@@ -128,8 +127,11 @@ torch::Tensor linear_training(const pil::Tensors& in) {
 }
 // [variant-training]
 
-// y, dx, dW and db side by side, so one comparison checks them all (made after profiling).
-torch::Tensor training_result(const pil::Tensors& in, const torch::Tensor& y) {
+// y, dx, dW and db side by side, so one comparison checks them all: the step run once more
+// after profiling, so the result stands on its own (and can be compared with another variant's).
+torch::Tensor training_result_of(const pil::Tensors& in,
+                                 torch::Tensor (*step)(const pil::Tensors&)) {
+  const torch::Tensor y = step(in);
   std::vector<torch::Tensor> parts{y.flatten(), in[0].grad().flatten(),
                                    g_layer->linear->weight.grad().flatten()};
   if (g_layer->linear->options.bias()) parts.push_back(g_layer->linear->bias.grad());
@@ -138,35 +140,9 @@ torch::Tensor training_result(const pil::Tensors& in, const torch::Tensor& y) {
 
 #if PIL_LESSON_CUDA
 // --- lt_linear: the layer in cuBLASLt, forward and backward (GPU only) ------------------------
-// Row-major tensors seen by cuBLASLt's column-major eyes: a row-major [r, c] buffer is the
-// column-major [c, r] matrix, its transpose. So y = x·Wᵀ + b is computed as yᵀ = W·xᵀ + b, where
-// b has one value per row of yᵀ — the shape the BIAS epilogue adds.
-// D (m × n, column-major) = op(A) · op(B) (+ epilogue), with A, B, D given as row-major tensors.
-void lt_matmul(const torch::Tensor& a, bool trans_a, uint64_t a_rows, uint64_t a_cols,
-               const torch::Tensor& b, bool trans_b, uint64_t b_rows, uint64_t b_cols,
-               torch::Tensor& d, uint64_t m, uint64_t n, cublasLtEpilogue_t epilogue,
-               void* bias) {
-  const cudaDataType_t t = pil::cuda_data_type(d.scalar_type());
-  const auto desc = pil::cuda::make_matmul_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  pil::cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, op_a);
-  pil::cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, op_b);
-  pil::cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
-  if (bias) pil::cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
-  const auto la = pil::cuda::make_layout(t, a_rows, a_cols, int64_t(a_rows));
-  const auto lb = pil::cuda::make_layout(t, b_rows, b_cols, int64_t(b_rows));
-  const auto ld = pil::cuda::make_layout(t, m, n, int64_t(m));
-  constexpr int64_t kWorkspace = int64_t(32) << 20;
-  const torch::Tensor workspace = torch::empty({kWorkspace}, d.options().dtype(torch::kByte));
-  const float alpha = 1.0f, beta = 0.0f;
-  PIL_CUBLAS_CHECK(cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), desc.get(), &alpha,
-                                  a.data_ptr(), la.get(), b.data_ptr(), lb.get(), &beta,
-                                  d.data_ptr(), ld.get(), d.data_ptr(), ld.get(), nullptr,
-                                  workspace.data_ptr(), size_t(kWorkspace),
-                                  at::cuda::getCurrentCUDAStream().stream()));
-}
-
+// The layer as cuBLASLt matmuls (pil::lt_matmul, common/harness/lt_matmul.h): y = x·Wᵀ + b is
+// asked for column-major as yᵀ = W·xᵀ + b, where b has one value per row of yᵀ — the shape the
+// BIAS epilogue adds.
 // [variant-lt-linear]
 struct LtLinear : torch::autograd::Function<LtLinear> {
   // x [B, I], w [O, I], b [O] (or undefined) -> y [B, O]
@@ -177,9 +153,9 @@ struct LtLinear : torch::autograd::Function<LtLinear> {
     ctx->saved_data["bias"] = b.defined();
     torch::Tensor y = torch::empty({int64_t(batch), int64_t(out)}, x.options());
     // yᵀ [O, B] = W [O, I] · xᵀ [I, B] (+ b per row): W's buffer is column-major [I, O] -> T.
-    lt_matmul(w, true, in, out, x, false, in, batch, y, out, batch,
-              b.defined() ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT,
-              b.defined() ? b.data_ptr() : nullptr);
+    pil::lt_matmul({w, true, in, out}, {x, false, in, batch}, y, out, batch,
+                   b.defined() ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT,
+                   b.defined() ? b.data_ptr() : nullptr);
     return y;
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -190,16 +166,15 @@ struct LtLinear : torch::autograd::Function<LtLinear> {
     const uint64_t batch = uint64_t(x.size(0)), in = uint64_t(x.size(1)), out = uint64_t(w.size(0));
     // dxᵀ [I, B] = Wᵀ [I, O] · dyᵀ [O, B]
     torch::Tensor dx = torch::empty_like(x);
-    lt_matmul(w, false, in, out, dy, false, out, batch, dx, in, batch, CUBLASLT_EPILOGUE_DEFAULT,
-              nullptr);
+    pil::lt_matmul({w, false, in, out}, {dy, false, out, batch}, dx, in, batch);
     // dWᵀ [I, O] = xᵀ [I, B] · dy [B, O]; with BGRADB the same GEMM sums dy over the batch: db.
     torch::Tensor dw = torch::empty_like(w);
     torch::Tensor db;
     const bool bias = ctx->saved_data["bias"].toBool();
     if (bias) db = torch::empty({int64_t(out)}, w.options());
-    lt_matmul(x, false, in, batch, dy, true, out, batch, dw, in, out,
-              bias ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT,
-              bias ? db.data_ptr() : nullptr);
+    pil::lt_matmul({x, false, in, batch}, {dy, true, out, batch}, dw, in, out,
+                   bias ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT,
+                   bias ? db.data_ptr() : nullptr);
     return {dx, dw, db};
   }
 };
@@ -235,18 +210,24 @@ std::vector<pil::Variant> variants() {
   v.push_back({"inference", "forward under NoGradGuard: linear -> t -> addmm", linear_inference});
   pil::Variant training{"training", "forward and backward from a fixed upstream gradient",
                         linear_training};
-  training.collect = training_result;
+  training.collect = [](const pil::Tensors& in, const torch::Tensor&) {
+    return training_result_of(in, linear_training);
+  };
   training.flops_factor = 3;  // forward, and the backward's two products per forward one
   v.push_back(training);
 #if PIL_LESSON_CUDA
   pil::Variant lt{"lt_linear", "cuBLASLt forward with the BIAS epilogue (GPU)", lt_linear_inference};
   lt.needs_cuda = true;
+  lt.agrees_with = "inference";
   v.push_back(lt);
   pil::Variant lt_training{"lt_training",
                            "cuBLASLt forward and backward, db from the BGRADB epilogue (GPU)",
                            lt_linear_training};
   lt_training.needs_cuda = true;
-  lt_training.collect = training_result;
+  lt_training.collect = [](const pil::Tensors& in, const torch::Tensor&) {
+    return training_result_of(in, lt_linear_training);
+  };
+  lt_training.agrees_with = "training";
   lt_training.flops_factor = 3;
   v.push_back(lt_training);
 #endif

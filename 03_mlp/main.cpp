@@ -25,6 +25,11 @@
 //   fused_geglu     the forward with gelu·mul in one kernel (a custom autograd function):
 //                   3 GEMMs + 1 pointwise kernel, one round trip of the intermediate fewer
 //   fused_training  the training step with the fused kernel and its fused backward
+//   lt_epilogue     the gate projection as one cuBLASLt matmul with the GELU epilogue: gelu
+//                   applied before the product is stored; then up, mul and down as eager
+//   graph           the eager forward captured once into a CUDA graph and replayed
+// Benchmarks (03_mlp_bench): the variants, and the gelu·mul step alone (eager kernels, fused
+// kernel) beside a copy of the same bytes: the fused kernel's share of the copy bandwidth.
 //
 // Try this (predict first, then run):
 //   - Count the matrix products in the eager table; then in the training one. Why three times?
@@ -42,7 +47,8 @@
 #if PIL_LESSON_CUDA
 #include <ATen/cuda/CUDAContext.h>
 
-#include "harness/cuda_types.h"
+#include "harness/cuda_graph.h"
+#include "harness/lt_matmul.h"
 #include "kernels.h"
 #endif
 
@@ -71,6 +77,9 @@ TORCH_MODULE(GeGLU);
 struct State {
   GeGLU mlp{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimizer;
+  // For the kernel benchmarks: gate(x) and up(x) as [tokens, hidden], and the copy's buffers,
+  // made on first use.
+  torch::Tensor gate, up, copy_src, copy_dst;
 };
 const auto g_state = std::make_shared<State>();
 
@@ -84,6 +93,7 @@ pil::Tensors make_inputs(const pil::Problem& p) {
   g_state->mlp->to(p.device, p.dtype);
   g_state->optimizer = std::make_unique<torch::optim::AdamW>(
       g_state->mlp->parameters(), torch::optim::AdamWOptions(1e-4));
+  g_state->gate = g_state->up = g_state->copy_src = g_state->copy_dst = torch::Tensor();
   const auto draw = torch::TensorOptions().dtype(torch::kFloat).device(p.device);
   const std::vector<int64_t> shape{p.options.size, seq(p), model(p)};
   return {torch::randn(shape, draw).to(p.dtype), torch::randn(shape, draw).to(p.dtype)};
@@ -148,6 +158,53 @@ struct FusedGeGLU : torch::autograd::Function<FusedGeGLU> {
   }
 };
 // [fused-geglu]
+
+// --- lt_epilogue: the gate projection and its gelu in one cuBLASLt matmul ---------------------
+// [lt-epilogue]
+// cuBLASLt's GELU epilogue (the tanh form, as aten::gelu(approximate="tanh")) is applied to the
+// product before it is stored: gelu(gate(x)) leaves the GEMM finished, so no gelu kernel runs
+// and the un-activated gate is never written. x [tokens, model], w [hidden, model] -> [tokens,
+// hidden], asked for column-major as (x·wᵀ)ᵀ = w·xᵀ.
+torch::Tensor gelu_gate_lt(const torch::Tensor& x, const torch::Tensor& w) {
+  const uint64_t tokens = uint64_t(x.size(0)), model = uint64_t(x.size(1)), hidden = uint64_t(w.size(0));
+  torch::Tensor y = torch::empty({int64_t(tokens), int64_t(hidden)}, x.options());
+  pil::lt_matmul({w, true, model, hidden}, {x, false, model, tokens}, y, hidden, tokens,
+                 CUBLASLT_EPILOGUE_GELU);
+  return y;
+}
+
+torch::Tensor mlp_lt_epilogue(const pil::Tensors& in) {
+  torch::NoGradGuard no_grad;
+  pil::NamedRange range("mlp_fwd");
+  GeGLU& m = g_state->mlp;
+  const torch::Tensor x = in[0].reshape({-1, in[0].size(-1)});
+  const torch::Tensor h = gelu_gate_lt(x, m->gate->weight) * m->up(x);
+  return m->down(h).view(in[0].sizes());
+}
+// [lt-epilogue]
+
+std::string lt_epilogue_check(const pil::Problem& p) {
+  if (p.dtype == torch::kFloat || (model(p) % 8 == 0 && hidden(p) % 8 == 0)) return {};
+  return "--model " + std::to_string(model(p)) + " --hidden " + std::to_string(hidden(p)) +
+         ": lt_epilogue with a 16-bit dtype needs both a multiple of 8 (rows of 16 bytes); "
+         "allowed: 8, 16, 24, ... or --dtype fp32";
+}
+
+// --- graph: the eager forward replayed from a CUDA graph --------------------------------------
+// [variant-graph]
+torch::Tensor forward_body(const pil::Tensors& in) {
+  torch::NoGradGuard no_grad;
+  return g_state->mlp(in[0]);
+}
+
+std::function<torch::Tensor(const pil::Tensors&)> make_graph_variant() {
+  auto replay = pil::replayed_from_graph(forward_body);
+  return [replay](const pil::Tensors& in) {
+    pil::NamedRange range("mlp_fwd");
+    return replay(in);
+  };
+}
+// [variant-graph]
 #endif
 
 // The forward, eager or with the fused gelu·mul.
@@ -216,6 +273,75 @@ torch::Tensor fused_training_result(const pil::Tensors& in, const torch::Tensor&
   return training_result_of(in, true);
 }
 
+// --- Measured beside the variants (03_mlp_bench): the gelu·mul step alone, and a copy ---------
+// The fused kernel must move gate and up in and the product out: 3 values per element of the
+// [tokens, hidden] intermediate. The copy ceiling moves the same bytes (1.5 values read, 1.5
+// written per element), so kernel and copy can be compared in bytes per second, same run.
+void make_intermediate(const torch::Tensor& x) {
+  if (g_state->gate.defined()) return;
+  torch::NoGradGuard no_grad;
+  const torch::Tensor x2 = x.reshape({-1, x.size(-1)});
+  g_state->gate = g_state->mlp->gate(x2);
+  g_state->up = g_state->mlp->up(x2);
+}
+
+torch::Tensor geglu_eager_kernels(const pil::Tensors& in) {
+  make_intermediate(in[0]);
+  return torch::gelu(g_state->gate, "tanh") * g_state->up;
+}
+
+#if PIL_LESSON_CUDA
+torch::Tensor geglu_fused_kernel(const pil::Tensors& in) {
+  make_intermediate(in[0]);
+  torch::Tensor h = torch::empty_like(g_state->gate);
+  lesson03::geglu_forward(h.data_ptr(), g_state->gate.data_ptr(), g_state->up.data_ptr(), h.numel(),
+                          pil::kernel_element(h.scalar_type()), at::cuda::getCurrentCUDAStream().stream());
+  return h;
+}
+#endif
+
+torch::Tensor geglu_reference(const pil::Tensors& in) {
+  make_intermediate(in[0]);
+  return torch::gelu(g_state->gate.to(torch::kDouble), "tanh") * g_state->up.to(torch::kDouble);
+}
+
+// The copy: the intermediate's gate and up, viewed as one buffer, copied into half as many
+// values again — 1.5 values in and 1.5 out per element.
+torch::Tensor copy_source(const pil::Tensors& in) {
+  make_intermediate(in[0]);
+  const int64_t n = g_state->gate.numel();
+  return torch::cat({g_state->gate.flatten(), g_state->up.flatten().slice(0, 0, n / 2)});
+}
+torch::Tensor copy_ceiling(const pil::Tensors& in) {
+  if (!g_state->copy_src.defined()) {
+    g_state->copy_src = copy_source(in);
+    g_state->copy_dst = torch::empty_like(g_state->copy_src);
+  }
+  return g_state->copy_dst.copy_(g_state->copy_src);
+}
+torch::Tensor copy_reference(const pil::Tensors& in) { return copy_source(in).to(torch::kDouble); }
+
+double intermediate_bytes(const pil::Problem& p) {
+  return 3.0 * double(p.options.size) * double(seq(p)) * double(hidden(p)) *
+         double(c10::elementSize(p.dtype));
+}
+
+std::vector<pil::Variant> ceilings() {
+  std::vector<pil::Variant> c;
+  auto add = [&c](pil::Variant v, bool cuda) {
+    v.needs_cuda = cuda;
+    v.flops_factor = 0;  // measured in bytes per second
+    v.bytes = intermediate_bytes;
+    c.push_back(std::move(v));
+  };
+  add({"kernel_eager_geglu", "gelu then mul on the intermediate: two kernels", geglu_eager_kernels}, false);
+#if PIL_LESSON_CUDA
+  add({"kernel_fused_geglu", "the fused gelu·mul kernel on the intermediate", geglu_fused_kernel}, true);
+#endif
+  add({"ceiling_copy", "a copy moving the bytes the fused kernel must move", copy_ceiling}, false);
+  return c;
+}
+
 std::vector<pil::Variant> variants() {
   std::vector<pil::Variant> v;
   v.push_back({"eager", "forward: 3 projections, gelu and mul", mlp_eager});
@@ -228,6 +354,7 @@ std::vector<pil::Variant> variants() {
   pil::Variant fused{"fused_geglu", "forward with gelu·mul fused in one CUDA kernel (GPU)",
                      mlp_fused};
   fused.needs_cuda = true;
+  fused.agrees_with = "eager";
   v.push_back(fused);
   pil::Variant fused_training{"fused_training",
                               "training step with the fused kernel and its backward (GPU)",
@@ -235,7 +362,19 @@ std::vector<pil::Variant> variants() {
   fused_training.needs_cuda = true;
   fused_training.collect = fused_training_result;
   fused_training.flops_factor = 3;
+  fused_training.agrees_with = "training";
   v.push_back(fused_training);
+  pil::Variant lt{"lt_epilogue", "forward with gelu in the gate GEMM's cuBLASLt epilogue (GPU)",
+                  mlp_lt_epilogue};
+  lt.needs_cuda = true;
+  lt.check = lt_epilogue_check;
+  lt.agrees_with = "eager";
+  v.push_back(lt);
+  pil::Variant graph{"graph", "the eager forward replayed from a CUDA graph (GPU)",
+                     make_graph_variant()};
+  graph.needs_cuda = true;
+  graph.agrees_with = "eager";
+  v.push_back(graph);
 #endif
   return v;
 }
@@ -253,10 +392,15 @@ pil::Lesson make_lesson() {
   l.make_inputs = make_inputs;
   l.memory_need = memory_need;
   l.reference = reference;
-  l.references = {{"training", training_reference}, {"fused_training", training_reference}};
+  l.references = {{"training", training_reference},
+                  {"fused_training", training_reference},
+                  {"kernel_eager_geglu", geglu_reference},
+                  {"kernel_fused_geglu", geglu_reference},
+                  {"ceiling_copy", copy_reference}};
   l.variants = variants();
   l.bench_sizes_gpu = {64};
   l.bench_sizes_cpu = {1};
+  l.ceilings = ceilings();
   // One forward: three products of tokens x model x hidden, 2 FLOP each.
   l.flops = [](const pil::Problem& p) {
     return 3 * 2.0 * double(p.options.size) * double(seq(p)) * double(model(p)) * double(hidden(p));

@@ -5,10 +5,16 @@ measured in the same run, and the lesson's goals checked.
   build/bin/01_matmul_add_bench --benchmark_out=bench.json --benchmark_out_format=json
   scripts/bench_table.py bench.json
 
+Exit code: 0 when every goal checkable in the run is met, 1 when one is missed.
+
 Rows are named variant/device/dtype/size[/manual_time]; variants named ceiling_* are the
-throughput ceilings (a plain GEMM). Lesson 01's goals, checked where the run has the rows:
-lt_bias within 5% of the plain cuBLAS GEMM at 8192 bf16 and never slower than eager; graph at
-size 64 at most a third of eager's time per step.
+throughput ceilings: a plain GEMM (share in FLOP/s) or a copy (share in bytes/s, for the rows
+that count bytes only, such as a kernel measured on its own). Goals, checked where the run has
+the rows:
+  lesson 01: lt_bias within 5% of the plain cuBLAS GEMM at 8192 bf16 and never slower than
+             eager; graph at size 64 at most a third of eager's time per step.
+  lesson 03: the fused GeGLU kernel at least 80% of the copy bandwidth, same bytes, same run,
+             on the GPU in every dtype measured.
 """
 import json
 import sys
@@ -52,7 +58,11 @@ def main():
         ceiling = next((r for v, r in g.items() if v.startswith("ceiling_")), None)
         for variant in sorted(g, key=lambda v: (v.startswith("ceiling_"), v)):
             r = g[variant]
-            share = "%8.1f%%" % (100 * r["flops"] / ceiling["flops"]) if ceiling and ceiling["flops"] else ""
+            share = ""
+            if ceiling and ceiling["flops"] and r["flops"]:
+                share = "%8.1f%%" % (100 * r["flops"] / ceiling["flops"])
+            elif ceiling and not ceiling["flops"] and not r["flops"] and ceiling["bytes"]:
+                share = "%8.1f%%" % (100 * r["bytes"] / ceiling["bytes"])
             print("%-6s %-5s %6d  %-22s %12.2f %10.2f %10.1f %9s" % (
                 device, dtype, size, variant, r["seconds"] * 1e6, r["flops"] / 1e12, r["bytes"] / 1e9, share))
     verdicts = []
@@ -73,13 +83,19 @@ def main():
     if graph and eager64:
         ratio = graph["seconds"] / eager64["seconds"]
         verdicts.append(("graph at 64 (bf16) at most 1/3 of eager: %.2fx" % ratio, ratio <= 1 / 3))
+    for (variant, device, dtype, size), r in sorted(rows.items()):
+        copy = rows.get(("ceiling_copy", device, dtype, size))
+        if variant == "kernel_fused_geglu" and device == "cuda" and copy and copy["bytes"]:
+            share = r["bytes"] / copy["bytes"]
+            verdicts.append(("fused GeGLU kernel at least 80%% of the copy bandwidth (%s, size %d): %.1f%%"
+                             % (dtype, size, 100 * share), share >= 0.8))
     if verdicts:
         print("\ngoals:")
         for text, ok in verdicts:
             print("  %s  %s" % ("met   " if ok else "MISSED", text))
     else:
         print("\ngoals: none checkable (no GPU rows in this run)")
-    return 0
+    return 0 if all(ok for _, ok in verdicts) else 1
 
 
 if __name__ == "__main__":

@@ -100,11 +100,11 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
       }
     }
     const double calls = double(state.iterations());
-    if (lesson.flops)
+    if (lesson.flops && v.flops_factor > 0)
       state.counters["FLOP/s"] = benchmark::Counter(lesson.flops(p) * v.flops_factor * calls,
                                                     benchmark::Counter::kIsRate);
-    if (lesson.bytes)
-      state.counters["bytes/s"] = benchmark::Counter(lesson.bytes(p) * calls, benchmark::Counter::kIsRate);
+    if (const auto& bytes = v.bytes ? v.bytes : lesson.bytes)
+      state.counters["bytes/s"] = benchmark::Counter(bytes(p) * calls, benchmark::Counter::kIsRate);
   } catch (const std::exception& e) {
     ++failures;
     state.SkipWithError(e.what());
@@ -136,7 +136,8 @@ int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
     }
   };
   for (const auto& v : lesson.variants) add(v, true);
-  for (const auto& v : lesson.ceilings) add(v, false);
+  // A ceiling is verified too where the lesson names a reference for it.
+  for (const auto& v : lesson.ceilings) add(v, lesson.references.count(v.name) > 0);
   const size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   if (ran == 0) {

@@ -131,6 +131,25 @@ std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& dev
 }
 
 /// One variant: warm up, profile on the schedule, verify, report. Returns its exit code.
+/// The variant's result against that of the variant it must agree with, run once more now on
+/// the same inputs, under the same tolerance. A training step may move the weights, so both
+/// results are collected after that run, from the same weights (a collect() recomputes its
+/// result rather than reading what the last call left). Returns the verdict that stands: the
+/// reference's if that failed, else this one.
+Verdict check_agreement(const Lesson& lesson, const Variant& variant, const Tensors& inputs,
+                        const at::Tensor& own_out, const Problem& p, const Verdict& against_reference) {
+  const Variant* other = nullptr;
+  for (const auto& v : lesson.variants)
+    if (v.name == variant.agrees_with) other = &v;
+  if (!other) throw std::logic_error(variant.name + ": agrees_with names no variant: " + variant.agrees_with);
+  const at::Tensor their_out = other->run(inputs);
+  const at::Tensor theirs = other->collect ? other->collect(inputs, their_out) : their_out;
+  const at::Tensor mine = variant.collect ? variant.collect(inputs, own_out) : own_out;
+  const Verdict v = verify(mine, theirs.to(at::kDouble), p.dtype);
+  std::cout << v.describe("agrees with " + other->name);
+  return against_reference.passed ? v : against_reference;
+}
+
 int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
                 const std::string& device_name) {
   const Options& o = p.options;
@@ -168,8 +187,9 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   // The reference after the runs: a variant that trains has changed its weights by now, and its
   // collect() and reference both use them as they are.
   const at::Tensor result = variant.collect ? variant.collect(inputs, out) : out;
-  const Verdict verdict = verify(result, lesson.reference_for(variant.name)(inputs), p.dtype);
+  Verdict verdict = verify(result, lesson.reference_for(variant.name)(inputs), p.dtype);
   std::cout << verdict.describe();
+  if (!variant.agrees_with.empty()) verdict = check_agreement(lesson, variant, inputs, out, p, verdict);
 
   const trace::KeyAverages table = trace::key_averages(profiler.trace().events);
   trace::TableOptions table_options;

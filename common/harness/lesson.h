@@ -51,12 +51,20 @@ struct Variant {
   /// Empty when the variant can take this problem; otherwise what it cannot take and what it
   /// can ("--size 100: lt_bias needs a multiple of 8 for bf16"), reported as a usage error.
   std::function<std::string(const Problem&)> check;
-  /// What is verified, made from the last call's output after profiling (so it stays out of the
-  /// trace): a training step's y with the gradients, say. Unset: the output itself.
+  /// What is verified, made after profiling (so it stays out of the trace): a training step's y
+  /// with the gradients, say, computed once more from the weights as they are now, so that it
+  /// does not depend on what the last call left behind. Unset: the last call's output itself.
   std::function<at::Tensor(const Tensors& inputs, const at::Tensor& out)> collect;
   /// Arithmetic of one call in units of the lesson's flops(): 3 for a training step (the
   /// backward's products are twice the forward's).
   double flops_factor = 1.0;
+  /// Bytes one call must move, where they differ from the lesson's bytes() (a kernel measured
+  /// on its own, a copy ceiling). Unset: the lesson's.
+  std::function<double(const Problem&)> bytes;
+  /// Another variant whose result this one must also match, under the same tolerance (a fused
+  /// kernel against the eager operators it replaces). Checked after profiling, beside the
+  /// float64 reference. Empty: none.
+  std::string agrees_with;
 };
 
 /// Bytes a run needs, checked before anything is allocated.
@@ -91,7 +99,9 @@ struct Lesson {
   std::vector<int64_t> bench_sizes_cpu{64, 256, 1024};
   std::function<double(const Problem&)> flops;  ///< arithmetic of one call
   std::function<double(const Problem&)> bytes;  ///< bytes one call must move, at least
-  /// The throughput ceiling measured beside the variants (a plain GEMM, say); not a variant.
+  /// Measured beside the variants, not variants themselves: throughput ceilings (named
+  /// `ceiling_*`: a plain GEMM, a copy) and single kernels timed on their own. Verified first
+  /// where `references` names them.
   std::vector<Variant> ceilings;
 };
 

@@ -85,16 +85,16 @@ Verdict verify(const at::Tensor& out, const at::Tensor& ref, c10::ScalarType dty
   return v;
 }
 
-std::string Verdict::describe() const {
+std::string Verdict::describe(const std::string& label) const {
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "verify: max abs err %.3g, max rel err %.3g over %lld elements; tolerance "
+                ": max abs err %.3g, max rel err %.3g over %lld elements; tolerance "
                 "|out - ref| <= %.3g*|ref| + %.3g (= %.3g x max|ref|): %lld mismatches\n",
                 max_abs_err, max_rel_err, static_cast<long long>(elements), tolerance.rtol, atol,
                 tolerance.atol_scale, static_cast<long long>(mismatches));
-  std::string s = buf;
+  std::string s = label + buf;
   for (const auto& m : first_mismatches) s += "  mismatch " + m + "\n";
-  if (!passed) s += "verify: FAILED: " + reason + "\n";
+  if (!passed) s += label + ": FAILED: " + reason + "\n";
   return s;
 }
 

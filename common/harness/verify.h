@@ -31,8 +31,9 @@ struct Verdict {
   Tolerance tolerance;
   std::vector<std::string> first_mismatches;  ///< "[i, j] got 1.5, want 1.25"
 
-  /// The lines to print: errors, tolerance and, on failure, the first mismatches.
-  std::string describe() const;
+  /// The lines to print: errors, tolerance and, on failure, the first mismatches; each line
+  /// starts with `label` ("verify: max abs err ...").
+  std::string describe(const std::string& label = "verify") const;
 };
 
 /// Compares `out` (any dtype, any device) with `ref` (float64, same shape) under the tolerance

@@ -132,6 +132,15 @@ TEST(Lesson01, AddmmVariantIsOneOperatorWithoutAdd) {
   EXPECT_TRUE(named(slices, "aten::matmul").empty());
 }
 
+TEST(Lesson01, AddmmIsCheckedAgainstEagerToo) {
+  LessonRun run({"--variant", "addmm", "--size", "96"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "verify: max abs err"), 1) << run.r.out;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "agrees with eager: max abs err"), 1) << run.r.out;
+  EXPECT_EQ(run.r.out.find("eager_cpu"), std::string::npos) << "eager runs outside the profile, "
+                                                                "writing no files of its own";
+}
+
 TEST(Lesson01, EveryDtypePassesOnTheCpu) {
   for (const char* dtype : {"fp32", "bf16", "fp16"}) {
     LessonRun run({"--dtype", dtype, "--size", "96", "--active", "1", "--variant", "all"});
@@ -207,12 +216,6 @@ namespace {
 struct GpuRun : pil::test::GpuLessonRun {
   explicit GpuRun(const std::string& variant, const std::string& size = "256")
       : GpuLessonRun(kExe, {"--dtype", "bf16", "--size", size, "--variant", variant, "--active", "3"}) {}
-  /// pil-trace's JSON answer about this run's trace ({"launches"}, {"chain", "--range", ...}).
-  nlohmann::json pil_trace(std::vector<std::string> args) const {
-    args.insert(args.begin() + 1, trace);
-    args.push_back("--json");
-    return nlohmann::json::parse(run_process(PIL_TRACE_EXE, args).out);
-  }
 };
 
 TEST(Lesson01Gpu, EagerIsTwoKernelsPerStepWithArrows) {

@@ -99,6 +99,44 @@ TEST(Lesson03Gpu, FusedForwardIsFourKernels) {
   EXPECT_EQ(run.kernels(), 12u) << "3 GEMMs + one fused gelu·mul, three steps";
 }
 
+TEST(Lesson03Gpu, LtEpilogueForwardIsFourKernelsWithNoGelu) {
+  GpuMlpRun run("lt_epilogue");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(run.kernels(), 12u) << "gate GEMM with its GELU epilogue, up GEMM, mul, down GEMM; 3 steps";
+  for (const auto& s : run.slices)
+    if (s.cat == "kernel") EXPECT_EQ(s.name.find("Gelu"), std::string::npos) << "no gelu kernel: " << s.name;
+  EXPECT_NE(run.r.out.find("agrees with eager:"), std::string::npos) << run.r.out;
+}
+
+TEST(Lesson03Gpu, GraphIsOneLaunchPerStepOfFiveKernels) {
+  GpuMlpRun run("graph");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto launches = run.pil_trace({"launches"});
+  EXPECT_EQ(launches["graph_launches"].get<int64_t>(), 3) << launches.dump();
+  EXPECT_EQ(launches["graph_kernels"].get<int64_t>(), 15) << launches.dump();
+}
+
+TEST(Lesson03Gpu, LtEpilogueRefusesUnaligned16BitShapes) {
+  TempDir dir;
+  const auto r = run_process(kExe, {"--device", "cuda", "--dtype", "bf16", "--model", "100",
+                                    "--variant", "lt_epilogue", "--out", dir.path() + "/o"});
+  if (r.exit_code == 77) std::exit(77);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("multiple of 8"), std::string::npos) << r.err;
+}
+
+TEST(Lesson03Gpu, EveryVariantMatchesFloat64AndEagerInEveryDtype) {
+  for (const char* dtype : {"fp32", "bf16", "fp16"}) {
+    TempDir dir;
+    const auto r = run_process(kExe, {"--device", "cuda", "--dtype", dtype, "--size", "8",
+                                      "--variant", "all", "--active", "1", "--out", dir.path()});
+    if (r.exit_code == 77) std::exit(77);
+    EXPECT_EQ(r.exit_code, 0) << dtype << "\n" << r.out << r.err;
+    EXPECT_EQ(count_lines_starting_with(r.out, "RESULT: PASSED"), 6) << dtype;
+    EXPECT_EQ(count_lines_starting_with(r.out, "agrees with "), 4) << dtype;
+  }
+}
+
 TEST(Lesson03Gpu, FusedTrainingMatchesFloat64InEveryDtype) {
   for (const char* dtype : {"fp32", "bf16", "fp16"}) {
     GpuMlpRun run("fused_training", dtype);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "support/run_process.h"
 #include "support/trace_json.h"
 
@@ -38,6 +40,14 @@ struct GpuLessonRun {
   GpuLessonRun(const std::string& exe, std::vector<std::string> args);
   /// Slices of category `cat` ("kernel", "gpu_memcpy", ...) whose names start with `prefix`.
   size_t count(const std::string& cat, const std::string& prefix = "") const;
+#ifdef PIL_TRACE_EXE
+  /// pil-trace's JSON answer about this run's trace: {"launches"}, {"chain", "--range", ...}.
+  nlohmann::json pil_trace(std::vector<std::string> args) const {
+    args.insert(args.begin() + 1, trace);
+    args.push_back("--json");
+    return nlohmann::json::parse(run_process(PIL_TRACE_EXE, args).out);
+  }
+#endif
 };
 
 }  // namespace pil::test

@@ -1,0 +1,52 @@
+#pragma once
+/// \file
+/// One cublasLtMatmul on row-major LibTorch tensors, with an epilogue. For lesson code built with
+/// CUDA (PIL_LESSON_CUDA) only.
+///
+/// cuBLASLt is column-major: a row-major [r, c] buffer is, to it, the column-major [c, r] matrix —
+/// the transpose. So a layer's y = x·Wᵀ (+ b) is asked for as yᵀ = W·xᵀ (+ b per row of yᵀ), which
+/// is the shape the BIAS epilogue adds, and the GELU epilogue applies elementwise either way.
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/ops/empty.h>
+
+#include <cstdint>
+
+#include "cuda/cublaslt.h"
+#include "harness/cuda_types.h"
+
+namespace pil {
+
+/// One operand as cuBLASLt sees it: the tensor's buffer read as a column-major rows × cols
+/// matrix (ld = rows), transposed or not on the way in.
+struct LtOperand {
+  const at::Tensor& tensor;
+  bool transpose;
+  uint64_t rows, cols;
+};
+
+/// D (m × n, column-major; `d`'s buffer) = op(A)·op(B), then the epilogue (bias: its pointer,
+/// or null). fp32 accumulation; the dtype is d's. Runs on the current stream with LibTorch's
+/// cuBLASLt handle and a 32 MiB workspace from LibTorch's caching allocator.
+inline void lt_matmul(const LtOperand& a, const LtOperand& b, at::Tensor& d, uint64_t m, uint64_t n,
+                      cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT,
+                      const void* bias = nullptr) {
+  const cudaDataType_t t = cuda_data_type(d.scalar_type());
+  const auto desc = cuda::make_matmul_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N);
+  cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N);
+  cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+  if (bias) cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  const auto la = cuda::make_layout(t, a.rows, a.cols, int64_t(a.rows));
+  const auto lb = cuda::make_layout(t, b.rows, b.cols, int64_t(b.rows));
+  const auto ld = cuda::make_layout(t, m, n, int64_t(m));
+  constexpr int64_t kWorkspace = int64_t(32) << 20;
+  const at::Tensor workspace = at::empty({kWorkspace}, d.options().dtype(at::kByte));
+  const float alpha = 1.0f, beta = 0.0f;
+  PIL_CUBLAS_CHECK(cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), desc.get(), &alpha,
+                                  a.tensor.data_ptr(), la.get(), b.tensor.data_ptr(), lb.get(), &beta,
+                                  d.data_ptr(), ld.get(), d.data_ptr(), ld.get(), nullptr,
+                                  workspace.data_ptr(), size_t(kWorkspace),
+                                  at::cuda::getCurrentCUDAStream().stream()));
+}
+
+}  // namespace pil

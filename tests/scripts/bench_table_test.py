@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""scripts/bench_table.py on hand-made benchmark JSON: the shares it prints and the goals it
+checks (met -> exit 0, missed -> exit 1 and MISSED), with figures chosen so each verdict is
+known in advance."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "bench_table.py")
+
+
+def row(name, us, flops=None, bytes_=None):
+    r = {"name": name + "/manual_time", "real_time": us, "time_unit": "us"}
+    if flops is not None:
+        r["FLOP/s"] = flops
+    if bytes_ is not None:
+        r["bytes/s"] = bytes_
+    return r
+
+
+def run(rows):
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"context": {"host_name": "test", "num_cpus": 1, "date": "today"}, "benchmarks": rows}, f)
+    try:
+        return subprocess.run([sys.executable, SCRIPT, f.name], capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+
+
+class BenchTable(unittest.TestCase):
+    def test_fused_kernel_at_85_percent_of_copy_meets_the_goal(self):
+        r = run([row("kernel_fused_geglu/cuda/bf16/64", 100, bytes_=3.4e12),
+                 row("ceiling_copy/cuda/bf16/64", 85, bytes_=4.0e12)])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("met     fused GeGLU kernel at least 80% of the copy bandwidth (bf16, size 64): 85.0%",
+                      r.stdout)
+        self.assertIn("85.0%", r.stdout)
+
+    def test_fused_kernel_at_70_percent_misses_and_exits_1(self):
+        r = run([row("kernel_fused_geglu/cuda/fp32/64", 100, bytes_=2.8e12),
+                 row("ceiling_copy/cuda/fp32/64", 70, bytes_=4.0e12)])
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("MISSED  fused GeGLU kernel at least 80% of the copy bandwidth (fp32, size 64): 70.0%",
+                      r.stdout)
+
+    def test_gemm_share_is_in_flops_and_lesson01_goals_are_checked(self):
+        r = run([row("lt_bias/cuda/bf16/8192", 1040, flops=5.0e14),
+                 row("eager/cuda/bf16/8192", 1200, flops=4.0e14),
+                 row("ceiling_cublas_gemm/cuda/bf16/8192", 1000, flops=6.0e14)])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("83.3%", r.stdout)  # 5.0 / 6.0 of the GEMM's FLOP/s
+        self.assertIn("met     lt_bias within 5% of the plain GEMM at 8192 bf16: 1.040x", r.stdout)
+
+    def test_cpu_rows_only_check_no_goal(self):
+        r = run([row("eager/cpu/fp32/1", 10, flops=1e9), row("ceiling_copy/cpu/fp32/1", 1, bytes_=1e9)])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("goals: none checkable", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
