@@ -191,7 +191,7 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   std::cout << verdict.describe();
   if (!variant.agrees_with.empty()) verdict = check_agreement(lesson, variant, inputs, out, p, verdict);
 
-  const trace::KeyAverages table = trace::key_averages(profiler.trace().events);
+  const trace::KeyAverages table = trace::key_averages(profiler.trace());
   trace::TableOptions table_options;
   table_options.sort = o.sort.value_or(p.device.is_cuda() ? trace::SortKey::DeviceTotal
                                                           : trace::SortKey::CpuTotal);

@@ -59,6 +59,14 @@ trace::Event convert(const tap::KinetoEvent& k, trace::Trace& into) {
   } else {
     e.tid = int64_t(k.startThreadId());
   }
+  if (e.name == "[memory]") {  // an allocation or free (profile_memory): bytes, no duration
+    e.category = trace::Category::Memory;
+    e.dur_ns = 0;
+    e.memory_info = uint32_t(into.memory.size());
+    into.memory.push_back({k.nBytes(), -1, k.deviceType() == c10::DeviceType::CUDA,
+                           k.deviceType() == c10::DeviceType::CPU ? -1 : k.deviceIndex()});
+    return e;
+  }
   if (trace::is_torch_scope(e.category)) {
     e.external_id = k.correlationId();  // an operator's own id, which its GPU work points to
   } else {

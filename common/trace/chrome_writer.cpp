@@ -20,6 +20,7 @@ const char* kineto_category(Category c) {
     case Category::Kernel: return "kernel";
     case Category::Memcpy: return "gpu_memcpy";
     case Category::Memset: return "gpu_memset";
+    case Category::Memory: return "cpu_instant_event";
     case Category::Other: break;
   }
   return "other";
@@ -59,6 +60,14 @@ void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& 
       launch_by_correlation.emplace(e.correlation, &e);
 
   for (const auto& e : t.events) {
+    if (const MemoryInfo* m = t.memory_info(e)) {  // an instant event, as Kineto writes it
+      begin_event() << "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", "
+                    << "\"name\": \"[memory]\", \"pid\": " << e.pid << ", \"tid\": " << e.tid
+                    << ", \"ts\": " << micros(e.start_ns) << ", \"args\": {\"Total Allocated\": "
+                    << m->total_allocated << ", \"Bytes\": " << m->bytes << ", \"Device Id\": "
+                    << m->device << ", \"Device Type\": " << (m->cuda ? 1 : 0) << "}}";
+      continue;
+    }
     begin_event() << "{\"ph\": \"X\", \"cat\": \"" << kineto_category(e.category)
                   << "\", \"name\": " << quoted(e.name) << ", \"pid\": " << e.pid
                   << ", \"tid\": " << e.tid << ", \"ts\": " << micros(e.start_ns)

@@ -17,6 +17,7 @@ enum class Category {
   Kernel,             ///< GPU kernel (`kernel`)
   Memcpy,             ///< GPU copy (`gpu_memcpy`)
   Memset,             ///< GPU memset (`gpu_memset`)
+  Memory,             ///< an allocation or free (instant `[memory]` events, with profile_memory)
   Other,              ///< anything else (instant events, overhead, sync markers)
 };
 
@@ -49,6 +50,8 @@ struct Event {
   uint64_t correlation = 0;
   /// Kernels: index into Trace::kernels (grid, block, registers, shared memory).
   uint32_t kernel_info = kNoKernelInfo;
+  /// Memory events: index into Trace::memory (bytes, device, total allocated).
+  uint32_t memory_info = kNoKernelInfo;
 
   int64_t end_ns() const { return start_ns + dur_ns; }
   bool on_device() const {

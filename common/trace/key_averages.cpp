@@ -30,17 +30,28 @@ const KeyAverage* KeyAverages::find(std::string_view name) const {
   return nullptr;
 }
 
-KeyAverages key_averages(const std::vector<Event>& events) {
+KeyAverages key_averages(const std::vector<Event>& events, const std::vector<MemoryInfo>& memory) {
   // Per-event figures, indexed like `events`.
   const size_t n = events.size();
   std::vector<int64_t> self_cpu(n, 0), self_dev(n, 0), total_dev(n, 0);
   std::vector<long> parent(n, -1);
+  // Memory events and the slice each falls in (-1: none), filled in while nesting.
+  struct Allocation {
+    size_t event;
+    long owner;
+  };
+  std::vector<Allocation> allocations;
+  auto memory_of = [&](const Event& e) -> const MemoryInfo* {
+    return e.category == Category::Memory && e.memory_info < memory.size() ? &memory[e.memory_info]
+                                                                           : nullptr;
+  };
 
   // 1. Nest CPU slices per thread. Sorted by start, longer first on ties, so a parent always
   //    comes before its children; a stack holds the slices still open.
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> threads;
   for (size_t i = 0; i < n; ++i)
-    if (is_cpu_slice(events[i].category)) threads[{events[i].pid, events[i].tid}].push_back(i);
+    if (is_cpu_slice(events[i].category) || memory_of(events[i]))
+      threads[{events[i].pid, events[i].tid}].push_back(i);
   std::vector<size_t> order;  // all CPU slices, parents before children
   for (auto& [key, idx] : threads) {
     auto before = [&](size_t a, size_t b) {
@@ -52,6 +63,10 @@ KeyAverages key_averages(const std::vector<Event>& events) {
     std::vector<size_t> open;
     for (size_t i : idx) {
       while (!open.empty() && events[i].end_ns() > events[open.back()].end_ns()) open.pop_back();
+      if (events[i].category == Category::Memory) {  // an instant: owned, never a parent
+        allocations.push_back({i, open.empty() ? -1 : long(open.back())});
+        continue;
+      }
       if (!open.empty()) parent[i] = long(open.back());
       open.push_back(i);
       order.push_back(i);
@@ -94,7 +109,27 @@ KeyAverages key_averages(const std::vector<Event>& events) {
   for (auto it = order.rbegin(); it != order.rend(); ++it)  // children before parents
     if (parent[*it] >= 0) total_dev[size_t(parent[*it])] += total_dev[*it];
 
-  // 3. Group by name; rows in order of each name's first appearance in time.
+  // 3. Memory: each allocation or free to the slice it fell in, then up to its ancestors.
+  std::vector<int64_t> self_host_mem, total_host_mem, self_dev_mem, total_dev_mem;
+  bool host_memory = false, device_memory = false;
+  if (!allocations.empty()) {
+    self_host_mem.assign(n, 0);
+    self_dev_mem.assign(n, 0);
+    for (const Allocation& a : allocations) {
+      const MemoryInfo& m = *memory_of(events[a.event]);
+      (m.cuda ? device_memory : host_memory) = true;
+      if (a.owner >= 0) (m.cuda ? self_dev_mem : self_host_mem)[size_t(a.owner)] += m.bytes;
+    }
+    total_host_mem = self_host_mem;
+    total_dev_mem = self_dev_mem;
+    for (auto it = order.rbegin(); it != order.rend(); ++it)  // children before parents
+      if (parent[*it] >= 0) {
+        total_host_mem[size_t(parent[*it])] += total_host_mem[*it];
+        total_dev_mem[size_t(parent[*it])] += total_dev_mem[*it];
+      }
+  }
+
+  // 4. Group by name; rows in order of each name's first appearance in time.
   NameIds ids;
   std::vector<uint32_t> row_of_id;
   std::vector<int64_t> first_seen;
@@ -123,6 +158,12 @@ KeyAverages key_averages(const std::vector<Event>& events) {
       r.cpu_total_ns += e.dur_ns;
       r.self_device_ns += self_dev[i];
       r.device_total_ns += total_dev[i];
+      if (!allocations.empty()) {
+        r.self_cpu_mem += self_host_mem[i];
+        r.cpu_mem += total_host_mem[i];
+        r.self_device_mem += self_dev_mem[i];
+        r.device_mem += total_dev_mem[i];
+      }
     }
   }
   std::vector<size_t> order_of_rows(rows.size());
@@ -130,6 +171,8 @@ KeyAverages key_averages(const std::vector<Event>& events) {
   std::stable_sort(order_of_rows.begin(), order_of_rows.end(),
                    [&](size_t a, size_t b) { return first_seen[a] < first_seen[b]; });
   KeyAverages out;
+  out.has_cpu_memory = host_memory;
+  out.has_device_memory = device_memory;
   for (size_t k : order_of_rows) {
     const KeyAverage& r = rows[k];
     if (r.device_work)
@@ -189,6 +232,21 @@ std::string format_time_ns(int64_t ns) {
   return buf;
 }
 
+std::string format_bytes(int64_t bytes) {
+  constexpr double kKB = 1024.0, kMB = kKB * 1024, kGB = kMB * 1024;
+  const double b = double(bytes), a = b < 0 ? -b : b;
+  char buf[48];
+  if (a >= kGB)
+    std::snprintf(buf, sizeof buf, "%.2f GB", b / kGB);
+  else if (a >= kMB)
+    std::snprintf(buf, sizeof buf, "%.2f MB", b / kMB);
+  else if (a >= kKB)
+    std::snprintf(buf, sizeof buf, "%.2f KB", b / kKB);
+  else
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+  return buf;
+}
+
 std::string format_table(const KeyAverages& table, const TableOptions& options) {
   constexpr size_t kColumn = 12, kSpacing = 2, kMaxName = 55;
   std::vector<const KeyAverage*> rows;
@@ -210,6 +268,10 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
   if (device)
     for (auto h : {"Self " + d, "Self " + d + " %", d + " total", d + " time avg"})
       headers.push_back(h);
+  const bool host_mem = table.has_cpu_memory || table.has_device_memory;
+  const bool device_mem = table.has_device_memory;
+  if (host_mem) headers.insert(headers.end(), {"CPU Mem", "Self CPU Mem"});
+  if (device_mem) headers.insert(headers.end(), {d + " Mem", "Self " + d + " Mem"});
   headers.push_back("# of Calls");
 
   // Right-aligned cells as Python prints them; only names are cut ("..."), a longer header
@@ -244,6 +306,14 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
       c.push_back(percent(r->self_device_ns, table.self_device_total_ns));
       c.push_back(format_time_ns(r->device_total_ns));
       c.push_back(format_time_ns(r->device_total_ns / calls));
+    }
+    if (host_mem) {
+      c.push_back(format_bytes(r->cpu_mem));
+      c.push_back(format_bytes(r->self_cpu_mem));
+    }
+    if (device_mem) {
+      c.push_back(format_bytes(r->device_mem));
+      c.push_back(format_bytes(r->self_device_mem));
     }
     c.push_back(std::to_string(r->calls));
     out += line(c);

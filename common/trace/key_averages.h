@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "trace/event.h"
+#include "trace/trace.h"
 
 namespace pil::trace {
 
@@ -20,12 +21,20 @@ struct KeyAverage {
   int64_t self_device_ns = 0;    ///< GPU work launched directly by this slice (or the work itself)
   int64_t device_total_ns = 0;   ///< GPU work launched by this slice and its children
   bool device_work = false;      ///< the row is GPU work (a kernel, copy or set), not a CPU slice
+  // With memory events (profile_memory): bytes allocated minus bytes freed, summed over calls,
+  // as Python's "CPU Mem" / "Self CPU Mem" and "CUDA Mem" / "Self CUDA Mem" columns.
+  int64_t cpu_mem = 0;          ///< host memory, by this slice and its children
+  int64_t self_cpu_mem = 0;     ///< host memory, by this slice itself
+  int64_t device_mem = 0;       ///< GPU memory, by this slice and its children
+  int64_t self_device_mem = 0;  ///< GPU memory, by this slice itself
 };
 
 struct KeyAverages {
   std::vector<KeyAverage> rows;     ///< in order of first appearance
   int64_t self_cpu_total_ns = 0;    ///< sum of self CPU time over all rows
   int64_t self_device_total_ns = 0; ///< sum of GPU work time (each kernel counted once)
+  bool has_cpu_memory = false;      ///< the trace has host memory events
+  bool has_device_memory = false;   ///< the trace has GPU memory events
   bool has_device_time() const { return self_device_total_ns > 0; }
   const KeyAverage* find(std::string_view name) const;
 };
@@ -36,8 +45,12 @@ struct KeyAverages {
 /// slice's parent is the innermost slice on the same (pid, tid) that contains it. Self CPU time
 /// is the duration minus the direct children's durations. GPU work (kernels, copies, sets) is
 /// attributed to the operator or range whose id equals its external id; ranges mirrored on the
-/// GPU (`gpu_user_annotation`) are left out, so no GPU time counts twice.
-KeyAverages key_averages(const std::vector<Event>& events);
+/// GPU (`gpu_user_annotation`) are left out, so no GPU time counts twice. Memory events (with
+/// their sizes in `memory`, Trace::memory) count for the innermost CPU slice on their thread
+/// that holds their time.
+KeyAverages key_averages(const std::vector<Event>& events,
+                         const std::vector<MemoryInfo>& memory = {});
+inline KeyAverages key_averages(const Trace& trace) { return key_averages(trace.events, trace.memory); }
 
 /// What the table is sorted by (descending), with the names Python's profiler uses.
 enum class SortKey { CpuTotal, SelfCpu, DeviceTotal, SelfDevice, Count };
@@ -52,10 +65,14 @@ struct TableOptions {
 };
 
 /// The table in the layout of `key_averages().table()`: Name, Self CPU %, Self CPU, CPU total %,
-/// CPU total, CPU time avg, the device columns when there is device time, # of Calls, totals.
+/// CPU total, CPU time avg, the device columns when there is device time, the memory columns
+/// when there are memory events, # of Calls, totals.
 std::string format_table(const KeyAverages& table, const TableOptions& options);
 
 /// Time as Python's profiler prints it: "812.000us", "1.234ms", "2.500s".
 std::string format_time_ns(int64_t ns);
+
+/// Bytes as Python's profiler prints them: "512 B", "3.81 MB", "-1.50 GB" (powers of 1024).
+std::string format_bytes(int64_t bytes);
 
 }  // namespace pil::trace

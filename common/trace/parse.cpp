@@ -689,7 +689,8 @@ class Reader {
     uint64_t external = 0, correlation = 0;
     int64_t device = -1, stream = -1;
     KernelInfo kinfo;
-    bool has_kinfo = false, has_ts = false, has_dur = false;
+    MemoryInfo minfo;
+    bool has_kinfo = false, has_ts = false, has_dur = false, has_minfo = false;
     std::string_view meta_name;
     Category category = Category::Other;
     for (auto field : obj) {
@@ -765,6 +766,15 @@ class Reader {
           } else if (is_key(ak, "name")) {
             std::string_view s;
             if (!av.get_string().get(s)) meta_name = out_->intern(s);
+          } else if (is_key(ak, "Bytes")) {
+            minfo.bytes = whole(av, "Bytes");
+            has_minfo = true;
+          } else if (is_key(ak, "Total Allocated")) {
+            minfo.total_allocated = whole(av, "Total Allocated");
+          } else if (is_key(ak, "Device Type")) {
+            minfo.cuda = whole(av, "Device Type") == 1;
+          } else if (is_key(ak, "Device Id")) {
+            minfo.device = int32_t(whole(av, "Device Id"));
           }
         }
       }
@@ -789,6 +799,17 @@ class Reader {
         out_->kernels.push_back(kinfo);
       }
       out_->events.push_back(e);
+    } else if (ph == "i" && has_minfo && name == "[memory]") {
+      if (!has_ts) throw BadEvent{"memory event without 'ts'"};
+      Event e;
+      e.name = name;
+      e.category = Category::Memory;
+      e.start_ns = ts_ns_;
+      e.pid = pid;
+      e.tid = tid;
+      e.memory_info = uint32_t(out_->memory.size());
+      out_->memory.push_back(minfo);
+      out_->events.push_back(e);
     } else if (ph == "s" || ph == "f" || ph == "t") {
       if (!has_ts) throw BadEvent{"flow event without 'ts'"};
       (ph == "s" ? out_->flows.starts : out_->flows.finishes) += 1;
@@ -796,7 +817,7 @@ class Reader {
       if (name == "thread_name") out_->lane_names[{pid, tid}] = std::string(meta_name);
       if (name == "process_name") out_->lane_names[{pid, -1}] = std::string(meta_name);
     }
-    // Other phases (instant "i", counters "C", ...) carry nothing the reports use.
+    // Other phases (other instant events, counters "C", ...) carry nothing the reports use.
   }
 
  public:

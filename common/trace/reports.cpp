@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <unordered_map>
@@ -417,7 +418,7 @@ const char* to_string(Change c) {
 }
 
 DiffReport diff_report(const Trace& a, const Trace& b, double tolerance) {
-  const KeyAverages ka = key_averages(a.events), kb = key_averages(b.events);
+  const KeyAverages ka = key_averages(a), kb = key_averages(b);
   DiffReport d;
   d.cpu_a = ka.self_cpu_total_ns;
   d.cpu_b = kb.self_cpu_total_ns;
@@ -459,6 +460,56 @@ DiffReport diff_report(const Trace& a, const Trace& b, double tolerance) {
   return d;
 }
 
+// --- Memory ----------------------------------------------------------------------------------
+
+std::vector<MemoryRow> memory_report(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  std::map<std::pair<bool, int32_t>, std::vector<size_t>> by_device;
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (const MemoryInfo* m = t.memory_info(t.events[i])) by_device[{m->cuda, m->device}].push_back(i);
+  std::vector<MemoryRow> rows;
+  for (auto& [key, idx] : by_device) {
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      return t.events[a].start_ns < t.events[b].start_ns;
+    });
+    MemoryRow r;
+    r.cuda = key.first;
+    r.device = key.second;
+    int64_t in_use = 0;
+    size_t peak_event = idx.front();
+    for (size_t i : idx) {
+      const MemoryInfo& m = *t.memory_info(t.events[i]);
+      (m.bytes >= 0 ? r.allocations : r.frees) += 1;
+      if (m.bytes > 0) r.allocated_bytes += m.bytes;
+      in_use += m.bytes;
+      if (in_use > r.peak_growth) {
+        r.peak_growth = in_use;
+        peak_event = i;
+      }
+    }
+    r.end_growth = in_use;
+    const Event& p = t.events[peak_event];
+    r.peak_at_ns = p.start_ns;
+    r.peak_total = t.memory_info(p)->total_allocated;
+    // Where it happened: the innermost range and operator open on that thread at that time.
+    int64_t range_len = INT64_MAX, op_len = INT64_MAX;
+    for (const auto& e : t.events) {
+      if (e.pid != p.pid || e.tid != p.tid || e.start_ns > p.start_ns || e.end_ns() < p.start_ns)
+        continue;
+      if (e.category == Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) != 0 &&
+          e.dur_ns < range_len) {
+        range_len = e.dur_ns;
+        r.peak_range = std::string(e.name);
+      } else if (e.category == Category::CpuOp && e.dur_ns < op_len) {
+        op_len = e.dur_ns;
+        r.peak_op = std::string(e.name);
+      }
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
 // --- Explain ---------------------------------------------------------------------------------
 
 std::string explain(const TraceIndex& index) {
@@ -480,7 +531,7 @@ std::string explain(const TraceIndex& index) {
     }
     line(s);
   }
-  const KeyAverages ka = key_averages(t.events);
+  const KeyAverages ka = key_averages(t);
   std::vector<const KeyAverage*> ops;
   for (const auto& r : ka.rows)
     if (!r.device_work && r.name.rfind("ProfileStep#", 0) != 0) ops.push_back(&r);
@@ -492,6 +543,16 @@ std::string explain(const TraceIndex& index) {
       s += std::string(i ? "," : "") + " " + ops[i]->name + " " +
            pct(ka.self_cpu_total_ns ? double(ops[i]->self_cpu_ns) / double(ka.self_cpu_total_ns) : 0);
     line(s);
+  }
+  for (const MemoryRow& m : memory_report(index)) {
+    std::string where;
+    if (!m.peak_range.empty()) where += " in `" + m.peak_range + "`";
+    if (!m.peak_op.empty()) where += (where.empty() ? " in " : ", ") + m.peak_op;
+    line(std::string(m.cuda ? "GPU " + std::to_string(m.device) : "host") + " memory: peak " +
+         format_bytes(m.peak_growth) + " above what was held when recording began" + where +
+         (m.peak_total >= 0 ? " (allocator total then " + format_bytes(m.peak_total) + ")" : "") +
+         "; " + std::to_string(m.allocations) + " allocations, " + format_bytes(m.allocated_bytes) +
+         " in all");
   }
   int64_t kernels = 0;
   for (const auto& e : t.events) kernels += e.category == Category::Kernel;

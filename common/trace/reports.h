@@ -163,6 +163,27 @@ struct DiffReport {
 /// as the same.
 DiffReport diff_report(const Trace& a, const Trace& b, double tolerance = 0.05);
 
+/// Memory on one device over the recorded window, from the `[memory]` events.
+struct MemoryRow {
+  bool cuda = false;
+  int32_t device = -1;             ///< -1 for host memory
+  int64_t allocations = 0, frees = 0;
+  int64_t allocated_bytes = 0;     ///< summed over allocations
+  /// Most memory in use at once, counted from the first event: the peak of (allocations -
+  /// frees) so far. What the window's work added on top of what was already held.
+  int64_t peak_growth = 0;
+  int64_t end_growth = 0;          ///< still held at the end, counted the same way
+  /// The allocator's own figure at that peak, where the trace gives totals (Kineto's files);
+  /// -1 where it does not (LibTorch's in-process events).
+  int64_t peak_total = -1;
+  int64_t peak_at_ns = 0;          ///< when the peak was reached
+  std::string peak_range;          ///< innermost named range then on that thread ("attn")
+  std::string peak_op;             ///< innermost operator then ("aten::bmm")
+};
+
+/// Per device (host first): allocations, frees, the peak and where it came from.
+std::vector<MemoryRow> memory_report(const TraceIndex& index);
+
 /// A few lines that say what the trace shows: steps, where the CPU time went, and on a GPU the
 /// kernels per step, busy time, idle split and launch delay. Lessons print it after a run.
 std::string explain(const TraceIndex& index);

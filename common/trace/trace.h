@@ -42,6 +42,16 @@ struct KernelInfo {
   int64_t shared_memory = 0;   ///< bytes per block
 };
 
+/// One allocation (bytes > 0) or free (bytes < 0) of a `[memory]` event.
+struct MemoryInfo {
+  int64_t bytes = 0;
+  /// Bytes the allocator had handed out after this event, when the trace says (Kineto's files
+  /// do: "Total Allocated"); -1 when not (LibTorch's in-process events carry the change only).
+  int64_t total_allocated = -1;
+  bool cuda = false;       ///< a GPU allocation (Kineto's "Device Type" 1), else host memory
+  int32_t device = -1;     ///< device index; -1 for host memory
+};
+
 /// Flow arrows ("ph": "s" at a launch, "f" at its GPU work): counted, not kept. The reports join
 /// launches to GPU work through correlation ids, which every flow arrow mirrors; a trace whose
 /// arrows do not pair up is still read.
@@ -52,6 +62,7 @@ struct FlowCounts {
 struct Trace {
   std::vector<Event> events;
   std::vector<KernelInfo> kernels;
+  std::vector<MemoryInfo> memory;
   FlowCounts flows;
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
   /// Lane names from the metadata events: (pid, tid) -> "thread 4676 (01_matmul_add)";
@@ -64,6 +75,9 @@ struct Trace {
   std::string_view intern(std::string_view s) { return names->intern(s); }
   const KernelInfo* kernel_info(const Event& e) const {
     return e.kernel_info < kernels.size() ? &kernels[e.kernel_info] : nullptr;
+  }
+  const MemoryInfo* memory_info(const Event& e) const {
+    return e.memory_info < memory.size() ? &memory[e.memory_info] : nullptr;
   }
 };
 

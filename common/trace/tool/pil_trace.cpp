@@ -11,6 +11,8 @@
 //   pil-trace launches TRACE               launch delays, kernels shorter than their launch,
 //                                          graph launches, outliers
 //   pil-trace streams  TRACE               GPU busy and idle time per stream, per step
+//   pil-trace memory   TRACE               allocations per device, the peak and the range and
+//                                          operator it came in (traces with memory events)
 //   pil-trace chain    TRACE --range R     range -> operators -> runtime calls -> GPU work
 //   pil-trace diff     A B                 operators and kernels of two runs side by side
 //   pil-trace svg      TRACE --out F.svg   a timeline picture (--step K, --range R, --from-us)
@@ -60,7 +62,7 @@ std::string shape(const std::optional<KernelInfo>& k) {
 }
 
 int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) {
-  const KeyAverages k = key_averages(t.events);
+  const KeyAverages k = key_averages(t);
   if (as_json) {
     const json j = {{"self_cpu_total_ns", k.self_cpu_total_ns},
                     {"self_device_total_ns", k.self_device_total_ns},
@@ -188,6 +190,41 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
       std::cout << "  " << grouped(e.dur_ns) << " ns  " << e.name << "\n";
     }
   }
+  return 0;
+}
+
+int report_memory(const TraceIndex& index, bool as_json) {
+  const auto rows = memory_report(index);
+  if (as_json) {
+    json j = json::array();
+    for (const auto& r : rows)
+      j.push_back({{"device", r.cuda ? "cuda:" + std::to_string(r.device) : std::string("cpu")},
+                   {"allocations", r.allocations},
+                   {"frees", r.frees},
+                   {"allocated_bytes", r.allocated_bytes},
+                   {"peak_growth_bytes", r.peak_growth},
+                   {"end_growth_bytes", r.end_growth},
+                   {"peak_total_bytes", r.peak_total},
+                   {"peak_at_ns", r.peak_at_ns},
+                   {"peak_range", r.peak_range},
+                   {"peak_op", r.peak_op}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  if (rows.empty()) {
+    std::cout << "no memory events (record with profile_memory on: the lessons' --profile-memory)\n";
+    return 0;
+  }
+  TextTable table({"Device", "Allocs", "Frees", "Allocated", "Peak", "Held at end", "Allocator peak",
+                   "Peak in range", "Peak in op"});
+  for (const auto& r : rows)
+    table.add({r.cuda ? "cuda:" + std::to_string(r.device) : "cpu", grouped(r.allocations),
+               grouped(r.frees), format_bytes(r.allocated_bytes), format_bytes(r.peak_growth),
+               format_bytes(r.end_growth), r.peak_total >= 0 ? format_bytes(r.peak_total) : "-",
+               r.peak_range, r.peak_op});
+  std::cout << table.str()
+            << "Peak and held: above what was allocated when recording began; allocator peak: its "
+               "own total at that moment, where the trace records it\n";
   return 0;
 }
 
@@ -334,6 +371,8 @@ int main(int argc, char** argv) {
   trace_arg(streams);
   streams->add_option("--gap-threshold-us", gap_us, "Largest gap counted as kernel wait")
       ->check(CLI::NonNegativeNumber);
+  auto* memory = app.add_subcommand("memory", "Allocations, the peak and where it came from");
+  trace_arg(memory);
   auto* chain = app.add_subcommand("chain", "A range down to its GPU work");
   trace_arg(chain);
   chain->add_option("--range", range, "Range or operator name")->required();
@@ -387,6 +426,7 @@ int main(int argc, char** argv) {
     if (*api) return report_api(index, as_json);
     if (*launches) return report_launches(index, top, as_json);
     if (*streams) return report_streams(index, gap_us, as_json);
+    if (*memory) return report_memory(index, as_json);
     if (*chain) return report_chain(index, range, instance, as_json);
     if (*diff) return report_diff(t, parse_trace_file(path_b), tolerance, as_json);
     if (*svg) {
