@@ -1,6 +1,7 @@
 #include "harness/lesson.h"
 
 #include <ATen/ATen.h>
+#include <ATen/DeviceAccelerator.h>
 #include <c10/util/Exception.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
@@ -92,7 +93,7 @@ class Recorder {
 
 class LibTorchRecorder : public Recorder {
  public:
-  explicit LibTorchRecorder(bool cuda) : profiler_({cuda}) {}
+  LibTorchRecorder(bool cuda, bool memory) : profiler_({cuda, /*record_shapes=*/true, memory}) {}
   void prepare() override { profiler_.prepare(); }
   void start() override { profiler_.start(); }
   void stop() override { profiler_.stop(); }
@@ -119,7 +120,7 @@ class CuptiRecorder : public Recorder {
 };
 #endif
 
-std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& device) {
+std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& device, bool memory) {
   if (v.tracer == Tracer::Cupti) {
 #if PIL_HAVE_CUPTI
     return std::make_unique<CuptiRecorder>();
@@ -127,10 +128,9 @@ std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& dev
     throw UsageError{"--variant " + v.name + ": records with CUPTI, which this build lacks"};
 #endif
   }
-  return std::make_unique<LibTorchRecorder>(device.is_cuda());
+  return std::make_unique<LibTorchRecorder>(device.is_cuda(), memory);
 }
 
-/// One variant: warm up, profile on the schedule, verify, report. Returns its exit code.
 /// The variant's result against that of the variant it must agree with, run once more now on
 /// the same inputs, under the same tolerance. A training step may move the weights, so both
 /// results are collected after that run, from the same weights (a collect() recomputes its
@@ -150,6 +150,7 @@ Verdict check_agreement(const Lesson& lesson, const Variant& variant, const Tens
   return against_reference.passed ? v : against_reference;
 }
 
+/// One variant: warm up, profile on the schedule, verify, report. Returns its exit code.
 int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
                 const std::string& device_name) {
   const Options& o = p.options;
@@ -164,11 +165,12 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   for (int i = 0; i < o.warmup_calls; ++i) out = variant.run(inputs);
   synchronize(p.device);
 
+  if (p.device.is_cuda()) at::accelerator::resetPeakStats(p.device.index());
   const Schedule schedule{o.wait, o.warmup, o.active};
   std::cout << "schedule: " << o.warmup_calls << " warm-up calls, then wait " << o.wait
             << ", warmup " << o.warmup << ", active " << o.active << " (" << schedule.steps()
             << " steps)\n";
-  const std::unique_ptr<Recorder> recorder = make_recorder(variant, p.device);
+  const std::unique_ptr<Recorder> recorder = make_recorder(variant, p.device, o.profile_memory);
   Recorder& profiler = *recorder;
   std::cout << "tracer: " << profiler.name() << "\n";
   for (int step = 0; step < schedule.steps(); ++step) {
@@ -229,6 +231,14 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
     if (e.category == trace::Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) == 0)
       s.steps.push_back({std::string(e.name), e.dur_ns});
   s.operators = table;
+  s.memory = trace::memory_report(trace::TraceIndex(profiler.trace()));
+  if (p.device.is_cuda()) {
+    s.cuda_peak_allocated = at::accelerator::getDeviceStats(p.device.index())
+                                .allocated_bytes[size_t(c10::CachingAllocator::StatType::AGGREGATE)]
+                                .peak;
+    std::cout << "memory: the caching allocator's peak over the steps: "
+              << trace::format_bytes(s.cuda_peak_allocated) << " allocated on " << p.device.str() << "\n";
+  }
 
   write_text_atomically(table_path, table_text);
   write_text_atomically(summary_path, to_json(s));
@@ -306,7 +316,7 @@ int run_parsed(const Lesson& lesson, const Options& o) {
 
 int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
   LessonInfo info{lesson.name, lesson.description, lesson.default_size, lesson.max_size, {},
-                  lesson.size_help, lesson.flags};
+                  lesson.size_help, lesson.flags, lesson.profile_memory};
   for (const auto& v : lesson.variants) info.variants.push_back({v.name, v.summary});
   const ParsedArgs parsed = parse_options(info, argc, argv);
   if (!parsed.run) {

@@ -80,6 +80,7 @@ struct Lesson {
   int64_t max_size = 65536;
   std::string size_help = "Problem size N";  ///< what --size means here ("batch (rows of x)")
   std::vector<LessonFlag> flags;             ///< the lesson's own flags
+  bool profile_memory = false;  ///< --profile-memory's default (allocations in the trace)
   std::function<Tensors(const Problem&)> make_inputs;
   /// The expected result in float64, computed from the same inputs (on their device or the CPU),
   /// after the variant's calls.

@@ -73,7 +73,8 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   // Every value is taken as text and checked below, so each message can say what is allowed.
   std::string device = "auto", dtype = "auto", size = std::to_string(o.size), variant,
               wait = "1", warmup = "1", active = "3", warmup_calls = "3", out = o.out_dir,
-              row_limit = "15", sort, seed = "0";
+              row_limit = "15", sort, seed = "0",
+              profile_memory = lesson.profile_memory ? "on" : "off";
   bool list = false;
   CLI::App app{lesson.name + ": " + lesson.description, lesson.name};
   app.set_help_flag("-h,--help", "Print this help and exit");
@@ -101,6 +102,9 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   app.add_option("--sort", sort, "Table order: " + trace::sort_key_names() +
                                      " (default: device_time_total on a GPU, else cpu_time_total)");
   app.add_option("--seed", seed, "Seed for the random inputs")->capture_default_str();
+  app.add_option("--profile-memory", profile_memory,
+                 "on|off: record allocations and frees (memory columns, peak per device)")
+      ->capture_default_str();
   std::map<std::string, std::string> extra_text;
   for (const auto& f : lesson.flags) {
     std::string& text = extra_text[f.name];
@@ -155,6 +159,7 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     o.warmup_calls = int(whole_number("--warmup-calls", warmup_calls, 0, kMaxSteps));
     o.row_limit = int(whole_number("--row-limit", row_limit, 1, 100000));
     o.seed = uint64_t(whole_number("--seed", seed, 0, std::numeric_limits<int64_t>::max()));
+    o.profile_memory = one_of<bool>("--profile-memory", profile_memory, {{"on", true}, {"off", false}});
     if (!sort.empty()) {
       o.sort = trace::parse_sort_key(sort);
       if (!o.sort)

@@ -38,6 +38,7 @@ struct LessonInfo {
   std::vector<Variant> variants;  ///< the first one is the default
   std::string size_help = "Problem size N";  ///< what --size means in this lesson
   std::vector<LessonFlag> flags;             ///< the lesson's own flags
+  bool profile_memory = false;               ///< --profile-memory's default
 };
 
 /// The shared flags, checked. Defaults follow the "Profiling in PyTorch" series.
@@ -52,6 +53,7 @@ struct Options {
   int row_limit = 15;
   std::optional<trace::SortKey> sort;     ///< default: device total on a GPU, CPU total on the CPU
   uint64_t seed = 0;
+  bool profile_memory = false;            ///< record allocations and frees in the trace
   std::map<std::string, int64_t> extra;   ///< the lesson's own flags by name ("--bias" -> 1)
 
   /// A lesson flag's value (for a choice flag, the index of the word given).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "trace/key_averages.h"
+#include "trace/reports.h"
 
 namespace pil {
 
@@ -28,6 +29,10 @@ struct RunSummary {
   };
   std::vector<Step> steps;  ///< the recorded ProfileStep#N ranges, in order
   trace::KeyAverages operators;
+  /// With --profile-memory on: per device, from the trace's memory events.
+  std::vector<trace::MemoryRow> memory;
+  /// On a GPU: the caching allocator's peak of bytes allocated over the schedule's steps.
+  int64_t cuda_peak_allocated = -1;
 };
 
 /// The summary as pretty-printed JSON text.

@@ -4,7 +4,7 @@ namespace pil::trace {
 
 nlohmann::ordered_json operators_json(const KeyAverages& table) {
   auto rows = nlohmann::ordered_json::array();
-  for (const auto& r : table.rows)
+  for (const auto& r : table.rows) {
     rows.push_back({{"name", r.name},
                     {"calls", r.calls},
                     {"self_cpu_ns", r.self_cpu_ns},
@@ -12,6 +12,14 @@ nlohmann::ordered_json operators_json(const KeyAverages& table) {
                     {"self_device_ns", r.self_device_ns},
                     {"device_total_ns", r.device_total_ns},
                     {"device_work", r.device_work}});
+    if (table.has_cpu_memory || table.has_device_memory) {
+      auto& row = rows.back();
+      row["cpu_mem_bytes"] = r.cpu_mem;
+      row["self_cpu_mem_bytes"] = r.self_cpu_mem;
+      row["device_mem_bytes"] = r.device_mem;
+      row["self_device_mem_bytes"] = r.self_device_mem;
+    }
+  }
   return rows;
 }
 
