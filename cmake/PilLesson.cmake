@@ -1,4 +1,6 @@
-# pil_add_lesson(<name> [SOURCES files...] [CUDA_SOURCES files...])  SOURCES default: main.cpp
+# pil_add_lesson(<name> [SOURCES files...] [CUDA_SOURCES files...] [CPU_TEST_ARGS flags...])
+#   SOURCES default: main.cpp; CPU_TEST_ARGS: flags for the <name>.cpu test (a smaller shape
+#   where the lesson's default takes minutes on a CPU)
 #
 # The one way a lesson enters the build. Called from the lesson's own folder:
 #   target     = folder name (01_matmul_add), executable in <build>/bin/
@@ -9,7 +11,7 @@
 #                <name>.gpu_checks  its suites named *Gpu, on CUDA; label gpu; 77 without a GPU
 #                <name>.bench_smoke  the benchmark binary on the smallest CPU case
 function(pil_add_lesson name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;CUDA_SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;CUDA_SOURCES;CPU_TEST_ARGS" ${ARGN})
   if(NOT ARG_SOURCES)
     set(ARG_SOURCES main.cpp)
   endif()
@@ -42,7 +44,7 @@ function(pil_add_lesson name)
 
   set(_out ${PROJECT_BINARY_DIR}/test-output/${name})
   add_test(NAME ${name}.cpu
-           COMMAND ${name} --device cpu --variant all --active 2 --out ${_out}/cpu)
+           COMMAND ${name} --device cpu --variant all --active 2 ${ARG_CPU_TEST_ARGS} --out ${_out}/cpu)
   set_tests_properties(${name}.cpu PROPERTIES LABELS lesson)
   add_test(NAME ${name}.gpu
            COMMAND ${name} --device cuda --variant all --out ${_out}/gpu)

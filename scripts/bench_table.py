@@ -15,6 +15,8 @@ the rows:
              eager; graph at size 64 at most a third of eager's time per step.
   lesson 03: the fused GeGLU kernel at least 80% of the copy bandwidth, same bytes, same run,
              on the GPU in every dtype measured.
+  lesson 04: sdpa_flash's forward at least 5x naive's (bf16, GPU, the default sequence 1024);
+             the training step at least 40% of the bf16 GEMM ceiling's FLOP/s, same run.
 """
 import json
 import sys
@@ -37,6 +39,7 @@ def load(path):
             "seconds": b["real_time"] * unit,
             "flops": b.get("FLOP/s", 0.0),
             "bytes": b.get("bytes/s", 0.0),
+            "items": b.get("items_per_second", 0.0),
         }
     return doc.get("context", {}), rows
 
@@ -50,8 +53,8 @@ def main():
     groups = defaultdict(dict)
     for (variant, device, dtype, size), r in rows.items():
         groups[(device, dtype, size)][variant] = r
-    print("%-6s %-5s %6s  %-22s %12s %10s %10s %9s" % ("device", "dtype", "size", "variant", "time (us)",
-                                                      "TFLOP/s", "GB/s", "% ceiling"))
+    print("%-6s %-5s %6s  %-22s %12s %10s %10s %9s %12s" % ("device", "dtype", "size", "variant", "time (us)",
+                                                           "TFLOP/s", "GB/s", "% ceiling", "items/s"))
     for key in sorted(groups):
         device, dtype, size = key
         g = groups[key]
@@ -63,8 +66,10 @@ def main():
                 share = "%8.1f%%" % (100 * r["flops"] / ceiling["flops"])
             elif ceiling and not ceiling["flops"] and not r["flops"] and ceiling["bytes"]:
                 share = "%8.1f%%" % (100 * r["bytes"] / ceiling["bytes"])
-            print("%-6s %-5s %6d  %-22s %12.2f %10.2f %10.1f %9s" % (
-                device, dtype, size, variant, r["seconds"] * 1e6, r["flops"] / 1e12, r["bytes"] / 1e9, share))
+            items = "%12.4g" % r["items"] if r["items"] else ""
+            print("%-6s %-5s %6d  %-22s %12.2f %10.2f %10.1f %9s %12s" % (
+                device, dtype, size, variant, r["seconds"] * 1e6, r["flops"] / 1e12, r["bytes"] / 1e9, share,
+                items))
     verdicts = []
 
     def get(v, d, t, n):
@@ -89,6 +94,19 @@ def main():
             share = r["bytes"] / copy["bytes"]
             verdicts.append(("fused GeGLU kernel at least 80%% of the copy bandwidth (%s, size %d): %.1f%%"
                              % (dtype, size, 100 * share), share >= 0.8))
+    for (variant, device, dtype, size), r in sorted(rows.items()):
+        if device != "cuda" or dtype != "bf16":
+            continue
+        naive = rows.get(("naive", device, dtype, size))
+        if variant == "sdpa_flash" and naive:
+            speedup = naive["seconds"] / r["seconds"]
+            verdicts.append(("sdpa_flash forward at least 5x naive (bf16, batch %d): %.2fx" % (size, speedup),
+                             speedup >= 5))
+        gemm = rows.get(("ceiling_gemm", device, dtype, size))
+        if variant == "training" and gemm and gemm["flops"] and r["flops"]:
+            share = r["flops"] / gemm["flops"]
+            verdicts.append(("training step at least 40%% of the bf16 GEMM ceiling (batch %d): %.1f%%"
+                             % (size, 100 * share), share >= 0.4))
     if verdicts:
         print("\ngoals:")
         for text, ok in verdicts:

@@ -54,11 +54,19 @@ class EventTimer {
 /// Benchmarks that failed (an error, or a wrong result): the run's exit code says so.
 std::atomic<int> failures{0};
 
-void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, c10::Device device,
-               c10::ScalarType dtype, int64_t size, bool verify_first) {
+/// The options a benchmark runs with: the lesson's defaults, its CPU overrides on the CPU.
+Options bench_options(const Lesson& lesson, c10::Device device, int64_t size) {
   Options o;
   o.size = size;
   for (const auto& f : lesson.flags) o.extra[f.name] = f.default_value;
+  if (!device.is_cuda())
+    for (const auto& [name, value] : lesson.bench_flags_cpu) o.extra[name] = value;
+  return o;
+}
+
+void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, c10::Device device,
+               c10::ScalarType dtype, int64_t size, bool verify_first) {
+  const Options o = bench_options(lesson, device, size);
   const Problem p{o, device, dtype};
   if (v.check) {
     const std::string why = v.check(p);
@@ -67,6 +75,7 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
       return;
     }
   }
+
   try {
     at::manual_seed(0);
     const Tensors in = lesson.make_inputs(p);
@@ -100,9 +109,11 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
       }
     }
     const double calls = double(state.iterations());
-    if (lesson.flops && v.flops_factor > 0)
-      state.counters["FLOP/s"] = benchmark::Counter(lesson.flops(p) * v.flops_factor * calls,
-                                                    benchmark::Counter::kIsRate);
+    const double flops = v.flops ? v.flops(p) : lesson.flops ? lesson.flops(p) * v.flops_factor : 0;
+    if (flops > 0)
+      state.counters["FLOP/s"] = benchmark::Counter(flops * calls, benchmark::Counter::kIsRate);
+    if (lesson.items && v.name.rfind("ceiling_", 0) != 0)
+      state.SetItemsProcessed(int64_t(lesson.items(p) * calls));
     if (const auto& bytes = v.bytes ? v.bytes : lesson.bytes)
       state.counters["bytes/s"] = benchmark::Counter(bytes(p) * calls, benchmark::Counter::kIsRate);
   } catch (const std::exception& e) {
@@ -129,6 +140,14 @@ int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
         for (const int64_t size : cuda ? lesson.bench_sizes_gpu : lesson.bench_sizes_cpu) {
           const std::string name = v.name + "/" + (cuda ? "cuda" : "cpu") + "/" +
                                    dtype_label(dtype) + "/" + std::to_string(size);
+          if (v.unavailable) {  // the library has no kernel for it here: left out, said once
+            const Options o = bench_options(lesson, device, size);
+            const std::string why = v.unavailable(Problem{o, device, dtype});
+            if (!why.empty()) {
+              std::cout << lesson.name << ": " << name << " left out: " << why << "\n";
+              continue;
+            }
+          }
           benchmark::RegisterBenchmark(name.c_str(), [&lesson, &v, device, dtype, size, verify_first](benchmark::State& s) {
             bench_one(s, lesson, v, device, dtype, size, verify_first);
           })->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -293,6 +293,18 @@ int run_parsed(const Lesson& lesson, const Options& o) {
       const std::string why = v->check(problem);
       if (!why.empty()) throw UsageError{why};
     }
+    if (v->unavailable) {
+      const std::string why = v->unavailable(problem);
+      if (!why.empty()) {
+        if (chosen.size() > 1) {
+          std::cout << lesson.name << ": variant " << v->name << " left out: " << why << "\n";
+          continue;
+        }
+        std::cout << lesson.name << ": --variant " << v->name << ": " << why << "\nRESULT: SKIPPED"
+                  << std::endl;
+        return kSkipped;
+      }
+    }
     runnable.push_back(v);
   }
 

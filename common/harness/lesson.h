@@ -61,6 +61,13 @@ struct Variant {
   /// Bytes one call must move, where they differ from the lesson's bytes() (a kernel measured
   /// on its own, a copy ceiling). Unset: the lesson's.
   std::function<double(const Problem&)> bytes;
+  /// Arithmetic of one call, where it is not the lesson's flops() × flops_factor (a GEMM
+  /// ceiling of another shape). Unset: that product.
+  std::function<double(const Problem&)> flops;
+  /// Empty when the library can run this variant here; otherwise why not, in LibTorch's words
+  /// ("no flash attention kernel for fp32 on this device"). Reported as a skip (exit 77), not a
+  /// usage error: the request was fine, the machine lacks it.
+  std::function<std::string(const Problem&)> unavailable;
   /// Another variant whose result this one must also match, under the same tolerance (a fused
   /// kernel against the eager operators it replaces). Checked after profiling, beside the
   /// float64 reference. Empty: none.
@@ -100,6 +107,12 @@ struct Lesson {
   std::vector<int64_t> bench_sizes_cpu{64, 256, 1024};
   std::function<double(const Problem&)> flops;  ///< arithmetic of one call
   std::function<double(const Problem&)> bytes;  ///< bytes one call must move, at least
+  /// Work items of one call, reported as items_per_second (tokens for a transformer). Unset:
+  /// none reported.
+  std::function<double(const Problem&)> items;
+  /// The lesson's own flags for the CPU benchmarks, where the defaults would take too long on a
+  /// CPU ({"--seq", 256}). The GPU benchmarks use the defaults.
+  std::map<std::string, int64_t> bench_flags_cpu;
   /// Measured beside the variants, not variants themselves: throughput ceilings (named
   /// `ceiling_*`: a plain GEMM, a copy) and single kernels timed on their own. Verified first
   /// where `references` names them.

@@ -54,6 +54,15 @@ class BenchTable(unittest.TestCase):
         self.assertIn("83.3%", r.stdout)  # 5.0 / 6.0 of the GEMM's FLOP/s
         self.assertIn("met     lt_bias within 5% of the plain GEMM at 8192 bf16: 1.040x", r.stdout)
 
+    def test_lesson04_flash_speedup_and_training_share(self):
+        r = run([row("naive/cuda/bf16/8", 6000, flops=1e14),
+                 row("sdpa_flash/cuda/bf16/8", 1000, flops=6e14),
+                 row("training/cuda/bf16/8", 9000, flops=2.0e14),
+                 row("ceiling_gemm/cuda/bf16/8", 100, flops=6.0e14)])
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("met     sdpa_flash forward at least 5x naive (bf16, batch 8): 6.00x", r.stdout)
+        self.assertIn("MISSED  training step at least 40% of the bf16 GEMM ceiling (batch 8): 33.3%", r.stdout)
+
     def test_cpu_rows_only_check_no_goal(self):
         r = run([row("eager/cpu/fp32/1", 10, flops=1e9), row("ceiling_copy/cpu/fp32/1", 1, bytes_=1e9)])
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)

@@ -1,0 +1,416 @@
+// 04_transformer — a transformer block: attention variants, a training step and its memory
+// ===========================================================================================
+//
+// The question: one pre-norm transformer block — LayerNorm, causal multi-head self-attention,
+// residual, LayerNorm, MLP, residual. Where does its time go, part by part? How many kernels
+// does attention take when written by hand, and when LibTorch's scaled-dot-product attention
+// picks (or is told) a backend? And in training, where does the memory peak come from?
+// Guess first, then look.
+//
+//   h = x + attn(norm1(x));   y = h + mlp(norm2(h))        x, y: [batch, seq, model]
+//   attn: qkv projection -> heads x [seq, head_dim] -> causal attention -> output projection
+//   mlp:  Linear(model, 4 model) -> gelu(tanh) -> Linear(4 model, model)
+//
+// Build and run (from the project root; ./run-lesson does set-up, build and run in one go):
+//   cmake --build build --target 04_transformer
+//   build/bin/04_transformer --device cpu --size 1 --seq 256        # a quick one on a laptop
+//   build/bin/04_transformer --variant naive                       # attention by hand
+//   build/bin/04_transformer --variant training --size 1 --seq 256 # forward, backward, AdamW
+//   build/bin/04_transformer --list
+// Defaults: batch 8, sequence 1024, 16 heads of 64 (model 1024); bf16 on a GPU, fp32 on the
+// CPU. Memory profiling is on: the table has memory columns and the run names its peak.
+//
+// Variants (the forward in a `block_fwd` range, with `norm1`, `attn`, `norm2`, `mlp` inside):
+//   naive               matmul, scale, masked_fill (out of place: a hidden copy of the
+//                       seq x seq scores), softmax, matmul
+//   naive_inplace       the same with masked_fill_ in place: no copy
+//   sdpa_math           at::scaled_dot_product_attention with only the math backend enabled
+//   sdpa_flash          ... only flash attention (CPU: LibTorch's flash kernel for the CPU)
+//   sdpa_mem_efficient  ... only the memory-efficient backend (GPU)
+//   sdpa_cudnn          ... only cuDNN attention (GPU)
+//   graph               the whole block's forward replayed from a CUDA graph (GPU)
+//   training            forward (`block_fwd`), backward (`block_bwd`) and AdamW
+//                       (`optimizer_step`), attention by LibTorch's own choice
+//   A backend LibTorch has no kernel for on this device and dtype is a skip (exit 77), with
+//   LibTorch's reason.
+//
+// Try this (predict first, then run):
+//   - naive against naive_inplace: which row leaves the table, and how much memory goes with it?
+//   - --seq 512 then 1024 (naive): by how much does the peak grow? And with sdpa_flash?
+//   - sdpa_math against sdpa_flash: how many operators does each run under `attn`?
+//   - --variant training: which range holds the peak, forward or backward? What does AdamW add?
+
+#include <ATen/Context.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+
+#include "harness/lesson.h"
+#include "harness/named_range.h"
+
+#if PIL_LESSON_CUDA
+#include "harness/cuda_graph.h"
+#endif
+
+namespace {
+
+namespace F = torch::nn::functional;
+
+// --- Which attention a call uses -------------------------------------------------------------
+enum class Backend { Default, Math, Flash, MemEfficient, CuDNN };
+
+const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::Math: return "math";
+    case Backend::Flash: return "flash";
+    case Backend::MemEfficient: return "memory-efficient";
+    case Backend::CuDNN: return "cuDNN";
+    case Backend::Default: break;
+  }
+  return "default";
+}
+
+// [sdpa-backend]
+// Leaves only backend `b` enabled for LibTorch's scaled-dot-product attention while it lives —
+// what Python's torch.nn.attention.sdpa_kernel([b]) does — and restores the settings after.
+class OnlyBackend {
+ public:
+  explicit OnlyBackend(Backend b) : active_(b != Backend::Default) {
+    at::Context& c = at::globalContext();
+    saved_ = {c.userEnabledMathSDP(), c.userEnabledFlashSDP(), c.userEnabledMemEfficientSDP(),
+              c.userEnabledCuDNNSDP()};
+    if (!active_) return;
+    c.setSDPUseMath(b == Backend::Math);
+    c.setSDPUseFlash(b == Backend::Flash);
+    c.setSDPUseMemEfficient(b == Backend::MemEfficient);
+    c.setSDPUseCuDNN(b == Backend::CuDNN);
+  }
+  ~OnlyBackend() {
+    if (!active_) return;
+    at::Context& c = at::globalContext();
+    c.setSDPUseMath(saved_[0]);
+    c.setSDPUseFlash(saved_[1]);
+    c.setSDPUseMemEfficient(saved_[2]);
+    c.setSDPUseCuDNN(saved_[3]);
+  }
+  OnlyBackend(const OnlyBackend&) = delete;
+  OnlyBackend& operator=(const OnlyBackend&) = delete;
+
+ private:
+  bool active_;
+  std::array<bool, 4> saved_{};
+};
+// [sdpa-backend]
+
+struct Attention {
+  enum Kind { Naive, NaiveInplace, Sdpa } kind = Sdpa;
+  Backend backend = Backend::Default;
+};
+
+// --- The block ---------------------------------------------------------------------------------
+struct BlockImpl : torch::nn::Module {
+  BlockImpl(int64_t model, int64_t heads_)
+      : heads(heads_),
+        norm1(register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({model})))),
+        qkv(register_module("qkv", torch::nn::Linear(model, 3 * model))),
+        proj(register_module("proj", torch::nn::Linear(model, model))),
+        norm2(register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({model})))),
+        fc1(register_module("fc1", torch::nn::Linear(model, 4 * model))),
+        fc2(register_module("fc2", torch::nn::Linear(4 * model, model))) {}
+
+  // [block-forward]
+  torch::Tensor forward(const torch::Tensor& x, const Attention& how) {
+    torch::Tensor a, m;
+    {
+      pil::NamedRange range("norm1");
+      a = norm1(x);
+    }
+    {
+      pil::NamedRange range("attn");
+      a = attention(a, how);
+    }
+    const torch::Tensor h = x + a;
+    {
+      pil::NamedRange range("norm2");
+      m = norm2(h);
+    }
+    {
+      pil::NamedRange range("mlp");
+      m = fc2(torch::gelu(fc1(m), "tanh"));
+    }
+    return h + m;
+  }
+  // [block-forward]
+
+  // x [B, S, M] -> q, k, v [B, H, S, D] -> causal attention -> [B, S, M] -> output projection
+  torch::Tensor attention(const torch::Tensor& x, const Attention& how) {
+    const int64_t b = x.size(0), s = x.size(1), model = x.size(2), d = model / heads;
+    const torch::Tensor qkv_heads = qkv(x).view({b, s, 3, heads, d}).permute({2, 0, 3, 1, 4});
+    const torch::Tensor q = qkv_heads[0], k = qkv_heads[1], v = qkv_heads[2];
+    torch::Tensor o;
+    if (how.kind == Attention::Sdpa) {
+      const OnlyBackend only(how.backend);
+      o = at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                                           /*is_causal=*/true);
+    } else {
+      o = naive_attention(q, k, v, how.kind == Attention::NaiveInplace);
+    }
+    return proj(o.transpose(1, 2).reshape({b, s, model}));
+  }
+
+  // [naive-attention]
+  // Attention written out: every step a separate operator, the seq x seq scores in memory.
+  // Out of place, masked_fill copies the scores first (aten::clone under aten::masked_fill);
+  // in place it writes into them.
+  torch::Tensor naive_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                const torch::Tensor& v, bool inplace) {
+    const double scale = 1.0 / std::sqrt(double(q.size(-1)));
+    torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * scale;
+    const torch::Tensor& mask = causal_mask(q.size(2), q.device());
+    constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
+    scores = inplace ? scores.masked_fill_(mask, kMinusInf) : scores.masked_fill(mask, kMinusInf);
+    return torch::matmul(torch::softmax(scores, -1), v);
+  }
+  // [naive-attention]
+
+  // True above the diagonal (the future a token must not see); made once per shape and device.
+  const torch::Tensor& causal_mask(int64_t s, const c10::Device& device) {
+    if (!mask.defined() || mask.size(0) != s || mask.device() != device)
+      mask = torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(device)).triu(1);
+    return mask;
+  }
+
+  int64_t heads;
+  torch::nn::LayerNorm norm1;
+  torch::nn::Linear qkv, proj;
+  torch::nn::LayerNorm norm2;
+  torch::nn::Linear fc1, fc2;
+  torch::Tensor mask;
+};
+TORCH_MODULE(Block);
+
+// The block and its optimizer live across the calls of a run: make_inputs builds them (seeded,
+// in the run's dtype, on its device); the variants use them.
+struct State {
+  Block block{nullptr};
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+};
+const auto g_state = std::make_shared<State>();
+
+int64_t seq(const pil::Problem& p) { return p.options.flag("--seq"); }
+int64_t heads(const pil::Problem& p) { return p.options.flag("--heads"); }
+int64_t head_dim(const pil::Problem& p) { return p.options.flag("--head-dim"); }
+int64_t model(const pil::Problem& p) { return heads(p) * head_dim(p); }
+double tokens(const pil::Problem& p) { return double(p.options.size) * double(seq(p)); }
+
+// Inputs, in order: x [batch, seq, model] and the upstream gradient g of the same shape.
+pil::Tensors make_inputs(const pil::Problem& p) {
+  g_state->block = Block(model(p), heads(p));
+  g_state->block->to(p.device, p.dtype);
+  g_state->optimizer = std::make_unique<torch::optim::AdamW>(
+      g_state->block->parameters(), torch::optim::AdamWOptions(1e-4));
+  const auto draw = torch::TensorOptions().dtype(torch::kFloat).device(p.device);
+  const std::vector<int64_t> shape{p.options.size, seq(p), model(p)};
+  return {torch::randn(shape, draw).to(p.dtype), torch::randn(shape, draw).to(p.dtype)};
+}
+
+pil::MemoryNeed memory_need(const pil::Problem& p) {
+  const double m = double(model(p)), t = tokens(p);
+  const double scores = double(p.options.size) * double(heads(p)) * double(seq(p)) * double(seq(p));
+  // weights, gradients and AdamW's two moments; activations kept for backward; the naive
+  // attention's scores, their masked copy, softmax and its gradient.
+  const double elements = 4 * 12 * m * m + 30 * t * m + 4 * scores;
+  return {elements * double(c10::elementSize(p.dtype)), 2 * elements * sizeof(double)};
+}
+
+// --- The reference: float64, the math backend, from the block's weights as they are now ------
+// The same block written with functional calls on float64 copies of the weights; attention is
+// LibTorch's math backend. Returns y, dx and every parameter's gradient for upstream gradient
+// g, side by side (the order of named_parameters()).
+torch::Tensor reference_of(const pil::Tensors& in, bool with_backward) {
+  std::map<std::string, torch::Tensor> w;
+  std::vector<torch::Tensor> order;
+  for (const auto& kv : g_state->block->named_parameters()) {
+    torch::Tensor t = kv.value().detach().to(torch::kDouble).requires_grad_(with_backward);
+    w[kv.key()] = t;
+    order.push_back(t);
+  }
+  const torch::Tensor x = in[0].detach().to(torch::kDouble).requires_grad_(with_backward);
+  const int64_t b = x.size(0), s = x.size(1), m = x.size(2), h = g_state->block->heads, d = m / h;
+  auto norm = [&](const torch::Tensor& t, const std::string& name) {
+    return F::layer_norm(t, F::LayerNormFuncOptions({m}).weight(w[name + ".weight"]).bias(w[name + ".bias"]));
+  };
+  auto linear = [&](const torch::Tensor& t, const std::string& name) {
+    return F::linear(t, w[name + ".weight"], w[name + ".bias"]);
+  };
+  const torch::Tensor qkv = linear(norm(x, "norm1"), "qkv").view({b, s, 3, h, d}).permute({2, 0, 3, 1, 4});
+  torch::Tensor o;
+  {
+    const OnlyBackend math(Backend::Math);
+    o = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], {}, 0.0, /*is_causal=*/true);
+  }
+  const torch::Tensor hid = x + linear(o.transpose(1, 2).reshape({b, s, m}), "proj");
+  const torch::Tensor y = hid + linear(torch::gelu(linear(norm(hid, "norm2"), "fc1"), "tanh"), "fc2");
+  if (!with_backward) return y.detach();
+  y.backward(in[1].to(torch::kDouble));
+  std::vector<torch::Tensor> parts{y.detach().flatten(), x.grad().flatten()};
+  for (const auto& t : order) parts.push_back(t.grad().flatten());
+  return torch::cat(parts);
+}
+torch::Tensor reference(const pil::Tensors& in) { return reference_of(in, true); }
+torch::Tensor forward_reference(const pil::Tensors& in) { return reference_of(in, false); }
+
+// What every variant but graph is checked by: one more forward and backward after profiling,
+// with the variant's attention and the weights as they are: y, dx and the parameter gradients.
+torch::Tensor forward_backward(const pil::Tensors& in, const Attention& how) {
+  g_state->block->zero_grad();
+  const torch::Tensor x = in[0].detach().requires_grad_(true);
+  const torch::Tensor y = g_state->block->forward(x, how);
+  y.backward(in[1]);
+  std::vector<torch::Tensor> parts{y.detach().flatten(), x.grad().flatten()};
+  for (const auto& t : g_state->block->parameters()) parts.push_back(t.grad().flatten());
+  return torch::cat(parts);
+}
+
+// --- The variants ------------------------------------------------------------------------------
+std::function<torch::Tensor(const pil::Tensors&)> forward_with(Attention how) {
+  return [how](const pil::Tensors& in) {
+    torch::NoGradGuard no_grad;
+    pil::NamedRange range("block_fwd");
+    return g_state->block->forward(in[0], how);
+  };
+}
+
+// [variant-training]
+torch::Tensor training_step(const pil::Tensors& in) {
+  g_state->optimizer->zero_grad();
+  torch::Tensor y;
+  {
+    pil::NamedRange range("block_fwd");
+    y = g_state->block->forward(in[0], Attention{});
+  }
+  {
+    pil::NamedRange range("block_bwd");
+    y.backward(in[1]);
+  }
+  {
+    pil::NamedRange range("optimizer_step");
+    g_state->optimizer->step();
+  }
+  return y.detach();
+}
+// [variant-training]
+
+// Empty when LibTorch has a kernel of backend `b` for this device, dtype and shape (asked the
+// way the call itself asks: at::_fused_sdp_choice, with only `b` enabled); else why not.
+std::function<std::string(const pil::Problem&)> unavailable_unless(Backend b) {
+  return [b](const pil::Problem& p) -> std::string {
+    const torch::Tensor q =
+        torch::zeros({1, heads(p), seq(p), head_dim(p)}, torch::TensorOptions().dtype(p.dtype).device(p.device))
+            .requires_grad_(true);
+    try {
+      const OnlyBackend only(b);
+      (void)at::_fused_sdp_choice(q, q, q, {}, 0.0, /*is_causal=*/true);
+      return {};
+    } catch (const c10::Error& e) {
+      std::string why = e.what_without_backtrace();
+      why = why.substr(0, why.find('\n'));
+      return std::string("LibTorch has no ") + backend_name(b) + " attention kernel for " +
+             p.device.str() + " " + std::string(c10::toString(p.dtype)) + " here (" + why + ")";
+    }
+  };
+}
+
+// The bf16 matrix ceiling of the benchmarks: one GEMM of the MLP's first shape,
+// [tokens, model] x [model, 4 model], with nothing around it.
+torch::Tensor ceiling_gemm(const pil::Tensors& in) {
+  const auto& fc1 = g_state->block->fc1;
+  return torch::mm(in[0].view({-1, in[0].size(-1)}), fc1->weight.t());
+}
+
+std::vector<pil::Variant> variants() {
+  std::vector<pil::Variant> v;
+  auto add = [&v](const char* name, const char* summary, Attention how) {
+    pil::Variant x{name, summary, forward_with(how)};
+    x.collect = [how](const pil::Tensors& in, const torch::Tensor&) { return forward_backward(in, how); };
+    if (how.kind == Attention::Sdpa) x.unavailable = unavailable_unless(how.backend);
+    v.push_back(std::move(x));
+  };
+  add("naive", "attention by hand; masked_fill out of place (a hidden copy of the scores)",
+      {Attention::Naive, Backend::Default});
+  add("naive_inplace", "attention by hand; masked_fill_ in place", {Attention::NaiveInplace, Backend::Default});
+  add("sdpa_math", "scaled_dot_product_attention, math backend only", {Attention::Sdpa, Backend::Math});
+  add("sdpa_flash", "scaled_dot_product_attention, flash backend only", {Attention::Sdpa, Backend::Flash});
+  add("sdpa_mem_efficient", "scaled_dot_product_attention, memory-efficient backend only (GPU)",
+      {Attention::Sdpa, Backend::MemEfficient});
+  add("sdpa_cudnn", "scaled_dot_product_attention, cuDNN backend only (GPU)",
+      {Attention::Sdpa, Backend::CuDNN});
+#if PIL_LESSON_CUDA
+  // [variant-graph]
+  pil::Variant graph{"graph", "the whole block's forward replayed from a CUDA graph (GPU)",
+                     [replay = pil::replayed_from_graph([](const pil::Tensors& in) {
+                        torch::NoGradGuard no_grad;
+                        return g_state->block->forward(in[0], Attention{});
+                      })](const pil::Tensors& in) {
+                       pil::NamedRange range("block_fwd");
+                       return replay(in);
+                     }};
+  // [variant-graph]
+  graph.needs_cuda = true;
+  v.push_back(graph);
+#endif
+  pil::Variant training{"training", "forward, backward and an AdamW step, each in its range",
+                        training_step};
+  training.collect = [](const pil::Tensors& in, const torch::Tensor&) {
+    return forward_backward(in, Attention{});
+  };
+  training.flops_factor = 3;  // the backward's products are twice the forward's
+  v.push_back(training);
+  return v;
+}
+
+pil::Lesson make_lesson() {
+  pil::Lesson l;
+  l.name = "04_transformer";
+  l.description = "a pre-norm transformer block: attention variants, a training step, memory";
+  l.default_size = 8;
+  l.max_size = 4096;
+  l.size_help = "Batch";
+  l.flags = {{"--seq", "Sequence length", 1024, 1, 1 << 17, {}},
+             {"--heads", "Attention heads", 16, 1, 256, {}},
+             {"--head-dim", "Width of one head (model = heads x head-dim)", 64, 1, 1024, {}}};
+  l.profile_memory = true;
+  l.make_inputs = make_inputs;
+  l.memory_need = memory_need;
+  l.reference = reference;
+  l.references = {{"graph", forward_reference}};
+  l.variants = variants();
+  // Forward FLOPs: the four projections, 24·model² per token, and causal attention, whose
+  // q·kᵀ and p·v need only the lower triangle: 2·seq·model per token (half of the full 4·seq·model).
+  l.flops = [](const pil::Problem& p) {
+    const double m = double(model(p));
+    return tokens(p) * (24 * m * m + 2 * double(seq(p)) * m);
+  };
+  // At least: the weights read, x read and y written.
+  l.bytes = [](const pil::Problem& p) {
+    const double m = double(model(p));
+    return (12 * m * m + 2 * tokens(p) * m) * double(c10::elementSize(p.dtype));
+  };
+  l.items = tokens;
+  l.bench_sizes_gpu = {8};
+  l.bench_sizes_cpu = {1};
+  l.bench_flags_cpu = {{"--seq", 128}, {"--heads", 4}};
+  pil::Variant gemm{"ceiling_gemm", "one GEMM of the MLP's first shape", ceiling_gemm};
+  gemm.flops = [](const pil::Problem& p) { return 2 * tokens(p) * 4 * double(model(p)) * double(model(p)); };
+  l.ceilings = {gemm};
+  return l;
+}
+
+const pil::Lesson kLesson = make_lesson();
+
+}  // namespace
+
+int main(int argc, char** argv) { return pil::lesson_main(kLesson, argc, argv); }

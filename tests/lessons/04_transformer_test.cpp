@@ -1,0 +1,237 @@
+// End-to-end checks of lesson 04 on the CPU (small shapes): every part of the block has its range
+// in every step; the naive attention's hidden copy is in the trace and the in-place one's is
+// not; each SDPA backend runs its own operator or is a skip with LibTorch's reason; the training
+// step has its three ranges; memory is in the table and the summary, and the naive attention's
+// seq x seq scores show in its peak; bad flags are refused.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/lesson_run.h"
+
+namespace fs = std::filesystem;
+using pil::test::count_inside;
+using pil::test::count_lines_starting_with;
+using pil::test::line_value;
+using pil::test::named;
+using pil::test::run_process;
+using pil::test::TempDir;
+
+namespace {
+
+const std::string kExe = PIL_LESSON_EXE;
+
+// Batch 1, sequence 128, 4 heads of 32 (model 128), unless the arguments say otherwise.
+struct BlockRun : pil::test::LessonRun {
+  explicit BlockRun(std::vector<std::string> args, std::vector<std::string> shape = {"--size", "1", "--seq", "128",
+                                                                                     "--heads", "4", "--head-dim", "32"})
+      : pil::test::LessonRun(kExe, [&] {
+          args.insert(args.end(), shape.begin(), shape.end());
+          return args;
+        }()) {}
+  nlohmann::json summary() const {
+    std::ifstream in(line_value(r.out, "summary"));
+    return nlohmann::json::parse(in);
+  }
+};
+
+TEST(Lesson04, EveryPartHasItsRangeInEveryStep) {
+  BlockRun run({"--variant", "sdpa_math"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto slices = run.slices();
+  const auto blocks = named(slices, "block_fwd");
+  ASSERT_EQ(blocks.size(), 3u);
+  for (const auto& b : blocks)
+    for (const char* part : {"norm1", "attn", "norm2", "mlp"})
+      EXPECT_EQ(count_inside(slices, b, part), 1u) << part;
+  for (const auto& a : named(slices, "attn")) {
+    EXPECT_EQ(count_inside(slices, a, "aten::_scaled_dot_product_attention_math"), 1u);
+    // C++'s nn::Linear on a 3-D input: aten::t, aten::matmul -> aten::mm, then the bias by
+    // aten::add_ (no aten::linear row, no addmm).
+    EXPECT_EQ(count_inside(slices, a, "aten::mm"), 2u) << "qkv and the output projection";
+  }
+  for (const auto& n : named(slices, "norm1")) EXPECT_EQ(count_inside(slices, n, "aten::layer_norm"), 1u);
+}
+
+TEST(Lesson04, NaiveMaskedFillCopiesTheScoresInPlaceDoesNot) {
+  BlockRun naive({"--variant", "naive"});
+  ASSERT_EQ(naive.r.exit_code, 0) << naive.r.out << naive.r.err;
+  const auto s = naive.slices();
+  for (const auto& a : named(s, "attn")) {
+    EXPECT_EQ(count_inside(s, a, "aten::masked_fill"), 1u);
+    EXPECT_EQ(count_inside(s, a, "aten::masked_fill_"), 1u) << "called by aten::masked_fill on its copy";
+    EXPECT_EQ(count_inside(s, a, "aten::softmax"), 1u);
+  }
+  for (const auto& m : named(s, "aten::masked_fill"))
+    if (m.name == "aten::masked_fill")
+      EXPECT_EQ(count_inside(s, m, "aten::clone"), 1u) << "the hidden copy of the scores";
+  BlockRun inplace({"--variant", "naive_inplace"});
+  ASSERT_EQ(inplace.r.exit_code, 0) << inplace.r.out << inplace.r.err;
+  const auto t = inplace.slices();
+  for (const auto& a : named(t, "attn")) {
+    EXPECT_EQ(count_inside(t, a, "aten::masked_fill_"), 1u);
+    EXPECT_EQ(count_inside(t, a, "aten::masked_fill"), 0u) << "no out-of-place fill, so no copy";
+  }
+  // Both keep one other copy: the heads' output, transposed back to [batch, seq, model], is not
+  // contiguous, and reshape copies it (aten::clone under aten::reshape).
+  EXPECT_EQ(named(s, "aten::clone").size(), named(t, "aten::clone").size() + 3);
+}
+
+TEST(Lesson04, FlashBackendRunsLibTorchsCpuFlashKernel) {
+  BlockRun run({"--variant", "sdpa_flash"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto s = run.slices();
+  for (const auto& a : named(s, "attn")) {
+    EXPECT_EQ(count_inside(s, a, "aten::_scaled_dot_product_flash_attention_for_cpu"), 1u);
+    EXPECT_EQ(count_inside(s, a, "aten::softmax"), 0u) << "no separate softmax";
+  }
+}
+
+TEST(Lesson04, BackendWithoutACpuKernelIsASkipWithLibTorchsReason) {
+  for (const char* v : {"sdpa_mem_efficient", "sdpa_cudnn"}) {
+    TempDir dir;
+    const auto r = run_process(kExe, {"--device", "cpu", "--variant", v, "--size", "1", "--seq", "64",
+                                      "--heads", "2", "--head-dim", "16", "--out", dir.path() + "/o"});
+    EXPECT_EQ(r.exit_code, 77) << v << "\n" << r.out << r.err;
+    EXPECT_EQ(count_lines_starting_with(r.out, "RESULT: SKIPPED"), 1) << r.out;
+    EXPECT_NE(r.out.find("attention kernel for cpu"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir.path() + "/o")) << "a skip writes nothing";
+  }
+}
+
+TEST(Lesson04, AllOnTheCpuRunsEveryCpuVariantAndNamesTheOthers) {
+  BlockRun run({"--variant", "all", "--active", "1"}, {"--size", "1", "--seq", "64", "--heads", "2", "--head-dim", "16"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 5)
+      << "naive, naive_inplace, sdpa_math, sdpa_flash, training";
+  EXPECT_NE(run.r.out.find("variant sdpa_mem_efficient left out"), std::string::npos) << run.r.out;
+  EXPECT_NE(run.r.out.find("variant sdpa_cudnn left out"), std::string::npos) << run.r.out;
+}
+
+TEST(Lesson04, TrainingStepHasItsThreeRanges) {
+  BlockRun run({"--variant", "training"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto s = run.slices();
+  for (const char* range : {"block_fwd", "block_bwd", "optimizer_step"})
+    EXPECT_EQ(named(s, range).size(), 3u) << range;
+  for (const auto& b : named(s, "block_bwd"))
+    EXPECT_GE(count_inside(s, b, "aten::mm"), 8u) << "two products per projection: qkv, proj, fc1, fc2";
+}
+
+TEST(Lesson04, MemoryIsInTheTableAndTheSummary) {
+  BlockRun run({"--variant", "training"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_NE(run.r.out.find("Self CPU Mem"), std::string::npos) << run.r.out;
+  EXPECT_NE(run.r.out.find("host memory: peak"), std::string::npos) << run.r.out;
+  const auto j = run.summary();
+  ASSERT_EQ(j["memory"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["memory"][0]["device"], "cpu");
+  EXPECT_GT(j["memory"][0]["peak_growth_bytes"].get<int64_t>(), 0);
+
+  BlockRun off({"--variant", "sdpa_math", "--profile-memory", "off"});
+  ASSERT_EQ(off.r.exit_code, 0) << off.r.out << off.r.err;
+  EXPECT_EQ(off.r.out.find("CPU Mem"), std::string::npos) << off.r.out;
+  EXPECT_TRUE(off.summary()["memory"].empty());
+}
+
+TEST(Lesson04, NaiveScoresRaiseThePeakFlashDoesNot) {
+  // 8 heads x 512 x 512 fp32 scores: 8 MiB that the naive attention holds (twice, at times)
+  // and flash attention never makes.
+  const std::vector<std::string> shape = {"--size", "1", "--seq", "512", "--heads", "8", "--head-dim", "32"};
+  const int64_t scores = int64_t(8) * 512 * 512 * 4;
+  BlockRun naive({"--variant", "naive", "--active", "1"}, shape);
+  BlockRun flash({"--variant", "sdpa_flash", "--active", "1"}, shape);
+  ASSERT_EQ(naive.r.exit_code, 0) << naive.r.out << naive.r.err;
+  ASSERT_EQ(flash.r.exit_code, 0) << flash.r.out << flash.r.err;
+  const auto n = naive.summary()["memory"][0], f = flash.summary()["memory"][0];
+  EXPECT_EQ(n["peak_range"], "attn") << n.dump();
+  EXPECT_GE(n["peak_growth_bytes"].get<int64_t>() - f["peak_growth_bytes"].get<int64_t>(), scores)
+      << n.dump() << "\n" << f.dump();
+}
+
+TEST(Lesson04, BadShapeFlagsExit2) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"--heads", "0"}, {"--seq", "0"},
+                                        {"--head-dim", "abc"}, {"--profile-memory", "maybe"}}) {
+    TempDir dir;
+    args.insert(args.end(), {"--device", "cpu", "--out", dir.path() + "/o"});
+    const auto r = run_process(kExe, args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find(args[0]), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir.path() + "/o"));
+  }
+}
+
+}  // namespace
+
+// --- On a GPU (ctest 04_transformer.gpu_checks; exits 77 where no GPU is usable) ---------------
+// The lesson's claims about the GPU, written before a GPU was lent: to confirm on the first run.
+namespace {
+
+struct GpuBlockRun : pil::test::GpuLessonRun {
+  explicit GpuBlockRun(const std::string& variant, const std::string& dtype = "bf16")
+      : GpuLessonRun(kExe, {"--dtype", dtype, "--variant", variant, "--size", "2", "--seq", "256",
+                            "--active", "3"}) {}
+};
+
+TEST(Lesson04Gpu, EveryVariantMatchesTheFloat64MathBlock) {
+  for (const char* dtype : {"bf16", "fp16", "fp32"}) {
+    TempDir dir;
+    const auto r = run_process(kExe, {"--device", "cuda", "--dtype", dtype, "--size", "2", "--seq", "256",
+                                      "--variant", "all", "--active", "1", "--out", dir.path()});
+    if (r.exit_code == 77) std::exit(77);
+    EXPECT_EQ(r.exit_code, 0) << dtype << "\n" << r.out << r.err;
+    // naive, naive_inplace, sdpa_math, graph, training at least; the fused backends where
+    // LibTorch has them for the dtype (flash has no fp32 kernel on a GPU).
+    EXPECT_GE(count_lines_starting_with(r.out, "RESULT: PASSED"), 5) << dtype << "\n" << r.out;
+    EXPECT_EQ(count_lines_starting_with(r.out, "RESULT: FAILED"), 0) << dtype << "\n" << r.out;
+  }
+}
+
+TEST(Lesson04Gpu, TheHiddenCopyIsOneKernelPerForward) {
+  GpuBlockRun naive("naive"), inplace("naive_inplace");
+  ASSERT_EQ(naive.r.exit_code, 0) << naive.r.out << naive.r.err;
+  ASSERT_EQ(inplace.r.exit_code, 0) << inplace.r.out << inplace.r.err;
+  EXPECT_EQ(naive.count("kernel"), inplace.count("kernel") + 3) << "masked_fill's copy, three steps";
+}
+
+TEST(Lesson04Gpu, FlashRunsAFlashKernelAndFewerKernelsThanNaive) {
+  GpuBlockRun flash("sdpa_flash"), naive("naive");
+  ASSERT_EQ(flash.r.exit_code, 0) << flash.r.out << flash.r.err;
+  ASSERT_EQ(naive.r.exit_code, 0) << naive.r.out << naive.r.err;
+  size_t flash_kernels = 0;
+  for (const auto& s : flash.slices)
+    if (s.cat == "kernel" && s.name.find("flash") != std::string::npos) ++flash_kernels;
+  EXPECT_EQ(flash_kernels, 3u) << "one attention kernel per forward";
+  EXPECT_LT(flash.count("kernel"), naive.count("kernel"));
+}
+
+TEST(Lesson04Gpu, MathBackendComputesInFp32) {
+  GpuBlockRun math("sdpa_math");
+  ASSERT_EQ(math.r.exit_code, 0) << math.r.out << math.r.err;
+  for (const auto& s : named(math.slices, "aten::_scaled_dot_product_attention_math"))
+    EXPECT_GE(count_inside(math.slices, s, "aten::_to_copy"), 3u) << "q, k and v cast up to fp32";
+}
+
+TEST(Lesson04Gpu, GraphIsOneLaunchPerStep) {
+  GpuBlockRun run("graph");
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  const auto launches = run.pil_trace({"launches"});
+  EXPECT_EQ(launches["graph_launches"].get<int64_t>(), 3) << launches.dump();
+}
+
+TEST(Lesson04Gpu, FlashPeakIsBelowNaivePeak) {
+  GpuBlockRun flash("sdpa_flash"), naive("naive");
+  ASSERT_EQ(flash.r.exit_code, 0);
+  ASSERT_EQ(naive.r.exit_code, 0);
+  auto peak = [](const GpuBlockRun& run) {
+    std::ifstream in(line_value(run.r.out, "summary"));
+    return nlohmann::json::parse(in)["cuda_peak_allocated_bytes"].get<int64_t>();
+  };
+  // 2 x 16 heads x 256 x 256 bf16 scores: 4 MiB each, which flash never holds.
+  EXPECT_GE(peak(naive) - peak(flash), int64_t(2) * 16 * 256 * 256 * 2);
+}
+
+}  // namespace
