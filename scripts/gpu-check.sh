@@ -38,15 +38,17 @@ for size in 64 4096; do
 done
 run build-gpu/bin/02_linear --device cuda --dtype bf16 --variant all --active 3 --out "$traces/02_linear"
 run build-gpu/bin/03_mlp --device cuda --dtype bf16 --variant all --active 3 --out "$traces/03_mlp"
+run build-gpu/bin/04_transformer --device cuda --dtype bf16 --size 2 --seq 512 --variant all \
+  --active 3 --out "$traces/04_transformer"
 tar -czf "$out/traces.tar.gz" -C "$traces" .
 
 # Benchmarks: each lesson's GPU rows; lesson 01's table checks its goals.
-for lesson in 01_matmul_add 02_linear 03_mlp; do
+for lesson in 01_matmul_add 02_linear 03_mlp 04_transformer; do
   build-gpu/bin/${lesson}_bench --benchmark_filter=/cuda/ --benchmark_min_time=0.2 \
     --benchmark_out="$traces/bench-$lesson.json" --benchmark_out_format=json > /dev/null || status=1
 done
 tar -czf "$out/bench.tar.gz" -C "$traces" $(cd "$traces" && ls bench-*.json)
-for lesson in 01_matmul_add 02_linear 03_mlp; do
+for lesson in 01_matmul_add 02_linear 03_mlp 04_transformer; do
   echo "== $lesson"
   python3 scripts/bench_table.py "$traces/bench-$lesson.json"
 done | tee "$out/bench-table.txt"

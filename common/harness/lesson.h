@@ -130,7 +130,7 @@ int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv);
 /// 1 failed (wrong result or a runtime error), 2 bad usage, 77 skipped (no usable GPU).
 int run_lesson(const Lesson& lesson, int argc, const char* const argv[]);
 
-/// A lesson's main(): the lesson itself, or — built as <lesson>_bench, with PIL_BENCHMARK
+/// A lesson's main(): the lesson itself, or — built as `LESSON_bench`, with PIL_BENCHMARK
 /// defined — its benchmarks. Inline, so the lesson's own build decides.
 inline int lesson_main(const Lesson& lesson, int argc, char** argv) {
 #if PIL_BENCHMARK
