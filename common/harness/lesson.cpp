@@ -21,6 +21,7 @@
 #include "harness/summary.h"
 #include "harness/verify.h"
 #include "torch_profiler/torch_profiler.h"
+#include "trace/expect.h"
 #include "trace/reports.h"
 
 namespace fs = std::filesystem;
@@ -243,7 +244,10 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   write_text_atomically(table_path, table_text);
   write_text_atomically(summary_path, to_json(s));
   profiler.save(trace_path);
-  std::cout << trace::explain(trace::TraceIndex(profiler.trace()));
+  const trace::TraceIndex index(profiler.trace());
+  std::cout << trace::explain(index);
+  for (const auto& text : o.expect)
+    std::cout << trace::check_expectation(index, trace::parse_expectation(text)).line() << "\n";
   std::cout << "table: " << table_path.string() << "\n"
             << "summary: " << summary_path.string() << "\n"
             << "trace: " << trace_path.string() << "\n";

@@ -1,5 +1,7 @@
 #include "harness/options.h"
 
+#include "trace/expect.h"
+
 #include <CLI/CLI.hpp>
 
 #include <charconv>
@@ -102,6 +104,12 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   app.add_option("--sort", sort, "Table order: " + trace::sort_key_names() +
                                      " (default: device_time_total on a GPU, else cpu_time_total)");
   app.add_option("--seed", seed, "Seed for the random inputs")->capture_default_str();
+  std::vector<std::string> expect;
+  app.add_option("--expect", expect,
+                 "A prediction checked against the trace, yes or no with the figure measured; "
+                 "repeatable: " + trace::expectation_keys())
+      ->take_all()
+      ->allow_extra_args(false);
   app.add_option("--profile-memory", profile_memory,
                  "on|off: record allocations and frees (memory columns, peak per device)")
       ->capture_default_str();
@@ -160,6 +168,14 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     o.row_limit = int(whole_number("--row-limit", row_limit, 1, 100000));
     o.seed = uint64_t(whole_number("--seed", seed, 0, std::numeric_limits<int64_t>::max()));
     o.profile_memory = one_of<bool>("--profile-memory", profile_memory, {{"on", true}, {"off", false}});
+    for (const auto& e : expect) {
+      try {
+        trace::parse_expectation(e);
+      } catch (const std::invalid_argument& bad) {
+        throw BadValue{bad.what()};
+      }
+    }
+    o.expect = expect;
     if (!sort.empty()) {
       o.sort = trace::parse_sort_key(sort);
       if (!o.sort)

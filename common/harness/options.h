@@ -54,6 +54,7 @@ struct Options {
   std::optional<trace::SortKey> sort;     ///< default: device total on a GPU, CPU total on the CPU
   uint64_t seed = 0;
   bool profile_memory = false;            ///< record allocations and frees in the trace
+  std::vector<std::string> expect;        ///< predictions checked after the run ("kernels=5")
   std::map<std::string, int64_t> extra;   ///< the lesson's own flags by name ("--bias" -> 1)
 
   /// A lesson flag's value (for a choice flag, the index of the word given).

@@ -132,6 +132,15 @@ TEST(Lesson01, AddmmVariantIsOneOperatorWithoutAdd) {
   EXPECT_TRUE(named(slices, "aten::matmul").empty());
 }
 
+TEST(Lesson01, PredictionsAreAnsweredYesOrNoWithTheFigure) {
+  LessonRun run({"--expect", "calls:aten::mm=1", "--expect", "calls:aten::add=2"});
+  ASSERT_EQ(run.r.exit_code, 0) << "a wrong prediction is not a failed run\n" << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "expect calls:aten::mm=1: yes (measured 1 per step"), 1)
+      << run.r.out;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "expect calls:aten::add=2: no (measured 1 per step"), 1)
+      << run.r.out;
+}
+
 TEST(Lesson01, AddmmIsCheckedAgainstEagerToo) {
   LessonRun run({"--variant", "addmm", "--size", "96"});
   ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;

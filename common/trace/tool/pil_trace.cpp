@@ -13,6 +13,8 @@
 //   pil-trace streams  TRACE               GPU busy and idle time per stream, per step
 //   pil-trace memory   TRACE               allocations per device, the peak and the range and
 //                                          operator it came in (traces with memory events)
+//   pil-trace expect   TRACE KEY=VALUE...  predictions checked: yes or no with the figure
+//                                          (kernels=5, calls:aten::mm=3, peak-range=attn)
 //   pil-trace chain    TRACE --range R     range -> operators -> runtime calls -> GPU work
 //   pil-trace diff     A B                 operators and kernels of two runs side by side
 //   pil-trace svg      TRACE --out F.svg   a timeline picture (--step K, --range R, --from-us)
@@ -26,6 +28,7 @@
 #include <iostream>
 
 #include "base/atomic_file.h"
+#include "trace/expect.h"
 #include "trace/key_averages.h"
 #include "trace/parse.h"
 #include "trace/report_json.h"
@@ -373,6 +376,10 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   auto* memory = app.add_subcommand("memory", "Allocations, the peak and where it came from");
   trace_arg(memory);
+  auto* expect = app.add_subcommand("expect", "Check predictions: yes or no, with the figure measured");
+  expect->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
+  std::vector<std::string> predictions;
+  expect->add_option("predictions", predictions, "KEY=VALUE...: " + expectation_keys())->required();
   auto* chain = app.add_subcommand("chain", "A range down to its GPU work");
   trace_arg(chain);
   chain->add_option("--range", range, "Range or operator name")->required();
@@ -415,6 +422,13 @@ int main(int argc, char** argv) {
       std::cout << walk_trace_file(path, {}, every_field) << " events\n";
       return 0;
     }
+    std::vector<Expectation> parsed;
+    try {
+      for (const auto& p : predictions) parsed.push_back(parse_expectation(p));
+    } catch (const std::invalid_argument& bad) {
+      std::cerr << "pil-trace: error: " << bad.what() << "\n";
+      return 2;
+    }
     const Trace t = parse_trace_file(path);
     const TraceIndex index(t);
     if (*summary) {
@@ -427,6 +441,15 @@ int main(int argc, char** argv) {
     if (*launches) return report_launches(index, top, as_json);
     if (*streams) return report_streams(index, gap_us, as_json);
     if (*memory) return report_memory(index, as_json);
+    if (*expect) {  // exit 0 when every prediction holds, 1 when one does not
+      bool all = true;
+      for (const auto& e : parsed) {
+        const ExpectAnswer a = check_expectation(index, e);
+        std::cout << a.line() << "\n";
+        all = all && a.yes;
+      }
+      return all ? 0 : 1;
+    }
     if (*chain) return report_chain(index, range, instance, as_json);
     if (*diff) return report_diff(t, parse_trace_file(path_b), tolerance, as_json);
     if (*svg) {

@@ -1,0 +1,147 @@
+#include "trace/expect.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace pil::trace {
+namespace {
+
+struct KeyHelp {
+  const char* key;
+  const char* form;
+  const char* meaning;
+};
+constexpr KeyHelp kKeys[] = {
+    {"steps", "steps=N", "profiled steps in the trace"},
+    {"kernels", "kernels=N", "GPU kernels per profiled step (median over steps)"},
+    {"calls", "calls:NAME=N", "calls of operator or range NAME per profiled step"},
+    {"top-op", "top-op=NAME", "the operator with the most self CPU time"},
+    {"peak-range", "peak-range=NAME", "the named range where memory peaked (GPU memory if any)"},
+};
+
+bool whole_number(const std::string& s, int64_t& out) {
+  if (s.empty() || s.size() > 12 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return false;
+  out = std::stoll(s);
+  return true;
+}
+
+std::string per_step(double v) {
+  char buf[32];
+  if (v == double(int64_t(v)))
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  else
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+/// The step each time falls in (index into index.steps), or -1.
+long step_of(const TraceIndex& index, int64_t t) {
+  const auto& ev = index.trace().events;
+  for (size_t k = 0; k < index.steps.size(); ++k) {
+    const Event& s = ev[index.steps[k]];
+    const int64_t next = k + 1 < index.steps.size() ? ev[index.steps[k + 1]].start_ns : s.end_ns();
+    if (t >= s.start_ns && t < std::max(next, s.end_ns())) return long(k);
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string expectation_keys() {
+  std::string out;
+  for (const auto& k : kKeys) out += (out.empty() ? "" : ", ") + std::string(k.form);
+  return out;
+}
+
+Expectation parse_expectation(std::string_view text) {
+  Expectation e;
+  e.text = std::string(text);
+  const size_t eq = text.rfind('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
+    throw std::invalid_argument("--expect " + e.text + ": not KEY=VALUE; allowed: " + expectation_keys());
+  std::string key(text.substr(0, eq));
+  e.value = std::string(text.substr(eq + 1));
+  if (key.rfind("calls:", 0) == 0) {
+    e.arg = key.substr(6);
+    key = "calls";
+    if (e.arg.empty())
+      throw std::invalid_argument("--expect " + e.text + ": calls needs a name (calls:aten::mm=3)");
+  }
+  const bool known = std::any_of(std::begin(kKeys), std::end(kKeys), [&](const KeyHelp& k) { return key == k.key; });
+  if (!known)
+    throw std::invalid_argument("--expect " + e.text + ": unknown key '" + key + "'; allowed: " + expectation_keys());
+  int64_t n = 0;
+  if ((key == "steps" || key == "kernels" || key == "calls") && !whole_number(e.value, n))
+    throw std::invalid_argument("--expect " + e.text + ": " + key + " takes a whole number, not '" + e.value + "'");
+  e.key = key;
+  return e;
+}
+
+std::string ExpectAnswer::line() const {
+  return "expect " + text + ": " + (yes ? "yes" : "no") + " (measured " + measured + ")";
+}
+
+ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
+  const Trace& t = index.trace();
+  ExpectAnswer a;
+  a.text = e.text;
+  const size_t steps = index.steps.size();
+  const std::string over = steps ? std::to_string(steps) + " profiled steps" : "the whole trace";
+  int64_t want = 0;
+  whole_number(e.value, want);
+
+  if (e.key == "steps") {
+    a.measured = std::to_string(steps);
+    a.yes = int64_t(steps) == want;
+  } else if (e.key == "kernels") {
+    // A kernel counts for the step its launch call ran in (a GPU may run it after the step).
+    std::vector<int64_t> per(std::max<size_t>(steps, 1), 0);
+    int64_t total = 0;
+    for (size_t i = 0; i < t.events.size(); ++i) {
+      if (t.events[i].category != Category::Kernel) continue;
+      ++total;
+      const long call = index.launch_of(i);
+      const long k = steps ? step_of(index, call >= 0 ? t.events[size_t(call)].start_ns : t.events[i].start_ns) : 0;
+      if (k >= 0) per[size_t(k)] += 1;
+    }
+    if (total == 0) {
+      a.measured = "no kernels: a CPU run has none; count operators with calls:NAME";
+    } else {
+      const double median = DurationStats::of(per).median;
+      a.measured = per_step(median) + " per step, the median over " + over;
+      a.yes = median == double(want);
+    }
+  } else if (e.key == "calls") {
+    const KeyAverages k = key_averages(t);
+    const KeyAverage* r = k.find(e.arg);
+    const double calls = r ? double(r->calls) / double(std::max<size_t>(steps, 1)) : 0.0;
+    a.measured = r ? per_step(calls) + " per step: " + std::to_string(r->calls) + " calls in " + over
+                   : "no operator or range named " + e.arg;
+    a.yes = r && calls == double(want);
+  } else if (e.key == "top-op") {
+    const KeyAverages k = key_averages(t);
+    const KeyAverage* top = nullptr;
+    for (const auto& r : k.rows)
+      if (!r.device_work && r.name.rfind("aten::", 0) == 0 && (!top || r.self_cpu_ns > top->self_cpu_ns)) top = &r;
+    a.measured = top ? top->name + ", " + format_time_ns(top->self_cpu_ns) + " self CPU" : "no operators";
+    a.yes = top && top->name == e.value;
+  } else if (e.key == "peak-range") {
+    const auto rows = memory_report(index);
+    const MemoryRow* pick = nullptr;
+    for (const auto& r : rows)
+      if (!pick || (r.cuda && !pick->cuda)) pick = &r;
+    if (!pick) {
+      a.measured = "no memory events (run with --profile-memory on)";
+    } else {
+      a.measured = (pick->peak_range.empty() ? "outside any range" : "`" + pick->peak_range + "`") + ", " +
+                   format_bytes(pick->peak_growth) + " on " +
+                   (pick->cuda ? "cuda:" + std::to_string(pick->device) : std::string("cpu"));
+      a.yes = pick->peak_range == e.value;
+    }
+  }
+  return a;
+}
+
+}  // namespace pil::trace

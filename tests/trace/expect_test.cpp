@@ -1,0 +1,61 @@
+// Predictions checked against the synthetic GPU trace (tests/trace/synthetic_trace.h): every
+// key answers yes when right and no when wrong, with the figure; bad predictions are refused
+// with one line.
+#include "trace/expect.h"
+
+#include <gtest/gtest.h>
+
+#include "trace/parse.h"
+#include "trace/synthetic_trace.h"
+
+namespace pil::trace {
+namespace {
+
+struct Expect : ::testing::Test {
+  Trace t = parse_trace_text(test::synthetic_gpu_trace());
+  TraceIndex index{t};
+  ExpectAnswer ask(const char* text) { return check_expectation(index, parse_expectation(text)); }
+};
+
+TEST_F(Expect, StepsKernelsAndCallsAnswerYesAndNo) {
+  EXPECT_TRUE(ask("steps=1").yes);
+  EXPECT_FALSE(ask("steps=2").yes);
+  const ExpectAnswer k = ask("kernels=2");
+  EXPECT_FALSE(k.measured.empty());
+  // The synthetic step launches its kernels from inside the step: count them by hand.
+  int64_t kernels = 0;
+  for (const auto& e : t.events) kernels += e.category == Category::Kernel;
+  EXPECT_EQ(ask(("kernels=" + std::to_string(kernels)).c_str()).yes, true) << k.line();
+  EXPECT_FALSE(ask(("kernels=" + std::to_string(kernels + 1)).c_str()).yes);
+  EXPECT_TRUE(ask("calls:aten::mm=1").yes);
+  const ExpectAnswer no = ask("calls:aten::mm=2");
+  EXPECT_FALSE(no.yes);
+  EXPECT_EQ(no.line(), "expect calls:aten::mm=2: no (measured 1 per step: 1 calls in 1 profiled steps)");
+  EXPECT_FALSE(ask("calls:aten::nothing=0").yes) << "a name not in the trace is not 0 calls";
+}
+
+TEST_F(Expect, PeakRangeWithoutMemoryEventsSaysSo) {
+  const ExpectAnswer a = ask("peak-range=attn");
+  EXPECT_FALSE(a.yes);
+  EXPECT_NE(a.measured.find("no memory events"), std::string::npos) << a.measured;
+}
+
+TEST(ExpectParse, BadPredictionsAreOneLineWithWhatIsAllowed) {
+  for (const char* bad : {"kernels", "=5", "kernels=", "kernels=five", "calls:=3", "speed=fast", "steps=-1"}) {
+    try {
+      parse_expectation(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+      EXPECT_NE(m.find(bad), std::string::npos) << m;
+    }
+  }
+  const Expectation e = parse_expectation("calls:aten::mm=3");
+  EXPECT_EQ(e.key, "calls");
+  EXPECT_EQ(e.arg, "aten::mm");
+  EXPECT_EQ(e.value, "3");
+}
+
+}  // namespace
+}  // namespace pil::trace
