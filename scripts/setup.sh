@@ -2,7 +2,8 @@
 # Set-up shared by ./run-lesson and ./run-tests (source it, then call pil_setup).
 #
 # pil_setup does, each step only when needed:
-#   1. installs the Debian packages the build uses (apt-get; through sudo when not root);
+#   1. installs the Debian packages the build uses (apt-get; through sudo when not root), and
+#      with "pil_setup tests" those only the tests use (chromium, for the docs' render test);
 #   2. finds LibTorch: Torch_DIR, or a CMAKE_PREFIX_PATH that holds one, is used as it is and
 #      nothing is downloaded; otherwise torch==2.11.0 from PyPI is installed once into a cache
 #      outside the checkout (${PIL_CACHE:-~/.cache/profiling-in-libtorch}/torch-2.11.0), which
@@ -18,13 +19,15 @@ PIL_CACHE=${PIL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/profiling-in-libtorch}
 PIL_DEBIAN_PACKAGES=(cmake ninja-build g++ ccache python3 libgtest-dev libgmock-dev
                      libbenchmark-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev zlib1g-dev
                      doxygen)
+# Only the tests need these: a headless browser that renders the docs (docs.render).
+PIL_TEST_PACKAGES=(chromium)
 
 pil_say() { echo "[setup] $*" >&2; }
 pil_die() { echo "[setup] error: $*" >&2; exit 1; }
 
 pil_install_packages() {
   local missing=() p
-  for p in "${PIL_DEBIAN_PACKAGES[@]}"; do
+  for p in "${PIL_DEBIAN_PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
@@ -88,7 +91,12 @@ pil_configure() {
     pil_die "configure failed"
 }
 
+# pil_setup [tests]: with "tests", the packages only the tests need are installed too.
 pil_setup() {
-  pil_install_packages
+  if [[ ${1:-} == tests ]]; then
+    pil_install_packages "${PIL_TEST_PACKAGES[@]}"
+  else
+    pil_install_packages
+  fi
   pil_configure
 }

@@ -118,8 +118,8 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
     const KeyAverage* r = k.find(e.arg);
     const double calls = r ? double(r->calls) / double(std::max<size_t>(steps, 1)) : 0.0;
     a.measured = r ? per_step(calls) + " per step: " + std::to_string(r->calls) + " calls in " + over
-                   : "no operator or range named " + e.arg;
-    a.yes = r && calls == double(want);
+                   : "0: no operator or range named " + e.arg + " in the trace";
+    a.yes = calls == double(want);
   } else if (e.key == "top-op") {
     const KeyAverages k = key_averages(t);
     const KeyAverage* top = nullptr;

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""scripts/docs_page.py on a hand-made lesson folder: a README whose snippet equals the source
+passes and becomes \\snippet; one that differs fails (exit 1) naming the snippet; a marker
+without a code block, or a figure naming an undeclared run, is a usage error (exit 2)."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "docs_page.py")
+
+SOURCE = """int helper();
+// [variant-x]
+int x() {
+  return helper();
+}
+// [variant-x]
+"""
+
+
+def lesson(readme):
+    d = tempfile.mkdtemp()
+    lesson_dir = os.path.join(d, "09_demo")
+    os.makedirs(lesson_dir)
+    with open(os.path.join(lesson_dir, "main.cpp"), "w") as f:
+        f.write(SOURCE)
+    with open(os.path.join(lesson_dir, "README.md"), "w") as f:
+        f.write(readme)
+    return lesson_dir
+
+
+def run(*args):
+    return subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True)
+
+
+class DocsPage(unittest.TestCase):
+    def test_matching_snippet_becomes_a_doxygen_snippet(self):
+        d = lesson("# Demo {#demo}\n\n<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return helper();\n}\n```\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        page = os.path.join(d, "out", "page.md")
+        r = run("--lesson-dir", d, "--exe", "/bin/false", "--pil-trace", "/bin/false", "--out-dir",
+                os.path.join(d, "out"), "--page", page)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        text = open(page).read()
+        self.assertIn("\\snippet 09_demo/main.cpp variant-x", text)
+        self.assertNotIn("return helper();", text)
+
+    def test_a_copy_that_differs_from_the_source_fails(self):
+        d = lesson("<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return 42;\n}\n```\n")
+        r = run("--lesson-dir", d, "--check")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("snippet variant-x", r.stderr)
+        self.assertIn("README.md:1", r.stderr)
+
+    def test_bad_markers_are_usage_errors(self):
+        for readme in ("<!-- snippet: variant-x -->\nno code here\n",
+                       "<!-- snippet: variant-y -->\n```cpp\n```\n",
+                       "<!-- table: never-ran -->\n"):
+            d = lesson(readme)
+            r = run("--lesson-dir", d, "--exe", "/bin/true", "--pil-trace", "/bin/true", "--out-dir",
+                    os.path.join(d, "out"), "--page", os.path.join(d, "out", "p.md"))
+            self.assertEqual(r.returncode, 2, readme + r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(d, "out", "p.md")), "nothing written")
+
+    def test_a_failing_run_fails_and_writes_nothing(self):
+        d = lesson("<!-- run: a: --size 1 -->\n")
+        r = run("--lesson-dir", d, "--exe", "/bin/false", "--pil-trace", "/bin/true", "--out-dir",
+                os.path.join(d, "out"), "--page", os.path.join(d, "out", "p.md"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(d, "out", "p.md")))
+
+
+if __name__ == "__main__":
+    unittest.main()
