@@ -23,6 +23,7 @@
 #include "torch_profiler/torch_profiler.h"
 #include "trace/expect.h"
 #include "trace/reports.h"
+#include "trace/text_table.h"
 
 namespace fs = std::filesystem;
 
@@ -151,9 +152,48 @@ Verdict check_agreement(const Lesson& lesson, const Variant& variant, const Tens
   return against_reference.passed ? v : against_reference;
 }
 
-/// One variant: warm up, profile on the schedule, verify, report. Returns its exit code.
+/// One line of the comparison printed after several variants ran.
+struct VariantLine {
+  std::string name, result;
+  int64_t median_step_ns = 0;
+  int64_t peak_bytes = -1;       ///< from the trace's memory events (GPU memory if any)
+  int64_t cuda_peak_bytes = -1;  ///< the caching allocator's peak, on a GPU
+  std::string peak_range;
+};
+
+/// The variants side by side: step time, memory, result (when more than one ran).
+void print_comparison(const std::vector<VariantLine>& lines) {
+  if (lines.size() < 2) return;
+  bool memory = false, cuda = false;
+  for (const auto& l : lines) {
+    memory = memory || l.peak_bytes >= 0;
+    cuda = cuda || l.cuda_peak_bytes >= 0;
+  }
+  std::vector<std::string> headers{"Median step"};
+  if (memory) headers.insert(headers.end(), {"Peak (trace)", "Peak in"});
+  if (cuda) headers.push_back("Allocator peak");
+  headers.insert(headers.end(), {"Result", "Variant"});
+  trace::TextTable table(headers);
+  for (const auto& l : lines) {
+    std::vector<std::string> row{trace::format_time_ns(l.median_step_ns)};
+    if (memory) {
+      row.push_back(l.peak_bytes >= 0 ? trace::format_bytes(l.peak_bytes) : "-");
+      row.push_back(l.peak_range.empty() ? "-" : l.peak_range);
+    }
+    if (cuda) row.push_back(l.cuda_peak_bytes >= 0 ? trace::format_bytes(l.cuda_peak_bytes) : "-");
+    row.push_back(l.result);
+    row.push_back(l.name);
+    table.add(row);
+  }
+  std::cout << "\n== the variants side by side (median recorded step; memory peak above what was "
+               "held when recording began)\n"
+            << table.str();
+}
+
+/// One variant: warm up, profile on the schedule, verify, report. Returns its exit code and
+/// fills `line` for the comparison.
 int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
-                const std::string& device_name) {
+                const std::string& device_name, VariantLine& line) {
   const Options& o = p.options;
   std::cout << "\n== " << lesson.name << " | variant " << variant.name << " | " << p.device.str()
             << " (" << device_name << ") | " << dtype_name(p.dtype) << " | size " << o.size
@@ -252,6 +292,18 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
             << "summary: " << summary_path.string() << "\n"
             << "trace: " << trace_path.string() << "\n";
   std::cout << "RESULT: " << (verdict.passed ? "PASSED" : "FAILED") << std::endl;
+
+  line.name = variant.name;
+  line.result = s.result;
+  std::vector<int64_t> steps;
+  for (const auto& st : s.steps) steps.push_back(st.cpu_ns);
+  line.median_step_ns = steps.empty() ? 0 : int64_t(trace::DurationStats::of(steps).median);
+  for (const auto& m : s.memory)
+    if (line.peak_bytes < 0 || m.cuda) {
+      line.peak_bytes = m.peak_growth;
+      line.peak_range = m.peak_range;
+    }
+  line.cuda_peak_bytes = s.cuda_peak_allocated;
   return verdict.passed ? kPassed : kFailed;
 }
 
@@ -324,7 +376,12 @@ int run_parsed(const Lesson& lesson, const Options& o) {
   if (ec) throw UsageError{"--out: cannot create " + o.out_dir + ": " + ec.message()};
 
   int worst = kPassed;
-  for (const Variant* v : runnable) worst = std::max(worst, run_variant(lesson, *v, problem, device_name));
+  std::vector<VariantLine> lines;
+  for (const Variant* v : runnable) {
+    lines.emplace_back();
+    worst = std::max(worst, run_variant(lesson, *v, problem, device_name, lines.back()));
+  }
+  print_comparison(lines);
   return worst;
 }
 

@@ -109,6 +109,13 @@ TEST(Lesson04, AllOnTheCpuRunsEveryCpuVariantAndNamesTheOthers) {
       << "naive, naive_inplace, sdpa_math, sdpa_flash, training";
   EXPECT_NE(run.r.out.find("variant sdpa_mem_efficient left out"), std::string::npos) << run.r.out;
   EXPECT_NE(run.r.out.find("variant sdpa_cudnn left out"), std::string::npos) << run.r.out;
+  // The comparison at the end: one row per variant run, with its memory peak.
+  const size_t at = run.r.out.find("== the variants side by side");
+  ASSERT_NE(at, std::string::npos) << run.r.out;
+  const std::string table = run.r.out.substr(at);
+  for (const char* v : {"naive", "naive_inplace", "sdpa_math", "sdpa_flash", "training"})
+    EXPECT_NE(table.find(std::string("PASSED  ") + v + "\n"), std::string::npos) << v << "\n" << table;
+  EXPECT_NE(table.find("Peak (trace)"), std::string::npos) << table;
 }
 
 TEST(Lesson04, TrainingStepHasItsThreeRanges) {
