@@ -147,12 +147,14 @@ torch::Tensor matmul_add_lt_bias(const pil::Tensors& in) {
   const auto layout = pil::cuda::make_layout(t, n, n, int64_t(n));  // all four are n × n
   constexpr int64_t kWorkspace = int64_t(32) << 20;
   const torch::Tensor workspace = torch::empty({kWorkspace}, x.options().dtype(torch::kByte));
+  const cublasLtHandle_t handle = at::cuda::getCurrentCUDABlasLtHandle();
+  const cublasLtMatmulAlgo_t algo =
+      pil::cuda::best_algo(handle, desc, layout, layout, layout, layout, size_t(kWorkspace));
   const float alpha = 1.0f, beta = 1.0f;
   pil::cuda::NvtxRange matmul("cublasLtMatmul");
-  PIL_CUBLAS_CHECK(cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), desc.get(), &alpha,
-                                  w.data_ptr(), layout.get(), x.data_ptr(), layout.get(), &beta,
-                                  b.data_ptr(), layout.get(), y.data_ptr(), layout.get(),
-                                  /*algo: cuBLASLt's heuristic=*/nullptr, workspace.data_ptr(),
+  PIL_CUBLAS_CHECK(cublasLtMatmul(handle, desc.get(), &alpha, w.data_ptr(), layout.get(),
+                                  x.data_ptr(), layout.get(), &beta, b.data_ptr(), layout.get(),
+                                  y.data_ptr(), layout.get(), &algo, workspace.data_ptr(),
                                   size_t(kWorkspace), at::cuda::getCurrentCUDAStream().stream()));
   return y;
 }
@@ -160,6 +162,9 @@ torch::Tensor matmul_add_lt_bias(const pil::Tensors& in) {
 
 // 16-bit matrices whose rows are not a multiple of 16 bytes are not aligned for cuBLASLt.
 std::string lt_bias_check(const pil::Problem& p) {
+  // cuBLASLt's heuristic refuses a matrix with one row or column (LibTorch avoids it there too).
+  if (p.options.size < 2)
+    return "--size 1: lt_bias needs at least 2 (cuBLASLt refuses single-row matrices); allowed: 2 or more";
   if (p.dtype != torch::kFloat && p.options.size % 8 != 0)
     return "--size " + std::to_string(p.options.size) +
            ": lt_bias with a 16-bit dtype needs a multiple of 8 (rows of 16 bytes); allowed: 8, "

@@ -180,6 +180,21 @@ struct LtLinear : torch::autograd::Function<LtLinear> {
 };
 // [variant-lt-linear]
 
+// What cuBLASLt takes: no dimension of 1 (its heuristic refuses single-row matrices, and
+// LibTorch avoids cuBLASLt there too), and with a 16-bit dtype rows of 16 bytes.
+std::string lt_check(const pil::Problem& p) {
+  const int64_t in = p.options.flag("--in-features"), out = p.options.flag("--out-features");
+  if (p.options.size < 2 || in < 2 || out < 2)
+    return "--size " + std::to_string(p.options.size) + " --in-features " + std::to_string(in) +
+           " --out-features " + std::to_string(out) +
+           ": the cuBLASLt variants need each at least 2; allowed: 2 or more";
+  if (p.dtype != torch::kFloat && (in % 8 != 0 || out % 8 != 0))
+    return "--in-features " + std::to_string(in) + " --out-features " + std::to_string(out) +
+           ": the cuBLASLt variants with a 16-bit dtype need both a multiple of 8 (rows of 16 "
+           "bytes); allowed: 8, 16, 24, ... or --dtype fp32";
+  return {};
+}
+
 torch::Tensor lt_linear_inference(const pil::Tensors& in) {
   torch::NoGradGuard no_grad;
   pil::NamedRange range("linear_fwd");
@@ -218,6 +233,7 @@ std::vector<pil::Variant> variants() {
 #if PIL_LESSON_CUDA
   pil::Variant lt{"lt_linear", "cuBLASLt forward with the BIAS epilogue (GPU)", lt_linear_inference};
   lt.needs_cuda = true;
+  lt.check = lt_check;
   lt.agrees_with = "inference";
   v.push_back(lt);
   pil::Variant lt_training{"lt_training",
@@ -228,6 +244,7 @@ std::vector<pil::Variant> variants() {
     return training_result_of(in, lt_linear_training);
   };
   lt_training.agrees_with = "training";
+  lt_training.check = lt_check;
   lt_training.flops_factor = 3;
   v.push_back(lt_training);
 #endif

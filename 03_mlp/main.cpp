@@ -184,6 +184,10 @@ torch::Tensor mlp_lt_epilogue(const pil::Tensors& in) {
 // [lt-epilogue]
 
 std::string lt_epilogue_check(const pil::Problem& p) {
+  if (model(p) < 2 || hidden(p) < 2 || p.options.size * seq(p) < 2)
+    return "--model " + std::to_string(model(p)) + " --hidden " + std::to_string(hidden(p)) +
+           ": lt_epilogue needs at least 2 of each, and 2 tokens (cuBLASLt refuses single-row "
+           "matrices); allowed: 2 or more";
   if (p.dtype == torch::kFloat || (model(p) % 8 == 0 && hidden(p) % 8 == 0)) return {};
   return "--model " + std::to_string(model(p)) + " --hidden " + std::to_string(hidden(p)) +
          ": lt_epilogue with a 16-bit dtype needs both a multiple of 8 (rows of 16 bytes); "
@@ -198,7 +202,7 @@ torch::Tensor forward_body(const pil::Tensors& in) {
 }
 
 std::function<torch::Tensor(const pil::Tensors&)> make_graph_variant() {
-  auto replay = pil::replayed_from_graph(forward_body);
+  auto replay = pil::replayed_from_graph(forward_body, [] { return g_state->mlp->parameters(); });
   return [replay](const pil::Tensors& in) {
     pil::NamedRange range("mlp_fwd");
     return replay(in);

@@ -10,6 +10,12 @@ if(PIL_WITH_CUDA)
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
+    # The kernels are built for Turing (the toolkit's oldest) and Hopper (the H200 the GPU
+    # checks run on) unless told otherwise: no JIT compile from PTX at the first launch there,
+    # which lesson 01 would otherwise show as part of its slow first step.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "75;90" CACHE STRING "CUDA architectures to build for")
+    endif()
     enable_language(CUDA)
     find_package(CUDAToolkit)
     if(CUDAToolkit_FOUND)

@@ -36,6 +36,7 @@ class LtHandle {
 
 using LtMatmulDesc = LtHandle<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
 using LtLayout = LtHandle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using LtPreference = LtHandle<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
 
 inline LtMatmulDesc make_matmul_desc(cublasComputeType_t compute, cudaDataType_t scale) {
   cublasLtMatmulDesc_t d = nullptr;
@@ -54,6 +55,27 @@ inline LtLayout make_layout(cudaDataType_t type, uint64_t rows, uint64_t cols, i
   cublasLtMatrixLayout_t l = nullptr;
   PIL_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld));
   return LtLayout(l);
+}
+
+/// The heuristic's first choice of algorithm for this matmul, allowed up to `workspace_bytes`
+/// of workspace (with no algorithm given, cublasLtMatmul would assume none). Throws Error when
+/// cuBLASLt has no algorithm for these shapes, types and epilogue.
+inline cublasLtMatmulAlgo_t best_algo(cublasLtHandle_t handle, const LtMatmulDesc& desc, const LtLayout& a,
+                                      const LtLayout& b, const LtLayout& c, const LtLayout& d,
+                                      size_t workspace_bytes) {
+  cublasLtMatmulPreference_t p = nullptr;
+  PIL_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&p));
+  const LtPreference preference(p);
+  const uint64_t bytes = workspace_bytes;
+  PIL_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                        &bytes, sizeof bytes));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  PIL_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, desc.get(), a.get(), b.get(), c.get(), d.get(), p,
+                                                  1, &result, &found));
+  if (found == 0)
+    throw Error("cuBLASLt has no algorithm for this matmul (its shapes, types or epilogue)");
+  return result.algo;
 }
 
 }  // namespace pil::cuda

@@ -17,37 +17,67 @@ namespace pil {
 
 /// Wraps `body` (the eager call, without its named range) as a variant's run function that
 /// replays it from a CUDA graph, and opens no range itself: the variant opens its range around
-/// the call. The first call (and any call whose inputs moved) runs `body` once plainly on a side
-/// stream, so cuBLAS and the caching allocator set up outside the capture, then captures it
-/// there. The output tensor returned is the graph's own, overwritten by every replay.
+/// the call. The first call — and any call whose inputs, or the tensors `also_read` names (a
+/// module's weights the body reads), moved, changed shape or dtype — runs `body` once plainly on
+/// a side stream, so cuBLAS and the caching allocator set up outside the capture, then captures
+/// it there. The output tensor returned is the graph's own, overwritten by every replay.
 inline std::function<at::Tensor(const Tensors&)> replayed_from_graph(
-    std::function<at::Tensor(const Tensors&)> body) {
+    std::function<at::Tensor(const Tensors&)> body,
+    std::function<std::vector<at::Tensor>()> also_read = {}) {
   struct Captured {
     std::function<at::Tensor(const Tensors&)> body;
+    std::function<std::vector<at::Tensor>()> also_read;
     std::unique_ptr<at::cuda::CUDAGraph> graph;
     at::Tensor out;
-    std::vector<const void*> inputs;
+    std::vector<int64_t> key;
   };
   auto state = std::make_shared<Captured>();
   state->body = std::move(body);
-  return [state](const Tensors& in) {
-    std::vector<const void*> key;
-    for (const auto& t : in) key.push_back(t.data_ptr());
-    if (!state->graph || state->inputs != key) {
+  state->also_read = std::move(also_read);
+  // What the captured kernels depend on: every tensor's address, dtype and shape.
+  auto key_of = [state](const Tensors& in) {
+    std::vector<int64_t> key;
+    auto add = [&key](const at::Tensor& t) {
+      key.push_back(reinterpret_cast<int64_t>(t.data_ptr()));
+      key.push_back(int64_t(t.scalar_type()));
+      key.push_back(t.dim());
+      for (const int64_t d : t.sizes()) key.push_back(d);
+    };
+    for (const auto& t : in) add(t);
+    if (state->also_read)
+      for (const auto& t : state->also_read()) add(t);
+    return key;
+  };
+  return [state, key_of](const Tensors& in) {
+    std::vector<int64_t> key = key_of(in);
+    if (!state->graph || state->key != key) {
       state->graph.reset();
+      state->out = at::Tensor();
       const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
       c10::cuda::getCurrentCUDAStream().synchronize();  // the inputs are ready
       {
         const c10::cuda::CUDAStreamGuard guard(side);
         state->body(in);
         side.synchronize();
-        state->graph = std::make_unique<at::cuda::CUDAGraph>();
-        state->graph->capture_begin();
-        state->out = state->body(in);
-        state->graph->capture_end();
+        auto graph = std::make_unique<at::cuda::CUDAGraph>();
+        graph->capture_begin();
+        try {
+          state->out = state->body(in);
+        } catch (...) {
+          // End the capture whatever happened, or the stream (and every later CUDA call in the
+          // process) stays in capture mode.
+          try {
+            graph->capture_end();
+          } catch (...) {
+          }
+          state->out = at::Tensor();
+          throw;
+        }
+        graph->capture_end();
+        state->graph = std::move(graph);
       }
       side.synchronize();
-      state->inputs = std::move(key);
+      state->key = std::move(key);
     }
     state->graph->replay();
     return state->out;

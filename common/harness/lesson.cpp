@@ -227,6 +227,16 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
     if (action == StepAction::RecordAndSave) profiler.stop();
   }
 
+  // The allocator's peak over the steps alone, read before the reference and any comparison
+  // allocate (the float64 reference can be far larger than the variant).
+  int64_t cuda_peak = -1;
+  if (p.device.is_cuda()) {
+    synchronize(p.device);
+    cuda_peak = at::accelerator::getDeviceStats(p.device.index())
+                    .allocated_bytes[size_t(c10::CachingAllocator::StatType::AGGREGATE)]
+                    .peak;
+  }
+
   // The reference after the runs: a variant that trains has changed its weights by now, and its
   // collect() and reference both use them as they are.
   const at::Tensor result = variant.collect ? variant.collect(inputs, out) : out;
@@ -273,13 +283,10 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
       s.steps.push_back({std::string(e.name), e.dur_ns});
   s.operators = table;
   s.memory = trace::memory_report(trace::TraceIndex(profiler.trace()));
-  if (p.device.is_cuda()) {
-    s.cuda_peak_allocated = at::accelerator::getDeviceStats(p.device.index())
-                                .allocated_bytes[size_t(c10::CachingAllocator::StatType::AGGREGATE)]
-                                .peak;
-    std::cout << "memory: the caching allocator's peak over the steps: "
-              << trace::format_bytes(s.cuda_peak_allocated) << " allocated on " << p.device.str() << "\n";
-  }
+  s.cuda_peak_allocated = cuda_peak;
+  if (cuda_peak >= 0)
+    std::cout << "memory: the caching allocator's peak over the steps: " << trace::format_bytes(cuda_peak)
+              << " allocated on " << p.device.str() << "\n";
 
   write_text_atomically(table_path, table_text);
   write_text_atomically(summary_path, to_json(s));

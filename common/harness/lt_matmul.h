@@ -26,7 +26,8 @@ struct LtOperand {
 
 /// D (m × n, column-major; `d`'s buffer) = op(A)·op(B), then the epilogue (bias: its pointer,
 /// or null). fp32 accumulation; the dtype is d's. Runs on the current stream with LibTorch's
-/// cuBLASLt handle and a 32 MiB workspace from LibTorch's caching allocator.
+/// cuBLASLt handle, the heuristic's algorithm and a 32 MiB workspace from LibTorch's caching
+/// allocator (freed after the call is queued: the allocator reuses memory in stream order).
 inline void lt_matmul(const LtOperand& a, const LtOperand& b, at::Tensor& d, uint64_t m, uint64_t n,
                       cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT,
                       const void* bias = nullptr) {
@@ -41,12 +42,13 @@ inline void lt_matmul(const LtOperand& a, const LtOperand& b, at::Tensor& d, uin
   const auto ld = cuda::make_layout(t, m, n, int64_t(m));
   constexpr int64_t kWorkspace = int64_t(32) << 20;
   const at::Tensor workspace = at::empty({kWorkspace}, d.options().dtype(at::kByte));
+  const cublasLtHandle_t handle = at::cuda::getCurrentCUDABlasLtHandle();
+  const cublasLtMatmulAlgo_t algo = cuda::best_algo(handle, desc, la, lb, ld, ld, size_t(kWorkspace));
   const float alpha = 1.0f, beta = 0.0f;
-  PIL_CUBLAS_CHECK(cublasLtMatmul(at::cuda::getCurrentCUDABlasLtHandle(), desc.get(), &alpha,
-                                  a.tensor.data_ptr(), la.get(), b.tensor.data_ptr(), lb.get(), &beta,
-                                  d.data_ptr(), ld.get(), d.data_ptr(), ld.get(), nullptr,
-                                  workspace.data_ptr(), size_t(kWorkspace),
-                                  at::cuda::getCurrentCUDAStream().stream()));
+  PIL_CUBLAS_CHECK(cublasLtMatmul(handle, desc.get(), &alpha, a.tensor.data_ptr(), la.get(),
+                                  b.tensor.data_ptr(), lb.get(), &beta, d.data_ptr(), ld.get(),
+                                  d.data_ptr(), ld.get(), &algo, workspace.data_ptr(),
+                                  size_t(kWorkspace), at::cuda::getCurrentCUDAStream().stream()));
 }
 
 }  // namespace pil

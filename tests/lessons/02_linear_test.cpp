@@ -100,6 +100,20 @@ struct GpuLinearRun : pil::test::GpuLessonRun {
   size_t kernels() const { return count("kernel"); }
 };
 
+TEST(Lesson02Gpu, LtVariantsRefuseShapesCublasLtCannotTake) {
+  for (std::vector<std::string> shape : {std::vector<std::string>{"--in-features", "33"},
+                                         {"--out-features", "1", "--dtype", "fp32"}}) {
+    TempDir dir;
+    std::vector<std::string> args{"--device", "cuda", "--dtype", "bf16", "--variant", "lt_linear",
+                                  "--out", dir.path() + "/o"};
+    args.insert(args.end(), shape.begin(), shape.end());
+    const auto r = run_process(kExe, args);
+    if (r.exit_code == 77) std::exit(77);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("cuBLASLt variants"), std::string::npos) << r.err;
+  }
+}
+
 TEST(Lesson02Gpu, ForwardIsOneGemmWithTheBiasInside) {
   GpuLinearRun run("inference");
   ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
