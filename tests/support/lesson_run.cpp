@@ -1,6 +1,10 @@
 #include "support/lesson_run.h"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <regex>
 
 namespace pil::test {
@@ -24,6 +28,19 @@ size_t count_inside(const std::vector<TraceSlice>& all, const TraceSlice& outer,
   for (const auto& s : all)
     if (s.name == name && outer.contains(s)) ++n;
   return n;
+}
+
+void expect_usage_error(const std::string& exe, std::vector<std::string> args) {
+  TempDir dir;
+  const std::string out = dir.path() + "/out";
+  const std::string first = args.empty() ? std::string() : args[0];
+  args.insert(args.end(), {"--device", "cpu", "--out", out});
+  const auto r = run_process(exe, args);
+  SCOPED_TRACE(first + " " + (args.size() > 1 ? args[1] : ""));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(first), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "something was written";
 }
 
 LessonRun::LessonRun(const std::string& exe, std::vector<std::string> args) {

@@ -21,6 +21,10 @@ std::vector<TraceSlice> named(const std::vector<TraceSlice>& all, const std::str
 size_t count_inside(const std::vector<TraceSlice>& all, const TraceSlice& outer,
                     const std::string& name);
 
+/// Runs the lesson `exe` on the CPU with `args` (bad ones), into a fresh folder, and checks the
+/// refusal: exit 2, one line on stderr naming args[0], nothing written.
+void expect_usage_error(const std::string& exe, std::vector<std::string> args);
+
 /// The lesson `exe` run on the CPU with `args`, into a fresh folder.
 struct LessonRun {
   TempDir dir;
