@@ -31,7 +31,9 @@
 //   - --variant training: how many aten::mm calls does the backward make, and why not three?
 //   - --dtype bf16 on the CPU: which rows of the table change?
 //   - --in-features 1024 --out-features 1024: where does the time move?
+//   - on a GPU, --dtype fp32 --tf32 on against --tf32 off: which kernel names change?
 
+#include <ATen/Context.h>
 #include <torch/torch.h>
 
 #include <memory>
@@ -58,11 +60,19 @@ const auto g_layer = std::make_shared<Layer>();
 int64_t in_features(const pil::Problem& p) { return p.options.flag("--in-features"); }
 int64_t out_features(const pil::Problem& p) { return p.options.flag("--out-features"); }
 bool with_bias(const pil::Problem& p) { return p.options.flag("--bias") == 0; }
+bool tf32(const pil::Problem& p) { return p.options.flag("--tf32") == 0; }
 
 // Inputs, in order: x [batch, in] (requires grad, so backward computes dx too), the upstream
 // gradient g [batch, out], then the layer's W [out, in] and, with a bias, b [out].
 pil::Tensors make_inputs(const pil::Problem& p) {
   const int64_t batch = p.options.size, in = in_features(p), out = out_features(p);
+  // [tf32]
+  // TF32: fp32 matrix products on CUDA's tensor cores with inputs rounded to 10 mantissa bits
+  // (LibTorch's default is off: "highest" precision). The kernels chosen, and their names,
+  // change with it; the CPU's products are not affected.
+  at::globalContext().setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL,
+                                          tf32(p) ? at::Float32Precision::TF32 : at::Float32Precision::IEEE);
+  // [tf32]
   g_layer->linear = torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(with_bias(p)));
   g_layer->linear->to(p.device, p.dtype);
   const auto draw = torch::TensorOptions().dtype(torch::kFloat).device(p.device);
@@ -260,7 +270,13 @@ pil::Lesson make_lesson() {
   l.size_help = "Batch: rows of x";
   l.flags = {{"--in-features", "Columns of x (the layer's input features)", 32, 1, 65536, {}},
              {"--out-features", "Columns of y (the layer's output features)", 64, 1, 65536, {}},
-             {"--bias", "The layer's bias term", 0, 0, 1, {"on", "off"}}};
+             {"--bias", "The layer's bias term", 0, 0, 1, {"on", "off"}},
+             {"--tf32", "fp32 products with TF32 on a GPU's tensor cores", 1, 0, 1, {"on", "off"}}};
+  // fp32 with TF32 on a GPU: checked under TF32's tolerance, not fp32's.
+  l.tolerance = [](const pil::Problem& p) {
+    return p.device.is_cuda() && p.dtype == torch::kFloat && tf32(p) ? pil::tolerance_for_tf32()
+                                                                      : pil::tolerance_for(p.dtype);
+  };
   l.make_inputs = make_inputs;
   l.memory_need = memory_need;
   l.variants = variants();

@@ -84,7 +84,7 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
     if (device.is_cuda()) torch::cuda::synchronize();
     if (verify_first) {
       const Verdict verdict = verify(v.collect ? v.collect(in, out) : out,
-                                     lesson.reference_for(v.name)(in), dtype);
+                                     lesson.reference_for(v.name)(in), lesson.tolerance_of(p));
       if (!verdict.passed) {
         ++failures;
         state.SkipWithError(("verification failed: " + verdict.reason).c_str());

@@ -147,7 +147,7 @@ Verdict check_agreement(const Lesson& lesson, const Variant& variant, const Tens
   const at::Tensor their_out = other->run(inputs);
   const at::Tensor theirs = other->collect ? other->collect(inputs, their_out) : their_out;
   const at::Tensor mine = variant.collect ? variant.collect(inputs, own_out) : own_out;
-  const Verdict v = verify(mine, theirs.to(at::kDouble), p.dtype);
+  const Verdict v = verify(mine, theirs.to(at::kDouble), lesson.tolerance_of(p));
   std::cout << v.describe("agrees with " + other->name);
   return against_reference.passed ? v : against_reference;
 }
@@ -240,7 +240,7 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   // The reference after the runs: a variant that trains has changed its weights by now, and its
   // collect() and reference both use them as they are.
   const at::Tensor result = variant.collect ? variant.collect(inputs, out) : out;
-  Verdict verdict = verify(result, lesson.reference_for(variant.name)(inputs), p.dtype);
+  Verdict verdict = verify(result, lesson.reference_for(variant.name)(inputs), lesson.tolerance_of(p));
   std::cout << verdict.describe();
   if (!variant.agrees_with.empty()) verdict = check_agreement(lesson, variant, inputs, out, p, verdict);
 

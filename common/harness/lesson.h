@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "harness/options.h"
+#include "harness/verify.h"
 
 namespace pil {
 
@@ -100,6 +101,12 @@ struct Lesson {
     return it == references.end() ? reference : it->second;
   }
   std::function<MemoryNeed(const Problem&)> memory_need;
+  /// The tolerance results are checked under, where it is not the dtype's (fp32 with TF32 on a
+  /// GPU). Unset: tolerance_for(dtype).
+  std::function<Tolerance(const Problem&)> tolerance;
+  Tolerance tolerance_of(const Problem& p) const {
+    return tolerance ? tolerance(p) : tolerance_for(p.dtype);
+  }
   std::vector<Variant> variants;  ///< drives --list, --variant, the tests and the docs
 
   // For the benchmarks (<lesson>_bench):

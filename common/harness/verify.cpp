@@ -16,6 +16,8 @@ Tolerance tolerance_for(c10::ScalarType dtype) {
   }
 }
 
+Tolerance tolerance_for_tf32() { return {5e-3, 5e-3}; }
+
 namespace {
 
 std::string index_text(int64_t flat, at::IntArrayRef sizes) {
@@ -32,8 +34,12 @@ std::string index_text(int64_t flat, at::IntArrayRef sizes) {
 }  // namespace
 
 Verdict verify(const at::Tensor& out, const at::Tensor& ref, c10::ScalarType dtype) {
+  return verify(out, ref, tolerance_for(dtype));
+}
+
+Verdict verify(const at::Tensor& out, const at::Tensor& ref, const Tolerance& tolerance) {
   Verdict v;
-  v.tolerance = tolerance_for(dtype);
+  v.tolerance = tolerance;
   if (out.sizes() != ref.sizes()) {
     std::ostringstream s;
     s << "output shape " << out.sizes() << " differs from the reference shape " << ref.sizes();

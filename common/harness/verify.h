@@ -20,6 +20,10 @@ struct Tolerance {
 /// few units of the dtype's rounding error, so an accumulation in the wrong precision fails.
 Tolerance tolerance_for(c10::ScalarType dtype);
 
+/// The tolerance for fp32 products computed with TF32 inputs (CUDA's tensor cores): 10
+/// explicit mantissa bits, as fp16, rounding 2^-11 per input, accumulated in fp32.
+Tolerance tolerance_for_tf32();
+
 struct Verdict {
   bool passed = false;
   std::string reason;  ///< why it failed, in one line; empty when passed
@@ -39,5 +43,8 @@ struct Verdict {
 /// Compares `out` (any dtype, any device) with `ref` (float64, same shape) under the tolerance
 /// for `dtype`.
 Verdict verify(const at::Tensor& out, const at::Tensor& ref, c10::ScalarType dtype);
+
+/// The same under an explicit tolerance.
+Verdict verify(const at::Tensor& out, const at::Tensor& ref, const Tolerance& tolerance);
 
 }  // namespace pil

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "support/lesson_run.h"
 
@@ -75,9 +76,18 @@ TEST(Lesson02, ShapesAndDtypesPass) {
   }
 }
 
+TEST(Lesson02, Tf32OnTheCpuKeepsFp32sTolerance) {
+  LinearRun run({"--tf32", "on", "--variant", "all", "--active", "1"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2);
+  EXPECT_NE(run.r.out.find("tolerance |out - ref| <= 0.0001*|ref|"), std::string::npos)
+      << "TF32 applies to CUDA products only\n" << run.r.out;
+}
+
 TEST(Lesson02, BadLessonFlagsExit2WithOneLine) {
   for (std::vector<std::string> args : {std::vector<std::string>{"--in-features", "0"},
-                                        {"--out-features", "x"}, {"--bias", "maybe"}})
+                                        {"--out-features", "x"}, {"--bias", "maybe"},
+                                        {"--tf32", "yes"}})
     pil::test::expect_usage_error(kExe, args);
 }
 
@@ -92,6 +102,26 @@ struct GpuLinearRun : pil::test::GpuLessonRun {
       : GpuLessonRun(kExe, {"--dtype", dtype, "--variant", variant, "--active", "3"}) {}
   size_t kernels() const { return count("kernel"); }
 };
+
+TEST(Lesson02Gpu, Tf32ChangesTheFp32GemmKernel) {
+  auto kernels = [](const std::string& tf32) {
+    TempDir dir;
+    const auto r = run_process(kExe, {"--device", "cuda", "--dtype", "fp32", "--tf32", tf32,
+                                      "--size", "1024", "--in-features", "1024", "--out-features",
+                                      "1024", "--active", "1", "--out", dir.path()});
+    if (r.exit_code == 77) std::exit(77);
+    EXPECT_EQ(r.exit_code, 0) << tf32 << "\n" << r.out << r.err;
+    std::set<std::string> names;
+    for (const auto& s : pil::test::read_trace_slices(pil::test::line_value(r.out, "trace")))
+      if (s.cat == "kernel") names.insert(s.name);
+    return names;
+  };
+  const auto off = kernels("off"), on = kernels("on");
+  EXPECT_NE(off, on) << "TF32 picks another GEMM kernel";
+  bool tf32_named = false;
+  for (const auto& n : on) tf32_named = tf32_named || n.find("tf32") != std::string::npos;
+  EXPECT_TRUE(tf32_named) << "a kernel whose name says tf32";
+}
 
 TEST(Lesson02Gpu, LtVariantsRefuseShapesCublasLtCannotTake) {
   for (std::vector<std::string> shape : {std::vector<std::string>{"--in-features", "33"},
