@@ -1,5 +1,7 @@
 #include "trace/chrome_writer.h"
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -89,6 +91,15 @@ void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& 
       arg("\"block\": " + dims(k->block));
       arg("\"registers per thread\": " + std::to_string(k->registers));
       arg("\"shared memory\": " + std::to_string(k->shared_memory));
+      char buf[64];
+      if (k->blocks_per_sm >= 0) {
+        std::snprintf(buf, sizeof buf, "\"blocks per SM\": %.6g", k->blocks_per_sm);
+        arg(buf);
+      }
+      if (k->est_occupancy_pct >= 0) {
+        std::snprintf(buf, sizeof buf, "\"est. achieved occupancy %%\": %.6g", k->est_occupancy_pct);
+        arg(buf);
+      }
     }
     out << args << "}}";
     // The flow arrow from the launch call to this GPU work, as Kineto draws it.

@@ -660,6 +660,12 @@ class Reader {
     return ns / 1000;
   }
 
+  static double real(od::value& v, const char* what) {
+    double d = 0;
+    if (v.get_double().get(d)) throw BadEvent{std::string("'") + what + "' is not a number"};
+    return d;
+  }
+
   /// A string value as it stands in the buffer when it has no escapes (no copy), else unescaped.
   static bool string_of(od::value& v, std::string_view& out) {
     std::string_view tok = v.raw_json_token();
@@ -762,6 +768,12 @@ class Reader {
             has_kinfo = true;
           } else if (is_key(ak, "shared memory")) {
             kinfo.shared_memory = whole(av, "shared memory");
+            has_kinfo = true;
+          } else if (is_key(ak, "est. achieved occupancy %")) {
+            kinfo.est_occupancy_pct = real(av, "est. achieved occupancy %");
+            has_kinfo = true;
+          } else if (is_key(ak, "blocks per SM")) {
+            kinfo.blocks_per_sm = real(av, "blocks per SM");
             has_kinfo = true;
           } else if (is_key(ak, "name")) {
             std::string_view s;

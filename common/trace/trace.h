@@ -40,6 +40,10 @@ struct KernelInfo {
   int32_t block[3] = {0, 0, 0};
   int32_t registers = 0;       ///< per thread
   int64_t shared_memory = 0;   ///< bytes per block
+  /// Kineto's "est. achieved occupancy %" (resident warps over the SM's maximum, estimated from
+  /// the launch's registers, shared memory and block size); -1 when the trace has none.
+  double est_occupancy_pct = -1;
+  double blocks_per_sm = -1;   ///< Kineto's "blocks per SM": grid size over the SM count
 };
 
 /// One allocation (bytes > 0) or free (bytes < 0) of a `[memory]` event.

@@ -43,6 +43,8 @@ TEST(ChromeWriter, WrittenTraceReadsBackTheSame) {
   ASSERT_EQ(kb.size(), ka.size());
   ASSERT_TRUE(kb[0].launch.has_value());
   EXPECT_EQ(kb[0].launch->registers, 90);
+  EXPECT_DOUBLE_EQ(kb[0].launch->est_occupancy_pct, 12.0) << "occupancy written back";
+  EXPECT_DOUBLE_EQ(kb[0].launch->blocks_per_sm, 0.48);
 }
 
 TEST(ChromeWriter, OneArrowPerLaunchedGpuWork) {

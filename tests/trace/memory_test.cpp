@@ -57,7 +57,9 @@ TEST(Memory, EventsAreReadWithSizeDeviceAndTotal) {
         EXPECT_EQ(m->total_allocated, 14 * MiB);
         EXPECT_FALSE(m->cuda);
       }
-      if (m->cuda) EXPECT_EQ(m->device, 0);
+      if (m->cuda) {
+        EXPECT_EQ(m->device, 0);
+      }
       ++n;
     }
   EXPECT_EQ(n, 5);

@@ -50,6 +50,8 @@ TEST_F(Reports, KernelStatistics) {
   EXPECT_NEAR(rows[0].share, 100.0 / 132.0, 1e-9);  // 100 + 10 + 5 + 2 + 10 + 5
   ASSERT_TRUE(rows[0].launch.has_value());
   EXPECT_EQ(rows[0].launch->registers, 90);
+  EXPECT_DOUBLE_EQ(rows[0].launch->est_occupancy_pct, 12.0);
+  EXPECT_DOUBLE_EQ(rows[0].launch->blocks_per_sm, 0.48);
 }
 
 TEST_F(Reports, KernelsOfOneRange) {

@@ -74,7 +74,7 @@ inline std::string synthetic_gpu_trace(int64_t offset_us = 0, bool reversed = fa
       rt("cudaLaunchKernel", 2, 100, 110, 13, 0),
       k("gemm", 7, 40, 140, 7, 4, "kernel",
         ", \"grid\": [64, 1, 1], \"block\": [128, 1, 1], \"registers per thread\": 90, "
-        "\"shared memory\": 4096"),
+        "\"shared memory\": 4096, \"blocks per SM\": 0.48, \"est. achieved occupancy %\": 12"),
       k("add_kernel", 7, 150, 160, 8, 5),
       k("graph_k1", 7, 165, 170, 9, 2),
       k("graph_k2", 7, 170, 172, 9, 2),

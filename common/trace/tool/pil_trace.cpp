@@ -100,7 +100,9 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
         row["launch"] = {{"grid", r.launch->grid},
                          {"block", r.launch->block},
                          {"registers_per_thread", r.launch->registers},
-                         {"shared_memory_bytes", r.launch->shared_memory}};
+                         {"shared_memory_bytes", r.launch->shared_memory},
+                         {"blocks_per_sm", r.launch->blocks_per_sm},
+                         {"est_occupancy_pct", r.launch->est_occupancy_pct}};
       j.push_back(row);
     }
     std::cout << j.dump(2) << "\n";
@@ -108,11 +110,13 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
   }
   auto headers = kStatHeaders;
   headers.push_back("Grid Block Regs Smem");
+  headers.push_back("Est. occ. %");
   headers.push_back("Name");
   TextTable table(headers);
   for (const auto& r : rows) {
     auto cells = stats_cells(r.time, r.share);
     cells.push_back(shape(r.launch));
+    cells.push_back(r.launch && r.launch->est_occupancy_pct >= 0 ? fixed(r.launch->est_occupancy_pct) : "-");
     cells.push_back(r.name);
     table.add(cells);
   }
