@@ -6,6 +6,7 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <iostream>
@@ -122,7 +123,25 @@ class CuptiRecorder : public Recorder {
 };
 #endif
 
-std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& device, bool memory) {
+/// --profiler off: nothing recorded in process, so an outside profiler can subscribe to CUPTI.
+class NoRecorder : public Recorder {
+ public:
+  void prepare() override {}
+  void start() override {}
+  void stop() override {}
+  const trace::Trace& trace() const override { return empty_; }
+  void save(const fs::path&) const override {}
+  const char* name() const override {
+    return "none (--profiler off): NVTX ranges only, for an outside profiler";
+  }
+
+ private:
+  trace::Trace empty_;
+};
+
+std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& device, bool memory,
+                                        bool profiler) {
+  if (!profiler) return std::make_unique<NoRecorder>();
   if (v.tracer == Tracer::Cupti) {
 #if PIL_HAVE_CUPTI
     return std::make_unique<CuptiRecorder>();
@@ -211,19 +230,27 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   std::cout << "schedule: " << o.warmup_calls << " warm-up calls, then wait " << o.wait
             << ", warmup " << o.warmup << ", active " << o.active << " (" << schedule.steps()
             << " steps)\n";
-  const std::unique_ptr<Recorder> recorder = make_recorder(variant, p.device, o.profile_memory);
+  const std::unique_ptr<Recorder> recorder =
+      make_recorder(variant, p.device, o.profile_memory, o.profiler);
   Recorder& profiler = *recorder;
   std::cout << "tracer: " << profiler.name() << "\n";
+  // The recorded steps' wall time, for --profiler off (otherwise the trace has them).
+  std::vector<RunSummary::Step> wall_steps;
   for (int step = 0; step < schedule.steps(); ++step) {
     const StepAction action = schedule.action(step);
     if (action == StepAction::Warmup) profiler.prepare();
     if (Schedule::records(action)) profiler.start();
+    const auto t0 = std::chrono::steady_clock::now();
     {
       NamedRange step_range("ProfileStep#" + std::to_string(step));
       out = variant.run(inputs);
       // The last step waits for the GPU, so the trace holds every kernel it launched.
       if (action == StepAction::RecordAndSave) synchronize(p.device);
     }
+    if (Schedule::records(action))
+      wall_steps.push_back({"ProfileStep#" + std::to_string(step),
+                            std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - t0).count()});
     if (action == StepAction::RecordAndSave) profiler.stop();
   }
 
@@ -249,7 +276,7 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   table_options.sort = o.sort.value_or(p.device.is_cuda() ? trace::SortKey::DeviceTotal
                                                           : trace::SortKey::CpuTotal);
   table_options.row_limit = o.row_limit;
-  const std::string table_text = trace::format_table(table, table_options);
+  const std::string table_text = o.profiler ? trace::format_table(table, table_options) : "";
   std::cout << table_text;
 
   const std::string stem = variant.name + "_" + p.device.str() + "_" + dtype_name(p.dtype) +
@@ -276,11 +303,14 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   s.max_abs_err = verdict.max_abs_err;
   s.max_rel_err = verdict.max_rel_err;
   s.mismatches = verdict.mismatches;
-  s.trace_path = trace_path.string();
-  s.table_path = table_path.string();
+  if (o.profiler) {
+    s.trace_path = trace_path.string();
+    s.table_path = table_path.string();
+  }
   for (const auto& e : profiler.trace().events)
     if (e.category == trace::Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) == 0)
       s.steps.push_back({std::string(e.name), e.dur_ns});
+  if (!o.profiler) s.steps = wall_steps;  // wall clock on the CPU (a GPU's last step synchronized)
   s.operators = table;
   s.memory = trace::memory_report(trace::TraceIndex(profiler.trace()));
   s.cuda_peak_allocated = cuda_peak;
@@ -288,16 +318,18 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
     std::cout << "memory: the caching allocator's peak over the steps: " << trace::format_bytes(cuda_peak)
               << " allocated on " << p.device.str() << "\n";
 
-  write_text_atomically(table_path, table_text);
   write_text_atomically(summary_path, to_json(s));
-  profiler.save(trace_path);
-  const trace::TraceIndex index(profiler.trace());
-  std::cout << trace::explain(index);
-  for (const auto& text : o.expect)
-    std::cout << trace::check_expectation(index, trace::parse_expectation(text)).line() << "\n";
-  std::cout << "table: " << table_path.string() << "\n"
-            << "summary: " << summary_path.string() << "\n"
-            << "trace: " << trace_path.string() << "\n";
+  if (o.profiler) {
+    write_text_atomically(table_path, table_text);
+    profiler.save(trace_path);
+    const trace::TraceIndex index(profiler.trace());
+    std::cout << trace::explain(index);
+    for (const auto& text : o.expect)
+      std::cout << trace::check_expectation(index, trace::parse_expectation(text)).line() << "\n";
+    std::cout << "table: " << table_path.string() << "\n";
+  }
+  std::cout << "summary: " << summary_path.string() << "\n";
+  if (o.profiler) std::cout << "trace: " << trace_path.string() << "\n";
   std::cout << "RESULT: " << (verdict.passed ? "PASSED" : "FAILED") << std::endl;
 
   line.name = variant.name;
@@ -373,8 +405,9 @@ int run_parsed(const Lesson& lesson, const Options& o) {
 
 #if PIL_HAVE_CUPTI
   // NVTX ranges reach CUPTI only if NVTX is pointed at it before its first range.
+  // Not with --profiler off: an outside profiler (nsys) routes NVTX to itself.
   for (const Variant* v : runnable)
-    if (v->tracer == Tracer::Cupti) cuda::CuptiTracer::route_nvtx_to_cupti();
+    if (v->tracer == Tracer::Cupti && o.profiler) cuda::CuptiTracer::route_nvtx_to_cupti();
 #endif
 
   check_memory(lesson, problem);

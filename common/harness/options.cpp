@@ -76,7 +76,7 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   std::string device = "auto", dtype = "auto", size = std::to_string(o.size), variant,
               wait = "1", warmup = "1", active = "3", warmup_calls = "3", out = o.out_dir,
               row_limit = "15", sort, seed = "0",
-              profile_memory = lesson.profile_memory ? "on" : "off";
+              profile_memory = lesson.profile_memory ? "on" : "off", profiler = "on";
   bool list = false;
   CLI::App app{lesson.name + ": " + lesson.description, lesson.name};
   app.set_help_flag("-h,--help", "Print this help and exit");
@@ -110,6 +110,10 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
                  "repeatable: " + trace::expectation_keys())
       ->take_all()
       ->allow_extra_args(false);
+  app.add_option("--profiler", profiler,
+                 "on|off: off runs the steps with NVTX ranges but no in-process profiler (no trace "
+                 "or table), for Nsight Systems or Nsight Compute")
+      ->capture_default_str();
   app.add_option("--profile-memory", profile_memory,
                  "on|off: record allocations and frees (memory columns, peak per device)")
       ->capture_default_str();
@@ -168,6 +172,9 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     o.row_limit = int(whole_number("--row-limit", row_limit, 1, 100000));
     o.seed = uint64_t(whole_number("--seed", seed, 0, std::numeric_limits<int64_t>::max()));
     o.profile_memory = one_of<bool>("--profile-memory", profile_memory, {{"on", true}, {"off", false}});
+    o.profiler = one_of<bool>("--profiler", profiler, {{"on", true}, {"off", false}});
+    if (!o.profiler && !expect.empty())
+      throw BadValue{"--expect " + expect.front() + ": needs a trace; allowed with --profiler on"};
     for (const auto& e : expect) {
       try {
         trace::parse_expectation(e);

@@ -54,6 +54,9 @@ struct Options {
   std::optional<trace::SortKey> sort;     ///< default: device total on a GPU, CPU total on the CPU
   uint64_t seed = 0;
   bool profile_memory = false;            ///< record allocations and frees in the trace
+  /// Off: no in-process profiler (no trace, no table), NVTX ranges only, so an outside profiler
+  /// (Nsight Systems, Nsight Compute) can attach; CUPTI takes one subscriber.
+  bool profiler = true;
   std::vector<std::string> expect;        ///< predictions checked after the run ("kernels=5")
   std::map<std::string, int64_t> extra;   ///< the lesson's own flags by name ("--bias" -> 1)
 

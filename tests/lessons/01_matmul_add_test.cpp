@@ -141,6 +141,22 @@ TEST(Lesson01, PredictionsAreAnsweredYesOrNoWithTheFigure) {
       << run.r.out;
 }
 
+TEST(Lesson01, ProfilerOffRunsAndChecksButWritesNoTrace) {
+  LessonRun run({"--profiler", "off", "--variant", "all"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2);
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "tracer: none (--profiler off)"), 2);
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "trace:"), 0) << run.r.out;
+  EXPECT_EQ(run.r.out.find("Self CPU"), std::string::npos) << "no table without a trace";
+  size_t traces = 0, summaries = 0;
+  for (const auto& f : fs::directory_iterator(run.dir.path())) {
+    traces += f.path().string().find(".pt.trace.json") != std::string::npos;
+    summaries += f.path().string().find(".summary.json") != std::string::npos;
+  }
+  EXPECT_EQ(traces, 0u);
+  EXPECT_EQ(summaries, 2u);
+}
+
 TEST(Lesson01, AddmmIsCheckedAgainstEagerToo) {
   LessonRun run({"--variant", "addmm", "--size", "96"});
   ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
@@ -162,7 +178,8 @@ TEST(Lesson01, WrongFlagsExit2WithOneLineAndWriteNothing) {
   const std::vector<std::vector<std::string>> bad = {
       {"--size", "0"},        {"--size", "-3"},      {"--size", "big"},
       {"--dtype", "int8"},    {"--device", "tpu"},   {"--variant", "magic"},
-      {"--active", "0"},      {"--nonsense"},        {"--size", "65536"} /* too large to allocate */};
+      {"--active", "0"},      {"--nonsense"},        {"--size", "65536"} /* too large to allocate */,
+      {"--profiler", "maybe"}, {"--expect", "steps=3", "--profiler", "off"}};
   for (const auto& args : bad) {
     pil::test::expect_usage_error(kExe, args);
   }
