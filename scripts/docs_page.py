@@ -10,6 +10,8 @@ carries markers, HTML comments that GitHub does not show, which this script turn
                                 runs. The README's copy must equal it (checked: --check).
   <!-- run: NAME: FLAGS -->     runs the lesson on the CPU with FLAGS (into the build tree) for
                                 the markers below; nothing is shown
+  <!-- trace: NAME: PATH -->    names a committed trace (PATH from the project root: a GPU
+                                fixture captured on the GPU machine) for the markers below
   <!-- timeline: NAME [step=K] [range=R] -->
                                 a timeline picture of that run's trace (pil-trace svg)
   <!-- table: NAME [rows=N] --> its operator table (pil-trace ops)
@@ -29,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 
-MARKER = re.compile(r"^<!--\s*(snippet|run|timeline|table|summary):\s*(.*?)\s*-->\s*$")
+MARKER = re.compile(r"^<!--\s*(snippet|run|trace|timeline|table|summary):\s*(.*?)\s*-->\s*$")
 
 
 class DocsError(Exception):
@@ -111,6 +113,8 @@ def make_page(args):
     with open(os.path.join(args.lesson_dir, "main.cpp")) as f:
         source = f.read()
 
+    if not args.check:
+        os.makedirs(args.out_dir, exist_ok=True)
     out, runs, machine = [], {}, None
     i = 0
     while i < len(lines):
@@ -146,6 +150,13 @@ def make_page(args):
                 machine = machine or (head.group(1) if head else "this machine's CPU")
                 runs[name] = {"trace": trace.group(1), "cmd": "build/bin/%s %s" % (lesson, flags.strip())}
                 continue
+            if kind == "trace":
+                name, _, rel = body.partition(":")
+                path = os.path.join(args.root, rel.strip())
+                if not rel.strip() or not os.path.isfile(path):
+                    raise DocsError("trace %s: no such file %r" % (name.strip(), rel.strip()), 2)
+                runs[name.strip()] = {"trace": path, "cmd": rel.strip()}
+                continue
             name, opts = options(body)
             if name not in runs:
                 raise DocsError("%s marker names run %r, which no earlier run marker declares" % (kind, name), 2)
@@ -153,7 +164,7 @@ def make_page(args):
             if kind == "timeline":
                 svg_name = "%s_%s_%s.svg" % (lesson, name, "range" if "range" in opts else "step%s" % opts.get("step", "0"))
                 window = ["--range", opts["range"]] if "range" in opts else ["--step", opts.get("step", "0")]
-                title = "%s: %s (CPU)" % (lesson, r["cmd"])
+                title = "%s: %s%s" % (lesson, r["cmd"], " (CPU)" if r["cmd"].startswith("build/") else "")
                 run([args.pil_trace, "svg", r["trace"], "--out", os.path.join(args.out_dir, svg_name), "--title", title,
                      "--width", "900"] + window)
                 out.append("\\image html %s \"Timeline of `%s` (%s), generated at build time by pil-trace svg\""
@@ -186,6 +197,8 @@ def main():
     p.add_argument("--pil-trace")
     p.add_argument("--out-dir")
     p.add_argument("--page")
+    p.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                   help="the project root, for trace markers' paths (default: this script's project)")
     args = p.parse_args()
     if not args.check and not (args.exe and args.pil_trace and args.out_dir and args.page):
         p.error("--exe, --pil-trace, --out-dir and --page are needed unless --check")

@@ -42,7 +42,8 @@ class DocsPage(unittest.TestCase):
         r = run("--lesson-dir", d, "--exe", "/bin/false", "--pil-trace", "/bin/false", "--out-dir",
                 os.path.join(d, "out"), "--page", page)
         self.assertEqual(r.returncode, 0, r.stderr)
-        text = open(page).read()
+        with open(page) as f:
+            text = f.read()
         self.assertIn("\\snippet 09_demo/main.cpp variant-x", text)
         self.assertNotIn("return helper();", text)
 
@@ -62,6 +63,26 @@ class DocsPage(unittest.TestCase):
                     os.path.join(d, "out"), "--page", os.path.join(d, "out", "p.md"))
             self.assertEqual(r.returncode, 2, readme + r.stderr)
             self.assertFalse(os.path.exists(os.path.join(d, "out", "p.md")), "nothing written")
+
+    def test_a_committed_trace_is_drawn_and_tabled(self):
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        fixture = "tests/fuzz/corpus/gpu_small.json"
+        d = lesson("<!-- trace: gpu: %s -->\n<!-- table: gpu rows=3 -->\n<!-- timeline: gpu step=0 -->\n" % fixture)
+        fake = os.path.join(d, "fake-pil-trace")
+        with open(fake, "w") as f:  # stands in for pil-trace: prints its arguments, writes the svg
+            f.write("#!/bin/sh\necho \"$@\"\nif [ \"$1\" = svg ]; then : > \"$4\"; fi\n")
+        os.chmod(fake, 0o755)
+        page = os.path.join(d, "out", "p.md")
+        r = run("--lesson-dir", d, "--exe", "/bin/false", "--pil-trace", fake, "--out-dir",
+                os.path.join(d, "out"), "--page", page, "--root", root)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(page) as f:
+            text = f.read()
+        self.assertIn("ops " + os.path.join(root, fixture) + " --row-limit 3", text)
+        self.assertIn("\\image html 09_demo_gpu_step0.svg", text)
+        r = run("--lesson-dir", lesson("<!-- trace: gpu: no/such.json -->\n"), "--exe", "/bin/false",
+                "--pil-trace", fake, "--out-dir", os.path.join(d, "o2"), "--page", os.path.join(d, "o2", "p.md"))
+        self.assertEqual(r.returncode, 2, r.stderr)
 
     def test_a_failing_run_fails_and_writes_nothing(self):
         d = lesson("<!-- run: a: --size 1 -->\n")
