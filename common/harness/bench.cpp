@@ -120,6 +120,7 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
     ++failures;
     state.SkipWithError(e.what());
   }
+  release_after_variant();
 }
 
 }  // namespace

@@ -75,6 +75,13 @@ inline std::function<at::Tensor(const Tensors&)> replayed_from_graph(
         }
         graph->capture_end();
         state->graph = std::move(graph);
+        // Let the graph and its pool go once the variant is done, not at exit (after the CUDA
+        // runtime may be gone).
+        pil::after_variant([state] {
+          state->graph.reset();
+          state->out = at::Tensor();
+          state->key.clear();
+        });
       }
       side.synchronize();
       state->key = std::move(key);

@@ -419,13 +419,34 @@ int run_parsed(const Lesson& lesson, const Options& o) {
   std::vector<VariantLine> lines;
   for (const Variant* v : runnable) {
     lines.emplace_back();
-    worst = std::max(worst, run_variant(lesson, *v, problem, device_name, lines.back()));
+    try {
+      worst = std::max(worst, run_variant(lesson, *v, problem, device_name, lines.back()));
+    } catch (...) {
+      release_after_variant();
+      throw;
+    }
+    release_after_variant();
   }
   print_comparison(lines);
   return worst;
 }
 
 }  // namespace
+
+namespace {
+std::vector<std::function<void()>>& releases() {
+  static std::vector<std::function<void()>> r;
+  return r;
+}
+}  // namespace
+
+void after_variant(std::function<void()> release) { releases().push_back(std::move(release)); }
+
+void release_after_variant() {
+  std::vector<std::function<void()>> now;
+  now.swap(releases());
+  for (auto& r : now) r();
+}
 
 int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
   LessonInfo info{lesson.name, lesson.description, lesson.default_size, lesson.max_size, {},

@@ -126,6 +126,15 @@ struct Lesson {
   std::vector<Variant> ceilings;
 };
 
+/// Registers `release` to run once the current variant is done (after its checks, before the
+/// next variant and before the process exits): for what a variant holds beyond one call, such as
+/// a captured CUDA graph and its memory pool, which must not outlive the CUDA runtime at exit.
+void after_variant(std::function<void()> release);
+
+/// Runs what after_variant() registered, and forgets it. The harness calls it after each
+/// variant and each benchmark.
+void release_after_variant();
+
 /// Runs the lesson's Google Benchmark suite: every variant × size × dtype (fp32, bf16) on the
 /// devices it runs on, timed per call (CUDA events on a GPU), with FLOP/s and bytes/s counters,
 /// each variant verified against the reference before it is timed. GPU benchmarks are left out,
