@@ -544,6 +544,28 @@ std::string explain(const TraceIndex& index) {
            pct(ka.self_cpu_total_ns ? double(ops[i]->self_cpu_ns) / double(ka.self_cpu_total_ns) : 0);
     line(s);
   }
+  // Named ranges (the lessons' parts: attn, mlp, ...), most CPU time first, per step.
+  {
+    std::unordered_map<std::string_view, bool> range_names;
+    for (const auto& e : t.events)
+      if (e.category == Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) != 0)
+        range_names.emplace(e.name, true);
+    std::vector<const KeyAverage*> ranges;
+    for (const auto& r : ka.rows)
+      if (!r.device_work && range_names.count(r.name)) ranges.push_back(&r);
+    std::sort(ranges.begin(), ranges.end(),
+              [](const KeyAverage* a, const KeyAverage* b) { return a->cpu_total_ns > b->cpu_total_ns; });
+    const int64_t steps = std::max<int64_t>(1, int64_t(index.steps.size()));
+    if (!ranges.empty()) {
+      std::string s = std::string("named ranges, time per ") + (index.steps.empty() ? "trace" : "step") +
+                      " (CPU" + (ka.has_device_time() ? " / GPU work launched inside" : "") + "):";
+      for (size_t i = 0; i < std::min<size_t>(6, ranges.size()); ++i) {
+        s += std::string(i ? "," : "") + " " + ranges[i]->name + " " + format_time_ns(ranges[i]->cpu_total_ns / steps);
+        if (ka.has_device_time()) s += " / " + format_time_ns(ranges[i]->device_total_ns / steps);
+      }
+      line(s);
+    }
+  }
   for (const MemoryRow& m : memory_report(index)) {
     std::string where;
     if (!m.peak_range.empty()) where += " in `" + m.peak_range + "`";

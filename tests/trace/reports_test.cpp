@@ -186,6 +186,10 @@ TEST_F(Reports, ExplainNamesTheGpuFigures) {
   EXPECT_NE(text.find("7 GPU work items per step"), std::string::npos) << text;
   EXPECT_NE(text.find("launch delay"), std::string::npos) << text;
   EXPECT_NE(text.find("1 graph launch(es) ran 2 kernels"), std::string::npos) << text;
+  // matmul_add: [10, 90] us on the CPU; gemm 100 + add_kernel 10 + the graph's 5 + 2 launched inside.
+  EXPECT_NE(text.find("named ranges, time per step (CPU / GPU work launched inside): matmul_add "
+                      "80.000us / 117.000us"),
+            std::string::npos) << text;
 }
 
 TEST_F(Reports, SvgHasLanesArrowsAxisAndLegend) {
