@@ -1,5 +1,7 @@
 #include "trace/svg.h"
 
+#include "trace/key_averages.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -30,6 +32,8 @@ constexpr Style kStyles[] = {
     {Category::Memset, "#ff9da7", "memset"},
     {Category::GpuUserAnnotation, "#bab0ac", "range on GPU"},
 };
+
+constexpr const char* kMemoryColor = "#9c755f";
 
 const char* color_of(Category c) {
   for (const auto& s : kStyles)
@@ -172,7 +176,9 @@ std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
   std::map<std::pair<int64_t, int64_t>, Lane> cpu, gpu;
   for (size_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
-    if (e.category == Category::Other || e.end_ns() < from || e.start_ns > to) continue;
+    if (e.category == Category::Other || e.category == Category::Memory || e.end_ns() < from ||
+        e.start_ns > to)
+      continue;
     (e.on_device() ? gpu : cpu)[{e.pid, e.tid}].events.push_back(i);
   }
   std::vector<int> depth(t.events.size(), 0);
@@ -224,6 +230,52 @@ std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
         }
       }
       y += lane.depth_rows * kRow + 8;
+    }
+  }
+  // Memory in use per device, as a step line over the window (from the [memory] events):
+  // counted from the trace's first event, so the line shows what the window's work added.
+  {
+    std::map<std::pair<bool, int32_t>, std::vector<size_t>> by_device;
+    for (size_t i = 0; i < t.events.size(); ++i)
+      if (const MemoryInfo* m = t.memory_info(t.events[i])) by_device[{m->cuda, m->device}].push_back(i);
+    constexpr int kMemoryRow = 44;
+    for (auto& [key, idx] : by_device) {
+      std::stable_sort(idx.begin(), idx.end(),
+                       [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+      int64_t in_use = 0, start_value = 0;
+      std::vector<std::pair<int64_t, int64_t>> points;  // (time, bytes in use after it)
+      for (size_t i : idx) {
+        in_use += t.memory_info(t.events[i])->bytes;
+        if (t.events[i].start_ns < from) start_value = in_use;
+        else if (t.events[i].start_ns <= to) points.emplace_back(t.events[i].start_ns, in_use);
+      }
+      int64_t low = start_value, high = start_value;
+      for (const auto& p : points) {
+        low = std::min(low, p.second);
+        high = std::max(high, p.second);
+      }
+      const double range = double(std::max<int64_t>(high - low, 1));
+      auto y_of = [&](int64_t v) { return y + kMemoryRow - 4 - double(v - low) / range * (kMemoryRow - 8); };
+      const std::string label = key.first ? "GPU " + std::to_string(key.second) + " memory" : "host memory";
+      body << "<text x=\"4\" y=\"" << y + 12 << "\" class=\"l\">" << escape(label) << "</text>\n"
+           << "<text x=\"4\" y=\"" << y + 26 << "\" class=\"t\">" << escape(format_bytes(low)) << " to "
+           << escape(format_bytes(high)) << "</text>\n"
+           << "<line x1=\"0\" x2=\"" << width << "\" y1=\"" << y - 2 << "\" y2=\"" << y - 2
+           << "\" class=\"g\"/>\n";
+      std::ostringstream path;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "M%.1f,%.1f", x_of(from), y_of(start_value));
+      path << buf;
+      for (const auto& p : points) {
+        std::snprintf(buf, sizeof buf, " H%.1f V%.1f", x_of(p.first), y_of(p.second));
+        path << buf;
+      }
+      std::snprintf(buf, sizeof buf, " H%.1f", x_of(to));
+      path << buf;
+      body << "<path d=\"" << path.str() << "\" fill=\"none\" stroke=\"" << kMemoryColor
+           << "\" stroke-width=\"1.5\"><title>" << escape(label) << ": in use, above what was held "
+           << "when recording began</title></path>\n";
+      y += kMemoryRow + 8;
     }
   }
   const int height = y + 40;
@@ -284,6 +336,12 @@ std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
         << s.label << "</text>\n";
     lx += 24 + int(std::string(s.label).size()) * 6;
   }
+  bool memory = false;
+  for (const auto& e : t.events) memory = memory || e.category == Category::Memory;
+  if (memory)
+    svg << "<rect x=\"" << lx << "\" y=\"" << height - 26 << "\" width=\"10\" height=\"10\" fill=\""
+        << kMemoryColor << "\"/><text x=\"" << lx + 14 << "\" y=\"" << height - 17
+        << "\" class=\"t\">memory in use</text>\n";
   svg << "<text x=\"4\" y=\"" << height - 4 << "\" class=\"t\">window " << escape(time_label(span))
       << "; arrows: launch call -> GPU work";
   if (skipped) svg << " (" << skipped << " more not drawn)";

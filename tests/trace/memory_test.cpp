@@ -9,6 +9,7 @@
 #include "trace/key_averages.h"
 #include "trace/parse.h"
 #include "trace/reports.h"
+#include "trace/svg.h"
 
 namespace pil::trace {
 namespace {
@@ -122,6 +123,18 @@ TEST(Memory, PeakPerDeviceAndWhereItCameFrom) {
                       "aten::softmax (allocator total then 18.00 MB)"),
             std::string::npos)
       << said;
+}
+
+TEST(Memory, TimelineDrawsMemoryInUsePerDevice) {
+  const Trace t = parse_trace_text(memory_trace());
+  const std::string svg = render_svg(TraceIndex(t), SvgOptions{});
+  EXPECT_NE(svg.find(">host memory<"), std::string::npos);
+  EXPECT_NE(svg.find(">GPU 0 memory<"), std::string::npos);
+  EXPECT_NE(svg.find("0 B to 8.00 MB"), std::string::npos) << "host: nothing, then both 4 MiB outputs";
+  EXPECT_NE(svg.find("memory in use"), std::string::npos) << "in the legend";
+  EXPECT_EQ(svg.find(">[memory]<"), std::string::npos) << "memory events are not drawn as slices";
+  const Trace none = parse_trace_text(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]})");
+  EXPECT_EQ(render_svg(TraceIndex(none), SvgOptions{}).find("memory"), std::string::npos);
 }
 
 TEST(Memory, WriterKeepsMemoryEvents) {
