@@ -162,7 +162,9 @@ def make_page(args):
                 raise DocsError("%s marker names run %r, which no earlier run marker declares" % (kind, name), 2)
             r = runs[name]
             if kind == "timeline":
-                svg_name = "%s_%s_%s.svg" % (lesson, name, "range" if "range" in opts else "step%s" % opts.get("step", "0"))
+                window_name = ("range_" + re.sub(r"[^A-Za-z0-9_]+", "_", opts["range"]) if "range" in opts
+                               else "step%s" % opts.get("step", "0"))
+                svg_name = "%s_%s_%s.svg" % (lesson, name, window_name)
                 window = ["--range", opts["range"]] if "range" in opts else ["--step", opts.get("step", "0")]
                 title = "%s: %s%s" % (lesson, r["cmd"], " (CPU)" if r["cmd"].startswith("build/") else "")
                 run([args.pil_trace, "svg", r["trace"], "--out", os.path.join(args.out_dir, svg_name), "--title", title,

@@ -107,7 +107,8 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
       if (k >= 0) per[size_t(k)] += 1;
     }
     if (total == 0) {
-      a.measured = "no kernels: a CPU run has none; count operators with calls:NAME";
+      a.measured = "0: no kernels in the trace (a CPU run has none; count operators with calls:NAME)";
+      a.yes = want == 0;
     } else {
       const double median = DurationStats::of(per).median;
       a.measured = per_step(median) + " per step, the median over " + over;
@@ -134,6 +135,8 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
       if (!pick || (r.cuda && !pick->cuda)) pick = &r;
     if (!pick) {
       a.measured = "no memory events (run with --profile-memory on)";
+    } else if (pick->peak_growth <= 0) {
+      a.measured = "memory never rose above what was held when recording began";
     } else {
       a.measured = (pick->peak_range.empty() ? "outside any range" : "`" + pick->peak_range + "`") + ", " +
                    format_bytes(pick->peak_growth) + " on " +

@@ -660,10 +660,24 @@ class Reader {
     return ns / 1000;
   }
 
-  static double real(od::value& v, const char* what) {
+  /// An argument that only adds detail (memory sizes, occupancy): read when it is a number,
+  /// ignored when it is not, so one odd value never makes a trace unreadable.
+  static bool optional_whole(od::value& v, int64_t& out) {
+    int64_t n = 0;
+    if (!v.get_int64().get(n)) {
+      out = n;
+      return true;
+    }
+    int64_t ns = 0;
+    if (!microseconds_text_to_ns(v.raw_json_token(), ns)) return false;
+    out = ns / 1000;
+    return true;
+  }
+  static bool optional_real(od::value& v, double& out) {
     double d = 0;
-    if (v.get_double().get(d)) throw BadEvent{std::string("'") + what + "' is not a number"};
-    return d;
+    if (v.get_double().get(d)) return false;
+    out = d;
+    return true;
   }
 
   /// A string value as it stands in the buffer when it has no escapes (no copy), else unescaped.
@@ -770,23 +784,22 @@ class Reader {
             kinfo.shared_memory = whole(av, "shared memory");
             has_kinfo = true;
           } else if (is_key(ak, "est. achieved occupancy %")) {
-            kinfo.est_occupancy_pct = real(av, "est. achieved occupancy %");
-            has_kinfo = true;
+            if (optional_real(av, kinfo.est_occupancy_pct)) has_kinfo = true;
           } else if (is_key(ak, "blocks per SM")) {
-            kinfo.blocks_per_sm = real(av, "blocks per SM");
-            has_kinfo = true;
+            if (optional_real(av, kinfo.blocks_per_sm)) has_kinfo = true;
           } else if (is_key(ak, "name")) {
             std::string_view s;
             if (!av.get_string().get(s)) meta_name = out_->intern(s);
           } else if (is_key(ak, "Bytes")) {
-            minfo.bytes = whole(av, "Bytes");
-            has_minfo = true;
+            has_minfo = optional_whole(av, minfo.bytes);
           } else if (is_key(ak, "Total Allocated")) {
-            minfo.total_allocated = whole(av, "Total Allocated");
+            if (!optional_whole(av, minfo.total_allocated)) minfo.total_allocated = -1;
           } else if (is_key(ak, "Device Type")) {
-            minfo.cuda = whole(av, "Device Type") == 1;
+            int64_t type = 0;
+            if (optional_whole(av, type)) minfo.cuda = type == 1;
           } else if (is_key(ak, "Device Id")) {
-            minfo.device = int32_t(whole(av, "Device Id"));
+            int64_t device = -1;
+            if (optional_whole(av, device)) minfo.device = int32_t(device);
           }
         }
       }

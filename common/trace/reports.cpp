@@ -488,22 +488,29 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
       }
     }
     r.end_growth = in_use;
-    const Event& p = t.events[peak_event];
-    r.peak_at_ns = p.start_ns;
-    r.peak_total = t.memory_info(p)->total_allocated;
-    // Where it happened: the innermost range and operator open on that thread at that time.
-    int64_t range_len = INT64_MAX, op_len = INT64_MAX;
-    for (const auto& e : t.events) {
-      if (e.pid != p.pid || e.tid != p.tid || e.start_ns > p.start_ns || e.end_ns() < p.start_ns)
-        continue;
-      if (e.category == Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) != 0 &&
-          e.dur_ns < range_len) {
-        range_len = e.dur_ns;
-        r.peak_range = std::string(e.name);
-      } else if (e.category == Category::CpuOp && e.dur_ns < op_len) {
-        op_len = e.dur_ns;
-        r.peak_op = std::string(e.name);
-      }
+    if (r.peak_growth > 0) {  // memory rose above the start: say when and where
+      const Event& p = t.events[peak_event];
+      r.peak_at_ns = p.start_ns;
+      r.peak_total = t.memory_info(p)->total_allocated;
+      // The innermost range and operator open at that moment, by the table's rule: of the
+      // slices holding the time, the latest to start, then the shortest. Ranges on the allocating thread first; else on any thread of the
+      // process (LibTorch runs a GPU backward on its own thread, outside the user's ranges).
+      auto innermost = [&](Category c, bool same_thread) {
+        const Event* best = nullptr;
+        for (const auto& e : t.events) {
+          if (e.category != c || e.pid != p.pid || (same_thread && e.tid != p.tid) ||
+              e.start_ns > p.start_ns || e.end_ns() < p.start_ns ||
+              (c == Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) == 0))
+            continue;
+          if (!best || e.start_ns > best->start_ns ||
+              (e.start_ns == best->start_ns && e.dur_ns < best->dur_ns))
+            best = &e;
+        }
+        return best ? std::string(best->name) : std::string();
+      };
+      r.peak_range = innermost(Category::UserAnnotation, true);
+      if (r.peak_range.empty()) r.peak_range = innermost(Category::UserAnnotation, false);
+      r.peak_op = innermost(Category::CpuOp, true);
     }
     rows.push_back(std::move(r));
   }

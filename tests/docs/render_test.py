@@ -96,7 +96,7 @@ def render(browser, html_dir, page):
                                capture_output=True, text=True, timeout=120)
     finally:
         os.unlink(harness)
-    marker = "RESULT "
+    marker = '<pre id="result">RESULT '
     at = r.stdout.find(marker)
     if at < 0:
         raise RuntimeError("Chromium printed no result for %s (exit %d): %s" % (page, r.returncode, r.stderr[-500:]))
@@ -126,6 +126,10 @@ def main():
             print("FAIL " + b)
         failures += len(broken)
         result = render(browser, args.html_dir, page)
+        if result["title"] is None:
+            print("FAIL %s: the page could not be read in the browser (file access refused?)" % page)
+            failures += 1
+            continue
         pictures = [x for x in result["images"] + result["objects"] if "doxygen.svg" not in (x["src"] or "")]
         for x in result["images"] + result["objects"]:
             if not x["ok"]:

@@ -35,6 +35,13 @@ TEST_F(Expect, StepsKernelsAndCallsAnswerYesAndNo) {
   EXPECT_FALSE(ask("calls:aten::nothing=1").yes);
 }
 
+TEST(ExpectCpu, NoKernelsInACpuTraceIsZero) {
+  const Trace t = parse_trace_text(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 5}]})");
+  const TraceIndex index(t);
+  EXPECT_TRUE(check_expectation(index, parse_expectation("kernels=0")).yes);
+  EXPECT_FALSE(check_expectation(index, parse_expectation("kernels=2")).yes);
+}
+
 TEST_F(Expect, PeakRangeWithoutMemoryEventsSaysSo) {
   const ExpectAnswer a = ask("peak-range=attn");
   EXPECT_FALSE(a.yes);
