@@ -31,7 +31,20 @@ status=${PIPESTATUS[0]}
 
 # Small traces of every variant of every lesson (bf16), for the docs and CPU-only tests.
 traces=$(mktemp -d)
-run() { "$@" | grep -E '^(RESULT|trace|tracer|verify)' || status=1; }
+# Runs one lesson command, keeps its key lines, and marks the check failed if the lesson did.
+run() {
+  local log rc
+  log=$(mktemp)
+  "$@" > "$log" 2>&1
+  rc=$?
+  grep -E '^(RESULT|trace|tracer|verify|agrees|memory|==)' "$log"
+  if [[ $rc != 0 ]]; then
+    echo "FAILED (exit $rc): $*"
+    tail -20 "$log"
+    status=1
+  fi
+  rm -f "$log"
+}
 for size in 64 4096; do
   run build-gpu/bin/01_matmul_add --device cuda --dtype bf16 --size "$size" --variant all \
     --active 3 --out "$traces/01_matmul_add"
