@@ -45,6 +45,11 @@ struct alignas(16) Pack {
 };
 
 template <typename T>
+__device__ T forward_one(T gate, T up) {
+  return from_float<T>(gelu_tanh(to_float(gate)) * to_float(up));
+}
+
+template <typename T>
 __global__ void forward_kernel(T* __restrict__ h, const T* __restrict__ gate,
                                const T* __restrict__ up, int64_t count, int64_t packs) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
@@ -54,12 +59,11 @@ __global__ void forward_kernel(T* __restrict__ h, const T* __restrict__ gate,
     const Pack<T> u = reinterpret_cast<const Pack<T>*>(up)[p];
     Pack<T> out;
 #pragma unroll
-    for (int k = 0; k < Pack<T>::kValues; ++k)
-      out.v[k] = from_float<T>(gelu_tanh(to_float(a.v[k])) * to_float(u.v[k]));
+    for (int k = 0; k < Pack<T>::kValues; ++k) out.v[k] = forward_one(a.v[k], u.v[k]);
     reinterpret_cast<Pack<T>*>(h)[p] = out;
   }
   for (int64_t i = packs * Pack<T>::kValues + first; i < count; i += stride)
-    h[i] = from_float<T>(gelu_tanh(to_float(gate[i])) * to_float(up[i]));
+    h[i] = forward_one(gate[i], up[i]);
 }
 
 template <typename T>
@@ -89,36 +93,39 @@ __global__ void backward_kernel(T* __restrict__ dgate, T* __restrict__ dup,
     backward_one(dgate[i], dup[i], dh[i], gate[i], up[i]);
 }
 
-bool aligned16(std::initializer_list<const void*> pointers) {
-  for (const void* p : pointers)
-    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
-  return true;
-}
+constexpr int kThreads = 256;
 
-int grid_for(int64_t work, int threads) {
-  const int64_t blocks = (work + threads - 1) / threads;
-  return int(blocks < 1 ? 1 : blocks < 65535 * 8 ? blocks : 65535 * 8);
-}
+/// How a launch covers `count` values: whole 16-byte packs when every pointer is aligned, then
+/// the values after them one at a time; one thread per pack or leftover value.
+template <typename T>
+struct Plan {
+  int64_t packs = 0;
+  int blocks = 1;
+  Plan(int64_t count, std::initializer_list<const void*> pointers) {
+    bool aligned = true;
+    for (const void* p : pointers) aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+    packs = aligned ? count / Pack<T>::kValues : 0;
+    const int64_t work = packs > 0 ? packs + count % Pack<T>::kValues : count;
+    const int64_t b = (work + kThreads - 1) / kThreads;
+    blocks = int(b < 1 ? 1 : b < 65535 * 8 ? b : 65535 * 8);
+  }
+};
 
 template <typename T>
 void forward(void* h, const void* gate, const void* up, int64_t count, cudaStream_t s) {
-  constexpr int kThreads = 256;
-  const int64_t packs = aligned16({h, gate, up}) ? count / Pack<T>::kValues : 0;
-  const int64_t work = packs > 0 ? packs + count % Pack<T>::kValues : count;
-  forward_kernel<T><<<grid_for(work, kThreads), kThreads, 0, s>>>(
-      static_cast<T*>(h), static_cast<const T*>(gate), static_cast<const T*>(up), count, packs);
+  const Plan<T> plan(count, {h, gate, up});
+  forward_kernel<T><<<plan.blocks, kThreads, 0, s>>>(
+      static_cast<T*>(h), static_cast<const T*>(gate), static_cast<const T*>(up), count, plan.packs);
   PIL_CUDA_CHECK(cudaGetLastError());
 }
 
 template <typename T>
 void backward(void* dgate, void* dup, const void* dh, const void* gate, const void* up,
               int64_t count, cudaStream_t s) {
-  constexpr int kThreads = 256;
-  const int64_t packs = aligned16({dgate, dup, dh, gate, up}) ? count / Pack<T>::kValues : 0;
-  const int64_t work = packs > 0 ? packs + count % Pack<T>::kValues : count;
-  backward_kernel<T><<<grid_for(work, kThreads), kThreads, 0, s>>>(
+  const Plan<T> plan(count, {dgate, dup, dh, gate, up});
+  backward_kernel<T><<<plan.blocks, kThreads, 0, s>>>(
       static_cast<T*>(dgate), static_cast<T*>(dup), static_cast<const T*>(dh),
-      static_cast<const T*>(gate), static_cast<const T*>(up), count, packs);
+      static_cast<const T*>(gate), static_cast<const T*>(up), count, plan.packs);
   PIL_CUDA_CHECK(cudaGetLastError());
 }
 

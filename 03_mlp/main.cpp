@@ -133,6 +133,14 @@ torch::Tensor training_reference(const pil::Tensors& in) {
 
 #if PIL_LESSON_CUDA
 // --- fused_geglu: gelu·mul in one CUDA kernel, forward and backward --------------------------
+// h = gelu(gate, tanh) * up by the fused kernel (kernels.cu), on the current stream.
+torch::Tensor geglu_fused(const torch::Tensor& gate, const torch::Tensor& up) {
+  torch::Tensor h = torch::empty_like(gate);
+  lesson03::geglu_forward(h.data_ptr(), gate.data_ptr(), up.data_ptr(), h.numel(),
+                          pil::kernel_element(h.scalar_type()), at::cuda::getCurrentCUDAStream().stream());
+  return h;
+}
+
 // [fused-geglu]
 // A custom autograd function: forward saves gate and up (not gelu(gate), which backward
 // recomputes in registers), backward returns the gradients of both in one more pass.
@@ -141,10 +149,7 @@ struct FusedGeGLU : torch::autograd::Function<FusedGeGLU> {
                                const torch::Tensor& up_in) {
     const torch::Tensor gate = gate_in.contiguous(), up = up_in.contiguous();
     ctx->save_for_backward({gate, up});
-    torch::Tensor h = torch::empty_like(gate);
-    lesson03::geglu_forward(h.data_ptr(), gate.data_ptr(), up.data_ptr(), h.numel(),
-                            pil::kernel_element(h.scalar_type()), at::cuda::getCurrentCUDAStream().stream());
-    return h;
+    return geglu_fused(gate, up);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
@@ -297,10 +302,7 @@ torch::Tensor geglu_eager_kernels(const pil::Tensors& in) {
 #if PIL_LESSON_CUDA
 torch::Tensor geglu_fused_kernel(const pil::Tensors& in) {
   make_intermediate(in[0]);
-  torch::Tensor h = torch::empty_like(g_state->gate);
-  lesson03::geglu_forward(h.data_ptr(), g_state->gate.data_ptr(), g_state->up.data_ptr(), h.numel(),
-                          pil::kernel_element(h.scalar_type()), at::cuda::getCurrentCUDAStream().stream());
-  return h;
+  return geglu_fused(g_state->gate, g_state->up);
 }
 #endif
 

@@ -312,7 +312,8 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
       s.steps.push_back({std::string(e.name), e.dur_ns});
   if (!o.profiler) s.steps = wall_steps;  // wall clock on the CPU (a GPU's last step synchronized)
   s.operators = table;
-  s.memory = trace::memory_report(trace::TraceIndex(profiler.trace()));
+  const trace::TraceIndex index(profiler.trace());
+  s.memory = trace::memory_report(index);
   s.cuda_peak_allocated = cuda_peak;
   if (cuda_peak >= 0)
     std::cout << "memory: the caching allocator's peak over the steps: " << trace::format_bytes(cuda_peak)
@@ -322,10 +323,8 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   if (o.profiler) {
     write_text_atomically(table_path, table_text);
     profiler.save(trace_path);
-    const trace::TraceIndex index(profiler.trace());
     std::cout << trace::explain(index);
-    for (const auto& text : o.expect)
-      std::cout << trace::check_expectation(index, trace::parse_expectation(text)).line() << "\n";
+    for (const auto& e : o.expect) std::cout << trace::check_expectation(index, e).line() << "\n";
     std::cout << "table: " << table_path.string() << "\n";
   }
   std::cout << "summary: " << summary_path.string() << "\n";

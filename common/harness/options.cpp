@@ -1,7 +1,5 @@
 #include "harness/options.h"
 
-#include "trace/expect.h"
-
 #include <CLI/CLI.hpp>
 
 #include <charconv>
@@ -177,12 +175,11 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
       throw BadValue{"--expect " + expect.front() + ": needs a trace; allowed with --profiler on"};
     for (const auto& e : expect) {
       try {
-        trace::parse_expectation(e);
+        o.expect.push_back(trace::parse_expectation(e));
       } catch (const std::invalid_argument& bad) {
         throw BadValue{bad.what()};
       }
     }
-    o.expect = expect;
     if (!sort.empty()) {
       o.sort = trace::parse_sort_key(sort);
       if (!o.sort)

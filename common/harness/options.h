@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "trace/expect.h"
 #include "trace/key_averages.h"
 
 namespace pil {
@@ -57,7 +58,7 @@ struct Options {
   /// Off: no in-process profiler (no trace, no table), NVTX ranges only, so an outside profiler
   /// (Nsight Systems, Nsight Compute) can attach; CUPTI takes one subscriber.
   bool profiler = true;
-  std::vector<std::string> expect;        ///< predictions checked after the run ("kernels=5")
+  std::vector<trace::Expectation> expect; ///< predictions checked after the run ("kernels=5")
   std::map<std::string, int64_t> extra;   ///< the lesson's own flags by name ("--bias" -> 1)
 
   /// A lesson flag's value (for a choice flag, the index of the word given).

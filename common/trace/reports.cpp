@@ -462,16 +462,21 @@ DiffReport diff_report(const Trace& a, const Trace& b, double tolerance) {
 
 // --- Memory ----------------------------------------------------------------------------------
 
-std::vector<MemoryRow> memory_report(const TraceIndex& index) {
-  const Trace& t = index.trace();
+std::map<std::pair<bool, int32_t>, std::vector<size_t>> memory_events_by_device(const Trace& t) {
   std::map<std::pair<bool, int32_t>, std::vector<size_t>> by_device;
   for (size_t i = 0; i < t.events.size(); ++i)
     if (const MemoryInfo* m = t.memory_info(t.events[i])) by_device[{m->cuda, m->device}].push_back(i);
-  std::vector<MemoryRow> rows;
-  for (auto& [key, idx] : by_device) {
+  for (auto& [key, idx] : by_device)
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
       return t.events[a].start_ns < t.events[b].start_ns;
     });
+  return by_device;
+}
+
+std::vector<MemoryRow> memory_report(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  std::vector<MemoryRow> rows;
+  for (const auto& [key, idx] : memory_events_by_device(t)) {
     MemoryRow r;
     r.cuda = key.first;
     r.device = key.second;

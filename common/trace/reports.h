@@ -5,6 +5,7 @@
 /// down to its GPU work, and the difference between two runs. Each report is plain data; the
 /// text and JSON forms are in report_format.h.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <string>
@@ -180,6 +181,10 @@ struct MemoryRow {
   std::string peak_range;          ///< innermost named range then on that thread ("attn")
   std::string peak_op;             ///< innermost operator then ("aten::bmm")
 };
+
+/// The memory events of each device, (cuda, device index) -> event indices in time order;
+/// host memory first.
+std::map<std::pair<bool, int32_t>, std::vector<size_t>> memory_events_by_device(const Trace& trace);
 
 /// Per device (host first): allocations, frees, the peak and where it came from.
 std::vector<MemoryRow> memory_report(const TraceIndex& index);

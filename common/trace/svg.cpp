@@ -235,13 +235,8 @@ std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
   // Memory in use per device, as a step line over the window (from the [memory] events):
   // counted from the trace's first event, so the line shows what the window's work added.
   {
-    std::map<std::pair<bool, int32_t>, std::vector<size_t>> by_device;
-    for (size_t i = 0; i < t.events.size(); ++i)
-      if (const MemoryInfo* m = t.memory_info(t.events[i])) by_device[{m->cuda, m->device}].push_back(i);
     constexpr int kMemoryRow = 44;
-    for (auto& [key, idx] : by_device) {
-      std::stable_sort(idx.begin(), idx.end(),
-                       [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+    for (const auto& [key, idx] : memory_events_by_device(t)) {
       int64_t in_use = 0, start_value = 0;
       std::vector<std::pair<int64_t, int64_t>> points;  // (time, bytes in use after it)
       for (size_t i : idx) {
@@ -336,9 +331,7 @@ std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
         << s.label << "</text>\n";
     lx += 24 + int(std::string(s.label).size()) * 6;
   }
-  bool memory = false;
-  for (const auto& e : t.events) memory = memory || e.category == Category::Memory;
-  if (memory)
+  if (!t.memory.empty())
     svg << "<rect x=\"" << lx << "\" y=\"" << height - 26 << "\" width=\"10\" height=\"10\" fill=\""
         << kMemoryColor << "\"/><text x=\"" << lx + 14 << "\" y=\"" << height - 17
         << "\" class=\"t\">memory in use</text>\n";
