@@ -49,9 +49,19 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
   // 1. Nest CPU slices per thread. Sorted by start, longer first on ties, so a parent always
   //    comes before its children; a stack holds the slices still open.
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> threads;
-  for (size_t i = 0; i < n; ++i)
-    if (is_cpu_slice(events[i].category) || memory_of(events[i]))
-      threads[{events[i].pid, events[i].tid}].push_back(i);
+  {
+    std::pair<int64_t, int64_t> last_key{0, 0};
+    std::vector<size_t>* last = nullptr;  // most events follow one of the same thread
+    for (size_t i = 0; i < n; ++i) {
+      const Event& e = events[i];
+      if (!is_cpu_slice(e.category) && !memory_of(e)) continue;
+      if (!last || last_key.first != e.pid || last_key.second != e.tid) {
+        last_key = {e.pid, e.tid};
+        last = &threads[last_key];
+      }
+      last->push_back(i);
+    }
+  }
   std::vector<size_t> order;  // all CPU slices, parents before children
   for (auto& [key, idx] : threads) {
     auto before = [&](size_t a, size_t b) {
@@ -67,14 +77,15 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
         allocations.push_back({i, open.empty() ? -1 : long(open.back())});
         continue;
       }
-      if (!open.empty()) parent[i] = long(open.back());
+      self_cpu[i] += events[i].dur_ns;
+      if (!open.empty()) {
+        parent[i] = long(open.back());
+        self_cpu[open.back()] -= events[i].dur_ns;
+      }
       open.push_back(i);
       order.push_back(i);
     }
   }
-  for (size_t i : order) self_cpu[i] = events[i].dur_ns;
-  for (size_t i : order)
-    if (parent[i] >= 0) self_cpu[size_t(parent[i])] -= events[i].dur_ns;
 
   // 2. Attribute GPU work to the operator or range that launched it (external id). Kineto's
   //    ids are small and dense, so a table indexed by id is used when it stays compact.

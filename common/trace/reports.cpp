@@ -32,7 +32,7 @@ std::string pct(double fraction) {
 
 /// Merges intervals (start, end) into a sorted union.
 std::vector<std::pair<int64_t, int64_t>> merge(std::vector<std::pair<int64_t, int64_t>> v) {
-  std::sort(v.begin(), v.end());
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
   std::vector<std::pair<int64_t, int64_t>> out;
   for (const auto& iv : v) {
     if (!out.empty() && iv.first <= out.back().second)
@@ -62,30 +62,57 @@ int64_t covered(const std::vector<std::pair<int64_t, int64_t>>& merged, int64_t 
 
 TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
   const auto& ev = t_.events;
-  launch_of_.assign(ev.size(), -1);
-  // Join launch calls and GPU work on the correlation id by sorting both sides (a hash map of
-  // millions of entries is slower: every probe misses the cache).
-  std::vector<std::pair<uint64_t, size_t>> calls, work;
-  for (size_t i = 0; i < ev.size(); ++i) {
-    if (ev[i].correlation == 0) continue;
-    if (is_launch_call(ev[i].category)) calls.push_back({ev[i].correlation, i});
-    else if (is_device_work(ev[i].category)) work.push_back({ev[i].correlation, i});
+  const size_t n = ev.size();
+  launch_of_.assign(n, -1);
+  // Join launch calls and GPU work on the correlation id. CUPTI's ids are small and dense, so a
+  // table indexed by id does it in two passes; sparse ids are joined by sorting both sides.
+  uint64_t max_corr = 0;
+  for (const auto& e : ev)
+    if (e.correlation && is_launch_call(e.category)) max_corr = std::max(max_corr, e.correlation);
+  if (max_corr <= 4 * uint64_t(n) + 1024) {
+    std::vector<long> call_of(size_t(max_corr) + 1, -1);
+    for (size_t i = 0; i < n; ++i)
+      if (ev[i].correlation && is_launch_call(ev[i].category) && call_of[ev[i].correlation] < 0)
+        call_of[ev[i].correlation] = long(i);  // the first call with that id, if several
+    for (size_t i = 0; i < n; ++i)
+      if (ev[i].correlation && ev[i].correlation <= max_corr && is_device_work(ev[i].category))
+        launch_of_[i] = call_of[ev[i].correlation];
+  } else {
+    std::vector<std::pair<uint64_t, size_t>> calls, work;
+    for (size_t i = 0; i < n; ++i) {
+      if (ev[i].correlation == 0) continue;
+      if (is_launch_call(ev[i].category)) calls.push_back({ev[i].correlation, i});
+      else if (is_device_work(ev[i].category)) work.push_back({ev[i].correlation, i});
+    }
+    std::sort(calls.begin(), calls.end());
+    std::sort(work.begin(), work.end());
+    size_t c = 0;
+    for (const auto& [corr, i] : work) {
+      while (c < calls.size() && calls[c].first < corr) ++c;
+      if (c < calls.size() && calls[c].first == corr) launch_of_[i] = long(calls[c].second);
+    }
   }
-  std::sort(calls.begin(), calls.end());
-  std::sort(work.begin(), work.end());
-  size_t c = 0;
-  for (const auto& [corr, i] : work) {
-    while (c < calls.size() && calls[c].first < corr) ++c;
-    if (c == calls.size() || calls[c].first != corr) continue;
-    launch_of_[i] = long(calls[c].second);  // the first call with that id, if several
-    work_.push_back(i);
+  // GPU work grouped by launch call (a counting sort), each call's work in start order:
+  // work_of(c) is work_[first_work_[c], first_work_[c + 1]).
+  first_work_.assign(n + 1, 0);
+  for (size_t i = 0; i < n; ++i)
+    if (launch_of_[i] >= 0) ++first_work_[size_t(launch_of_[i]) + 1];
+  for (size_t i = 0; i < n; ++i) first_work_[i + 1] += first_work_[i];
+  work_.resize(first_work_[n]);
+  {
+    std::vector<uint32_t> fill(first_work_.begin(), first_work_.end() - 1);
+    for (size_t i = 0; i < n; ++i)
+      if (launch_of_[i] >= 0) work_[fill[size_t(launch_of_[i])]++] = i;
   }
-  std::sort(work_.begin(), work_.end(), [&](size_t a, size_t b) {
-    if (launch_of_[a] != launch_of_[b]) return launch_of_[a] < launch_of_[b];
-    return ev[a].start_ns < ev[b].start_ns;
-  });
+  for (size_t c = 0; c < n; ++c) {
+    const uint32_t lo = first_work_[c], hi = first_work_[c + 1];
+    if (hi - lo < 2) continue;
+    auto earlier = [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; };
+    if (!std::is_sorted(work_.begin() + lo, work_.begin() + hi, earlier))
+      std::stable_sort(work_.begin() + lo, work_.begin() + hi, earlier);
+  }
 
-  for (size_t i = 0; i < ev.size(); ++i)
+  for (size_t i = 0; i < n; ++i)
     if (is_step(ev[i])) steps.push_back(i);
   std::sort(steps.begin(), steps.end(),
             [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
@@ -106,32 +133,34 @@ TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
 long TraceIndex::launch_of(size_t i) const { return i < launch_of_.size() ? launch_of_[i] : -1; }
 
 TraceIndex::Span TraceIndex::work_of(size_t launch) const {
-  // work_ is sorted by launch call: the call's work is one run of it.
-  auto lo = std::lower_bound(work_.begin(), work_.end(), long(launch),
-                             [&](size_t w, long l) { return launch_of_[w] < l; });
-  auto hi = lo;
-  while (hi != work_.end() && launch_of_[*hi] == long(launch)) ++hi;
-  return {work_.data() + (lo - work_.begin()), work_.data() + (hi - work_.begin())};
+  if (launch + 1 >= first_work_.size()) return {work_.data(), work_.data()};
+  return {work_.data() + first_work_[launch], work_.data() + first_work_[launch + 1]};
 }
 
 std::vector<size_t> TraceIndex::launch_calls() const {
   std::vector<size_t> out;
-  for (size_t w : work_)
-    if (out.empty() || long(out.back()) != launch_of_[w]) out.push_back(size_t(launch_of_[w]));
+  for (size_t c = 0; c + 1 < first_work_.size(); ++c)
+    if (first_work_[c + 1] > first_work_[c]) out.push_back(c);
   return out;
 }
 
 DurationStats DurationStats::of(std::vector<int64_t> v) {
   DurationStats s;
   if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
   s.count = int64_t(v.size());
-  s.min = v.front();
-  s.max = v.back();
-  for (int64_t x : v) s.total += x;
+  s.min = s.max = v.front();
+  for (int64_t x : v) {
+    s.total += x;
+    s.min = std::min(s.min, x);
+    s.max = std::max(s.max, x);
+  }
   s.mean = double(s.total) / double(s.count);
+  // The median by selection, not a full sort (a kernel may have millions of calls): the middle
+  // element, and for an even count the largest of the lower half beside it.
   const size_t n = v.size();
-  s.median = n % 2 ? double(v[n / 2]) : (double(v[n / 2 - 1]) + double(v[n / 2])) / 2.0;
+  const auto mid = v.begin() + ptrdiff_t(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  s.median = n % 2 ? double(*mid) : (double(*std::max_element(v.begin(), mid)) + double(*mid)) / 2.0;
   double sq = 0;
   for (int64_t x : v) sq += (double(x) - s.mean) * (double(x) - s.mean);
   s.stddev = n > 1 ? std::sqrt(sq / double(n - 1)) : 0.0;
@@ -317,12 +346,12 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
     const auto busy = merge(iv);
     row.busy_ns = covered(busy, lo, hi);
     // Idle gaps, each put in one class by what ended it: the next work and its launch call.
-    // The launch call of the first work that starts at `start` (idx is sorted by start).
+    // The launch call of the first work that starts at `start` (idx is sorted by start, and
+    // the gaps come in time order: a cursor moves forward, no search).
+    size_t cursor = 0;
     auto launch_end_of_work_at = [&](int64_t start) -> long {
-      auto it = std::lower_bound(idx.begin(), idx.end(), start, [&](size_t i, int64_t v) {
-        return std::max(t.events[i].start_ns, lo) < v;
-      });
-      return it == idx.end() ? -1 : index.launch_of(*it);
+      while (cursor < idx.size() && std::max(t.events[idx[cursor]].start_ns, lo) < start) ++cursor;
+      return cursor == idx.size() ? -1 : index.launch_of(idx[cursor]);
     };
     int64_t prev_end = lo;
     for (size_t k = 0; k <= busy.size(); ++k) {
@@ -349,7 +378,7 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
   std::vector<int64_t> starts;
   for (const auto& [lane, idx] : lanes)
     for (size_t i : idx) starts.push_back(t.events[i].start_ns);
-  std::sort(starts.begin(), starts.end());
+  if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
   for (size_t s : index.steps) {
     const Event& step = t.events[s];
     StepUtilization u;

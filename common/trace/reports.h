@@ -47,9 +47,10 @@ class TraceIndex {
  private:
   const Trace& t_;
   std::vector<long> launch_of_;
-  /// GPU work grouped by launch call, in start order: work_of(c) is a slice of `work_`.
+  /// GPU work grouped by launch call, each call's in start order: work_of(c) is
+  /// work_[first_work_[c], first_work_[c + 1]).
   std::vector<size_t> work_;
-  std::vector<size_t> empty_;
+  std::vector<uint32_t> first_work_;
 };
 
 /// Statistics of a set of durations (nanoseconds).

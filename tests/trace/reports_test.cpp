@@ -42,6 +42,21 @@ TEST_F(Reports, CorrelationJoinsLaunchesToTheirWork) {
   EXPECT_EQ(ev[index.work_of(graph)[0]].name, "graph_k1");
 }
 
+TEST_F(Reports, SparseCorrelationIdsJoinTheSame) {
+  // Ids far apart take the sorting join instead of the table indexed by id: same answers.
+  Trace sparse = parse_trace_text(test::synthetic_gpu_trace(0, /*reversed=*/true));
+  for (auto& e : sparse.events)
+    if (e.correlation) e.correlation = e.correlation * 1'000'000'007ull;
+  const TraceIndex other(sparse);
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    EXPECT_EQ(other.launch_of(i), index.launch_of(i)) << "event " << i;
+    const auto a = index.work_of(i), b = other.work_of(i);
+    EXPECT_EQ(std::vector<size_t>(a.begin(), a.end()), std::vector<size_t>(b.begin(), b.end()));
+  }
+  EXPECT_EQ(other.launch_calls(), index.launch_calls());
+  EXPECT_EQ(index.work_of(t.events.size() + 5).size(), 0u);  // out of range: no work
+}
+
 TEST_F(Reports, KernelStatistics) {
   const auto rows = kernel_report(index);
   ASSERT_EQ(rows.size(), 6u);  // kernels only: no memcpy, no mirrored range
@@ -72,6 +87,28 @@ TEST_F(Reports, DurationStatsByHand) {
   EXPECT_DOUBLE_EQ(s.mean, 2.5);
   EXPECT_DOUBLE_EQ(s.median, 2.5);
   EXPECT_NEAR(s.stddev, 1.2909944, 1e-6);  // sample standard deviation
+  EXPECT_DOUBLE_EQ(DurationStats::of({7, 1, 5}).median, 5.0);
+  EXPECT_DOUBLE_EQ(DurationStats::of({9}).median, 9.0);
+  EXPECT_EQ(DurationStats::of({}).count, 0);
+}
+
+TEST_F(Reports, MedianBySelectionMatchesTheSortedMiddle) {
+  uint64_t x = 12345;
+  for (size_t n = 1; n < 60; ++n) {
+    std::vector<int64_t> v;
+    for (size_t k = 0; k < n; ++k) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      v.push_back(int64_t(x >> 58));  // small values: many ties
+    }
+    std::vector<int64_t> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    const double expected =
+        n % 2 ? double(sorted[n / 2]) : (double(sorted[n / 2 - 1]) + double(sorted[n / 2])) / 2.0;
+    const auto s = DurationStats::of(v);
+    EXPECT_DOUBLE_EQ(s.median, expected) << "n = " << n;
+    EXPECT_EQ(s.min, sorted.front());
+    EXPECT_EQ(s.max, sorted.back());
+  }
 }
 
 TEST_F(Reports, ApiCalls) {
