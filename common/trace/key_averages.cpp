@@ -1,12 +1,12 @@
 #include "trace/key_averages.h"
 
+#include "trace/first_by_id.h"
 #include "trace/name_ids.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <numeric>
-#include <unordered_map>
 
 namespace pil::trace {
 namespace {
@@ -87,33 +87,17 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
     }
   }
 
-  // 2. Attribute GPU work to the operator or range that launched it (external id). Kineto's
-  //    ids are small and dense, so a table indexed by id is used when it stays compact.
+  // 2. Attribute GPU work to the operator or range that launched it (external id).
   uint64_t max_id = 0;
   for (size_t i : order)
     if (is_torch_scope(events[i].category)) max_id = std::max(max_id, events[i].external_id);
-  const bool dense = max_id <= 8 * uint64_t(n) + 1024;
-  std::vector<long> dense_owner(dense ? size_t(max_id) + 1 : 0, -1);
-  std::unordered_map<uint64_t, size_t> sparse_owner;
-  for (size_t i : order) {
-    const uint64_t id = events[i].external_id;
-    if (!is_torch_scope(events[i].category) || id == 0) continue;
-    if (dense) {
-      if (dense_owner[id] < 0) dense_owner[id] = long(i);
-    } else {
-      sparse_owner.emplace(id, i);
-    }
-  }
-  auto owner = [&](uint64_t id) -> long {
-    if (id == 0) return -1;
-    if (dense) return id < dense_owner.size() ? dense_owner[id] : -1;
-    auto it = sparse_owner.find(id);
-    return it == sparse_owner.end() ? -1 : long(it->second);
-  };
+  FirstById owner(max_id, n);
+  for (size_t i : order)
+    if (is_torch_scope(events[i].category)) owner.add(events[i].external_id, long(i));
   for (size_t i = 0; i < n; ++i) {
     if (!is_device_work(events[i].category)) continue;
     self_dev[i] = total_dev[i] = events[i].dur_ns;
-    const long op = owner(events[i].external_id);
+    const long op = owner[events[i].external_id];
     if (op >= 0) self_dev[size_t(op)] += events[i].dur_ns;
   }
   for (size_t i : order) total_dev[i] += self_dev[i];

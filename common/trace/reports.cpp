@@ -1,5 +1,6 @@
 #include "trace/reports.h"
 
+#include "trace/first_by_id.h"
 #include "trace/name_ids.h"
 
 #include <algorithm>
@@ -64,34 +65,15 @@ TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
   const auto& ev = t_.events;
   const size_t n = ev.size();
   launch_of_.assign(n, -1);
-  // Join launch calls and GPU work on the correlation id. CUPTI's ids are small and dense, so a
-  // table indexed by id does it in two passes; sparse ids are joined by sorting both sides.
+  // Join launch calls and GPU work on the correlation id (the first call with an id, if several).
   uint64_t max_corr = 0;
   for (const auto& e : ev)
-    if (e.correlation && is_launch_call(e.category)) max_corr = std::max(max_corr, e.correlation);
-  if (max_corr <= 4 * uint64_t(n) + 1024) {
-    std::vector<long> call_of(size_t(max_corr) + 1, -1);
-    for (size_t i = 0; i < n; ++i)
-      if (ev[i].correlation && is_launch_call(ev[i].category) && call_of[ev[i].correlation] < 0)
-        call_of[ev[i].correlation] = long(i);  // the first call with that id, if several
-    for (size_t i = 0; i < n; ++i)
-      if (ev[i].correlation && ev[i].correlation <= max_corr && is_device_work(ev[i].category))
-        launch_of_[i] = call_of[ev[i].correlation];
-  } else {
-    std::vector<std::pair<uint64_t, size_t>> calls, work;
-    for (size_t i = 0; i < n; ++i) {
-      if (ev[i].correlation == 0) continue;
-      if (is_launch_call(ev[i].category)) calls.push_back({ev[i].correlation, i});
-      else if (is_device_work(ev[i].category)) work.push_back({ev[i].correlation, i});
-    }
-    std::sort(calls.begin(), calls.end());
-    std::sort(work.begin(), work.end());
-    size_t c = 0;
-    for (const auto& [corr, i] : work) {
-      while (c < calls.size() && calls[c].first < corr) ++c;
-      if (c < calls.size() && calls[c].first == corr) launch_of_[i] = long(calls[c].second);
-    }
-  }
+    if (is_launch_call(e.category)) max_corr = std::max(max_corr, e.correlation);
+  FirstById call_of(max_corr, n);
+  for (size_t i = 0; i < n; ++i)
+    if (is_launch_call(ev[i].category)) call_of.add(ev[i].correlation, long(i));
+  for (size_t i = 0; i < n; ++i)
+    if (is_device_work(ev[i].category)) launch_of_[i] = call_of[ev[i].correlation];
   // GPU work grouped by launch call (a counting sort), each call's work in start order:
   // work_of(c) is work_[first_work_[c], first_work_[c + 1]).
   first_work_.assign(n + 1, 0);
@@ -196,11 +178,14 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
   const Trace& t = index.trace();
   const auto spans = range.empty() ? decltype(range_spans(t, range)){} : range_spans(t, range);
   // Without a launch call in the trace, fall back to the launching operator (external id).
-  std::unordered_map<uint64_t, size_t> op_by_id;
+  uint64_t max_id = 0;
+  if (!range.empty())
+    for (const auto& e : t.events)
+      if (is_torch_scope(e.category)) max_id = std::max(max_id, e.external_id);
+  FirstById op_by_id(max_id, t.events.size());
   if (!range.empty())
     for (size_t i = 0; i < t.events.size(); ++i)
-      if (is_torch_scope(t.events[i].category) && t.events[i].external_id)
-        op_by_id.emplace(t.events[i].external_id, i);
+      if (is_torch_scope(t.events[i].category)) op_by_id.add(t.events[i].external_id, long(i));
 
   NameIds ids;
   std::vector<std::vector<size_t>> by_id;
@@ -212,8 +197,8 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
       bool in = false;
       if (call >= 0) {
         in = inside(spans, t.events[size_t(call)]);
-      } else if (auto op = op_by_id.find(e.external_id); op != op_by_id.end()) {
-        in = inside(spans, t.events[op->second]);
+      } else if (const long op = op_by_id[e.external_id]; op >= 0) {
+        in = inside(spans, t.events[size_t(op)]);
       }
       if (!in) continue;
     }

@@ -277,12 +277,9 @@ TEST(Lesson01Gpu, LtBiasIsOneKernelAndNoCopy) {
 }
 
 TEST(Lesson01Gpu, LtBiasRefusesUnalignedSizes) {
-  TempDir dir;
-  const auto r = run_process(kExe, {"--device", "cuda", "--dtype", "bf16", "--size", "100",
-                                    "--variant", "lt_bias", "--out", dir.path() + "/o"});
-  if (r.exit_code == 77) std::exit(77);
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("multiple of 8"), std::string::npos) << r.err;
+  const pil::test::GpuLessonRun run(kExe, {"--dtype", "bf16", "--size", "100", "--variant", "lt_bias"});
+  EXPECT_EQ(run.r.exit_code, 2) << run.r.out << run.r.err;
+  EXPECT_NE(run.r.err.find("multiple of 8"), std::string::npos) << run.r.err;
 }
 
 TEST(Lesson01Gpu, GraphIsOneLaunchPerStep) {
@@ -300,13 +297,11 @@ TEST(Lesson01Gpu, EveryVariantPassesEveryDtypeAtEveryBenchmarkedSize) {
       {"fp16", "64"}, {"fp16", "256"}, {"fp16", "1024"}, {"fp16", "4096"}, {"fp16", "8192"},
       {"fp32", "64"}, {"fp32", "4096"}, {"bf16", "64"}, {"bf16", "4096"}};
   for (const auto& [dtype, size] : cases) {
-      TempDir dir;
-      const auto r = run_process(kExe, {"--device", "cuda", "--dtype", dtype, "--size", size,
-                                        "--variant", "all", "--wait", "0", "--warmup", "0",
-                                        "--active", "1", "--warmup-calls", "1", "--out", dir.path()});
-      if (r.exit_code == 77) std::exit(77);
-      EXPECT_EQ(r.exit_code, 0) << dtype << " " << size << "\n" << r.out << r.err;
-      EXPECT_EQ(count_lines_starting_with(r.out, "RESULT: PASSED"), 5) << dtype << " " << size;
+      const pil::test::GpuLessonRun run(kExe, {"--dtype", dtype, "--size", size, "--variant", "all",
+                                               "--wait", "0", "--warmup", "0", "--active", "1",
+                                               "--warmup-calls", "1"});
+      EXPECT_EQ(run.r.exit_code, 0) << dtype << " " << size << "\n" << run.r.out << run.r.err;
+      EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 5) << dtype << " " << size;
     }
 }
 

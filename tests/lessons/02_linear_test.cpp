@@ -1,6 +1,7 @@
 // End-to-end checks of lesson 02 on the CPU: nn::Linear's forward is t -> addmm with the bias
-// inside the GEMM (the C++ frontend picks addmm itself: no aten::linear, unlike Python); its backward is AddmmBackward0's two matrix products and the bias sum;
-// forward and gradients match float64; bad flags are refused.
+// inside the GEMM (the C++ frontend picks addmm itself: no aten::linear, unlike Python); its
+// backward is AddmmBackward0's two matrix products and the bias sum; forward and gradients match
+// float64; bad flags are refused.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -105,14 +106,12 @@ struct GpuLinearRun : pil::test::GpuLessonRun {
 
 TEST(Lesson02Gpu, Tf32ChangesTheFp32GemmKernel) {
   auto kernels = [](const std::string& tf32) {
-    TempDir dir;
-    const auto r = run_process(kExe, {"--device", "cuda", "--dtype", "fp32", "--tf32", tf32,
-                                      "--size", "1024", "--in-features", "1024", "--out-features",
-                                      "1024", "--active", "1", "--out", dir.path()});
-    if (r.exit_code == 77) std::exit(77);
-    EXPECT_EQ(r.exit_code, 0) << tf32 << "\n" << r.out << r.err;
+    const pil::test::GpuLessonRun run(kExe, {"--dtype", "fp32", "--tf32", tf32, "--size", "1024",
+                                             "--in-features", "1024", "--out-features", "1024",
+                                             "--active", "1"});
+    EXPECT_EQ(run.r.exit_code, 0) << tf32 << "\n" << run.r.out << run.r.err;
     std::set<std::string> names;
-    for (const auto& s : pil::test::read_trace_slices(pil::test::line_value(r.out, "trace")))
+    for (const auto& s : run.slices)
       if (s.cat == "kernel") names.insert(s.name);
     return names;
   };
@@ -124,16 +123,12 @@ TEST(Lesson02Gpu, Tf32ChangesTheFp32GemmKernel) {
 }
 
 TEST(Lesson02Gpu, LtVariantsRefuseShapesCublasLtCannotTake) {
-  for (std::vector<std::string> shape : {std::vector<std::string>{"--in-features", "33"},
-                                         {"--out-features", "1", "--dtype", "fp32"}}) {
-    TempDir dir;
-    std::vector<std::string> args{"--device", "cuda", "--dtype", "bf16", "--variant", "lt_linear",
-                                  "--out", dir.path() + "/o"};
-    args.insert(args.end(), shape.begin(), shape.end());
-    const auto r = run_process(kExe, args);
-    if (r.exit_code == 77) std::exit(77);
-    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-    EXPECT_NE(r.err.find("cuBLASLt variants"), std::string::npos) << r.err;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--variant", "lt_linear", "--dtype", "bf16", "--in-features", "33"},
+        {"--variant", "lt_linear", "--dtype", "fp32", "--out-features", "1"}}) {
+    const pil::test::GpuLessonRun run(kExe, args);
+    EXPECT_EQ(run.r.exit_code, 2) << run.r.out << run.r.err;
+    EXPECT_NE(run.r.err.find("cuBLASLt variants"), std::string::npos) << run.r.err;
   }
 }
 

@@ -20,10 +20,8 @@ const std::string kExe = PIL_LESSON_EXE;
 
 struct MlpRun : pil::test::LessonRun {
   explicit MlpRun(std::vector<std::string> args)
-      : pil::test::LessonRun(kExe, [&] {
-          args.insert(args.end(), {"--size", "4", "--seq", "16", "--model", "64", "--hidden", "160"});
-          return args;
-        }()) {}
+      : pil::test::LessonRun(kExe, std::move(args),
+                             {"--size", "4", "--seq", "16", "--model", "64", "--hidden", "160"}) {}
 };
 
 TEST(Lesson03, ForwardIsThreeProductsAndTwoPointwiseOps) {
@@ -113,23 +111,18 @@ TEST(Lesson03Gpu, GraphIsOneLaunchPerStepOfFiveKernels) {
 }
 
 TEST(Lesson03Gpu, LtEpilogueRefusesUnaligned16BitShapes) {
-  TempDir dir;
-  const auto r = run_process(kExe, {"--device", "cuda", "--dtype", "bf16", "--model", "100",
-                                    "--variant", "lt_epilogue", "--out", dir.path() + "/o"});
-  if (r.exit_code == 77) std::exit(77);
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("multiple of 8"), std::string::npos) << r.err;
+  const pil::test::GpuLessonRun run(kExe, {"--dtype", "bf16", "--model", "100", "--variant", "lt_epilogue"});
+  EXPECT_EQ(run.r.exit_code, 2) << run.r.out << run.r.err;
+  EXPECT_NE(run.r.err.find("multiple of 8"), std::string::npos) << run.r.err;
 }
 
 TEST(Lesson03Gpu, EveryVariantMatchesFloat64AndEagerInEveryDtype) {
   for (const char* dtype : {"fp32", "bf16", "fp16"}) {
-    TempDir dir;
-    const auto r = run_process(kExe, {"--device", "cuda", "--dtype", dtype, "--size", "8",
-                                      "--variant", "all", "--active", "1", "--out", dir.path()});
-    if (r.exit_code == 77) std::exit(77);
-    EXPECT_EQ(r.exit_code, 0) << dtype << "\n" << r.out << r.err;
-    EXPECT_EQ(count_lines_starting_with(r.out, "RESULT: PASSED"), 6) << dtype;
-    EXPECT_EQ(count_lines_starting_with(r.out, "agrees with "), 4) << dtype;
+    const pil::test::GpuLessonRun run(kExe, {"--dtype", dtype, "--size", "8", "--variant", "all",
+                                             "--active", "1"});
+    EXPECT_EQ(run.r.exit_code, 0) << dtype << "\n" << run.r.out << run.r.err;
+    EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 6) << dtype;
+    EXPECT_EQ(count_lines_starting_with(run.r.out, "agrees with "), 4) << dtype;
   }
 }
 

@@ -26,12 +26,10 @@ const std::string kExe = PIL_LESSON_EXE;
 
 // Batch 1, sequence 128, 4 heads of 32 (model 128), unless the arguments say otherwise.
 struct BlockRun : pil::test::LessonRun {
-  explicit BlockRun(std::vector<std::string> args, std::vector<std::string> shape = {"--size", "1", "--seq", "128",
-                                                                                     "--heads", "4", "--head-dim", "32"})
-      : pil::test::LessonRun(kExe, [&] {
-          args.insert(args.end(), shape.begin(), shape.end());
-          return args;
-        }()) {}
+  explicit BlockRun(std::vector<std::string> args,
+                    const std::vector<std::string>& shape = {"--size", "1", "--seq", "128", "--heads", "4",
+                                                             "--head-dim", "32"})
+      : pil::test::LessonRun(kExe, std::move(args), shape) {}
   nlohmann::json summary() const {
     std::ifstream in(line_value(r.out, "summary"));
     return nlohmann::json::parse(in);
@@ -181,15 +179,13 @@ struct GpuBlockRun : pil::test::GpuLessonRun {
 
 TEST(Lesson04Gpu, EveryVariantMatchesTheFloat64MathBlock) {
   for (const char* dtype : {"bf16", "fp16", "fp32"}) {
-    TempDir dir;
-    const auto r = run_process(kExe, {"--device", "cuda", "--dtype", dtype, "--size", "2", "--seq", "256",
-                                      "--variant", "all", "--active", "1", "--out", dir.path()});
-    if (r.exit_code == 77) std::exit(77);
-    EXPECT_EQ(r.exit_code, 0) << dtype << "\n" << r.out << r.err;
+    const pil::test::GpuLessonRun run(kExe, {"--dtype", dtype, "--size", "2", "--seq", "256",
+                                             "--variant", "all", "--active", "1"});
+    EXPECT_EQ(run.r.exit_code, 0) << dtype << "\n" << run.r.out << run.r.err;
     // naive, naive_inplace, sdpa_math, graph, training at least; the fused backends where
     // LibTorch has them for the dtype (flash has no fp32 kernel on a GPU).
-    EXPECT_GE(count_lines_starting_with(r.out, "RESULT: PASSED"), 5) << dtype << "\n" << r.out;
-    EXPECT_EQ(count_lines_starting_with(r.out, "RESULT: FAILED"), 0) << dtype << "\n" << r.out;
+    EXPECT_GE(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 5) << dtype << "\n" << run.r.out;
+    EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: FAILED"), 0) << dtype << "\n" << run.r.out;
   }
 }
 

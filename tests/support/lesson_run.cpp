@@ -43,7 +43,9 @@ void expect_usage_error(const std::string& exe, std::vector<std::string> args) {
   EXPECT_FALSE(std::filesystem::exists(out)) << "something was written";
 }
 
-LessonRun::LessonRun(const std::string& exe, std::vector<std::string> args) {
+LessonRun::LessonRun(const std::string& exe, std::vector<std::string> args,
+                     const std::vector<std::string>& shape) {
+  args.insert(args.end(), shape.begin(), shape.end());
   args.insert(args.end(), {"--device", "cpu", "--out", dir.path()});
   r = run_process(exe, args);
   trace = line_value(r.out, "trace");

@@ -30,7 +30,9 @@ struct LessonRun {
   TempDir dir;
   ProcessResult r;
   std::string trace;
-  LessonRun(const std::string& exe, std::vector<std::string> args);
+  /// `shape`: the lesson's test shape, put after `args` (a lesson's suite passes its small one).
+  LessonRun(const std::string& exe, std::vector<std::string> args,
+            const std::vector<std::string>& shape = {});
   std::vector<TraceSlice> slices() const { return read_trace_slices(trace); }
 };
 
