@@ -271,7 +271,8 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   std::cout << verdict.describe();
   if (!variant.agrees_with.empty()) verdict = check_agreement(lesson, variant, inputs, out, p, verdict);
 
-  const trace::KeyAverages table = trace::key_averages(profiler.trace());
+  const trace::TraceIndex index(profiler.trace());
+  const trace::KeyAverages& table = index.key_averages();
   trace::TableOptions table_options;
   table_options.sort = o.sort.value_or(p.device.is_cuda() ? trace::SortKey::DeviceTotal
                                                           : trace::SortKey::CpuTotal);
@@ -307,13 +308,13 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
     s.trace_path = trace_path.string();
     s.table_path = table_path.string();
   }
-  for (const auto& e : profiler.trace().events)
-    if (e.category == trace::Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) == 0)
-      s.steps.push_back({std::string(e.name), e.dur_ns});
+  for (size_t i : index.steps) {
+    const trace::Event& e = profiler.trace().events[i];
+    s.steps.push_back({std::string(e.name), e.dur_ns});
+  }
   if (!o.profiler) s.steps = wall_steps;  // wall clock on the CPU (a GPU's last step synchronized)
   s.operators = table;
-  const trace::TraceIndex index(profiler.trace());
-  s.memory = trace::memory_report(index);
+  s.memory = index.memory();
   s.cuda_peak_allocated = cuda_peak;
   if (cuda_peak >= 0)
     std::cout << "memory: the caching allocator's peak over the steps: " << trace::format_bytes(cuda_peak)
@@ -336,11 +337,10 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   std::vector<int64_t> steps;
   for (const auto& st : s.steps) steps.push_back(st.cpu_ns);
   line.median_step_ns = steps.empty() ? 0 : int64_t(trace::DurationStats::of(steps).median);
-  for (const auto& m : s.memory)
-    if (line.peak_bytes < 0 || m.cuda) {
-      line.peak_bytes = m.peak_growth;
-      line.peak_range = m.peak_range;
-    }
+  if (const trace::MemoryRow* m = trace::main_memory_row(s.memory)) {
+    line.peak_bytes = m->peak_growth;
+    line.peak_range = m->peak_range;
+  }
   line.cuda_peak_bytes = s.cuda_peak_allocated;
   return verdict.passed ? kPassed : kFailed;
 }

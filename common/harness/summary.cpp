@@ -29,14 +29,7 @@ std::string to_json(const RunSummary& s) {
   j["totals"] = {{"self_cpu_ns", s.operators.self_cpu_total_ns},
                  {"self_device_ns", s.operators.self_device_total_ns}};
   j["operators"] = trace::operators_json(s.operators);
-  j["memory"] = nlohmann::ordered_json::array();
-  for (const auto& m : s.memory)
-    j["memory"].push_back({{"device", m.cuda ? "cuda:" + std::to_string(m.device) : std::string("cpu")},
-                           {"allocations", m.allocations},
-                           {"allocated_bytes", m.allocated_bytes},
-                           {"peak_growth_bytes", m.peak_growth},
-                           {"peak_range", m.peak_range},
-                           {"peak_op", m.peak_op}});
+  j["memory"] = trace::memory_json(s.memory);
   if (s.cuda_peak_allocated >= 0) j["cuda_peak_allocated_bytes"] = s.cuda_peak_allocated;
   return j.dump(2) + "\n";
 }

@@ -58,7 +58,7 @@ void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& 
   };
   std::unordered_map<uint64_t, const Event*> launch_by_correlation;
   for (const auto& e : t.events)
-    if ((e.category == Category::Runtime || e.category == Category::Driver) && e.correlation)
+    if (is_launch_call(e.category) && e.correlation)
       launch_by_correlation.emplace(e.correlation, &e);
 
   for (const auto& e : t.events) {

@@ -31,6 +31,15 @@ inline bool is_torch_scope(Category c) {
   return c == Category::CpuOp || c == Category::UserAnnotation;
 }
 
+/// True for a CUDA runtime or driver call: what launches GPU work (joined by correlation id).
+inline bool is_launch_call(Category c) { return c == Category::Runtime || c == Category::Driver; }
+
+/// True for the slices of a CPU thread that nest: operators, ranges, runtime and driver calls.
+inline bool is_cpu_slice(Category c) { return is_torch_scope(c) || is_launch_call(c); }
+
+/// True for the name LibTorch's profiler gives its steps' ranges ("ProfileStep#3").
+inline bool is_step_name(std::string_view name) { return name.rfind("ProfileStep#", 0) == 0; }
+
 /// Sentinel for Event::kernel_info when there is none.
 inline constexpr uint32_t kNoKernelInfo = 0xffffffffu;
 
@@ -58,5 +67,10 @@ struct Event {
     return is_device_work(category) || category == Category::GpuUserAnnotation;
   }
 };
+
+/// True for a profiler step's range.
+inline bool is_step(const Event& e) {
+  return e.category == Category::UserAnnotation && is_step_name(e.name);
+}
 
 }  // namespace pil::trace

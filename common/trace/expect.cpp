@@ -115,32 +115,26 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
       a.yes = median == double(want);
     }
   } else if (e.key == "calls") {
-    const KeyAverages k = key_averages(t);
-    const KeyAverage* r = k.find(e.arg);
+    const KeyAverage* r = index.key_averages().find(e.arg);
     const double calls = r ? double(r->calls) / double(std::max<size_t>(steps, 1)) : 0.0;
     a.measured = r ? per_step(calls) + " per step: " + std::to_string(r->calls) + " calls in " + over
                    : "0: no operator or range named " + e.arg + " in the trace";
     a.yes = calls == double(want);
   } else if (e.key == "top-op") {
-    const KeyAverages k = key_averages(t);
     const KeyAverage* top = nullptr;
-    for (const auto& r : k.rows)
+    for (const auto& r : index.key_averages().rows)
       if (!r.device_work && r.name.rfind("aten::", 0) == 0 && (!top || r.self_cpu_ns > top->self_cpu_ns)) top = &r;
     a.measured = top ? top->name + ", " + format_time_ns(top->self_cpu_ns) + " self CPU" : "no operators";
     a.yes = top && top->name == e.value;
   } else if (e.key == "peak-range") {
-    const auto rows = memory_report(index);
-    const MemoryRow* pick = nullptr;
-    for (const auto& r : rows)
-      if (!pick || (r.cuda && !pick->cuda)) pick = &r;
+    const MemoryRow* pick = main_memory_row(index.memory());
     if (!pick) {
       a.measured = "no memory events (run with --profile-memory on)";
     } else if (pick->peak_growth <= 0) {
       a.measured = "memory never rose above what was held when recording began";
     } else {
       a.measured = (pick->peak_range.empty() ? "outside any range" : "`" + pick->peak_range + "`") + ", " +
-                   format_bytes(pick->peak_growth) + " on " +
-                   (pick->cuda ? "cuda:" + std::to_string(pick->device) : std::string("cpu"));
+                   format_bytes(pick->peak_growth) + " on " + device_label(*pick);
       a.yes = pick->peak_range == e.value;
     }
   }

@@ -11,11 +11,6 @@
 namespace pil::trace {
 namespace {
 
-bool is_cpu_slice(Category c) {
-  return c == Category::CpuOp || c == Category::UserAnnotation || c == Category::Runtime ||
-         c == Category::Driver;
-}
-
 std::string percent(int64_t part, int64_t total) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f%%", total > 0 ? 100.0 * double(part) / double(total) : 0.0);

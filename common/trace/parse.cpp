@@ -22,6 +22,8 @@ namespace pil::trace {
 
 namespace {
 
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
 /// The common case, fast: [-]digits[.digits] with at most 15 integer digits. False to let the
 /// general path decide (exponents, long numbers, anything unusual).
 inline bool plain_microseconds(std::string_view t, int64_t& ns) {
@@ -49,7 +51,7 @@ inline bool plain_microseconds(std::string_view t, int64_t& ns) {
     }
     if (i == frac_start) return false;
   }
-  while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
+  while (i < t.size() && is_space(t[i])) ++i;
   if (i != t.size()) return false;
   for (; frac_digits < 3; ++frac_digits) frac *= 10;
   const uint64_t v = whole * 1000 + frac + (round_up ? 1 : 0);
@@ -61,8 +63,7 @@ inline bool plain_microseconds(std::string_view t, int64_t& ns) {
 
 bool microseconds_text_to_ns(std::string_view t, int64_t& ns) {
   if (plain_microseconds(t, ns)) return true;
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
-    t.remove_suffix(1);
+  while (!t.empty() && is_space(t.back())) t.remove_suffix(1);
   size_t i = 0;
   const bool negative = i < t.size() && t[i] == '-';
   if (negative) ++i;
@@ -219,8 +220,6 @@ template <size_t N>
 inline bool is_key(const char* raw, const char (&lit)[N]) {
   return std::memcmp(raw, lit, N - 1) == 0 && raw[N - 1] == '"';
 }
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -525,11 +524,13 @@ class Reader {
         }
         careful_ = false;
       } else {
-        const size_t n_events = out_->events.size(), n_kernels = out_->kernels.size();
+        const size_t n_events = out_->events.size(), n_kernels = out_->kernels.size(),
+                     n_memory = out_->memory.size();
         const FlowCounts n_flows = out_->flows;
-        auto undo = [&] {
+        auto undo = [&] {  // everything read_event may have added
           out_->events.resize(n_events);
           out_->kernels.resize(n_kernels);
+          out_->memory.resize(n_memory);
           out_->flows = n_flows;
         };
         try {
@@ -651,13 +652,12 @@ class Reader {
     }
   }
 
+  /// An argument the reports need (ids, device, stream, launch shape): a number, else the event
+  /// is refused.
   static int64_t whole(od::value& v, const char* what) {
     int64_t n = 0;
-    if (!v.get_int64().get(n)) return n;
-    int64_t ns = 0;
-    if (!microseconds_text_to_ns(v.raw_json_token(), ns))
-      throw BadEvent{std::string("'") + what + "' is not a number"};
-    return ns / 1000;
+    if (!optional_whole(v, n)) throw BadEvent{std::string("'") + what + "' is not a number"};
+    return n;
   }
 
   /// An argument that only adds detail (memory sizes, occupancy): read when it is a number,
@@ -766,7 +766,7 @@ class Reader {
             if (is_torch_scope(category)) break;
           } else if (is_key(ak, "correlation")) {
             correlation = uint64_t(whole(av, "correlation"));
-            if ((category == Category::Runtime || category == Category::Driver) && external) break;
+            if (is_launch_call(category) && external) break;
           } else if (is_key(ak, "device")) {
             device = whole(av, "device");
           } else if (is_key(ak, "stream")) {

@@ -23,4 +23,20 @@ nlohmann::ordered_json operators_json(const KeyAverages& table) {
   return rows;
 }
 
+nlohmann::ordered_json memory_json(const std::vector<MemoryRow>& rows) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& r : rows)
+    out.push_back({{"device", device_label(r)},
+                   {"allocations", r.allocations},
+                   {"frees", r.frees},
+                   {"allocated_bytes", r.allocated_bytes},
+                   {"peak_growth_bytes", r.peak_growth},
+                   {"end_growth_bytes", r.end_growth},
+                   {"peak_total_bytes", r.peak_total},
+                   {"peak_at_ns", r.peak_at_ns},
+                   {"peak_range", r.peak_range},
+                   {"peak_op", r.peak_op}});
+  return out;
+}
+
 }  // namespace pil::trace

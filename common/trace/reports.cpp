@@ -7,17 +7,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 
 namespace pil::trace {
 namespace {
 
-bool is_launch_call(Category c) { return c == Category::Runtime || c == Category::Driver; }
-
-bool is_step(const Event& e) {
-  return e.category == Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) == 0;
-}
 
 std::string us(int64_t ns) {
   char buf[32];
@@ -112,6 +108,27 @@ TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
   }
 }
 
+const KeyAverages& TraceIndex::key_averages() const {
+  if (!key_averages_) key_averages_ = trace::key_averages(t_);
+  return *key_averages_;
+}
+
+const std::vector<MemoryRow>& TraceIndex::memory() const {
+  if (!memory_) memory_ = memory_report(*this);
+  return *memory_;
+}
+
+std::string device_label(const MemoryRow& row) {
+  return row.cuda ? "cuda:" + std::to_string(row.device) : std::string("cpu");
+}
+
+const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows) {
+  const MemoryRow* pick = nullptr;
+  for (const auto& r : rows)
+    if (!pick || (r.cuda && !pick->cuda)) pick = &r;
+  return pick;
+}
+
 long TraceIndex::launch_of(size_t i) const { return i < launch_of_.size() ? launch_of_[i] : -1; }
 
 TraceIndex::Span TraceIndex::work_of(size_t launch) const {
@@ -167,9 +184,12 @@ bool inside(const std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<in
             const Event& e) {
   auto it = spans.find({e.pid, e.tid});
   if (it == spans.end()) return false;
-  for (const auto& [s, end] : it->second)
-    if (e.start_ns >= s && e.end_ns() <= end) return true;
-  return false;
+  // The spans are merged: sorted and disjoint. Only the last one starting at or before e can
+  // hold it.
+  const auto& v = it->second;
+  auto after = std::upper_bound(v.begin(), v.end(), e.start_ns,
+                                [](int64_t s, const std::pair<int64_t, int64_t>& iv) { return s < iv.first; });
+  return after != v.begin() && e.end_ns() <= std::prev(after)->second;
 }
 
 }  // namespace
@@ -393,7 +413,7 @@ std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& 
   std::vector<size_t> inner;
   for (size_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
-    if (e.on_device() || e.category == Category::Other || e.pid != root.pid || e.tid != root.tid)
+    if (!is_cpu_slice(e.category) || e.pid != root.pid || e.tid != root.tid)
       continue;
     if (e.start_ns >= root.start_ns && e.end_ns() <= root.end_ns()) inner.push_back(i);
   }
@@ -444,7 +464,7 @@ DiffReport diff_report(const Trace& a, const Trace& b, double tolerance) {
   std::map<std::string, DiffRow> rows;
   auto add = [&](const KeyAverages& k, bool is_a) {
     for (const auto& r : k.rows) {
-      if (r.name.rfind("ProfileStep#", 0) == 0) continue;  // step numbers differ between runs
+      if (is_step_name(r.name)) continue;  // step numbers differ between runs
       DiffRow& row = rows[r.name];
       row.name = r.name;
       row.device = r.device_work;
@@ -519,7 +539,7 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
         for (const auto& e : t.events) {
           if (e.category != c || e.pid != p.pid || (same_thread && e.tid != p.tid) ||
               e.start_ns > p.start_ns || e.end_ns() < p.start_ns ||
-              (c == Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) == 0))
+              (c == Category::UserAnnotation && is_step_name(e.name)))
             continue;
           if (!best || e.start_ns > best->start_ns ||
               (e.start_ns == best->start_ns && e.dur_ns < best->dur_ns))
@@ -557,10 +577,10 @@ std::string explain(const TraceIndex& index) {
     }
     line(s);
   }
-  const KeyAverages ka = key_averages(t);
+  const KeyAverages& ka = index.key_averages();
   std::vector<const KeyAverage*> ops;
   for (const auto& r : ka.rows)
-    if (!r.device_work && r.name.rfind("ProfileStep#", 0) != 0) ops.push_back(&r);
+    if (!r.device_work && !is_step_name(r.name)) ops.push_back(&r);
   std::sort(ops.begin(), ops.end(),
             [](const KeyAverage* a, const KeyAverage* b) { return a->self_cpu_ns > b->self_cpu_ns; });
   if (!ops.empty()) {
@@ -574,7 +594,7 @@ std::string explain(const TraceIndex& index) {
   {
     std::unordered_map<std::string_view, bool> range_names;
     for (const auto& e : t.events)
-      if (e.category == Category::UserAnnotation && e.name.rfind("ProfileStep#", 0) != 0)
+      if (e.category == Category::UserAnnotation && !is_step_name(e.name))
         range_names.emplace(e.name, true);
     std::vector<const KeyAverage*> ranges;
     for (const auto& r : ka.rows)
@@ -592,7 +612,7 @@ std::string explain(const TraceIndex& index) {
       line(s);
     }
   }
-  for (const MemoryRow& m : memory_report(index)) {
+  for (const MemoryRow& m : index.memory()) {
     std::string where;
     if (!m.peak_range.empty()) where += " in `" + m.peak_range + "`";
     if (!m.peak_op.empty()) where += (where.empty() ? " in " : ", ") + m.peak_op;
@@ -602,15 +622,12 @@ std::string explain(const TraceIndex& index) {
          "; " + std::to_string(m.allocations) + " allocations, " + format_bytes(m.allocated_bytes) +
          " in all");
   }
-  int64_t kernels = 0;
-  for (const auto& e : t.events) kernels += e.category == Category::Kernel;
-  if (kernels == 0) {
+  const auto top = kernel_report(index);
+  if (top.empty()) {  // no kernels at all
     line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
     return out;
   }
-  const auto top = kernel_report(index);
-  if (!top.empty())
-    line("top kernel: " + top.front().name.substr(0, 80) + " — " + pct(top.front().share) +
+  line("top kernel: " + top.front().name.substr(0, 80) + " — " + pct(top.front().share) +
          " of kernel time, " + std::to_string(top.front().time.count) + " calls, median " +
          us(int64_t(top.front().time.median)));
   const StreamReport sr = stream_report(index);

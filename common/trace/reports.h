@@ -16,12 +16,41 @@
 
 namespace pil::trace {
 
+/// Memory on one device over the recorded window, from the `[memory]` events.
+struct MemoryRow {
+  bool cuda = false;
+  int32_t device = -1;             ///< -1 for host memory
+  int64_t allocations = 0, frees = 0;
+  int64_t allocated_bytes = 0;     ///< summed over allocations
+  /// Most memory in use at once, counted from the first event: the peak of (allocations -
+  /// frees) so far. What the window's work added on top of what was already held.
+  int64_t peak_growth = 0;
+  int64_t end_growth = 0;          ///< still held at the end, counted the same way
+  /// The allocator's own figure at that peak, where the trace gives totals (Kineto's files);
+  /// -1 where it does not (LibTorch's in-process events).
+  int64_t peak_total = -1;
+  int64_t peak_at_ns = 0;          ///< when the peak was reached
+  std::string peak_range;          ///< innermost named range then on that thread ("attn")
+  std::string peak_op;             ///< innermost operator then ("aten::bmm")
+};
+
+/// "cuda:0" or "cpu": the device a memory row is about.
+std::string device_label(const MemoryRow& row);
+
+/// The row a one-line answer speaks of: the first GPU's where there is one, else the host's;
+/// null when there are no rows.
+const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows);
+
 /// Lookups shared by the reports: which launch call and which GPU work share a correlation id,
 /// which CPU slice has an external id, and the profiled window.
 class TraceIndex {
  public:
   explicit TraceIndex(const Trace& trace);
   const Trace& trace() const { return t_; }
+  /// The operator table (key_averages) and the memory rows (memory_report), computed on first
+  /// use and kept: a run asks for them from several reports.
+  const KeyAverages& key_averages() const;
+  const std::vector<MemoryRow>& memory() const;
   /// The runtime/driver call that launched GPU work `i`, or -1.
   long launch_of(size_t i) const;
   /// GPU work launched by call `i` (a cudaGraphLaunch may have many).
@@ -46,6 +75,8 @@ class TraceIndex {
 
  private:
   const Trace& t_;
+  mutable std::optional<KeyAverages> key_averages_;
+  mutable std::optional<std::vector<MemoryRow>> memory_;
   std::vector<long> launch_of_;
   /// GPU work grouped by launch call, each call's in start order: work_of(c) is
   /// work_[first_work_[c], first_work_[c + 1]).
@@ -164,24 +195,6 @@ struct DiffReport {
 /// Operators and kernels of two runs side by side. A change under `tolerance` (relative) counts
 /// as the same.
 DiffReport diff_report(const Trace& a, const Trace& b, double tolerance = 0.05);
-
-/// Memory on one device over the recorded window, from the `[memory]` events.
-struct MemoryRow {
-  bool cuda = false;
-  int32_t device = -1;             ///< -1 for host memory
-  int64_t allocations = 0, frees = 0;
-  int64_t allocated_bytes = 0;     ///< summed over allocations
-  /// Most memory in use at once, counted from the first event: the peak of (allocations -
-  /// frees) so far. What the window's work added on top of what was already held.
-  int64_t peak_growth = 0;
-  int64_t end_growth = 0;          ///< still held at the end, counted the same way
-  /// The allocator's own figure at that peak, where the trace gives totals (Kineto's files);
-  /// -1 where it does not (LibTorch's in-process events).
-  int64_t peak_total = -1;
-  int64_t peak_at_ns = 0;          ///< when the peak was reached
-  std::string peak_range;          ///< innermost named range then on that thread ("attn")
-  std::string peak_op;             ///< innermost operator then ("aten::bmm")
-};
 
 /// The memory events of each device, (cuda, device index) -> event indices in time order;
 /// host memory first.

@@ -47,6 +47,40 @@ std::string memory_trace() {
 
 constexpr int64_t MiB = 1 << 20;
 
+TEST(Memory, ChunkCutsLeaveOneRecordPerEvent) {
+  // An event cut by a chunk's end is read again from the next chunk: what the first try added is
+  // taken back, memory records included, at every place a cut can fall.
+  std::string one = memory_trace();
+  const size_t open = one.find('[') + 1, close = one.rfind(']');
+  std::string big = "{\"traceEvents\": [";
+  std::string body = one.substr(open, close - open);
+  for (size_t at = body.find(",\n"); at != std::string::npos; at = body.find(",\n", at + 3))
+    body.replace(at, 2, "\n,");  // a line break right after each event: cuts fall there too
+  for (int i = 0; i < 40; ++i) big += (i ? "\n," : "") + body;
+  big += "]}";
+  for (size_t chunk = 4096; chunk < 4096 + 400; chunk += 7) {
+    ParseOptions o;
+    o.chunk_bytes = chunk;
+    const Trace t = parse_trace_text(big, "big", o);
+    size_t memory_events = 0;
+    for (const auto& e : t.events)
+      if (e.category == Category::Memory) {
+        ASSERT_EQ(e.memory_info, memory_events) << "chunk " << chunk;
+        ++memory_events;
+      }
+    ASSERT_EQ(memory_events, 200u) << "chunk " << chunk;
+    ASSERT_EQ(t.memory.size(), 200u) << "chunk " << chunk;
+  }
+}
+
+TEST(Memory, ChainsListSlicesNotAllocations) {
+  const Trace t = parse_trace_text(memory_trace());
+  const auto lines = chain_report(TraceIndex(t), "attn");
+  std::vector<std::string_view> names;
+  for (const auto& l : lines) names.push_back(t.events[l.event].name);
+  EXPECT_EQ(names, (std::vector<std::string_view>{"attn", "aten::bmm", "aten::softmax"}));
+}
+
 TEST(Memory, EventsAreReadWithSizeDeviceAndTotal) {
   const Trace t = parse_trace_text(memory_trace());
   ASSERT_EQ(t.memory.size(), 5u);

@@ -201,21 +201,9 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
 }
 
 int report_memory(const TraceIndex& index, bool as_json) {
-  const auto rows = memory_report(index);
+  const auto& rows = index.memory();
   if (as_json) {
-    json j = json::array();
-    for (const auto& r : rows)
-      j.push_back({{"device", r.cuda ? "cuda:" + std::to_string(r.device) : std::string("cpu")},
-                   {"allocations", r.allocations},
-                   {"frees", r.frees},
-                   {"allocated_bytes", r.allocated_bytes},
-                   {"peak_growth_bytes", r.peak_growth},
-                   {"end_growth_bytes", r.end_growth},
-                   {"peak_total_bytes", r.peak_total},
-                   {"peak_at_ns", r.peak_at_ns},
-                   {"peak_range", r.peak_range},
-                   {"peak_op", r.peak_op}});
-    std::cout << j.dump(2) << "\n";
+    std::cout << memory_json(rows).dump(2) << "\n";
     return 0;
   }
   if (rows.empty()) {
@@ -225,7 +213,7 @@ int report_memory(const TraceIndex& index, bool as_json) {
   TextTable table({"Device", "Allocs", "Frees", "Allocated", "Peak", "Held at end", "Allocator peak",
                    "Peak in range", "Peak in op"});
   for (const auto& r : rows)
-    table.add({r.cuda ? "cuda:" + std::to_string(r.device) : "cpu", grouped(r.allocations),
+    table.add({device_label(r), grouped(r.allocations),
                grouped(r.frees), format_bytes(r.allocated_bytes), format_bytes(r.peak_growth),
                format_bytes(r.end_growth), r.peak_total >= 0 ? format_bytes(r.peak_total) : "-",
                r.peak_range, r.peak_op});
