@@ -49,7 +49,7 @@
 #include <cublas_v2.h>
 
 #include "cuda/check.h"
-#include "cuda/cublaslt.h"
+#include "harness/lt_matmul.h"
 #include "cuda/nvtx.h"
 #include "harness/cuda_graph.h"
 #include "harness/cuda_types.h"
@@ -142,34 +142,18 @@ torch::Tensor matmul_add_lt_bias(const pil::Tensors& in) {
   const uint64_t n = uint64_t(x.size(0));
   pil::NamedRange range("matmul_add");
   torch::Tensor y = torch::empty_like(x);
-  const cudaDataType_t t = cuda_data_type(x.scalar_type());
-  const auto desc = pil::cuda::make_matmul_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  const auto layout = pil::cuda::make_layout(t, n, n, int64_t(n));  // all four are n × n
-  constexpr int64_t kWorkspace = int64_t(32) << 20;
-  const torch::Tensor workspace = torch::empty({kWorkspace}, x.options().dtype(torch::kByte));
-  const cublasLtHandle_t handle = at::cuda::getCurrentCUDABlasLtHandle();
-  const cublasLtMatmulAlgo_t algo =
-      pil::cuda::best_algo(handle, desc, layout, layout, layout, layout, size_t(kWorkspace));
-  const float alpha = 1.0f, beta = 1.0f;
   pil::cuda::NvtxRange matmul("cublasLtMatmul");
-  PIL_CUBLAS_CHECK(cublasLtMatmul(handle, desc.get(), &alpha, w.data_ptr(), layout.get(),
-                                  x.data_ptr(), layout.get(), &beta, b.data_ptr(), layout.get(),
-                                  y.data_ptr(), layout.get(), &algo, workspace.data_ptr(),
-                                  size_t(kWorkspace), at::cuda::getCurrentCUDAStream().stream()));
+  // All four n × n; row-major y = x·w is column-major yᵀ = wᵀ·xᵀ, so w goes first
+  // (pil::lt_matmul, common/harness/lt_matmul.h).
+  pil::lt_matmul({w, false, n, n}, {x, false, n, n}, y, n, n, CUBLASLT_EPILOGUE_DEFAULT, nullptr, &b);
   return y;
 }
 // [variant-lt]
 
-// 16-bit matrices whose rows are not a multiple of 16 bytes are not aligned for cuBLASLt.
+// The shapes cuBLASLt takes (pil::lt_shape_problem): every matrix is size × size.
 std::string lt_bias_check(const pil::Problem& p) {
-  // cuBLASLt's heuristic refuses a matrix with one row or column (LibTorch avoids it there too).
-  if (p.options.size < 2)
-    return "--size 1: lt_bias needs at least 2 (cuBLASLt refuses single-row matrices); allowed: 2 or more";
-  if (p.dtype != torch::kFloat && p.options.size % 8 != 0)
-    return "--size " + std::to_string(p.options.size) +
-           ": lt_bias with a 16-bit dtype needs a multiple of 8 (rows of 16 bytes); allowed: 8, "
-           "16, 24, ... or --dtype fp32";
-  return {};
+  const pil::LtDim n{"--size", p.options.size};
+  return pil::lt_shape_problem("lt_bias", p.dtype != torch::kFloat, {n}, {n});
 }
 
 // [variant-graph]

@@ -190,19 +190,11 @@ struct LtLinear : torch::autograd::Function<LtLinear> {
 };
 // [variant-lt-linear]
 
-// What cuBLASLt takes: no dimension of 1 (its heuristic refuses single-row matrices, and
-// LibTorch avoids cuBLASLt there too), and with a 16-bit dtype rows of 16 bytes.
+// The shapes cuBLASLt takes (pil::lt_shape_problem): x is [size, in], W [out, in], y [size, out].
 std::string lt_check(const pil::Problem& p) {
-  const int64_t in = p.options.flag("--in-features"), out = p.options.flag("--out-features");
-  if (p.options.size < 2 || in < 2 || out < 2)
-    return "--size " + std::to_string(p.options.size) + " --in-features " + std::to_string(in) +
-           " --out-features " + std::to_string(out) +
-           ": the cuBLASLt variants need each at least 2; allowed: 2 or more";
-  if (p.dtype != torch::kFloat && (in % 8 != 0 || out % 8 != 0))
-    return "--in-features " + std::to_string(in) + " --out-features " + std::to_string(out) +
-           ": the cuBLASLt variants with a 16-bit dtype need both a multiple of 8 (rows of 16 "
-           "bytes); allowed: 8, 16, 24, ... or --dtype fp32";
-  return {};
+  const pil::LtDim size{"--size", p.options.size}, in{"--in-features", in_features(p)},
+      out{"--out-features", out_features(p)};
+  return pil::lt_shape_problem("the cuBLASLt variants", p.dtype != torch::kFloat, {size, in, out}, {in, out});
 }
 
 torch::Tensor lt_linear_inference(const pil::Tensors& in) {
@@ -235,7 +227,7 @@ std::vector<pil::Variant> variants() {
   v.push_back({"inference", "forward under NoGradGuard: linear -> t -> addmm", linear_inference});
   pil::Variant training{"training", "forward and backward from a fixed upstream gradient",
                         linear_training};
-  training.collect = [](const pil::Tensors& in, const torch::Tensor&) {
+  training.collect = [](const pil::Tensors& in) {
     return training_result_of(in, linear_training);
   };
   training.flops_factor = 3;  // forward, and the backward's two products per forward one
@@ -250,7 +242,7 @@ std::vector<pil::Variant> variants() {
                            "cuBLASLt forward and backward, db from the BGRADB epilogue (GPU)",
                            lt_linear_training};
   lt_training.needs_cuda = true;
-  lt_training.collect = [](const pil::Tensors& in, const torch::Tensor&) {
+  lt_training.collect = [](const pil::Tensors& in) {
     return training_result_of(in, lt_linear_training);
   };
   lt_training.agrees_with = "training";

@@ -188,15 +188,12 @@ torch::Tensor mlp_lt_epilogue(const pil::Tensors& in) {
 }
 // [lt-epilogue]
 
+// The shapes cuBLASLt takes (pil::lt_shape_problem): x is [tokens, model], the gate's W
+// [hidden, model].
 std::string lt_epilogue_check(const pil::Problem& p) {
-  if (model(p) < 2 || hidden(p) < 2 || p.options.size * seq(p) < 2)
-    return "--model " + std::to_string(model(p)) + " --hidden " + std::to_string(hidden(p)) +
-           ": lt_epilogue needs at least 2 of each, and 2 tokens (cuBLASLt refuses single-row "
-           "matrices); allowed: 2 or more";
-  if (p.dtype == torch::kFloat || (model(p) % 8 == 0 && hidden(p) % 8 == 0)) return {};
-  return "--model " + std::to_string(model(p)) + " --hidden " + std::to_string(hidden(p)) +
-         ": lt_epilogue with a 16-bit dtype needs both a multiple of 8 (rows of 16 bytes); "
-         "allowed: 8, 16, 24, ... or --dtype fp32";
+  const pil::LtDim tokens{"--size x --seq", p.options.size * seq(p)}, m{"--model", model(p)},
+      h{"--hidden", hidden(p)};
+  return pil::lt_shape_problem("lt_epilogue", p.dtype != torch::kFloat, {tokens, m, h}, {m, h});
 }
 
 // --- graph: the eager forward replayed from a CUDA graph --------------------------------------
@@ -275,10 +272,10 @@ torch::Tensor training_result_of(const pil::Tensors& in, bool fused) {
                      g_state->mlp->up->weight.grad().flatten(),
                      g_state->mlp->down->weight.grad().flatten()});
 }
-torch::Tensor training_result(const pil::Tensors& in, const torch::Tensor&) {
+torch::Tensor training_result(const pil::Tensors& in) {
   return training_result_of(in, false);
 }
-torch::Tensor fused_training_result(const pil::Tensors& in, const torch::Tensor&) {
+torch::Tensor fused_training_result(const pil::Tensors& in) {
   return training_result_of(in, true);
 }
 

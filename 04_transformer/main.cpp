@@ -335,7 +335,7 @@ std::vector<pil::Variant> variants() {
   std::vector<pil::Variant> v;
   auto add = [&v](const char* name, const char* summary, Attention how) {
     pil::Variant x{name, summary, forward_with(how)};
-    x.collect = [how](const pil::Tensors& in, const torch::Tensor&) { return forward_backward(in, how); };
+    x.collect = [how](const pil::Tensors& in) { return forward_backward(in, how); };
     if (how.kind == Attention::Sdpa) x.unavailable = unavailable_unless(how.backend);
     v.push_back(std::move(x));
   };
@@ -366,7 +366,7 @@ std::vector<pil::Variant> variants() {
 #endif
   pil::Variant training{"training", "forward, backward and an AdamW step, each in its range",
                         training_step};
-  training.collect = [](const pil::Tensors& in, const torch::Tensor&) {
+  training.collect = [](const pil::Tensors& in) {
     return forward_backward(in, Attention{});
   };
   training.flops_factor = 3;  // the backward's products are twice the forward's

@@ -38,14 +38,18 @@ void write_file_atomically(const fs::path& path,
   }
 }
 
-void write_text_atomically(const fs::path& path, std::string_view text) {
+void write_stream_atomically(const fs::path& path, const std::function<void(std::ostream& out)>& write) {
   write_file_atomically(path, [&](const fs::path& tmp) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("cannot open " + tmp.string() + " for writing");
-    out.write(text.data(), std::streamsize(text.size()));
+    write(out);
     out.flush();
     if (!out) throw std::runtime_error("write to " + tmp.string() + " failed");
   });
+}
+
+void write_text_atomically(const fs::path& path, std::string_view text) {
+  write_stream_atomically(path, [&](std::ostream& out) { out.write(text.data(), std::streamsize(text.size())); });
 }
 
 }  // namespace pil

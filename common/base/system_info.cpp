@@ -1,6 +1,5 @@
 #include "base/system_info.h"
 
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -29,18 +28,6 @@ uint64_t available_host_memory() {
   while (in >> key >> value >> unit)
     if (key == "MemAvailable:") return value * 1024;
   return 0;
-}
-
-std::string format_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
-    bytes /= 1024.0;
-    ++u;
-  }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
-  return buf;
 }
 
 }  // namespace pil

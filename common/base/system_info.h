@@ -12,7 +12,4 @@ std::string cpu_model_name();
 /// Bytes of memory available to a new allocation (MemAvailable), or 0 when unknown.
 uint64_t available_host_memory();
 
-/// "1.50 GiB", "12.0 MiB": byte counts for messages.
-std::string format_bytes(double bytes);
-
 }  // namespace pil

@@ -202,11 +202,24 @@ void CuptiTracer::start() {
 void CuptiTracer::stop() {
   if (!state_->running) return;
   state_->running = false;
+  // However the steps below end (a faulted kernel makes the synchronize throw), recording ends
+  // here: the kinds are disabled and no later buffer is routed to this tracer, which may be gone
+  // by then.
+  struct Detach {
+    bool disabled = false;
+    void disable() {
+      for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
+      disabled = true;
+    }
+    ~Detach() {
+      if (!disabled) disable();
+      std::lock_guard<std::mutex> lock(g_mutex);
+      g_active = nullptr;
+    }
+  } detach;
   PIL_CUDA_CHECK(cudaDeviceSynchronize());
-  for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
-  PIL_CUPTI_CHECK(cuptiActivityFlushAll(1));
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_active = nullptr;
+  detach.disable();
+  PIL_CUPTI_CHECK(cuptiActivityFlushAll(1));  // its buffers still reach this tracer
 }
 
 void CuptiTracer::collect(const void* record) {

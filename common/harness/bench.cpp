@@ -83,7 +83,7 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
     for (int i = 0; i < 3; ++i) out = v.run(in);
     if (device.is_cuda()) torch::cuda::synchronize();
     if (verify_first) {
-      const Verdict verdict = verify(v.collect ? v.collect(in, out) : out,
+      const Verdict verdict = verify(v.result(in, out),
                                      lesson.reference_for(v.name)(in), lesson.tolerance_of(p));
       if (!verdict.passed) {
         ++failures;
@@ -96,17 +96,19 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
     if (device.is_cuda()) timer = std::make_unique<EventTimer>();
 #endif
     for (auto _ : state) {
-      if (device.is_cuda()) {
 #if PIL_HAVE_CUDA
+      if (timer) {  // GPU time between CUDA events around the call
         timer->begin();
         out = v.run(in);
         state.SetIterationTime(timer->end_seconds());
-#endif
-      } else {
-        const auto t0 = std::chrono::steady_clock::now();
-        out = v.run(in);
-        state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        continue;
       }
+#endif
+      // Wall time; on a GPU without the project's CUDA helpers, up to the device finishing.
+      const auto t0 = std::chrono::steady_clock::now();
+      out = v.run(in);
+      if (device.is_cuda()) torch::cuda::synchronize();
+      state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     const double calls = double(state.iterations());
     const double flops = v.flops ? v.flops(p) : lesson.flops ? lesson.flops(p) * v.flops_factor : 0;

@@ -30,11 +30,12 @@ inline std::function<at::Tensor(const Tensors&)> replayed_from_graph(
     std::unique_ptr<at::cuda::CUDAGraph> graph;
     at::Tensor out;
     std::vector<int64_t> key;
+    bool release_registered = false;  // one after_variant release per variant, however many captures
   };
   auto state = std::make_shared<Captured>();
   state->body = std::move(body);
   state->also_read = std::move(also_read);
-  // What the captured kernels depend on: every tensor's address, dtype and shape.
+  // What the captured kernels depend on: every tensor's address, dtype, shape and strides.
   auto key_of = [state](const Tensors& in) {
     std::vector<int64_t> key;
     auto add = [&key](const at::Tensor& t) {
@@ -42,6 +43,7 @@ inline std::function<at::Tensor(const Tensors&)> replayed_from_graph(
       key.push_back(int64_t(t.scalar_type()));
       key.push_back(t.dim());
       for (const int64_t d : t.sizes()) key.push_back(d);
+      for (const int64_t s : t.strides()) key.push_back(s);
     };
     for (const auto& t : in) add(t);
     if (state->also_read)
@@ -77,11 +79,15 @@ inline std::function<at::Tensor(const Tensors&)> replayed_from_graph(
         state->graph = std::move(graph);
         // Let the graph and its pool go once the variant is done, not at exit (after the CUDA
         // runtime may be gone).
-        pil::after_variant([state] {
-          state->graph.reset();
-          state->out = at::Tensor();
-          state->key.clear();
-        });
+        if (!state->release_registered) {
+          state->release_registered = true;
+          pil::after_variant([state] {
+            state->graph.reset();
+            state->out = at::Tensor();
+            state->key.clear();
+            state->release_registered = false;
+          });
+        }
       }
       side.synchronize();
       state->key = std::move(key);

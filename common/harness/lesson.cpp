@@ -68,8 +68,9 @@ void check_memory(const Lesson& lesson, const Problem& p) {
   const MemoryNeed need = lesson.memory_need(p);
   const std::string size = "--size " + std::to_string(p.options.size);
   auto fail = [&](double needed, const std::string& where, uint64_t available) {
-    throw UsageError{size + ": needs " + format_bytes(needed) + " on " + where + " but " +
-                     format_bytes(double(available)) + " is available; allowed: a smaller --size"};
+    auto bytes = [](double b) { return trace::format_bytes(int64_t(std::min(b, 9e18))); };
+    throw UsageError{size + ": needs " + bytes(needed) + " on " + where + " but " +
+                     bytes(double(available)) + " is available; allowed: a smaller --size"};
   };
   const uint64_t host = available_host_memory();
   if (p.device.is_cuda()) {
@@ -152,21 +153,18 @@ std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& dev
   return std::make_unique<LibTorchRecorder>(device.is_cuda(), memory);
 }
 
-/// The variant's result against that of the variant it must agree with, run once more now on
-/// the same inputs, under the same tolerance. A training step may move the weights, so both
-/// results are collected after that run, from the same weights (a collect() recomputes its
-/// result rather than reading what the last call left). Returns the verdict that stands: the
-/// reference's if that failed, else this one.
+/// The variant's result (`mine`, as verified) against that of the variant it must agree with,
+/// on the same inputs and weights, under the same tolerance: the other's collect() where it has
+/// one (it recomputes from the weights as they are, and moves none), else one more call of it.
+/// Returns the verdict that stands: the reference's if that failed, else this one.
 Verdict check_agreement(const Lesson& lesson, const Variant& variant, const Tensors& inputs,
-                        const at::Tensor& own_out, const Problem& p, const Verdict& against_reference) {
+                        const at::Tensor& mine, const Problem& p, const Verdict& against_reference) {
   const Variant* other = nullptr;
   for (const auto& v : lesson.variants)
     if (v.name == variant.agrees_with) other = &v;
   if (!other) throw std::logic_error(variant.name + ": agrees_with names no variant: " + variant.agrees_with);
-  const at::Tensor their_out = other->run(inputs);
-  const at::Tensor theirs = other->collect ? other->collect(inputs, their_out) : their_out;
-  const at::Tensor mine = variant.collect ? variant.collect(inputs, own_out) : own_out;
-  const Verdict v = verify(mine, theirs.to(at::kDouble), lesson.tolerance_of(p));
+  const at::Tensor theirs = other->collect ? other->collect(inputs) : other->run(inputs);
+  const Verdict v = verify(mine, theirs, lesson.tolerance_of(p));
   std::cout << v.describe("agrees with " + other->name);
   return against_reference.passed ? v : against_reference;
 }
@@ -266,10 +264,10 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
 
   // The reference after the runs: a variant that trains has changed its weights by now, and its
   // collect() and reference both use them as they are.
-  const at::Tensor result = variant.collect ? variant.collect(inputs, out) : out;
+  const at::Tensor result = variant.result(inputs, out);
   Verdict verdict = verify(result, lesson.reference_for(variant.name)(inputs), lesson.tolerance_of(p));
   std::cout << verdict.describe();
-  if (!variant.agrees_with.empty()) verdict = check_agreement(lesson, variant, inputs, out, p, verdict);
+  if (!variant.agrees_with.empty()) verdict = check_agreement(lesson, variant, inputs, result, p, verdict);
 
   const trace::TraceIndex index(profiler.trace());
   const trace::KeyAverages& table = index.key_averages();

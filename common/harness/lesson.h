@@ -55,7 +55,7 @@ struct Variant {
   /// What is verified, made after profiling (so it stays out of the trace): a training step's y
   /// with the gradients, say, computed once more from the weights as they are now, so that it
   /// does not depend on what the last call left behind. Unset: the last call's output itself.
-  std::function<at::Tensor(const Tensors& inputs, const at::Tensor& out)> collect;
+  std::function<at::Tensor(const Tensors& inputs)> collect;
   /// Arithmetic of one call in units of the lesson's flops(): 3 for a training step (the
   /// backward's products are twice the forward's).
   double flops_factor = 1.0;
@@ -73,6 +73,11 @@ struct Variant {
   /// kernel against the eager operators it replaces). Checked after profiling, beside the
   /// float64 reference. Empty: none.
   std::string agrees_with;
+
+  /// What is verified, given the last call's output: collect(inputs) where set, else `out`.
+  at::Tensor result(const Tensors& inputs, const at::Tensor& out) const {
+    return collect ? collect(inputs) : out;
+  }
 };
 
 /// Bytes a run needs, checked before anything is allocated.

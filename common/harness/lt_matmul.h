@@ -6,13 +6,14 @@
 /// cuBLASLt is column-major: a row-major [r, c] buffer is, to it, the column-major [c, r] matrix —
 /// the transpose. So a layer's y = x·Wᵀ (+ b) is asked for as yᵀ = W·xᵀ (+ b per row of yᵀ), which
 /// is the shape the BIAS epilogue adds, and the GELU epilogue applies elementwise either way.
+#include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
-#include <ATen/ops/empty.h>
 
 #include <cstdint>
 
 #include "cuda/cublaslt.h"
 #include "harness/cuda_types.h"
+#include "harness/lt_shapes.h"
 
 namespace pil {
 
@@ -24,15 +25,19 @@ struct LtOperand {
   uint64_t rows, cols;
 };
 
-/// D (m × n, column-major; `d`'s buffer) = op(A)·op(B), then the epilogue (bias: its pointer,
-/// or null). fp32 accumulation; the dtype is d's. Runs on the current stream with LibTorch's
-/// cuBLASLt handle, the heuristic's algorithm and a 32 MiB workspace from LibTorch's caching
-/// allocator (freed after the call is queued: the allocator reuses memory in stream order).
+/// D (m × n, column-major; `d`'s buffer) = op(A)·op(B) (+ C, where `c` is given: a tensor laid
+/// out as D, added with beta = 1), then the epilogue (bias: its pointer, or null). fp32
+/// accumulation, with TF32 inputs for fp32 when LibTorch's fp32 matmul precision is TF32; the
+/// dtype is d's. Runs on the current stream with LibTorch's cuBLASLt handle and workspace and
+/// the heuristic's algorithm.
 inline void lt_matmul(const LtOperand& a, const LtOperand& b, at::Tensor& d, uint64_t m, uint64_t n,
                       cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT,
-                      const void* bias = nullptr) {
+                      const void* bias = nullptr, const at::Tensor* c = nullptr) {
   const cudaDataType_t t = cuda_data_type(d.scalar_type());
-  const auto desc = cuda::make_matmul_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  const bool tf32 = d.scalar_type() == at::kFloat &&
+                    at::globalContext().float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL) ==
+                        at::Float32Precision::TF32;
+  const auto desc = cuda::make_matmul_desc(tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F);
   cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, a.transpose ? CUBLAS_OP_T : CUBLAS_OP_N);
   cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, b.transpose ? CUBLAS_OP_T : CUBLAS_OP_N);
   cuda::set_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
@@ -40,15 +45,15 @@ inline void lt_matmul(const LtOperand& a, const LtOperand& b, at::Tensor& d, uin
   const auto la = cuda::make_layout(t, a.rows, a.cols, int64_t(a.rows));
   const auto lb = cuda::make_layout(t, b.rows, b.cols, int64_t(b.rows));
   const auto ld = cuda::make_layout(t, m, n, int64_t(m));
-  constexpr int64_t kWorkspace = int64_t(32) << 20;
-  const at::Tensor workspace = at::empty({kWorkspace}, d.options().dtype(at::kByte));
   const cublasLtHandle_t handle = at::cuda::getCurrentCUDABlasLtHandle();
-  const cublasLtMatmulAlgo_t algo = cuda::best_algo(handle, desc, la, lb, ld, ld, size_t(kWorkspace));
-  const float alpha = 1.0f, beta = 0.0f;
+  void* const workspace = at::cuda::getCUDABlasLtWorkspace();  // LibTorch's own, for this handle
+  const size_t workspace_bytes = at::cuda::getCUDABlasLtWorkspaceSize();
+  const cublasLtMatmulAlgo_t algo = cuda::best_algo(handle, desc, la, lb, ld, ld, workspace_bytes);
+  const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
   PIL_CUBLAS_CHECK(cublasLtMatmul(handle, desc.get(), &alpha, a.tensor.data_ptr(), la.get(),
-                                  b.tensor.data_ptr(), lb.get(), &beta, d.data_ptr(), ld.get(),
-                                  d.data_ptr(), ld.get(), &algo, workspace.data_ptr(),
-                                  size_t(kWorkspace), at::cuda::getCurrentCUDAStream().stream()));
+                                  b.tensor.data_ptr(), lb.get(), &beta, c ? c->data_ptr() : d.data_ptr(),
+                                  ld.get(), d.data_ptr(), ld.get(), &algo, workspace, workspace_bytes,
+                                  at::cuda::getCurrentCUDAStream().stream()));
 }
 
 }  // namespace pil

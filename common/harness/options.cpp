@@ -71,10 +71,13 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   for (const auto& v : lesson.variants) variant_names += (variant_names.empty() ? "" : "|") + v.name;
 
   // Every value is taken as text and checked below, so each message can say what is allowed.
+  // The defaults shown are Options' own.
   std::string device = "auto", dtype = "auto", size = std::to_string(o.size), variant,
-              wait = "1", warmup = "1", active = "3", warmup_calls = "3", out = o.out_dir,
-              row_limit = "15", sort, seed = "0",
-              profile_memory = lesson.profile_memory ? "on" : "off", profiler = "on";
+              wait = std::to_string(o.wait), warmup = std::to_string(o.warmup),
+              active = std::to_string(o.active), warmup_calls = std::to_string(o.warmup_calls),
+              out = o.out_dir, row_limit = std::to_string(o.row_limit), sort,
+              seed = std::to_string(o.seed), profile_memory = lesson.profile_memory ? "on" : "off",
+              profiler = o.profiler ? "on" : "off";
   bool list = false;
   CLI::App app{lesson.name + ": " + lesson.description, lesson.name};
   app.set_help_flag("-h,--help", "Print this help and exit");

@@ -4,11 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <stdexcept>
-#include <unordered_map>
+#include <algorithm>
 
 #include "base/atomic_file.h"
+#include "trace/first_by_id.h"
 
 namespace pil::trace {
 
@@ -56,10 +56,12 @@ void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& 
     first = false;
     return out;
   };
-  std::unordered_map<uint64_t, const Event*> launch_by_correlation;
+  uint64_t max_correlation = 0;
   for (const auto& e : t.events)
-    if (is_launch_call(e.category) && e.correlation)
-      launch_by_correlation.emplace(e.correlation, &e);
+    if (is_launch_call(e.category)) max_correlation = std::max(max_correlation, e.correlation);
+  FirstById launch_by_correlation(max_correlation, t.events.size());
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (is_launch_call(t.events[i].category)) launch_by_correlation.add(t.events[i].correlation, long(i));
 
   for (const auto& e : t.events) {
     if (const MemoryInfo* m = t.memory_info(e)) {  // an instant event, as Kineto writes it
@@ -104,9 +106,8 @@ void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& 
     out << args << "}}";
     // The flow arrow from the launch call to this GPU work, as Kineto draws it.
     if (is_device_work(e.category) && e.correlation) {
-      auto it = launch_by_correlation.find(e.correlation);
-      if (it != launch_by_correlation.end()) {
-        const Event& l = *it->second;
+      if (const long launch = launch_by_correlation[e.correlation]; launch >= 0) {
+        const Event& l = t.events[size_t(launch)];
         begin_event() << "{\"ph\": \"s\", \"id\": " << e.correlation << ", \"pid\": " << l.pid
                       << ", \"tid\": " << l.tid << ", \"ts\": " << micros(l.start_ns)
                       << ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}";
@@ -127,13 +128,7 @@ void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& 
 
 void write_chrome_trace_file(const Trace& trace, const std::filesystem::path& path,
                              const WriterOptions& options) {
-  write_file_atomically(path, [&](const std::filesystem::path& tmp) {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot open " + tmp.string() + " for writing");
-    write_chrome_trace(trace, out, options);
-    out.flush();
-    if (!out) throw std::runtime_error("write to " + tmp.string() + " failed");
-  });
+  write_stream_atomically(path, [&](std::ostream& out) { write_chrome_trace(trace, out, options); });
 }
 
 }  // namespace pil::trace

@@ -37,7 +37,8 @@ struct LessonRun {
 };
 
 /// The lesson `exe` run on CUDA with `args`, into a fresh folder, for the *Gpu suites. Where no
-/// GPU is usable the lesson exits 77, and so does the test process: the suite is a skip.
+/// GPU is usable the lesson exits 77, and so does the test process: the suite is a skip. (A
+/// variant that is unavailable on the GPU at hand leaves its exit code 77 for the test to see.)
 struct GpuLessonRun {
   TempDir dir;
   ProcessResult r;
