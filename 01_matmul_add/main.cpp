@@ -164,11 +164,7 @@ torch::Tensor graph_body(const pil::Tensors& in) {
 }
 
 std::function<torch::Tensor(const pil::Tensors&)> make_graph_variant() {
-  auto replay = pil::replayed_from_graph(graph_body);
-  return [replay](const pil::Tensors& in) {
-    pil::NamedRange range("matmul_add");
-    return replay(in);
-  };
+  return pil::replayed_from_graph("matmul_add", graph_body);
 }
 // [variant-graph]
 #endif  // PIL_LESSON_CUDA

@@ -204,11 +204,7 @@ torch::Tensor forward_body(const pil::Tensors& in) {
 }
 
 std::function<torch::Tensor(const pil::Tensors&)> make_graph_variant() {
-  auto replay = pil::replayed_from_graph(forward_body, [] { return g_state->mlp->parameters(); });
-  return [replay](const pil::Tensors& in) {
-    pil::NamedRange range("mlp_fwd");
-    return replay(in);
-  };
+  return pil::replayed_from_graph("mlp_fwd", forward_body);
 }
 // [variant-graph]
 #endif

@@ -351,15 +351,10 @@ std::vector<pil::Variant> variants() {
 #if PIL_LESSON_CUDA
   // [variant-graph]
   pil::Variant graph{"graph", "the whole block's forward replayed from a CUDA graph (GPU)",
-                     [replay = pil::replayed_from_graph(
-                          [](const pil::Tensors& in) {
-                            torch::NoGradGuard no_grad;
-                            return g_state->block->forward(in[0], Attention{});
-                          },
-                          [] { return g_state->block->parameters(); })](const pil::Tensors& in) {
-                       pil::NamedRange range("block_fwd");
-                       return replay(in);
-                     }};
+                     pil::replayed_from_graph("block_fwd", [](const pil::Tensors& in) {
+                       torch::NoGradGuard no_grad;
+                       return g_state->block->forward(in[0], Attention{});
+                     })};
   // [variant-graph]
   graph.needs_cuda = true;
   v.push_back(graph);

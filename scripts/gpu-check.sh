@@ -6,10 +6,12 @@
 #               bash scripts/gpu-check.sh
 #
 # There it configures against the machine's own LibTorch (torch 2.11, CUDA 13) and the carried
-# Debian libraries, builds for the GPU's architecture, runs every test (the gpu label included),
+# Debian libraries, builds for the GPU's architecture, runs every test (the gpu label included;
+# the <lesson>.gpu runs are the ones below, which keep their traces, so ctest leaves them out),
 # runs every lesson's variants on CUDA in bf16 (small traces) and every lesson's GPU benchmarks,
 # and leaves in $OUT: gpu-check.log, ctest.txt, traces.tar.gz, bench.tar.gz and
-# bench-table.txt (at most 8 files come back). The last lines printed are the benchmark table.
+# bench-table.txt (at most 8 files come back). The last lines printed are the benchmark table;
+# a failed test, lesson or benchmark, or a missed benchmark goal, makes the exit status 1.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -26,7 +28,7 @@ python3 -c 'import torch; print("torch", torch.__version__, "CUDA", torch.versio
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native \
   -DPIL_USE_CCACHE=OFF -DCMAKE_PREFIX_PATH="$torch_prefix;$carried/usr" || exit 1
 cmake --build build-gpu -j "$(nproc)" || exit 1
-ctest --test-dir build-gpu --output-on-failure -j 4 | tee "$out/ctest.txt"
+ctest --test-dir build-gpu --output-on-failure -j 4 -E '[.]gpu$' | tee "$out/ctest.txt"
 status=${PIPESTATUS[0]}
 
 # Small traces of every variant of every lesson (bf16), for the docs and CPU-only tests.
@@ -55,15 +57,15 @@ run build-gpu/bin/04_transformer --device cuda --dtype bf16 --size 2 --seq 512 -
   --active 3 --out "$traces/04_transformer"
 tar -czf "$out/traces.tar.gz" -C "$traces" .
 
-# Benchmarks: each lesson's GPU rows; lesson 01's table checks its goals.
+# Benchmarks: each lesson's GPU rows, and its table (which checks the lesson's goals).
+: > "$out/bench-table.txt"
 for lesson in 01_matmul_add 02_linear 03_mlp 04_transformer; do
   build-gpu/bin/${lesson}_bench --benchmark_filter=/cuda/ --benchmark_min_time=0.2 \
     --benchmark_out="$traces/bench-$lesson.json" --benchmark_out_format=json > /dev/null || status=1
+  echo "== $lesson" | tee -a "$out/bench-table.txt"
+  python3 scripts/bench_table.py "$traces/bench-$lesson.json" | tee -a "$out/bench-table.txt"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
 done
 tar -czf "$out/bench.tar.gz" -C "$traces" $(cd "$traces" && ls bench-*.json)
-for lesson in 01_matmul_add 02_linear 03_mlp 04_transformer; do
-  echo "== $lesson"
-  python3 scripts/bench_table.py "$traces/bench-$lesson.json"
-done | tee "$out/bench-table.txt"
 echo "gpu-check exit: $status"
 exit "$status"

@@ -8,25 +8,28 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "harness/lesson.h"
+#include "harness/named_range.h"
 
 namespace pil {
 
 /// Wraps `body` (the eager call, without its named range) as a variant's run function that
-/// replays it from a CUDA graph, and opens no range itself: the variant opens its range around
-/// the call. The first call — and any call whose inputs, or the tensors `also_read` names (a
-/// module's weights the body reads), moved, changed shape or dtype — runs `body` once plainly on
-/// a side stream, so cuBLAS and the caching allocator set up outside the capture, then captures
-/// it there. The output tensor returned is the graph's own, overwritten by every replay.
+/// opens the named range `range` and replays the body from a CUDA graph inside it. The first call — and any call whose inputs moved or changed shape, strides or
+/// dtype — runs `body` once plainly on a side stream, so cuBLAS and the caching allocator set up
+/// outside the capture, then captures it there. The output tensor returned is the graph's own,
+/// overwritten by every replay.
+///
+/// The graph lives for one variant run or one benchmark case (released by after_variant): the
+/// weights a body reads (a module's, built with the inputs) stay put for that long, so only the
+/// inputs are checked per call, which keeps the check out of the replay's time.
 inline std::function<at::Tensor(const Tensors&)> replayed_from_graph(
-    std::function<at::Tensor(const Tensors&)> body,
-    std::function<std::vector<at::Tensor>()> also_read = {}) {
+    std::string range, std::function<at::Tensor(const Tensors&)> body) {
   struct Captured {
     std::function<at::Tensor(const Tensors&)> body;
-    std::function<std::vector<at::Tensor>()> also_read;
     std::unique_ptr<at::cuda::CUDAGraph> graph;
     at::Tensor out;
     std::vector<int64_t> key;
@@ -34,9 +37,8 @@ inline std::function<at::Tensor(const Tensors&)> replayed_from_graph(
   };
   auto state = std::make_shared<Captured>();
   state->body = std::move(body);
-  state->also_read = std::move(also_read);
-  // What the captured kernels depend on: every tensor's address, dtype, shape and strides.
-  auto key_of = [state](const Tensors& in) {
+  // What the captured kernels depend on: every input's address, dtype, shape and strides.
+  auto key_of = [](const Tensors& in) {
     std::vector<int64_t> key;
     auto add = [&key](const at::Tensor& t) {
       key.push_back(reinterpret_cast<int64_t>(t.data_ptr()));
@@ -46,11 +48,10 @@ inline std::function<at::Tensor(const Tensors&)> replayed_from_graph(
       for (const int64_t s : t.strides()) key.push_back(s);
     };
     for (const auto& t : in) add(t);
-    if (state->also_read)
-      for (const auto& t : state->also_read()) add(t);
     return key;
   };
-  return [state, key_of](const Tensors& in) {
+  return [state, key_of, range = std::move(range)](const Tensors& in) {
+    const NamedRange named(range);
     std::vector<int64_t> key = key_of(in);
     if (!state->graph || state->key != key) {
       state->graph.reset();

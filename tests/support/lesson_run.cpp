@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 namespace pil::test {
@@ -13,6 +14,11 @@ std::string line_value(const std::string& out, const std::string& key) {
   std::smatch m;
   if (std::regex_search(out, m, std::regex("(^|\n)" + key + ": ([^\n]+)"))) return m[2];
   return {};
+}
+
+nlohmann::json read_summary(const std::string& out) {
+  std::ifstream in(line_value(out, "summary"));
+  return nlohmann::json::parse(in);
 }
 
 std::vector<TraceSlice> named(const std::vector<TraceSlice>& all, const std::string& prefix) {
@@ -30,7 +36,7 @@ size_t count_inside(const std::vector<TraceSlice>& all, const TraceSlice& outer,
   return n;
 }
 
-void expect_usage_error(const std::string& exe, std::vector<std::string> args) {
+ProcessResult expect_usage_error(const std::string& exe, std::vector<std::string> args) {
   TempDir dir;
   const std::string out = dir.path() + "/out";
   const std::string first = args.empty() ? std::string() : args[0];
@@ -41,6 +47,7 @@ void expect_usage_error(const std::string& exe, std::vector<std::string> args) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find(first), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(out)) << "something was written";
+  return r;
 }
 
 LessonRun::LessonRun(const std::string& exe, std::vector<std::string> args,

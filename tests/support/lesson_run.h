@@ -17,13 +17,17 @@ std::string line_value(const std::string& out, const std::string& key);
 /// The slices whose names start with `prefix`.
 std::vector<TraceSlice> named(const std::vector<TraceSlice>& all, const std::string& prefix);
 
+/// The summary JSON file a lesson run named in its output ("summary: PATH").
+nlohmann::json read_summary(const std::string& out);
+
 /// How many slices called `name` lie inside `outer` (same lane, within its interval).
 size_t count_inside(const std::vector<TraceSlice>& all, const TraceSlice& outer,
                     const std::string& name);
 
 /// Runs the lesson `exe` on the CPU with `args` (bad ones), into a fresh folder, and checks the
-/// refusal: exit 2, one line on stderr naming args[0], nothing written.
-void expect_usage_error(const std::string& exe, std::vector<std::string> args);
+/// refusal: exit 2, one line on stderr naming args[0], nothing written. Returns the run, for
+/// checks of the message itself.
+ProcessResult expect_usage_error(const std::string& exe, std::vector<std::string> args);
 
 /// The lesson `exe` run on the CPU with `args`, into a fresh folder.
 struct LessonRun {
@@ -34,6 +38,7 @@ struct LessonRun {
   LessonRun(const std::string& exe, std::vector<std::string> args,
             const std::vector<std::string>& shape = {});
   std::vector<TraceSlice> slices() const { return read_trace_slices(trace); }
+  nlohmann::json summary() const { return read_summary(r.out); }
 };
 
 /// The lesson `exe` run on CUDA with `args`, into a fresh folder, for the *Gpu suites. Where no
@@ -45,6 +50,7 @@ struct GpuLessonRun {
   std::string trace;  ///< the trace file the run wrote
   std::vector<TraceSlice> slices;
   GpuLessonRun(const std::string& exe, std::vector<std::string> args);
+  nlohmann::json summary() const { return read_summary(r.out); }
   /// Slices of category `cat` ("kernel", "gpu_memcpy", ...) whose names start with `prefix`.
   size_t count(const std::string& cat, const std::string& prefix = "") const;
 #ifdef PIL_TRACE_EXE
