@@ -13,18 +13,8 @@
 namespace pil::trace {
 
 const char* kineto_category(Category c) {
-  switch (c) {
-    case Category::CpuOp: return "cpu_op";
-    case Category::UserAnnotation: return "user_annotation";
-    case Category::GpuUserAnnotation: return "gpu_user_annotation";
-    case Category::Runtime: return "cuda_runtime";
-    case Category::Driver: return "cuda_driver";
-    case Category::Kernel: return "kernel";
-    case Category::Memcpy: return "gpu_memcpy";
-    case Category::Memset: return "gpu_memset";
-    case Category::Memory: return "cpu_instant_event";
-    case Category::Other: break;
-  }
+  for (const auto& n : kCategoryNames)
+    if (n.category == c) return n.kineto;
   return "other";
 }
 

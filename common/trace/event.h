@@ -21,6 +21,19 @@ enum class Category {
   Other,              ///< anything else (instant events, overhead, sync markers)
 };
 
+/// Each category with the name Kineto writes for it ("cat"); Other has none of its own.
+struct CategoryName {
+  Category category;
+  const char* kineto;
+};
+inline constexpr CategoryName kCategoryNames[] = {
+    {Category::CpuOp, "cpu_op"},           {Category::UserAnnotation, "user_annotation"},
+    {Category::GpuUserAnnotation, "gpu_user_annotation"},
+    {Category::Runtime, "cuda_runtime"},   {Category::Driver, "cuda_driver"},
+    {Category::Kernel, "kernel"},          {Category::Memcpy, "gpu_memcpy"},
+    {Category::Memset, "gpu_memset"},      {Category::Memory, "cpu_instant_event"},
+};
+
 /// True for work that runs on the device (kernels, copies, sets), not ranges mirrored there.
 inline bool is_device_work(Category c) {
   return c == Category::Kernel || c == Category::Memcpy || c == Category::Memset;

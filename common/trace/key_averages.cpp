@@ -2,6 +2,7 @@
 
 #include "trace/first_by_id.h"
 #include "trace/name_ids.h"
+#include "trace/nesting.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -59,27 +60,20 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
   }
   std::vector<size_t> order;  // all CPU slices, parents before children
   for (auto& [key, idx] : threads) {
-    auto before = [&](size_t a, size_t b) {
-      if (events[a].start_ns != events[b].start_ns) return events[a].start_ns < events[b].start_ns;
-      return events[a].dur_ns > events[b].dur_ns;
-    };
-    // Traces mostly come in time order: check before paying for a sort.
-    if (!std::is_sorted(idx.begin(), idx.end(), before)) std::stable_sort(idx.begin(), idx.end(), before);
-    std::vector<size_t> open;
-    for (size_t i : idx) {
-      while (!open.empty() && events[i].end_ns() > events[open.back()].end_ns()) open.pop_back();
+    order_for_nesting(events, idx);
+    nest(events, idx, [&](size_t i, long up, int) {
       if (events[i].category == Category::Memory) {  // an instant: owned, never a parent
-        allocations.push_back({i, open.empty() ? -1 : long(open.back())});
-        continue;
+        allocations.push_back({i, up});
+        return false;
       }
       self_cpu[i] += events[i].dur_ns;
-      if (!open.empty()) {
-        parent[i] = long(open.back());
-        self_cpu[open.back()] -= events[i].dur_ns;
+      if (up >= 0) {
+        parent[i] = up;
+        self_cpu[size_t(up)] -= events[i].dur_ns;
       }
-      open.push_back(i);
       order.push_back(i);
-    }
+      return true;
+    });
   }
 
   // 2. Attribute GPU work to the operator or range that launched it (external id).

@@ -227,16 +227,17 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+/// Kineto's category names (any case), and the older or shorter names other writers use. A
+/// memory event is told by its name and phase, not its category (an instant of cpu_instant_event).
 Category category_from(std::string_view cat) {
   const std::string c = lower(cat);
-  if (c == "cpu_op" || c == "operator") return Category::CpuOp;
-  if (c == "user_annotation") return Category::UserAnnotation;
-  if (c == "gpu_user_annotation") return Category::GpuUserAnnotation;
-  if (c == "cuda_runtime" || c == "runtime") return Category::Runtime;
-  if (c == "cuda_driver" || c == "driver") return Category::Driver;
-  if (c == "kernel") return Category::Kernel;
-  if (c == "gpu_memcpy" || c == "memcpy") return Category::Memcpy;
-  if (c == "gpu_memset" || c == "memset") return Category::Memset;
+  for (const auto& n : kCategoryNames)
+    if (n.category != Category::Memory && c == n.kineto) return n.category;
+  if (c == "operator") return Category::CpuOp;
+  if (c == "runtime") return Category::Runtime;
+  if (c == "driver") return Category::Driver;
+  if (c == "memcpy") return Category::Memcpy;
+  if (c == "memset") return Category::Memset;
   return Category::Other;
 }
 

@@ -2,6 +2,7 @@
 
 #include "trace/first_by_id.h"
 #include "trace/name_ids.h"
+#include "trace/nesting.h"
 
 #include <algorithm>
 #include <cmath>
@@ -170,6 +171,36 @@ DurationStats DurationStats::of(std::vector<int64_t> v) {
 
 namespace {
 
+/// The events that pass `keep(i)`, grouped by name: groups in order of each name's first event,
+/// each group's event indices in event order.
+struct ByName {
+  std::vector<std::string_view> names;
+  std::vector<std::vector<size_t>> events;
+};
+template <typename Keep>
+ByName group_by_name(const Trace& t, Keep keep) {
+  NameIds ids;
+  ByName g;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    if (!keep(i)) continue;
+    const uint32_t id = ids(t.events[i].name);
+    if (id >= g.events.size()) {
+      g.events.resize(id + 1);
+      g.names.push_back(t.events[i].name);
+    }
+    g.events[id].push_back(i);
+  }
+  return g;
+}
+
+/// The durations of events `idx`, in their order.
+std::vector<int64_t> durations(const Trace& t, const std::vector<size_t>& idx) {
+  std::vector<int64_t> d;
+  d.reserve(idx.size());
+  for (size_t i : idx) d.push_back(t.events[i].dur_ns);
+  return d;
+}
+
 /// Per-thread intervals of the slices named `name`, for "launched from inside the range".
 std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, int64_t>>> range_spans(
     const Trace& t, const std::string& name) {
@@ -207,34 +238,21 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     for (size_t i = 0; i < t.events.size(); ++i)
       if (is_torch_scope(t.events[i].category)) op_by_id.add(t.events[i].external_id, long(i));
 
-  NameIds ids;
-  std::vector<std::vector<size_t>> by_id;
-  for (size_t i = 0; i < t.events.size(); ++i) {
+  const ByName kernels = group_by_name(t, [&](size_t i) {
     const Event& e = t.events[i];
-    if (e.category != Category::Kernel) continue;
-    if (!range.empty()) {
-      const long call = index.launch_of(i);
-      bool in = false;
-      if (call >= 0) {
-        in = inside(spans, t.events[size_t(call)]);
-      } else if (const long op = op_by_id[e.external_id]; op >= 0) {
-        in = inside(spans, t.events[size_t(op)]);
-      }
-      if (!in) continue;
-    }
-    const uint32_t id = ids(e.name);
-    if (id >= by_id.size()) by_id.resize(id + 1);
-    by_id[id].push_back(i);
-  }
+    if (e.category != Category::Kernel) return false;
+    if (range.empty()) return true;
+    if (const long call = index.launch_of(i); call >= 0) return inside(spans, t.events[size_t(call)]);
+    const long op = op_by_id[e.external_id];
+    return op >= 0 && inside(spans, t.events[size_t(op)]);
+  });
   std::vector<KernelRow> rows;
   int64_t all = 0;
-  for (uint32_t id = 0; id < by_id.size(); ++id) {
-    const auto& idx = by_id[id];
+  for (size_t g = 0; g < kernels.names.size(); ++g) {
+    const auto& idx = kernels.events[g];
     KernelRow r;
-    r.name = std::string(ids.name(id));
-    std::vector<int64_t> d;
-    for (size_t i : idx) d.push_back(t.events[i].dur_ns);
-    r.time = DurationStats::of(d);
+    r.name = std::string(kernels.names[g]);
+    r.time = DurationStats::of(durations(t, idx));
     if (const KernelInfo* k = t.kernel_info(t.events[idx.front()])) r.launch = *k;
     all += r.time.total;
     rows.push_back(std::move(r));
@@ -247,24 +265,17 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
 
 std::vector<ApiRow> api_report(const TraceIndex& index) {
   const Trace& t = index.trace();
-  NameIds ids;
-  std::vector<std::vector<int64_t>> by_id;
-  int64_t all = 0;
-  for (const auto& e : t.events)
-    if (is_launch_call(e.category)) {
-      const uint32_t id = ids(e.name);
-      if (id >= by_id.size()) by_id.resize(id + 1);
-      by_id[id].push_back(e.dur_ns);
-      all += e.dur_ns;
-    }
+  const ByName calls = group_by_name(t, [&](size_t i) { return is_launch_call(t.events[i].category); });
   std::vector<ApiRow> rows;
-  for (uint32_t id = 0; id < by_id.size(); ++id) {
+  int64_t all = 0;
+  for (size_t g = 0; g < calls.names.size(); ++g) {
     ApiRow r;
-    r.name = std::string(ids.name(id));
-    r.time = DurationStats::of(std::move(by_id[id]));
-    r.share = all > 0 ? double(r.time.total) / double(all) : 0;
+    r.name = std::string(calls.names[g]);
+    r.time = DurationStats::of(durations(t, calls.events[g]));
+    all += r.time.total;
     rows.push_back(std::move(r));
   }
+  for (auto& r : rows) r.share = all > 0 ? double(r.time.total) / double(all) : 0;
   std::stable_sort(rows.begin(), rows.end(),
                    [](const ApiRow& a, const ApiRow& b) { return a.time.total > b.time.total; });
   return rows;
@@ -296,19 +307,10 @@ LaunchReport launch_report(const TraceIndex& index, bool outliers) {
   r.delay = DurationStats::of(std::move(clipped));
   if (!outliers) return r;
 
-  NameIds ids;
-  std::vector<std::vector<size_t>> by_id;
-  for (size_t i = 0; i < t.events.size(); ++i)
-    if (t.events[i].category == Category::Kernel) {
-      const uint32_t id = ids(t.events[i].name);
-      if (id >= by_id.size()) by_id.resize(id + 1);
-      by_id[id].push_back(i);
-    }
-  for (const auto& idx : by_id) {
+  const ByName kernels = group_by_name(t, [&](size_t i) { return t.events[i].category == Category::Kernel; });
+  for (const auto& idx : kernels.events) {
     if (idx.size() < 5) continue;
-    std::vector<int64_t> d;
-    for (size_t i : idx) d.push_back(t.events[i].dur_ns);
-    const double median = DurationStats::of(d).median;
+    const double median = DurationStats::of(durations(t, idx)).median;
     for (size_t i : idx)
       if (double(t.events[i].dur_ns) > 2.0 * median) r.outliers.push_back(i);
   }
@@ -417,24 +419,17 @@ std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& 
       continue;
     if (e.start_ns >= root.start_ns && e.end_ns() <= root.end_ns()) inner.push_back(i);
   }
-  std::sort(inner.begin(), inner.end(), [&](size_t a, size_t b) {
-    if (t.events[a].start_ns != t.events[b].start_ns)
-      return t.events[a].start_ns < t.events[b].start_ns;
-    return t.events[a].dur_ns > t.events[b].dur_ns;
-  });
+  order_for_nesting(t.events, inner);
   std::vector<ChainLine> lines;
-  std::vector<size_t> open;
-  for (size_t i : inner) {
+  nest(t.events, inner, [&](size_t i, long, int depth) {
     const Event& e = t.events[i];
-    while (!open.empty() && e.end_ns() > t.events[open.back()].end_ns()) open.pop_back();
-    const int depth = int(open.size());
-    open.push_back(i);
     lines.push_back({depth, i, false, e.start_ns - root.start_ns, 0});
     for (size_t w : index.work_of(i)) {
       const Event& g = t.events[w];
       lines.push_back({depth + 1, w, true, g.start_ns - root.start_ns, g.start_ns - e.end_ns()});
     }
-  }
+    return true;
+  });
   return lines;
 }
 

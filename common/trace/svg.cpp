@@ -1,6 +1,7 @@
 #include "trace/svg.h"
 
 #include "trace/key_averages.h"
+#include "trace/nesting.h"
 
 #include <algorithm>
 #include <cmath>
@@ -195,20 +196,14 @@ std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
     auto& lanes = pass == 0 ? cpu : gpu;
     for (auto& [key, lane] : lanes) {
       auto& ev = lane.events;
-      std::sort(ev.begin(), ev.end(), [&](size_t a, size_t b) {
-        if (t.events[a].start_ns != t.events[b].start_ns)
-          return t.events[a].start_ns < t.events[b].start_ns;
-        return t.events[a].dur_ns > t.events[b].dur_ns;
-      });
+      order_for_nesting(t.events, ev);
       int max_depth = 0;
       if (pass == 0) {
-        std::vector<size_t> open;
-        for (size_t i : ev) {
-          while (!open.empty() && t.events[i].end_ns() > t.events[open.back()].end_ns()) open.pop_back();
-          depth[i] = int(open.size());
-          max_depth = std::max(max_depth, depth[i]);
-          open.push_back(i);
-        }
+        nest(t.events, ev, [&](size_t i, long, int d) {
+          depth[i] = d;
+          max_depth = std::max(max_depth, d);
+          return true;
+        });
       } else {
         for (size_t i : ev) depth[i] = t.events[i].category == Category::GpuUserAnnotation ? 1 : 0;
         for (size_t i : ev) max_depth = std::max(max_depth, depth[i]);
