@@ -109,21 +109,29 @@ torch::Tensor matmul_add_addmm(const pil::Tensors& in) {
 using pil::cuda_data_type;
 using pil::kernel_element;
 
-// [variant-cublas]
-// A cuBLAS GEMM writes y = x·w, then our kernel adds b: the two kernels eager launches, with no
-// operator in between. Row-major y = x·w is column-major yᵀ = wᵀ·xᵀ, so w goes first.
-torch::Tensor matmul_add_cublas_bias_kernel(const pil::Tensors& in) {
-  const torch::Tensor &x = in[0], &w = in[1], &b = in[2];
+// y = x·w for n × n matrices with one cuBLAS GEMM (fp32 accumulation). Row-major y = x·w is
+// column-major yᵀ = wᵀ·xᵀ, so w goes first.
+torch::Tensor cublas_gemm(const torch::Tensor& x, const torch::Tensor& w) {
   const int n = int(x.size(0));
-  pil::NamedRange range("matmul_add");
   torch::Tensor y = torch::empty_like(x);
   const cudaDataType_t t = cuda_data_type(x.scalar_type());
   const float alpha = 1.0f, beta = 0.0f;
+  PIL_CUBLAS_CHECK(cublasGemmEx(at::cuda::getCurrentCUDABlasHandle(), CUBLAS_OP_N, CUBLAS_OP_N, n,
+                                n, n, &alpha, w.data_ptr(), t, n, x.data_ptr(), t, n, &beta,
+                                y.data_ptr(), t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  return y;
+}
+
+// [variant-cublas]
+// A cuBLAS GEMM writes y = x·w, then our kernel adds b: the two kernels eager launches, with no
+// operator in between.
+torch::Tensor matmul_add_cublas_bias_kernel(const pil::Tensors& in) {
+  const torch::Tensor &x = in[0], &w = in[1], &b = in[2];
+  pil::NamedRange range("matmul_add");
+  torch::Tensor y;
   {
     pil::cuda::NvtxRange gemm("cublasGemmEx");
-    PIL_CUBLAS_CHECK(cublasGemmEx(at::cuda::getCurrentCUDABlasHandle(), CUBLAS_OP_N, CUBLAS_OP_N,
-                                  n, n, n, &alpha, w.data_ptr(), t, n, x.data_ptr(), t, n, &beta,
-                                  y.data_ptr(), t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    y = cublas_gemm(x, w);
   }
   {
     pil::cuda::NvtxRange add("bias_add_kernel");
@@ -172,17 +180,7 @@ std::function<torch::Tensor(const pil::Tensors&)> make_graph_variant() {
 // --- Ceilings for the benchmarks: the plain matrix product, no bias ---------------------------
 torch::Tensor plain_mm(const pil::Tensors& in) { return torch::mm(in[0], in[1]); }
 #if PIL_LESSON_CUDA
-torch::Tensor plain_cublas_gemm(const pil::Tensors& in) {
-  const torch::Tensor &x = in[0], &w = in[1];
-  const int n = int(x.size(0));
-  torch::Tensor y = torch::empty_like(x);
-  const cudaDataType_t t = cuda_data_type(x.scalar_type());
-  const float alpha = 1.0f, beta = 0.0f;
-  PIL_CUBLAS_CHECK(cublasGemmEx(at::cuda::getCurrentCUDABlasHandle(), CUBLAS_OP_N, CUBLAS_OP_N, n,
-                                n, n, &alpha, w.data_ptr(), t, n, x.data_ptr(), t, n, &beta,
-                                y.data_ptr(), t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  return y;
-}
+torch::Tensor plain_cublas_gemm(const pil::Tensors& in) { return cublas_gemm(in[0], in[1]); }
 #endif
 
 // --- The variant table: drives --list, --variant, the tests and the docs ---------------------

@@ -107,26 +107,29 @@ pil::MemoryNeed memory_need(const pil::Problem& p) {
 }
 
 // --- The reference: float64, from the same inputs and the model's weights as they are now -----
-torch::Tensor forward64(const torch::Tensor& x) {
-  auto w = [](const torch::nn::Linear& l) { return l->weight.detach().to(torch::kDouble); };
-  const torch::Tensor x64 = x.detach().to(torch::kDouble);
-  const torch::Tensor gate = torch::matmul(x64, w(g_state->mlp->gate).t());
-  const torch::Tensor up = torch::matmul(x64, w(g_state->mlp->up).t());
-  return torch::matmul(torch::gelu(gate, "tanh") * up, w(g_state->mlp->down).t());
+// The gate, up and down weights in float64 (tracking gradients for the training reference).
+std::vector<torch::Tensor> weights64(bool grad) {
+  std::vector<torch::Tensor> w;
+  for (const auto* l : {&g_state->mlp->gate, &g_state->mlp->up, &g_state->mlp->down})
+    w.push_back((*l)->weight.detach().to(torch::kDouble).requires_grad_(grad));
+  return w;
 }
 
-torch::Tensor reference(const pil::Tensors& in) { return forward64(in[0]); }
+// The MLP in float64: down(gelu(gate(x), tanh) * up(x)).
+torch::Tensor forward64(const torch::Tensor& x, const std::vector<torch::Tensor>& w) {
+  const torch::Tensor x64 = x.detach().to(torch::kDouble);
+  return torch::matmul(torch::gelu(torch::matmul(x64, w[0].t()), "tanh") * torch::matmul(x64, w[1].t()),
+                       w[2].t());
+}
+
+torch::Tensor reference(const pil::Tensors& in) { return forward64(in[0], weights64(false)); }
 
 // Training: the output and the three weight gradients for upstream gradient g, in float64
 // through autograd (checking LibTorch's backward against itself in higher precision).
 torch::Tensor training_reference(const pil::Tensors& in) {
-  std::vector<torch::Tensor> w;
-  for (const auto* l : {&g_state->mlp->gate, &g_state->mlp->up, &g_state->mlp->down})
-    w.push_back((*l)->weight.detach().to(torch::kDouble).requires_grad_(true));
-  const torch::Tensor x = in[0].to(torch::kDouble), g = in[1].to(torch::kDouble);
-  const torch::Tensor y = torch::matmul(
-      torch::gelu(torch::matmul(x, w[0].t()), "tanh") * torch::matmul(x, w[1].t()), w[2].t());
-  y.backward(g);
+  const std::vector<torch::Tensor> w = weights64(true);
+  const torch::Tensor y = forward64(in[0], w);
+  y.backward(in[1].to(torch::kDouble));
   return torch::cat({y.detach().flatten(), w[0].grad().flatten(), w[1].grad().flatten(),
                      w[2].grad().flatten()});
 }
