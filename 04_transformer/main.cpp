@@ -43,6 +43,7 @@
 #include <ATen/Context.h>
 #include <torch/torch.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -197,6 +198,9 @@ TORCH_MODULE(Block);
 struct State {
   Block block{nullptr};
   std::unique_ptr<torch::optim::AdamW> optimizer;
+  // For the attention-alone benchmarks: the block's q, k, v of input x (attention_source).
+  torch::Tensor attention_source;
+  std::array<torch::Tensor, 3> attention_qkv;
 };
 const auto g_state = std::make_shared<State>();
 
@@ -324,6 +328,45 @@ std::function<std::string(const pil::Problem&)> unavailable_unless(Backend b) {
   };
 }
 
+// --- Measured beside the variants (04_transformer_bench): attention alone ---------------------
+// The block's projections and MLP are the same whatever the attention, so timed over the whole
+// block a faster attention shows diluted (Amdahl). These time the attention core alone —
+// q, k, v in, o out — on the block's own q, k and v, made once per benchmark case.
+const std::array<torch::Tensor, 3>& attention_inputs(const pil::Tensors& in) {
+  std::array<torch::Tensor, 3>& qkv = g_state->attention_qkv;
+  if (!g_state->attention_source.is_same(in[0])) {  // a new case: new x, new block
+    torch::NoGradGuard no_grad;
+    const torch::Tensor& x = in[0];
+    const int64_t b = x.size(0), s = x.size(1), m = x.size(2), h = g_state->block->heads, d = m / h;
+    const torch::Tensor heads_ = g_state->block->qkv(g_state->block->norm1(x))
+                                     .view({b, s, 3, h, d}).permute({2, 0, 3, 1, 4});
+    qkv = {heads_[0].contiguous(), heads_[1].contiguous(), heads_[2].contiguous()};
+    g_state->attention_source = x;
+  }
+  return qkv;
+}
+
+torch::Tensor attention_alone(const pil::Tensors& in, const Attention& how) {
+  torch::NoGradGuard no_grad;
+  const auto& [q, k, v] = attention_inputs(in);
+  pil::NamedRange range("attn");
+  if (how.kind != Attention::Sdpa)
+    return g_state->block->naive_attention(q, k, v, how.kind == Attention::NaiveInplace);
+  const OnlyBackend only(how.backend);
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+}
+
+// Causal attention in float64 on the same q, k and v.
+torch::Tensor attention_reference(const pil::Tensors& in) {
+  torch::NoGradGuard no_grad;
+  const auto& [q, k, v] = attention_inputs(in);
+  const torch::Tensor q64 = q.to(torch::kDouble), k64 = k.to(torch::kDouble), v64 = v.to(torch::kDouble);
+  torch::Tensor scores = torch::matmul(q64, k64.transpose(-2, -1)) / std::sqrt(double(q.size(-1)));
+  scores = scores.masked_fill(g_state->block->causal_mask(q.size(2), q.device()),
+                              -std::numeric_limits<double>::infinity());
+  return torch::matmul(torch::softmax(scores, -1), v64);
+}
+
 // The bf16 matrix ceiling of the benchmarks: one GEMM of the MLP's first shape,
 // [tokens, model] x [model, 4 model], with nothing around it.
 torch::Tensor ceiling_gemm(const pil::Tensors& in) {
@@ -402,7 +445,24 @@ pil::Lesson make_lesson() {
   l.bench_flags_cpu = {{"--seq", 128}, {"--heads", 4}};
   pil::Variant gemm{"ceiling_gemm", "one GEMM of the MLP's first shape", ceiling_gemm};
   gemm.flops = [](const pil::Problem& p) { return 2 * tokens(p) * 4 * double(model(p)) * double(model(p)); };
-  l.ceilings = {gemm};
+  // Attention alone: causal q·kᵀ and p·v, 2·seq·model FLOPs per token.
+  auto attention_flops = [](const pil::Problem& p) { return tokens(p) * 2 * double(seq(p)) * double(model(p)); };
+  // At least q, k and v read and o written.
+  auto attention_bytes = [](const pil::Problem& p) {
+    return 4 * tokens(p) * double(model(p)) * double(c10::elementSize(p.dtype));
+  };
+  pil::Variant attn_naive{"attention_naive", "the naive attention alone, on the block's q, k, v",
+                          [](const pil::Tensors& in) { return attention_alone(in, {Attention::Naive, Backend::Default}); }};
+  attn_naive.flops = attention_flops;
+  attn_naive.bytes = attention_bytes;
+  pil::Variant attn_flash{"attention_sdpa_flash", "flash attention alone, on the block's q, k, v",
+                          [](const pil::Tensors& in) { return attention_alone(in, {Attention::Sdpa, Backend::Flash}); }};
+  attn_flash.flops = attention_flops;
+  attn_flash.bytes = attention_bytes;
+  attn_flash.unavailable = unavailable_unless(Backend::Flash);
+  l.ceilings = {gemm, attn_naive, attn_flash};
+  l.references["attention_naive"] = attention_reference;
+  l.references["attention_sdpa_flash"] = attention_reference;
   return l;
 }
 

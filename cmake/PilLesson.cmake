@@ -18,9 +18,8 @@ function(pil_add_lesson name)
   add_executable(${name} ${ARG_SOURCES})
   # The CUDA parts (kernels, cuBLAS, cuBLASLt, CUDA graphs) are built whenever a toolkit and a
   # LibTorch with CUDA are there, GPU or not; PIL_LESSON_CUDA tells the sources.
-  set(_cuda OFF)
-  if(PIL_HAVE_CUDA AND PIL_TORCH_HAS_CUDA)
-    set(_cuda ON)
+  set(_cuda ${PIL_LESSONS_CUDA})  # toolkit, cuBLAS, cuBLASLt and a LibTorch with CUDA
+  if(_cuda)
     target_sources(${name} PRIVATE ${ARG_CUDA_SOURCES})
     target_link_libraries(${name} PRIVATE CUDA::cudart CUDA::cublas CUDA::cublasLt)
   endif()

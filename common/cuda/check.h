@@ -12,6 +12,13 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The library has no way to do what was asked on this machine (cuBLASLt offers no algorithm
+/// for an epilogue and dtype, the build lacks CUPTI): the request was fine, the machine lacks
+/// it. The harness reports the variant as skipped (exit 77) with this reason, not as failed.
+struct Unavailable : Error {
+  using Error::Error;
+};
+
 [[noreturn]] inline void fail(const char* library, const char* expression, const char* file,
                               int line, const std::string& detail) {
   throw Error(std::string(library) + " call failed: " + expression + " at " + file + ":" +

@@ -3,6 +3,7 @@
 /// Move-only owners of cuBLASLt descriptors, so a matmul needs no cleanup ladder.
 #include <cublasLt.h>
 
+#include <cstdint>
 #include <utility>
 
 #include "cuda/check.h"
@@ -57,24 +58,42 @@ inline LtLayout make_layout(cudaDataType_t type, uint64_t rows, uint64_t cols, i
   return LtLayout(l);
 }
 
+/// How aligned the operands' pointers are, in bytes (powers of two up to 256), as cuBLASLt's
+/// heuristic must be told: it assumes 256 unless told less, and may then pick an algorithm
+/// whose wide loads a less-aligned pointer (a view at an offset) cannot take.
+struct LtAlignment {
+  uint32_t a = 256, b = 256, c = 256, d = 256;
+};
+
 /// The heuristic's first choice of algorithm for this matmul, allowed up to `workspace_bytes`
-/// of workspace (with no algorithm given, cublasLtMatmul would assume none). Throws Error when
-/// cuBLASLt has no algorithm for these shapes, types and epilogue.
+/// of workspace (with no algorithm given, cublasLtMatmul would assume none). Throws Unavailable
+/// when cuBLASLt has no algorithm for these shapes, types, alignments and epilogue (an
+/// epilogue such as BGRADB is not offered for every dtype on every GPU).
 inline cublasLtMatmulAlgo_t best_algo(cublasLtHandle_t handle, const LtMatmulDesc& desc, const LtLayout& a,
                                       const LtLayout& b, const LtLayout& c, const LtLayout& d,
-                                      size_t workspace_bytes) {
+                                      size_t workspace_bytes, const LtAlignment& align = {}) {
   cublasLtMatmulPreference_t p = nullptr;
   PIL_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&p));
   const LtPreference preference(p);
   const uint64_t bytes = workspace_bytes;
   PIL_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(p, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                         &bytes, sizeof bytes));
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align.a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align.b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align.c},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align.d}};
+  for (const auto& [attribute, value] : alignments)
+    PIL_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(p, attribute, &value, sizeof value));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  PIL_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, desc.get(), a.get(), b.get(), c.get(), d.get(), p,
-                                                  1, &result, &found));
-  if (found == 0)
-    throw Error("cuBLASLt has no algorithm for this matmul (its shapes, types or epilogue)");
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle, desc.get(), a.get(), b.get(), c.get(),
+                                                               d.get(), p, 1, &result, &found);
+  // NOT_SUPPORTED is cuBLASLt's answer "no algorithm for this", as is found == 0.
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && found == 0))
+    throw Unavailable("cuBLASLt has no algorithm for this matmul here (its shapes, types, alignments or "
+                      "epilogue): cublasLtMatmulAlgoGetHeuristic found none");
+  PIL_CUBLAS_CHECK(status);
   return result.algo;
 }
 

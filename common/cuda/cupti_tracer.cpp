@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "cuda/check.h"
+#include "cuda/names.h"
 #include "cuda/runtime.h"
 #include "trace/chrome_writer.h"
 
@@ -71,7 +72,8 @@ struct CuptiTracer::State {
         const char* name = nullptr;
         cuptiGetCallbackName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
                              a->cbid, &name);
-        e.name = trace.intern(name ? name : "unknown API call");
+        // CUPTI's names carry a version ("cudaLaunchKernel_v7000"); Kineto's do not.
+        e.name = trace.intern(name ? api_name(name) : std::string_view("unknown API call"));
         e.category = runtime ? Category::Runtime : Category::Driver;
         e.start_ns = rel(a->start);
         e.dur_ns = a->end > a->start ? int64_t(a->end - a->start) : 0;
@@ -83,7 +85,8 @@ struct CuptiTracer::State {
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
       case CUPTI_ACTIVITY_KIND_KERNEL: {
         const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        e.name = trace.intern(k->name ? k->name : "kernel");
+        // CUPTI hands over the mangled name; Kineto shows it demangled.
+        e.name = trace.intern(k->name ? kernel_name(k->name) : std::string("kernel"));
         e.category = Category::Kernel;
         fill_gpu_work(e, k, base);
         trace::KernelInfo info;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "cuda/check.h"
 #include "cuda/runtime.h"
 #include "harness/lesson.h"
 #include "harness/verify.h"
@@ -118,6 +119,9 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
       state.SetItemsProcessed(int64_t(lesson.items(p) * calls));
     if (const auto& bytes = v.bytes ? v.bytes : lesson.bytes)
       state.counters["bytes/s"] = benchmark::Counter(bytes(p) * calls, benchmark::Counter::kIsRate);
+  } catch (const cuda::Unavailable& e) {
+    // The library lacks it here (no cuBLASLt algorithm, say): reported, not a failure.
+    state.SkipWithError((std::string("unavailable here: ") + e.what()).c_str());
   } catch (const std::exception& e) {
     ++failures;
     state.SkipWithError(e.what());

@@ -7,6 +7,8 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <utility>
@@ -16,6 +18,18 @@
 #include "harness/named_range.h"
 
 namespace pil {
+
+/// The one side stream graphs are captured on, per device, for the process's life. LibTorch
+/// keeps a cuBLAS and a cuBLASLt workspace per (handle, stream) until exit: a new pool stream
+/// per capture (each benchmark case re-captures) would leave a workspace behind for each.
+inline c10::cuda::CUDAStream capture_stream(c10::DeviceIndex device) {
+  static std::mutex mutex;
+  static std::map<c10::DeviceIndex, c10::cuda::CUDAStream> streams;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = streams.find(device);
+  if (it == streams.end()) it = streams.emplace(device, c10::cuda::getStreamFromPool(false, device)).first;
+  return it->second;
+}
 
 /// Wraps `body` (the eager call, without its named range) as a variant's run function that
 /// opens the named range `range` and replays the body from a CUDA graph inside it. The first call — and any call whose inputs moved or changed shape, strides or
@@ -56,7 +70,7 @@ inline std::function<at::Tensor(const Tensors&)> replayed_from_graph(
     if (!state->graph || state->key != key) {
       state->graph.reset();
       state->out = at::Tensor();
-      const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
+      const c10::cuda::CUDAStream side = capture_stream(c10::cuda::current_device());
       c10::cuda::getCurrentCUDAStream().synchronize();  // the inputs are ready
       {
         const c10::cuda::CUDAStreamGuard guard(side);

@@ -13,6 +13,7 @@
 
 #include "base/atomic_file.h"
 #include "base/system_info.h"
+#include "cuda/check.h"
 #include "cuda/runtime.h"
 #if PIL_HAVE_CUPTI
 #include "cuda/cupti_tracer.h"
@@ -147,7 +148,8 @@ std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& dev
 #if PIL_HAVE_CUPTI
     return std::make_unique<CuptiRecorder>();
 #else
-    throw UsageError{"--variant " + v.name + ": records with CUPTI, which this build lacks"};
+    throw cuda::Unavailable("records with CUPTI, which this build lacks (the CUDA toolkit's CUPTI was not "
+                            "found at configure time)");
 #endif
   }
   return std::make_unique<LibTorchRecorder>(device.is_cuda(), memory);
@@ -234,10 +236,17 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   std::cout << "tracer: " << profiler.name() << "\n";
   // The recorded steps' wall time, for --profiler off (otherwise the trace has them).
   std::vector<RunSummary::Step> wall_steps;
+  bool recording = false;
   for (int step = 0; step < schedule.steps(); ++step) {
     const StepAction action = schedule.action(step);
     if (action == StepAction::Warmup) profiler.prepare();
-    if (Schedule::records(action)) profiler.start();
+    if (Schedule::records(action) && !recording) {
+      // Work still running on the GPU from the steps before would land in the first recorded
+      // step: let it finish first.
+      synchronize(p.device);
+      profiler.start();
+      recording = true;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     {
       NamedRange step_range("ProfileStep#" + std::to_string(step));
@@ -249,7 +258,10 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
       wall_steps.push_back({"ProfileStep#" + std::to_string(step),
                             std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::steady_clock::now() - t0).count()});
-    if (action == StepAction::RecordAndSave) profiler.stop();
+    if (action == StepAction::RecordAndSave) {
+      profiler.stop();
+      recording = false;
+    }
   }
 
   // The allocator's peak over the steps alone, read before the reference and any comparison
@@ -418,6 +430,19 @@ int run_parsed(const Lesson& lesson, const Options& o) {
     lines.emplace_back();
     try {
       worst = std::max(worst, run_variant(lesson, *v, problem, device_name, lines.back()));
+    } catch (const cuda::Unavailable& e) {
+      // The library turned out to lack what the variant needs here (no cuBLASLt algorithm for
+      // its epilogue and dtype, say): a skip with the library's reason, as for `unavailable`.
+      release_after_variant();
+      lines.pop_back();
+      std::cout << std::flush;
+      if (runnable.size() > 1) {
+        std::cout << lesson.name << ": variant " << v->name << " left out: " << e.what() << "\n";
+        continue;
+      }
+      std::cout << lesson.name << ": --variant " << v->name << ": " << e.what() << "\nRESULT: SKIPPED"
+                << std::endl;
+      return kSkipped;
     } catch (...) {
       release_after_variant();
       throw;

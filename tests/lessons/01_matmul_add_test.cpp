@@ -228,7 +228,10 @@ TEST(Lesson01Gpu, EagerIsTwoKernelsPerStepWithArrows) {
   GpuRun run("eager");
   ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
   EXPECT_NE(run.r.out.find("tracer: LibTorch profiler (Kineto)"), std::string::npos);
-  EXPECT_EQ(run.count("kernel"), 6u) << "a GEMM and an add kernel per step, 3 steps";
+  // cuBLAS picks the GEMM's kernels per GPU and shape (on Hopper nvjet_*, at times with a split-K
+  // reduce kernel): the add is counted exactly, the product as at least one kernel per step.
+  EXPECT_EQ(run.kernels_under("aten::add"), 3u) << "one add kernel per step, 3 steps";
+  EXPECT_GE(run.kernels_under("aten::mm"), 3u) << "at least one GEMM kernel per step";
   EXPECT_NE(run.r.out.find("CUDA total"), std::string::npos) << "the table's device columns";
   const auto launches = run.pil_trace({"launches"});
   EXPECT_GE(launches["launches"].get<int64_t>(), 6);
@@ -237,7 +240,8 @@ TEST(Lesson01Gpu, EagerIsTwoKernelsPerStepWithArrows) {
 TEST(Lesson01Gpu, AddmmCopiesTheBiasBeforeItsGemm) {
   GpuRun run("addmm");
   ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
-  EXPECT_EQ(run.count("kernel"), 3u) << "one GEMM per step";
+  EXPECT_GE(run.kernels_under("aten::addmm"), 3u) << "at least one GEMM kernel per step";
+  EXPECT_EQ(run.count("kernel"), run.kernels_under("aten::addmm")) << "no add kernel";
   EXPECT_EQ(run.count("gpu_memcpy"), 3u) << "the bias copied into the output, once per step";
 }
 
@@ -245,8 +249,10 @@ TEST(Lesson01Gpu, CublasVariantIsTracedByCuptiWithItsNvtxRanges) {
   GpuRun run("cublas_bias_kernel");
   ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
   EXPECT_NE(run.r.out.find("tracer: the project's CUPTI tracer"), std::string::npos);
-  EXPECT_EQ(run.count("kernel"), 6u);
-  EXPECT_EQ(run.count("kernel", "bias_add_kernel") + run.count("kernel", "void lesson01::"), 3u);
+  // Demangled as Kineto shows it: "void lesson01::(anonymous namespace)::bias_add_kernel<...>(...)".
+  EXPECT_EQ(run.count_containing("kernel", "bias_add_kernel"), 3u);
+  EXPECT_GE(run.count("kernel"), 6u) << "at least one GEMM kernel per step beside the bias kernel";
+  EXPECT_EQ(run.count("cuda_runtime", "cudaLaunchKernel_v"), 0u) << "CUPTI's versioned names are stripped";
   EXPECT_EQ(run.count("user_annotation", "ProfileStep#"), 3u);
   EXPECT_EQ(run.count("user_annotation", "cublasGemmEx"), 3u);
   EXPECT_EQ(run.count("user_annotation", "bias_add_kernel"), 3u);
@@ -254,14 +260,15 @@ TEST(Lesson01Gpu, CublasVariantIsTracedByCuptiWithItsNvtxRanges) {
   const auto chain = run.pil_trace({"chain", "--range", "matmul_add"});
   size_t gpu = 0;
   for (const auto& line : chain) gpu += line["gpu"].get<bool>();
-  EXPECT_EQ(gpu, 2u) << "GEMM and bias kernel, each joined to its launch by correlation";
+  EXPECT_GE(gpu, 2u) << "GEMM and bias kernel, each joined to its launch by correlation";
 }
 
 TEST(Lesson01Gpu, LtBiasIsOneKernelAndNoCopy) {
   GpuRun run("lt_bias");
   ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
-  EXPECT_EQ(run.count("kernel"), 3u);
-  EXPECT_EQ(run.count("gpu_memcpy"), 0u);
+  EXPECT_GE(run.count("kernel"), 3u) << "the GEMM with its bias epilogue, at least one kernel per step";
+  EXPECT_EQ(run.count_containing("kernel", "elementwise"), 0u) << "no separate add kernel";
+  EXPECT_EQ(run.count("gpu_memcpy"), 0u) << "no copy of the bias";
 }
 
 TEST(Lesson01Gpu, LtBiasRefusesUnalignedSizes) {

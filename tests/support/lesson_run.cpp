@@ -1,5 +1,7 @@
 #include "support/lesson_run.h"
 
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -72,6 +74,23 @@ size_t GpuLessonRun::count(const std::string& cat, const std::string& prefix) co
   size_t n = 0;
   for (const auto& s : slices)
     if (s.cat == cat && s.name.rfind(prefix, 0) == 0) ++n;
+  return n;
+}
+
+size_t GpuLessonRun::count_containing(const std::string& cat, const std::string& part) const {
+  size_t n = 0;
+  for (const auto& s : slices)
+    if (s.cat == cat && s.name.find(part) != std::string::npos) ++n;
+  return n;
+}
+
+size_t GpuLessonRun::kernels_under(const std::string& op) const {
+  std::set<int64_t> ids;
+  for (const auto& s : slices)
+    if (s.cat == "cpu_op" && s.name == op && s.external_id >= 0) ids.insert(s.external_id);
+  size_t n = 0;
+  for (const auto& s : slices)
+    if (s.cat == "kernel" && ids.count(s.external_id)) ++n;
   return n;
 }
 

@@ -53,6 +53,12 @@ struct GpuLessonRun {
   nlohmann::json summary() const { return read_summary(r.out); }
   /// Slices of category `cat` ("kernel", "gpu_memcpy", ...) whose names start with `prefix`.
   size_t count(const std::string& cat, const std::string& prefix = "") const;
+  /// Slices of category `cat` whose names contain `part` anywhere.
+  size_t count_containing(const std::string& cat, const std::string& part) const;
+  /// Kernels launched by an operator called `op` (joined by External id, as Kineto writes it):
+  /// how the checks count a GEMM without naming its kernel, which cuBLAS picks per GPU and
+  /// shape (nvjet_* on Hopper, sometimes with a split-K reduce kernel beside it).
+  size_t kernels_under(const std::string& op) const;
 #ifdef PIL_TRACE_EXE
   /// pil-trace's JSON answer about this run's trace: {"launches"}, {"chain", "--range", ...}.
   nlohmann::json pil_trace(std::vector<std::string> args) const {

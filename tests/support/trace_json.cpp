@@ -35,6 +35,7 @@ std::vector<TraceSlice> read_trace_slices(const std::string& path) {
     s.tid = e.contains("tid") ? number(e["tid"]) : 0;
     s.ts = e.value("ts", 0.0);
     s.dur = e.value("dur", 0.0);
+    if (e.contains("args") && e["args"].contains("External id")) s.external_id = number(e["args"]["External id"]);
     slices.push_back(std::move(s));
   }
   return slices;

@@ -11,6 +11,7 @@ struct TraceSlice {
   std::string name, cat;
   int64_t pid = 0, tid = 0;
   double ts = 0, dur = 0;  // microseconds, as written
+  int64_t external_id = -1;  // args["External id"]: joins GPU work to the operator that launched it
   bool contains(const TraceSlice& other) const {
     return pid == other.pid && tid == other.tid && other.ts >= ts && other.ts + other.dur <= ts + dur;
   }
