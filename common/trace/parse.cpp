@@ -442,8 +442,12 @@ class Reader {
 
   /// The object's fields before "traceEvents"; returns the index of the array's '['.
   size_t read_head(size_t start) {
+    bool short_head = false;
     for (;;) {
-      const size_t end = safe_end(start);
+      size_t end = safe_end(start);
+      // A broken event (an unclosed string, say) fails the whole window: the second try ends
+      // the head just after the array's '[', so the event loop can say which event it was.
+      if (short_head) end = std::min(end, head_end_guess(start, end));
       if (end > start) {
         const Stopper stop(data_ + end, '}');  // On Demand wants a root object to end so
         od::document doc;
@@ -469,6 +473,10 @@ class Reader {
             if ((err = read_top_field(key, v))) break;
           }
         }
+        if (err && !short_head && head_end_guess(start, end) < end) {
+          short_head = true;
+          continue;
+        }
         if (eof_) {
           if (err)
             throw ParseError(label_ + ": not a valid trace: " + simdjson::error_message(err));
@@ -477,8 +485,20 @@ class Reader {
       } else if (eof_) {
         throw ParseError(label_ + ": truncated before \"traceEvents\"");
       }
+      short_head = false;
       read_more(start);  // the head did not fit in the buffer
     }
+  }
+
+  /// Just past the '[' of the first `"traceEvents": [` in data_[start, end), or `end`.
+  size_t head_end_guess(size_t start, size_t end) const {
+    static constexpr std::string_view key = "\"traceEvents\"";
+    const std::string_view w(data_ + start, end - start);
+    const size_t k = w.find(key);
+    if (k == std::string_view::npos) return end;
+    size_t i = k + key.size();
+    while (i < w.size() && (is_space(w[i]) || w[i] == ':')) ++i;
+    return i < w.size() && w[i] == '[' ? start + i + 1 : end;
   }
 
   /// Top-level fields other than traceEvents that the model keeps.
@@ -586,8 +606,24 @@ class Reader {
   }
 
   [[noreturn]] void throw_bad_structure(size_t i) {
-    // Validate the rest fully to get simdjson's own words for what is wrong.
     simdjson::dom::parser dom;
+    // Blame the first event that does not parse on its own (its extent found by counting
+    // brackets outside strings), so the answer does not depend on where a window began.
+    for (size_t at = i, index = events_; at < len_;) {
+      const size_t end = extent_end(at);
+      const std::string one(data_ + at, end - at);
+      const auto r = dom.parse(simdjson::padded_string(one));
+      if (r.error())
+        throw ParseError(label_ + ": event " + std::to_string(index) + where(at) + ": " +
+                         simdjson::error_message(r.error()));
+      at = end;
+      while (at < len_ && is_space(data_[at])) ++at;
+      if (at >= len_ || data_[at] != ',') break;
+      ++at;
+      while (at < len_ && is_space(data_[at])) ++at;
+      ++index;
+    }
+    // Validate the rest fully to get simdjson's own words for what is wrong.
     std::string rest(data_ + i, len_ - i);
     if (!rest.empty() && rest.front() != '[') rest.insert(rest.begin(), '[');
     const auto result = dom.parse(simdjson::padded_string(rest));
@@ -779,9 +815,30 @@ class Reader {
       throw ParseError(label_ + ": after the event array: " + simdjson::error_message(err));
   }
 
+  /// Where the value starting at data_[at] ends, by its brackets counted outside strings (a
+  /// scalar runs to the next ',' or ']'); len_ when it does not end in the buffer.
+  size_t extent_end(size_t at) const {
+    const size_t close = close_of(at, len_);
+    if (close < len_) return close + 1;
+    if (data_[at] == '{' || data_[at] == '[') return len_;
+    size_t i = at;
+    while (i < len_ && data_[i] != ',' && data_[i] != ']') ++i;
+    return i;
+  }
+
   /// True when the object starting at data_[at] ('{') closes before data_[end], with only
   /// blanks between: its own brackets, counted outside strings, say it is whole.
   bool closes_before(size_t at, size_t end) const {
+    size_t i = close_of(at, end);
+    if (i >= end) return false;
+    for (++i; i < end; ++i)
+      if (!is_space(data_[i])) return false;
+    return true;
+  }
+
+  /// The index of the bracket that closes the one at data_[at], counting brackets outside
+  /// strings; `end` when it is not before `end`.
+  size_t close_of(size_t at, size_t end) const {
     int depth = 0;
     bool in_string = false, escaped = false;
     size_t i = at;
@@ -795,14 +852,11 @@ class Reader {
         in_string = true;
       } else if (c == '{' || c == '[') {
         ++depth;
-      } else if ((c == '}' || c == ']') && --depth == 0) {
-        break;
+      } else if ((c == '}' || c == ']') && --depth <= 0) {
+        return depth == 0 ? i : end;
       }
     }
-    if (i >= end) return false;
-    for (++i; i < end; ++i)
-      if (!is_space(data_[i])) return false;
-    return true;
+    return end;
   }
 
   std::string_view intern(std::string_view s) {
@@ -1302,10 +1356,17 @@ class ParallelRead {
     Reader reader(nullptr, label_, small, &unused);
     const size_t max_in_place = 16 * std::max<size_t>(options_.chunk_bytes, 4096);
     for (;;) {
-      const size_t j = next_.fetch_add(1);
-      if (j >= chunks_ || failed_.load()) return;
+      // A part first, then a chunk: the first chunk not yet merged always has a part, so the
+      // merge never waits on a thread that waits for a part.
       Part* part = acquire();
       if (!part) return;
+      const size_t j = next_.fetch_add(1);
+      if (j >= chunks_ || failed_.load()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        free_.push_back(part);
+        cv_.notify_all();
+        return;
+      }
       const size_t open = open_of(j), close = close_of(j);
       const size_t resume_if_none = j == 0 ? open : cuts_[j - 1].sep;
       if (close - open > max_in_place) {  // no cut for long: read it sequentially, in bounded memory
@@ -1420,6 +1481,11 @@ class ParallelRead {
     }
   }
 
+  /// The trace's own copy of a name a part interned (after its names were merged).
+  std::string_view global_name(std::string_view local) const {
+    return local.empty() ? std::string_view() : global_[LocalNames::id_of(local)];
+  }
+
   /// Appends a part to the trace: names interned in the order the part first saw them (so in
   /// file order overall), named lanes numbered likewise, kernel and memory indices shifted.
   void merge(Part& p) {
@@ -1428,7 +1494,7 @@ class ParallelRead {
     for (size_t k = 0; k < names.size(); ++k) global_[k] = out_->intern(names[k]);
     lane_ids_.resize(p.lanes.size());
     for (size_t k = 0; k < p.lanes.size(); ++k) {
-      const std::string_view name = global_[LocalNames::id_of(p.lanes[k])];
+      const std::string_view name = global_name(p.lanes[k]);
       lane_ids_[k] = named_lanes_.emplace(name, -int64_t(named_lanes_.size()) - 1).first->second;
     }
     const uint32_t kbase = uint32_t(out_->kernels.size()), mbase = uint32_t(out_->memory.size());
@@ -1436,7 +1502,7 @@ class ParallelRead {
     out_->events.insert(out_->events.end(), p.t.events.begin(), p.t.events.end());
     for (size_t k = ebase; k < out_->events.size(); ++k) {
       Event& e = out_->events[k];
-      if (!e.name.empty()) e.name = global_[LocalNames::id_of(e.name)];
+      e.name = global_name(e.name);
       if (e.kernel_info != kNoKernelInfo) e.kernel_info += kbase;
       if (e.memory_info != kNoKernelInfo) e.memory_info += mbase;
     }
@@ -1448,7 +1514,7 @@ class ParallelRead {
     }
     for (const LaneMeta& m : p.metas)
       out_->lane_names[{(m.named & 1u) ? lane(m.pid) : m.pid, (m.named & 2u) ? lane(m.tid) : m.tid}] =
-          std::string(m.name.empty() ? std::string_view() : global_[LocalNames::id_of(m.name)]);
+          std::string(global_name(m.name));
     out_->kernels.insert(out_->kernels.end(), p.t.kernels.begin(), p.t.kernels.end());
     out_->memory.insert(out_->memory.end(), p.t.memory.begin(), p.t.memory.end());
     out_->flows.starts += p.t.flows.starts;
