@@ -13,30 +13,10 @@
 #include "trace/reports.h"
 #include "trace/svg.h"
 #include "trace/synthetic_trace.h"
+#include "trace/trace_dump.h"
 
 namespace pil::trace {
 namespace {
-
-/// Everything a trace holds, as text: two reads compare in one EXPECT_EQ.
-std::string dump(const Trace& t) {
-  std::ostringstream o;
-  o << "base " << t.base_time_ns << " flows " << t.flows.starts << "/" << t.flows.finishes << "\n";
-  for (const auto& d : t.device_names) o << "device " << d << "\n";
-  for (const auto& [k, v] : t.lane_names) o << "lane " << k.first << "," << k.second << " " << v << "\n";
-  for (const auto n : t.names->in_order()) o << "name " << n << "\n";
-  for (const Event& e : t.events) {
-    o << e.name << "|" << int(e.category) << "|" << e.start_ns << "|" << e.dur_ns << "|" << e.pid
-      << "|" << e.tid << "|" << e.external_id << "|" << e.correlation;
-    if (const KernelInfo* k = t.kernel_info(e))
-      o << "|k " << k->grid[0] << "," << k->grid[1] << "," << k->grid[2] << " " << k->block[0]
-        << " " << k->registers << " " << k->shared_memory << " " << k->est_occupancy_pct << " "
-        << k->blocks_per_sm;
-    if (const MemoryInfo* m = t.memory_info(e))
-      o << "|m " << m->bytes << " " << m->total_allocated << " " << m->cuda << " " << m->device;
-    o << "\n";
-  }
-  return o.str();
-}
 
 /// The reports' text: what this trace says, the operator table, and a timeline.
 std::string reports(const Trace& t) {
@@ -132,12 +112,12 @@ TEST(ParallelParse, SameTraceWhereverTheChunksAreCut) {
   ASSERT_EQ(one.device_names.size(), 2u);
   ASSERT_FALSE(one.lane_names.empty());
   ASSERT_FALSE(one.memory.empty());
-  const std::string want = dump(one), want_reports = reports(one);
+  const std::string want = test::dump(one), want_reports = reports(one);
   for (size_t chunk : {64, 97, 200, 333, 1000, 4096, 20000}) {
     for (unsigned threads : {2u, 3u, 8u}) {
       SCOPED_TRACE("chunk " + std::to_string(chunk) + ", threads " + std::to_string(threads));
       const Trace t = parse_trace_text(text, "t.json", parallel(threads, chunk));
-      EXPECT_EQ(dump(t), want);
+      EXPECT_EQ(test::dump(t), want);
       EXPECT_EQ(reports(t), want_reports);
     }
   }
@@ -146,9 +126,9 @@ TEST(ParallelParse, SameTraceWhereverTheChunksAreCut) {
 TEST(ParallelParse, CutsAtEveryByteOfAnEvent) {
   // Chunks of every size from one event's length down: the cuts fall everywhere in it.
   const std::string text = awkward_trace(40);
-  const std::string want = dump(parse_trace_text(text, "t.json"));
+  const std::string want = test::dump(parse_trace_text(text, "t.json"));
   for (size_t chunk = 20; chunk < 420; chunk += 7)
-    EXPECT_EQ(dump(parse_trace_text(text, "t.json", parallel(3, chunk))), want) << chunk;
+    EXPECT_EQ(test::dump(parse_trace_text(text, "t.json", parallel(3, chunk))), want) << chunk;
 }
 
 TEST(ParallelParse, FixturesAndSyntheticTraces) {
@@ -162,7 +142,7 @@ TEST(ParallelParse, FixturesAndSyntheticTraces) {
   // The dump, or the error (one fixture is bad input the fuzzer found).
   auto outcome = [](const std::string& text, const ParseOptions& o) {
     try {
-      return dump(parse_trace_text(text, "f.json", o));
+      return test::dump(parse_trace_text(text, "f.json", o));
     } catch (const ParseError& e) {
       return std::string("error: ") + e.what();
     }
@@ -185,10 +165,10 @@ TEST(ParallelParse, FilesAreMappedGzipAndOneLineFilesReadByOneThread) {
   std::string one_line = text;
   std::replace(one_line.begin(), one_line.end(), '\n', ' ');
   std::ofstream(line) << one_line;
-  const std::string want = dump(parse_trace_text(text));
-  EXPECT_EQ(dump(parse_trace_file(plain, parallel(3, 300))), want);
-  EXPECT_EQ(dump(parse_trace_file(gz, parallel(3, 300))), want);
-  EXPECT_EQ(dump(parse_trace_file(line, parallel(3, 300))), want);
+  const std::string want = test::dump(parse_trace_text(text));
+  EXPECT_EQ(test::dump(parse_trace_file(plain, parallel(3, 300))), want);
+  EXPECT_EQ(test::dump(parse_trace_file(gz, parallel(3, 300))), want);
+  EXPECT_EQ(test::dump(parse_trace_file(line, parallel(3, 300))), want);
 }
 
 TEST(ParallelParse, ABadEventInAnyChunkIsTheSameOneLineError) {
