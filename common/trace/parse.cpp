@@ -33,6 +33,22 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+/// Follows JSON strings byte by byte, from a place outside any string: outside(c) is true for a
+/// byte outside every string (a string's quotes count as inside).
+struct StringTracker {
+  bool in_string = false, escaped = false;
+  bool outside(char c) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      return false;
+    }
+    if (c == '"') in_string = true;
+    return !in_string;
+  }
+};
+
 /// The common case, fast: [-]digits[.digits] with at most 15 integer digits. False to let the
 /// general path decide (exponents, long numbers, anything unusual).
 inline bool plain_microseconds(std::string_view t, int64_t& ns) {
@@ -840,17 +856,11 @@ class Reader {
   /// strings; `end` when it is not before `end`.
   size_t close_of(size_t at, size_t end) const {
     int depth = 0;
-    bool in_string = false, escaped = false;
-    size_t i = at;
-    for (; i < end; ++i) {
+    StringTracker strings;
+    for (size_t i = at; i < end; ++i) {
       const char c = data_[i];
-      if (in_string) {
-        if (escaped) escaped = false;
-        else if (c == '\\') escaped = true;
-        else if (c == '"') in_string = false;
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '{' || c == '[') {
+      if (!strings.outside(c)) continue;
+      if (c == '{' || c == '[') {
         ++depth;
       } else if ((c == '}' || c == ']') && --depth <= 0) {
         return depth == 0 ? i : end;
@@ -1271,16 +1281,11 @@ std::vector<Cut> find_cuts(const char* data, size_t from, size_t size, size_t ch
     if (!nl) break;
     size_t i = size_t(static_cast<const char*>(nl) - data) + 1;
     const size_t stop = std::min(size, i + kScan);
-    bool in_string = false, escaped = false, found = false;
+    StringTracker strings;
+    bool found = false;
     for (; i < stop && !found; ++i) {
       const char c = data[i];
-      if (in_string) {
-        if (escaped) escaped = false;
-        else if (c == '\\') escaped = true;
-        else if (c == '"') in_string = false;
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == ',') {
+      if (strings.outside(c) && c == ',') {
         size_t k = i + 1;
         while (k < size && is_space(data[k])) ++k;
         if (k > i + 1 && k < size && data[k] == '{') {
