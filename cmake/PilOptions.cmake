@@ -1,7 +1,7 @@
 # Build options shared by every target of the project.
 
 option(PIL_USE_CCACHE "Compile through ccache when it is installed" ON)
-option(PIL_SANITIZE "Build the project's own code with AddressSanitizer and UBSan" OFF)
+option(PIL_SANITIZE "Build the project's own code with AddressSanitizer and UBSan (ON), or with ThreadSanitizer (thread)" OFF)
 option(PIL_FUZZ "Build the libFuzzer target for the trace parser (Clang only)" OFF)
 option(PIL_WARNINGS_AS_ERRORS "Treat compiler warnings in the project's code as errors" OFF)
 
@@ -24,7 +24,11 @@ add_library(pil_flags INTERFACE)
 target_compile_options(pil_flags INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>
   $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${PIL_WARNINGS_AS_ERRORS}>>:-Werror>)
-if(PIL_SANITIZE)
+if(PIL_SANITIZE STREQUAL "thread")
+  target_compile_options(pil_flags INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=thread -fno-omit-frame-pointer>)
+  target_link_options(pil_flags INTERFACE -fsanitize=thread)
+elseif(PIL_SANITIZE)
   target_compile_options(pil_flags INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
   target_link_options(pil_flags INTERFACE -fsanitize=address,undefined)

@@ -1,6 +1,8 @@
 #include "trace/parse.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -8,6 +10,13 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -23,6 +32,22 @@ namespace pil::trace {
 namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+/// Follows JSON strings byte by byte, from a place outside any string: outside(c) is true for a
+/// byte outside every string (a string's quotes count as inside).
+struct StringTracker {
+  bool in_string = false, escaped = false;
+  bool outside(char c) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      return false;
+    }
+    if (c == '"') in_string = true;
+    return !in_string;
+  }
+};
 
 /// The common case, fast: [-]digits[.digits] with at most 15 integer digits. False to let the
 /// general path decide (exponents, long numbers, anything unusual).
@@ -247,6 +272,101 @@ struct BadEvent {
   std::string what;
 };
 
+// --- What one stretch of a parallel read adds ---------------------------------------------------
+
+/// Names seen in one stretch, in the order first seen, each with a small id stored just before
+/// its text (the merge finds an event's name by it in constant time).
+class LocalNames {
+ public:
+  std::string_view intern(std::string_view s) {
+    if (s.empty()) return {};
+    std::string_view& slot = recent_[NamePool::recent_slot(s)];
+    if (slot.size() == s.size() && std::memcmp(slot.data(), s.data(), s.size()) == 0) return slot;
+    if (auto it = ids_.find(s); it != ids_.end()) return slot = order_[it->second];
+    const size_t need = s.size() + sizeof(uint32_t);
+    if (block_ == blocks_.size() || used_ + need > blocks_[block_].size) {
+      if (block_ < blocks_.size()) ++block_;
+      used_ = 0;
+      if (block_ == blocks_.size() || blocks_[block_].size < need) {
+        const size_t size = std::max<size_t>(size_t(64) << 10, need);
+        blocks_.insert(blocks_.begin() + ptrdiff_t(block_), Block{std::unique_ptr<char[]>(new char[size]), size});
+      }
+    }
+    char* dst = blocks_[block_].data.get() + used_;
+    const uint32_t id = uint32_t(order_.size());
+    std::memcpy(dst, &id, sizeof id);
+    std::memcpy(dst + sizeof id, s.data(), s.size());
+    used_ += need;
+    const std::string_view kept(dst + sizeof id, s.size());
+    order_.push_back(kept);
+    ids_.emplace(kept, id);
+    return slot = kept;
+  }
+  /// The id of a name this pool handed out (not the empty name).
+  static uint32_t id_of(std::string_view kept) {
+    uint32_t id = 0;
+    std::memcpy(&id, kept.data() - sizeof id, sizeof id);
+    return id;
+  }
+  const std::vector<std::string_view>& in_order() const { return order_; }
+  void clear() {
+    ids_.clear();
+    order_.clear();
+    for (auto& r : recent_) r = {};
+    block_ = 0;
+    used_ = 0;
+  }
+
+ private:
+  struct Block {
+    std::unique_ptr<char[]> data;
+    size_t size = 0;
+  };
+  std::vector<Block> blocks_;  // kept for the next stretch
+  size_t block_ = 0, used_ = 0;
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::vector<std::string_view> order_;
+  std::string_view recent_[1024];
+};
+
+/// A thread or process name from a metadata event, applied at the merge (in file order).
+struct LaneMeta {
+  int64_t pid = 0, tid = 0;
+  uint8_t named = 0;  // bit 0: pid is a named lane of the stretch, bit 1: tid
+  std::string_view name;
+};
+
+/// What one stretch of the event array adds to the trace: its events, with names and named
+/// lanes numbered on its own, and how it ended.
+struct Part {
+  Trace t;  // events, kernels, memory, flows (names are in `names`)
+  LocalNames names;
+  std::vector<std::string_view> lanes;  // named lanes, in order first seen: ids -1, -2, ...
+  std::vector<std::pair<uint32_t, uint8_t>> lane_fixes;  // event, which of pid/tid is named
+  std::vector<LaneMeta> metas;
+  size_t elements = 0;  // array elements taken (events of every phase)
+  // How a chunk read in place ended:
+  bool whole = false;    // read up to its stand-in ']': the next chunk starts where it was cut
+  bool closed = false;   // met the array's own ']'; what follows starts at closed_at
+  uint64_t closed_at = 0;
+  uint64_t resume = 0;   // else: where the sequential read takes over (after the last event)
+  bool resume_first = false;  // ... at the array's '[' itself
+
+  void clear() {
+    t.events.clear();
+    t.kernels.clear();
+    t.memory.clear();
+    t.flows = {};
+    names.clear();
+    lanes.clear();
+    lane_fixes.clear();
+    metas.clear();
+    elements = 0;
+    whole = closed = resume_first = false;
+    closed_at = resume = 0;
+  }
+};
+
 // --- The chunked reader ----------------------------------------------------------------------
 
 class Reader {
@@ -256,19 +376,20 @@ class Reader {
       : source_(std::move(source)), label_(std::move(label)), out_(out) {
     cap_ = std::max<size_t>(options.chunk_bytes, 4096);
     buf_ = std::make_unique<char[]>(cap_ + simdjson::SIMDJSON_PADDING);
+    data_ = buf_.get();
   }
 
   size_t run() {
     fill(0);
     size_t i = 0;
-    if (len_ >= 3 && std::memcmp(buf_.get(), "\xEF\xBB\xBF", 3) == 0) i = 3;  // UTF-8 BOM
-    while (i < len_ && is_space(buf_[i])) ++i;
+    if (len_ >= 3 && std::memcmp(data_, "\xEF\xBB\xBF", 3) == 0) i = 3;  // UTF-8 BOM
+    while (i < len_ && is_space(data_[i])) ++i;
     if (i == len_) throw ParseError(label_ + ": empty file, expected a Chrome trace (JSON)");
     size_t events_at = 0;
-    if (buf_[i] == '[') {
+    if (data_[i] == '[') {
       events_at = i;
       bare_array_ = true;
-    } else if (buf_[i] == '{') {
+    } else if (data_[i] == '{') {
       events_at = read_head(i);
     } else {
       throw ParseError(label_ + ": not JSON: expected '{' or '[' at byte " +
@@ -279,7 +400,7 @@ class Reader {
   }
 
  private:
-  // The buffer holds file bytes [base_, base_ + len_); buf_[0] is free for a '[' when a chunk
+  // The buffer holds file bytes [base_, base_ + len_); data_[0] is free for a '[' when a chunk
   // starts in the middle of the event array.
 
   size_t offset(size_t i) const { return size_t(base_) + i; }
@@ -288,16 +409,16 @@ class Reader {
   void fill(size_t keep) {
     if (keep > 0) {
       const size_t n = len_ - std::min(keep, len_);
-      std::memmove(buf_.get() + 1, buf_.get() + keep, n);
+      std::memmove(data_ + 1, data_ + keep, n);
       base_ += int64_t(keep) - 1;
       len_ = n + 1;
     }
     while (!eof_ && len_ < cap_) {
-      const size_t got = source_->read(buf_.get() + len_, cap_ - len_);
+      const size_t got = source_->read(data_ + len_, cap_ - len_);
       if (got == 0) eof_ = true;
       len_ += got;
     }
-    std::memset(buf_.get() + len_, 0, simdjson::SIMDJSON_PADDING);
+    std::memset(data_ + len_, 0, simdjson::SIMDJSON_PADDING);
   }
 
   /// A larger buffer, for an event (or head) bigger than a chunk.
@@ -307,8 +428,9 @@ class Reader {
       throw ParseError(label_ + ": an event or the trace header is larger than 3 GB");
     const size_t cap = std::min(cap_ * 2, kMax);
     auto bigger = std::make_unique<char[]>(cap + simdjson::SIMDJSON_PADDING);
-    std::memcpy(bigger.get(), buf_.get(), len_);
+    std::memcpy(bigger.get(), data_, len_);
     buf_ = std::move(bigger);
+    data_ = buf_.get();
     cap_ = cap;
     fill(0);
   }
@@ -328,20 +450,24 @@ class Reader {
   /// else just after its last line break (a line break is never inside a JSON string).
   size_t safe_end(size_t from) const {
     if (eof_) return len_;
-    const void* nl = memrchr(buf_.get() + from, '\n', len_ - from);
-    return nl ? size_t(static_cast<const char*>(nl) - buf_.get()) + 1 : from;
+    const void* nl = memrchr(data_ + from, '\n', len_ - from);
+    return nl ? size_t(static_cast<const char*>(nl) - data_) + 1 : from;
   }
 
   std::string where(size_t i) const { return " at byte " + std::to_string(offset(i)); }
 
   /// The object's fields before "traceEvents"; returns the index of the array's '['.
   size_t read_head(size_t start) {
+    bool short_head = false;
     for (;;) {
-      const size_t end = safe_end(start);
+      size_t end = safe_end(start);
+      // A broken event (an unclosed string, say) fails the whole window: the second try ends
+      // the head just after the array's '[', so the event loop can say which event it was.
+      if (short_head) end = std::min(end, head_end_guess(start, end));
       if (end > start) {
-        const Stopper stop(buf_.get() + end, '}');  // On Demand wants a root object to end so
+        const Stopper stop(data_ + end, '}');  // On Demand wants a root object to end so
         od::document doc;
-        const simdjson::padded_string_view json(buf_.get() + start, end + 1 - start,
+        const simdjson::padded_string_view json(data_ + start, end + 1 - start,
                                                 cap_ + simdjson::SIMDJSON_PADDING - start);
         od::object top;
         simdjson::error_code err = parser_.iterate(json).get(doc);
@@ -357,11 +483,15 @@ class Reader {
               if ((err = v.current_location().get(at))) break;
               if (*at != '[')
                 throw ParseError(label_ + ": \"traceEvents\" is not an array" +
-                                 where(size_t(at - buf_.get())));
-              return size_t(at - buf_.get());
+                                 where(size_t(at - data_)));
+              return size_t(at - data_);
             }
             if ((err = read_top_field(key, v))) break;
           }
+        }
+        if (err && !short_head && head_end_guess(start, end) < end) {
+          short_head = true;
+          continue;
         }
         if (eof_) {
           if (err)
@@ -371,8 +501,20 @@ class Reader {
       } else if (eof_) {
         throw ParseError(label_ + ": truncated before \"traceEvents\"");
       }
+      short_head = false;
       read_more(start);  // the head did not fit in the buffer
     }
+  }
+
+  /// Just past the '[' of the first `"traceEvents": [` in data_[start, end), or `end`.
+  size_t head_end_guess(size_t start, size_t end) const {
+    static constexpr std::string_view key = "\"traceEvents\"";
+    const std::string_view w(data_ + start, end - start);
+    const size_t k = w.find(key);
+    if (k == std::string_view::npos) return end;
+    size_t i = k + key.size();
+    while (i < w.size() && (is_space(w[i]) || w[i] == ':')) ++i;
+    return i < w.size() && w[i] == '[' ? start + i + 1 : end;
   }
 
   /// Top-level fields other than traceEvents that the model keeps.
@@ -403,14 +545,24 @@ class Reader {
   }
 
   void read_events(size_t at) {
-    bool first = true;  // buf_[at] is the array's own '['
+    ev_at_ = at;
+    ev_first_ = true;  // data_[at] is the array's own '['
+    continue_events();
+  }
+
+  /// The event loop, from (ev_at_, ev_first_). Returns at the array's end (after reading the
+  /// tail, or, for a stretch of a parallel read, noting where the array closed), or at the first
+  /// event that starts at or past limit_ (its file offset in stopped_at_).
+  void continue_events() {
+    size_t& at = ev_at_;
+    bool& first = ev_first_;
     for (;;) {
       // Find where the unread part of the array starts: skip blanks and one ',' between events.
       size_t i = at;
-      while (i < len_ && is_space(buf_[i])) ++i;
-      if (!first && i < len_ && buf_[i] == ',') {
+      while (i < len_ && is_space(data_[i])) ++i;
+      if (!first && i < len_ && data_[i] == ',') {
         ++i;
-        while (i < len_ && is_space(buf_[i])) ++i;
+        while (i < len_ && is_space(data_[i])) ++i;
       }
       if (i >= len_) {
         if (eof_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
@@ -418,7 +570,11 @@ class Reader {
         at = 1;
         continue;
       }
-      if (!first && buf_[i] == ']') return read_tail(i + 1);
+      if (!first && data_[i] == ']') return close_array(i + 1);
+      if (uint64_t(offset(i)) >= limit_) {
+        stopped_at_ = uint64_t(offset(i));
+        return;
+      }
       // The chunk is parsed as an array of its own: a '[' goes just before its first event (over
       // a blank or the ',' there; i >= 1 as chunks start at index 1), put back after parsing so
       // a retry over the same bytes finds them as they were.
@@ -435,11 +591,11 @@ class Reader {
       if (first) {
         done = parse_chunk(begin, end, next, array_closed);
       } else {
-        const Stopper open(buf_.get() + begin, '[');
+        const Stopper open(data_ + begin, '[');
         done = parse_chunk(begin, end, next, array_closed);
       }
-      if (array_closed) return read_tail(next);
-      if (done > 0) first = false;  // until an event is taken, buf_[at] is still the '['
+      if (array_closed) return close_array(next);
+      if (done > 0) first = false;  // until an event is taken, data_[at] is still the '['
       if (done == 0) {
         // Not one whole event in the parsable part: either an event larger than the buffer
         // (read more), or a bad one at the end of the file.
@@ -455,10 +611,36 @@ class Reader {
     }
   }
 
+  /// The array ended just before data_[after]: read what follows, or, reading one stretch of a
+  /// parallel read, note where.
+  void close_array(size_t after) {
+    if (stretch_) {
+      closed_at_ = uint64_t(offset(after));
+      return;
+    }
+    read_tail(after);
+  }
+
   [[noreturn]] void throw_bad_structure(size_t i) {
-    // Validate the rest fully to get simdjson's own words for what is wrong.
     simdjson::dom::parser dom;
-    std::string rest(buf_.get() + i, len_ - i);
+    // Blame the first event that does not parse on its own (its extent found by counting
+    // brackets outside strings), so the answer does not depend on where a window began.
+    for (size_t at = i, index = events_; at < len_;) {
+      const size_t end = extent_end(at);
+      const std::string one(data_ + at, end - at);
+      const auto r = dom.parse(simdjson::padded_string(one));
+      if (r.error())
+        throw ParseError(label_ + ": event " + std::to_string(index) + where(at) + ": " +
+                         simdjson::error_message(r.error()));
+      at = end;
+      while (at < len_ && is_space(data_[at])) ++at;
+      if (at >= len_ || data_[at] != ',') break;
+      ++at;
+      while (at < len_ && is_space(data_[at])) ++at;
+      ++index;
+    }
+    // Validate the rest fully to get simdjson's own words for what is wrong.
+    std::string rest(data_ + i, len_ - i);
     if (!rest.empty() && rest.front() != '[') rest.insert(rest.begin(), '[');
     const auto result = dom.parse(simdjson::padded_string(rest));
     const std::string why = result.error() ? simdjson::error_message(result.error())
@@ -466,7 +648,7 @@ class Reader {
     throw ParseError(label_ + ": event " + std::to_string(events_) + where(i) + ": " + why);
   }
 
-  /// Puts `c` at buf_[i] until the guard goes, then restores the byte that was there.
+  /// Puts `c` at data_[i] until the guard goes, then restores the byte that was there.
   struct Stopper {
     char* at;
     char saved;
@@ -474,7 +656,7 @@ class Reader {
     ~Stopper() { *at = saved; }
   };
 
-  /// Parses the events in buf_[begin, end) (buf_[begin] == '['). Returns how many it took;
+  /// Parses the events in data_[begin, end) (data_[begin] == '['). Returns how many it took;
   /// `next` is where the first event it did not take begins (or what follows the array).
   ///
   /// On Demand wants a root array to end with ']', so one is put just past the parsable part.
@@ -482,8 +664,11 @@ class Reader {
   /// Events are read in one pass; an event that fails is read again "carefully" at the start of
   /// the next chunk (its extent checked first), so a real error is told from a chunk's cut.
   size_t parse_chunk(size_t begin, size_t end, size_t& next, bool& array_closed) {
-    const Stopper stop(buf_.get() + end, ']');
-    const simdjson::padded_string_view json(buf_.get() + begin, end + 1 - begin,
+    // In place (a chunk of a parallel read), the stand-ins were written before the threads
+    // started: nothing is written here, as a neighbour's chunk may read these bytes.
+    std::optional<Stopper> stop;
+    if (!in_place_) stop.emplace(data_ + end, ']');
+    const simdjson::padded_string_view json(data_ + begin, end + 1 - begin,
                                             cap_ + simdjson::SIMDJSON_PADDING - begin);
     od::document doc;
     od::array arr;
@@ -495,11 +680,12 @@ class Reader {
       if (item.get(v)) break;
       const char* start = nullptr;
       if (v.current_location().get(start)) break;
-      const size_t at = size_t(start - buf_.get());
+      const size_t at = size_t(start - data_);
       if (at >= end) break;  // the stand-in bracket itself
+      if (uint64_t(offset(at)) >= limit_) break;  // another stretch's events from here
       od::object obj;
       if (v.get_object().get(obj)) {
-        if (*start != '{')
+        if (*start != '{' && !in_place_)  // in place, the sequential read says what is wrong
           throw ParseError(label_ + ": event " + std::to_string(events_) + where(at) +
                            ": not an object");
         break;
@@ -509,7 +695,7 @@ class Reader {
         // Check the event's extent before reading it: an unbalanced one needs more data.
         std::string_view raw;
         if (obj.raw_json().get(raw)) break;
-        after = size_t(raw.data() + raw.size() - buf_.get());  // the next ',' or ']'
+        after = size_t(raw.data() + raw.size() - data_);  // the next ',' or ']'
         if (after >= end) break;
         if (walk_fields_) {
           if (obj.reset().error()) break;
@@ -528,11 +714,17 @@ class Reader {
         const size_t n_events = out_->events.size(), n_kernels = out_->kernels.size(),
                      n_memory = out_->memory.size();
         const FlowCounts n_flows = out_->flows;
+        const size_t n_fixes = part_ ? part_->lane_fixes.size() : 0,
+                     n_metas = part_ ? part_->metas.size() : 0;
         auto undo = [&] {  // everything read_event may have added
           out_->events.resize(n_events);
           out_->kernels.resize(n_kernels);
           out_->memory.resize(n_memory);
           out_->flows = n_flows;
+          if (part_) {
+            part_->lane_fixes.resize(n_fixes);
+            part_->metas.resize(n_metas);
+          }
         };
         try {
           if (walk_fields_) {
@@ -549,16 +741,22 @@ class Reader {
           break;
         }
         const char* p = nullptr;
-        if (doc.current_location().get(p) || size_t(p - buf_.get()) >= end) {
-          undo();  // reached the stand-in bracket: the event may continue in the next chunk
+        const bool located = !doc.current_location().get(p);
+        // Reached the stand-in bracket: the event may continue in the next chunk. In place, the
+        // stand-in stands for the ',' after an event, so an event that closes before it, by
+        // its own text, is whole.
+        if (!located || size_t(p - data_) > end ||
+            (size_t(p - data_) == end && !(in_place_ && closes_before(at, end)))) {
+          undo();
           break;
         }
-        after = size_t(p - buf_.get());
+        after = size_t(p - data_);
       }
       ++events_;
       ++taken;
       next = after;
-      if (buf_[after] == ']') {
+      if (after == end) return taken;  // in place: the chunk read whole
+      if (data_[after] == ']') {
         array_closed = true;
         next = after + 1;
         return taken;
@@ -600,7 +798,7 @@ class Reader {
 
   /// What follows the event array: ']' was consumed; the object's other fields may follow.
   void read_tail(size_t at) {
-    std::string tail(buf_.get() + at, len_ - std::min(at, len_));
+    std::string tail(data_ + at, len_ - std::min(at, len_));
     constexpr size_t kTailLimit = size_t(16) << 20;
     while (!eof_ && tail.size() < kTailLimit) {
       char chunk[65536];
@@ -633,7 +831,51 @@ class Reader {
       throw ParseError(label_ + ": after the event array: " + simdjson::error_message(err));
   }
 
-  int64_t lane_id(od::value& v) {
+  /// Where the value starting at data_[at] ends, by its brackets counted outside strings (a
+  /// scalar runs to the next ',' or ']'); len_ when it does not end in the buffer.
+  size_t extent_end(size_t at) const {
+    const size_t close = close_of(at, len_);
+    if (close < len_) return close + 1;
+    if (data_[at] == '{' || data_[at] == '[') return len_;
+    size_t i = at;
+    while (i < len_ && data_[i] != ',' && data_[i] != ']') ++i;
+    return i;
+  }
+
+  /// True when the object starting at data_[at] ('{') closes before data_[end], with only
+  /// blanks between: its own brackets, counted outside strings, say it is whole.
+  bool closes_before(size_t at, size_t end) const {
+    size_t i = close_of(at, end);
+    if (i >= end) return false;
+    for (++i; i < end; ++i)
+      if (!is_space(data_[i])) return false;
+    return true;
+  }
+
+  /// The index of the bracket that closes the one at data_[at], counting brackets outside
+  /// strings; `end` when it is not before `end`.
+  size_t close_of(size_t at, size_t end) const {
+    int depth = 0;
+    StringTracker strings;
+    for (size_t i = at; i < end; ++i) {
+      const char c = data_[i];
+      if (!strings.outside(c)) continue;
+      if (c == '{' || c == '[') {
+        ++depth;
+      } else if ((c == '}' || c == ']') && --depth <= 0) {
+        return depth == 0 ? i : end;
+      }
+    }
+    return end;
+  }
+
+  std::string_view intern(std::string_view s) {
+    return part_ ? part_->names.intern(s) : out_->intern(s);
+  }
+
+  /// A pid or tid; `named` is set for a named lane (a string), whose id a stretch of a parallel
+  /// read numbers on its own until the merge.
+  int64_t lane_id(od::value& v, bool& named) {
     switch (v.type().value_unsafe()) {
       case od::json_type::number: {
         int64_t id = 0;
@@ -644,8 +886,10 @@ class Reader {
         std::string_view s;
         if (v.get_string().get(s)) throw BadEvent{"bad pid/tid string"};
         // Named lanes ("Spans", "PyTorch Profiler") get negative ids of their own.
-        const std::string_view name = out_->intern(s);
+        const std::string_view name = intern(s);
         auto [it, fresh] = named_lanes_.emplace(name, -int64_t(named_lanes_.size()) - 1);
+        if (fresh && part_) part_->lanes.push_back(name);
+        named = true;
         return it->second;
       }
       default:
@@ -704,6 +948,11 @@ class Reader {
     }
   }
 
+  /// A stretch of a parallel read notes which events name their lanes, for the merge.
+  void note_lanes(uint8_t lanes_named) {
+    if (part_ && lanes_named) part_->lane_fixes.push_back({uint32_t(out_->events.size()), lanes_named});
+  }
+
   void read_event(od::object& obj) {
     std::string_view ph, cat, name, ts_text, dur_text;
     int64_t pid = 0, tid = 0;
@@ -713,6 +962,7 @@ class Reader {
     MemoryInfo minfo;
     bool has_kinfo = false, has_ts = false, has_dur = false, has_minfo = false;
     std::string_view meta_name;
+    uint8_t lanes_named = 0;  // bit 0: pid is a named lane, bit 1: tid
     Category category = Category::Other;
     for (auto field : obj) {
       od::raw_json_string key;
@@ -723,10 +973,10 @@ class Reader {
         if (!string_of(v, ph)) throw BadEvent{"'ph' is not a string"};
       } else if (is_key(kr, "name")) {
         if (!string_of(v, name)) throw BadEvent{"'name' is not a string"};
-        name = out_->intern(name);
+        name = intern(name);
       } else if (is_key(kr, "cat")) {
         if (!string_of(v, cat)) throw BadEvent{"'cat' is not a string"};
-        cat = out_->intern(cat);
+        cat = intern(cat);
         auto [it, fresh] = categories_.emplace(cat.data(), Category::Other);
         if (fresh) it->second = category_from(cat);
         category = it->second;
@@ -749,9 +999,13 @@ class Reader {
         if (ns < 0) throw BadEvent{"negative duration " + std::string(dur_text)};
         dur_ns_ = ns;
       } else if (is_key(kr, "pid")) {
-        pid = lane_id(v);
+        bool named = false;
+        pid = lane_id(v, named);
+        lanes_named = (lanes_named & ~1u) | (named ? 1u : 0u);
       } else if (is_key(kr, "tid")) {
-        tid = lane_id(v);
+        bool named = false;
+        tid = lane_id(v, named);
+        lanes_named = (lanes_named & ~2u) | (named ? 2u : 0u);
       } else if (is_key(kr, "args")) {
         od::object args;
         if (v.get_object().get(args)) continue;
@@ -790,7 +1044,7 @@ class Reader {
             if (optional_real(av, kinfo.blocks_per_sm)) has_kinfo = true;
           } else if (is_key(ak, "name")) {
             std::string_view s;
-            if (!av.get_string().get(s)) meta_name = out_->intern(s);
+            if (!av.get_string().get(s)) meta_name = intern(s);
           } else if (is_key(ak, "Bytes")) {
             has_minfo = optional_whole(av, minfo.bytes);
           } else if (is_key(ak, "Total Allocated")) {
@@ -817,13 +1071,14 @@ class Reader {
       e.external_id = external;
       e.correlation = correlation;
       if (e.on_device()) {
-        if (device >= 0) e.pid = device;
-        if (stream >= 0) e.tid = stream;
+        if (device >= 0) e.pid = device, lanes_named &= uint8_t(~1u);
+        if (stream >= 0) e.tid = stream, lanes_named &= uint8_t(~2u);
       }
       if (has_kinfo && e.category == Category::Kernel) {
         e.kernel_info = uint32_t(out_->kernels.size());
         out_->kernels.push_back(kinfo);
       }
+      note_lanes(lanes_named);
       out_->events.push_back(e);
     } else if (ph == "i" && has_minfo && name == "[memory]") {
       if (!has_ts) throw BadEvent{"memory event without 'ts'"};
@@ -835,18 +1090,124 @@ class Reader {
       e.tid = tid;
       e.memory_info = uint32_t(out_->memory.size());
       out_->memory.push_back(minfo);
+      note_lanes(lanes_named);
       out_->events.push_back(e);
     } else if (ph == "s" || ph == "f" || ph == "t") {
       if (!has_ts) throw BadEvent{"flow event without 'ts'"};
       (ph == "s" ? out_->flows.starts : out_->flows.finishes) += 1;
     } else if (ph == "M") {
-      if (name == "thread_name") out_->lane_names[{pid, tid}] = std::string(meta_name);
-      if (name == "process_name") out_->lane_names[{pid, -1}] = std::string(meta_name);
+      const bool thread = name == "thread_name", process = name == "process_name";
+      if (part_ && (thread || process)) {
+        part_->metas.push_back({pid, process ? -1 : tid,
+                                uint8_t(process ? lanes_named & 1u : lanes_named), meta_name});
+      } else {
+        if (thread) out_->lane_names[{pid, tid}] = std::string(meta_name);
+        if (process) out_->lane_names[{pid, -1}] = std::string(meta_name);
+      }
     }
     // Other phases (other instant events, counters "C", ...) carry nothing the reports use.
   }
 
  public:
+  /// The head only: returns the file offset of the event array's '['.
+  uint64_t read_head_only() {
+    fill(0);
+    size_t i = 0;
+    if (len_ >= 3 && std::memcmp(data_, "\xEF\xBB\xBF", 3) == 0) i = 3;  // UTF-8 BOM
+    while (i < len_ && is_space(data_[i])) ++i;
+    if (i == len_) throw ParseError(label_ + ": empty file, expected a Chrome trace (JSON)");
+    if (data_[i] == '[') {
+      bare_array_ = true;
+      return uint64_t(offset(i));
+    }
+    if (data_[i] != '{')
+      throw ParseError(label_ + ": not JSON: expected '{' or '[' at byte " +
+                       std::to_string(offset(i)));
+    return uint64_t(offset(read_head(i)));
+  }
+  bool bare_array() const { return bare_array_; }
+
+  /// Reads into `part` from now on (its names and lanes numbered on their own).
+  void use_part(Part* part) {
+    part_ = part;
+    out_ = &part->t;
+    named_lanes_.clear();
+    categories_.clear();
+  }
+
+  /// Reads chunk [open, close] of `data` in place (data[open] == '[', data[close] == ']', both
+  /// written beforehand; `capacity` bytes readable from data). Never throws for bad input: an
+  /// event it cannot read ends the chunk, and the sequential read takes over there.
+  void read_chunk_in_place(char* data, size_t capacity, size_t open, size_t close,
+                           size_t resume_if_none, bool first_chunk, Part* part) {
+    use_part(part);
+    part->clear();
+    data_ = data;
+    base_ = 0;
+    len_ = close + 1;
+    cap_ = capacity - simdjson::SIMDJSON_PADDING;
+    in_place_ = true;
+    eof_ = false;
+    careful_ = false;
+    events_ = 0;
+    size_t next = open + 1;
+    bool closed = false;
+    size_t taken = 0;
+    try {
+      taken = parse_chunk(open, close, next, closed);
+    } catch (...) {  // whatever it was, the sequential read finds it again and says so
+      part->clear();
+      taken = 0;
+      closed = false;
+    }
+    part->elements = taken;
+    if (closed) {
+      part->closed = true;
+      part->closed_at = next;
+    } else if (taken > 0 && next == close) {
+      part->whole = true;
+    } else if (taken > 0) {
+      part->resume = next;
+    } else {
+      part->resume = resume_if_none;  // the array's '[', or the ',' before the chunk's event
+      part->resume_first = first_chunk;
+    }
+  }
+
+  /// Starts the sequential read of a stretch at file offset `from` of the source (which begins
+  /// there): at the array's '[' (first), or just after an event. Events are numbered from
+  /// `element`.
+  void start_stretch(uint64_t from, bool first, size_t element) {
+    stretch_ = true;
+    base_ = int64_t(from) - 1;
+    len_ = 1;
+    data_[0] = ' ';
+    fill(0);
+    ev_at_ = 1;
+    ev_first_ = first;
+    events_ = element;
+  }
+  /// Reads on until an event starts at or past `limit` (returns its offset) or the array ends
+  /// (returns 0; closed_at() says where the tail starts).
+  uint64_t run_stretch(uint64_t limit) {
+    limit_ = limit;
+    stopped_at_ = 0;
+    closed_at_ = 0;
+    continue_events();
+    return closed_at_ ? 0 : stopped_at_;
+  }
+  uint64_t closed_at() const { return closed_at_; }
+  size_t elements() const { return events_; }
+
+  /// What follows the event array, from the source's first byte.
+  void run_tail(bool bare_array) {
+    bare_array_ = bare_array;
+    base_ = 0;
+    len_ = 0;
+    fill(0);
+    read_tail(0);
+  }
+
   bool walk_only_ = false;
   bool walk_fields_ = false;  // with walk_only_: visit every field too
 
@@ -855,9 +1216,18 @@ class Reader {
   std::string label_;
   Trace* out_;
   od::parser parser_;
+  // A stretch of a parallel read: a chunk read in place, or the sequential read between chunks.
+  Part* part_ = nullptr;   // names and lanes go here, numbered on their own
+  bool in_place_ = false;  // data_ is the whole trace, its stand-ins already written
+  bool stretch_ = false;   // stop at the array's end (closed_at_), not reading the tail
+  uint64_t limit_ = std::numeric_limits<uint64_t>::max();  // stop at an event starting here+
+  uint64_t stopped_at_ = 0, closed_at_ = 0;
+  size_t ev_at_ = 0;
+  bool ev_first_ = true;
   std::unique_ptr<char[]> buf_;
+  char* data_ = nullptr;  // buf_, or the bytes of a whole trace parsed in place (one chunk)
   size_t cap_ = 0, len_ = 0;
-  int64_t base_ = 0;  // file offset of buf_[0]
+  int64_t base_ = 0;  // file offset of data_[0]
   bool eof_ = false, bare_array_ = false;
   bool careful_ = false;  // read the next event with its extent checked first
   size_t events_ = 0;
@@ -866,24 +1236,415 @@ class Reader {
   std::unordered_map<const char*, Category> categories_;  // by interned "cat" text
 };
 
-}  // namespace
+// --- The parallel read ---------------------------------------------------------------------
 
-Trace parse_trace_file(const std::string& path, const ParseOptions& options) {
+/// The bytes of a trace in memory, read from `from` on, with the bytes the chunks' stand-ins
+/// replaced put back (sorted by offset).
+class PatchedSource : public Source {
+ public:
+  PatchedSource(const char* data, size_t size, size_t from,
+                const std::vector<std::pair<size_t, char>>* patches)
+      : data_(data), size_(size), pos_(from), patches_(patches) {}
+  size_t read(char* dst, size_t n) override {
+    n = std::min(n, size_ - pos_);
+    std::memcpy(dst, data_ + pos_, n);
+    if (patches_) {
+      auto it = std::lower_bound(patches_->begin(), patches_->end(), std::make_pair(pos_, '\0'));
+      for (; it != patches_->end() && it->first < pos_ + n; ++it) dst[it->first - pos_] = it->second;
+    }
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  const char* data_;
+  size_t size_, pos_;
+  const std::vector<std::pair<size_t, char>>* patches_;
+};
+
+/// Where a trace may be cut between two events: the ',' after one, and the '{' of the next with
+/// at least one blank before it (the blank takes the next chunk's '[', the ',' the ']').
+struct Cut {
+  size_t sep, start;
+};
+
+/// Cuts about `chunk` bytes apart. Each is looked for after a line break, which JSON never puts
+/// in a string, so strings and their escapes are followed exactly from there; a ',' between
+/// objects may still be inside an event's nested args: the merge checks every cut against where
+/// the events before it really end.
+std::vector<Cut> find_cuts(const char* data, size_t from, size_t size, size_t chunk) {
+  constexpr size_t kScan = size_t(1) << 20;  // give up on a cut this far past a line break
+  std::vector<Cut> cuts;
+  size_t nominal = from + chunk;
+  while (nominal < size) {
+    const void* nl = std::memchr(data + nominal, '\n', size - nominal);
+    if (!nl) break;
+    size_t i = size_t(static_cast<const char*>(nl) - data) + 1;
+    const size_t stop = std::min(size, i + kScan);
+    StringTracker strings;
+    bool found = false;
+    for (; i < stop && !found; ++i) {
+      const char c = data[i];
+      if (strings.outside(c) && c == ',') {
+        size_t k = i + 1;
+        while (k < size && is_space(data[k])) ++k;
+        if (k > i + 1 && k < size && data[k] == '{') {
+          cuts.push_back({i, k});
+          found = true;
+        }
+      }
+    }
+    nominal = (found ? cuts.back().start : i) + chunk;
+  }
+  return cuts;
+}
+
+/// Reads the event array of a trace held whole in writable memory on several threads: the
+/// array is cut into chunks at likely event boundaries, each chunk is read in place as an array
+/// of its own (its '[' and ']' written over the blank and the ',' of its cuts), and the chunks'
+/// parts are merged in file order as they come, so the names, named lanes and events come out
+/// exactly as one sequential read makes them. Where a chunk cannot be taken whole (a cut inside
+/// an event's args, an event larger than a chunk, a bad event), the sequential reader reads on
+/// from the last event taken up to the next chunk that starts where it stops; bad input is
+/// reported by it, so messages are the sequential read's.
+class ParallelRead {
+ public:
+  ParallelRead(char* data, size_t size, size_t capacity, std::string label,
+               const ParseOptions& options, bool mapped)
+      : data_(data), size_(size), capacity_(capacity), label_(std::move(label)),
+        options_(options), mapped_(mapped) {}
+
+  /// False, with nothing read, when the trace has no place to cut (read it sequentially).
+  bool run(Trace& out, unsigned threads) {
+    out_ = &out;
+    {
+      Reader head(std::make_unique<PatchedSource>(data_, size_, 0, nullptr), label_, options_, out_);
+      array_open_ = head.read_head_only();
+      bare_array_ = head.bare_array();
+    }
+    const size_t chunk = std::max<size_t>(options_.chunk_bytes, 4096);
+    cuts_ = find_cuts(data_, array_open_ + 1, size_, chunk);
+    if (cuts_.empty()) return false;
+    for (const Cut& c : cuts_) {
+      patches_.push_back({c.sep, data_[c.sep]});
+      patches_.push_back({c.start - 1, data_[c.start - 1]});
+      data_[c.sep] = ']';
+      data_[c.start - 1] = '[';
+    }
+    data_[size_] = ']';  // the last chunk's, in the padding
+    chunks_ = cuts_.size() + 1;
+    ready_.assign(chunks_, nullptr);
+    max_parts_ = 2 * size_t(threads) + 2;
+    std::vector<std::thread> pool;
+    try {
+      for (unsigned k = 1; k < threads; ++k) pool.emplace_back([this] { work(); });
+    } catch (const std::system_error&) {  // fewer threads than asked: the others do the work
+    }
+    work();
+    for (auto& t : pool) t.join();
+    if (error_) std::rethrow_exception(error_);
+    if (!closed_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
+    Reader tail(std::make_unique<PatchedSource>(data_, size_, closed_at_, &patches_), label_,
+                options_, out_);
+    tail.run_tail(bare_array_);
+    return true;
+  }
+
+ private:
+  size_t open_of(size_t j) const { return j == 0 ? array_open_ : cuts_[j - 1].start - 1; }
+  size_t close_of(size_t j) const { return j + 1 < chunks_ ? cuts_[j].sep : size_; }
+
+  void work() {
+    ParseOptions small = options_;
+    small.chunk_bytes = 4096;  // the reader's own buffer is not used in place
+    Trace unused;
+    Reader reader(nullptr, label_, small, &unused);
+    const size_t max_in_place = 16 * std::max<size_t>(options_.chunk_bytes, 4096);
+    for (;;) {
+      // A part first, then a chunk: the first chunk not yet merged always has a part, so the
+      // merge never waits on a thread that waits for a part.
+      Part* part = acquire();
+      if (!part) return;
+      const size_t j = next_.fetch_add(1);
+      if (j >= chunks_ || failed_.load()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        free_.push_back(part);
+        cv_.notify_all();
+        return;
+      }
+      const size_t open = open_of(j), close = close_of(j);
+      const size_t resume_if_none = j == 0 ? open : cuts_[j - 1].sep;
+      if (close - open > max_in_place) {  // no cut for long: read it sequentially, in bounded memory
+        part->clear();
+        part->resume = resume_if_none;
+        part->resume_first = j == 0;
+      } else {
+        reader.read_chunk_in_place(data_, capacity_, open, close, resume_if_none, j == 0, part);
+        if (mapped_) release_pages(open, close);
+      }
+      deposit(j, part);
+    }
+  }
+
+  /// The file's pages of a chunk read in place go back to the page cache: memory stays near
+  /// the chunks in flight, not the file. Pages holding stand-ins are kept.
+  void release_pages(size_t open, size_t close) {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    const size_t from = (open / page + 1) * page, to = (close / page) * page;
+    if (to > from) madvise(data_ + from, to - from, MADV_DONTNEED);
+  }
+
+  Part* acquire() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !free_.empty() || parts_.size() < max_parts_ || failed_.load(); });
+    if (failed_.load()) return nullptr;
+    if (!free_.empty()) {
+      Part* p = free_.back();
+      free_.pop_back();
+      return p;
+    }
+    parts_.push_back(std::make_unique<Part>());
+    return parts_.back().get();
+  }
+
+  /// Hands chunk j's part in; whoever finds the next chunk in file order ready merges it (one
+  /// thread at a time), and every one after it that is ready too.
+  void deposit(size_t j, Part* part) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ready_[j] = part;
+      if (committing_) return;
+      committing_ = true;
+    }
+    for (;;) {
+      Part* p = nullptr;
+      size_t k = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        k = next_commit_;
+        if (k >= chunks_ || !ready_[k]) {
+          committing_ = false;
+          return;
+        }
+        p = ready_[k];
+        ready_[k] = nullptr;
+      }
+      if (!failed_.load()) {
+        try {
+          commit(k, *p);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mu_);
+          error_ = std::current_exception();
+          failed_.store(true);
+        }
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++next_commit_;
+        free_.push_back(p);
+      }
+      cv_.notify_all();
+    }
+  }
+
+  void commit(size_t j, Part& p) {
+    if (closed_) return;  // past the event array
+    if (!cursor_) {       // chunk j starts where the events before it end
+      merge(p);
+      if (p.closed) {
+        closed_ = true;
+        closed_at_ = p.closed_at;
+        return;
+      }
+      if (p.whole) return;
+      cursor_ = std::make_unique<Reader>(
+          std::make_unique<PatchedSource>(data_, size_, p.resume, &patches_), label_, options_,
+          &cursor_part_.t);
+      cursor_->use_part(&cursor_part_);
+      cursor_->start_stretch(p.resume, p.resume_first, elements_);
+    }
+    // The sequential read goes on from where the chunks stopped being whole, up to the next
+    // chunk's first event (a chunk it passes is left out: its cut was not between events).
+    const uint64_t limit = j + 1 < chunks_ ? cuts_[j].start : std::numeric_limits<uint64_t>::max();
+    if (cursor_at_ > limit) return;
+    if (cursor_at_ < limit) {
+      cursor_part_.clear();
+      cursor_->use_part(&cursor_part_);
+      cursor_at_ = cursor_->run_stretch(limit);
+      cursor_part_.elements = cursor_->elements() - elements_;
+      merge(cursor_part_);
+      if (cursor_at_ == 0) {
+        closed_ = true;
+        closed_at_ = cursor_->closed_at();
+        cursor_.reset();
+        return;
+      }
+    }
+    if (cursor_at_ == limit) {  // in step with the chunks again
+      cursor_.reset();
+      cursor_at_ = 0;
+    }
+  }
+
+  /// The trace's own copy of a name a part interned (after its names were merged).
+  std::string_view global_name(std::string_view local) const {
+    return local.empty() ? std::string_view() : global_[LocalNames::id_of(local)];
+  }
+
+  /// Appends a part to the trace: names interned in the order the part first saw them (so in
+  /// file order overall), named lanes numbered likewise, kernel and memory indices shifted.
+  void merge(Part& p) {
+    const auto& names = p.names.in_order();
+    global_.resize(names.size());
+    for (size_t k = 0; k < names.size(); ++k) global_[k] = out_->intern(names[k]);
+    lane_ids_.resize(p.lanes.size());
+    for (size_t k = 0; k < p.lanes.size(); ++k) {
+      const std::string_view name = global_name(p.lanes[k]);
+      lane_ids_[k] = named_lanes_.emplace(name, -int64_t(named_lanes_.size()) - 1).first->second;
+    }
+    const uint32_t kbase = uint32_t(out_->kernels.size()), mbase = uint32_t(out_->memory.size());
+    const size_t ebase = out_->events.size();
+    out_->events.insert(out_->events.end(), p.t.events.begin(), p.t.events.end());
+    for (size_t k = ebase; k < out_->events.size(); ++k) {
+      Event& e = out_->events[k];
+      e.name = global_name(e.name);
+      if (e.kernel_info != kNoKernelInfo) e.kernel_info += kbase;
+      if (e.memory_info != kNoKernelInfo) e.memory_info += mbase;
+    }
+    auto lane = [&](int64_t local) { return lane_ids_[size_t(-local - 1)]; };
+    for (const auto& [k, named] : p.lane_fixes) {
+      Event& e = out_->events[ebase + k];
+      if (named & 1u) e.pid = lane(e.pid);
+      if (named & 2u) e.tid = lane(e.tid);
+    }
+    for (const LaneMeta& m : p.metas)
+      out_->lane_names[{(m.named & 1u) ? lane(m.pid) : m.pid, (m.named & 2u) ? lane(m.tid) : m.tid}] =
+          std::string(global_name(m.name));
+    out_->kernels.insert(out_->kernels.end(), p.t.kernels.begin(), p.t.kernels.end());
+    out_->memory.insert(out_->memory.end(), p.t.memory.begin(), p.t.memory.end());
+    out_->flows.starts += p.t.flows.starts;
+    out_->flows.finishes += p.t.flows.finishes;
+    elements_ += p.elements;
+  }
+
+  char* data_;
+  size_t size_, capacity_;
+  std::string label_;
+  ParseOptions options_;
+  bool mapped_;
+  Trace* out_ = nullptr;
+  uint64_t array_open_ = 0;
+  bool bare_array_ = false;
+  std::vector<Cut> cuts_;
+  std::vector<std::pair<size_t, char>> patches_;
+  size_t chunks_ = 0;
+  // Work handed out, parts in flight.
+  std::atomic<size_t> next_{0};
+  std::atomic<bool> failed_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Part>> parts_;
+  std::vector<Part*> free_;
+  size_t max_parts_ = 0;
+  std::vector<Part*> ready_;
+  size_t next_commit_ = 0;
+  bool committing_ = false;
+  std::exception_ptr error_;
+  // The merge (one thread at a time, in file order).
+  size_t elements_ = 0;
+  std::vector<std::string_view> global_;
+  std::vector<int64_t> lane_ids_;
+  std::unordered_map<std::string_view, int64_t> named_lanes_;
+  std::unique_ptr<Reader> cursor_;
+  Part cursor_part_;
+  uint64_t cursor_at_ = 0;
+  bool closed_ = false;
+  uint64_t closed_at_ = 0;
+};
+
+/// A plain file mapped privately (stand-ins written there stay in this process), with zeroed
+/// room after it for simdjson's padding.
+class Mapping {
+ public:
+  Mapping(int fd, size_t size) : size_(size) {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    length_ = (size + 1 + simdjson::SIMDJSON_PADDING + page - 1) / page * page;
+    void* base = mmap(nullptr, length_, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) return;
+    if (mmap(base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+      munmap(base, length_);
+      return;
+    }
+    base_ = static_cast<char*>(base);
+  }
+  ~Mapping() {
+    if (base_) munmap(base_, length_);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  char* data() const { return base_; }
+  size_t capacity() const { return length_; }
+
+ private:
+  char* base_ = nullptr;
+  size_t size_ = 0, length_ = 0;
+};
+
+Trace new_trace(size_t file_bytes) {
   Trace t;
   // Room for every event up front (about 200 bytes of JSON each in Kineto's output): the vector
   // never reallocates, and untouched capacity costs address space, not memory.
+  t.events.reserve(std::min<size_t>(file_bytes / 100, size_t(1) << 31));
+  t.kernels.reserve(std::min<size_t>(file_bytes / 300, size_t(1) << 31));
+  return t;
+}
+
+}  // namespace
+
+unsigned usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return unsigned(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+Trace parse_trace_file(const std::string& path, const ParseOptions& options) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-  {
-    t.events.reserve(std::min<size_t>(size_t(st.st_size) / 100, size_t(1) << 31));
-    t.kernels.reserve(std::min<size_t>(size_t(st.st_size) / 300, size_t(1) << 31));
+  const bool plain = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  if (plain && options.threads > 1 && st.st_size > 0) {
+    // A plain file is read in place from a private mapping: no copy through a buffer.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      unsigned char magic[2] = {0, 0};
+      const bool gzip = ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+      std::unique_ptr<Mapping> map;
+      if (!gzip) map = std::make_unique<Mapping>(fd, size_t(st.st_size));
+      ::close(fd);
+      if (map && map->data()) {
+        Trace t = new_trace(size_t(st.st_size));
+        ParallelRead read(map->data(), size_t(st.st_size), map->capacity(), path, options, true);
+        if (read.run(t, options.threads)) return t;
+      }
+    }
   }
+  Trace t = new_trace(plain ? size_t(st.st_size) : 0);
   Reader r(open_file(path), path, options, &t);
   r.run();
   return t;
 }
 
 Trace parse_trace_text(std::string_view json, const std::string& label, const ParseOptions& options) {
+  if (options.threads > 1 && !json.empty()) {
+    const size_t capacity = json.size() + 1 + simdjson::SIMDJSON_PADDING;
+    std::unique_ptr<char[]> copy(new char[capacity]);
+    std::memcpy(copy.get(), json.data(), json.size());
+    std::memset(copy.get() + json.size(), 0, capacity - json.size());
+    Trace t;
+    ParallelRead read(copy.get(), json.size(), capacity, label, options, false);
+    if (read.run(t, options.threads)) return t;
+  }
   Trace t;
   Reader r(std::make_unique<MemorySource>(json), label, options, &t);
   r.run();

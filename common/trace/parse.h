@@ -8,7 +8,7 @@
 /// would round to 0.25 µs. The event array is read in chunks (cut at line breaks, which JSON
 /// never puts inside a string), so memory stays near the size of the model, not of the file, and
 /// files past simdjson's 4 GB single-document limit work. A file with no line breaks at all is
-/// read whole (up to 4 GB).
+/// read whole (up to 4 GB). With ParseOptions::threads above 1 the chunks are read in parallel.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -27,7 +27,15 @@ struct ParseError : std::runtime_error {
 
 struct ParseOptions {
   size_t chunk_bytes = size_t(4) << 20;  ///< bytes read per chunk (grows for huge events)
+  /// Threads reading the event array. Above 1, a plain file is memory-mapped, cut into chunks
+  /// of about chunk_bytes at event boundaries and read on that many threads; the trace comes
+  /// out exactly as one thread reads it (same events in the same order, same names, same
+  /// errors). Gzip files and pipes are read by one thread. usable_cores() gives all of them.
+  unsigned threads = 1;
 };
+
+/// The cores this process may run on (its CPU affinity), at least 1.
+unsigned usable_cores();
 
 /// Reads a trace file (.json or .json.gz, told apart by content). Throws ParseError.
 Trace parse_trace_file(const std::string& path, const ParseOptions& options = {});

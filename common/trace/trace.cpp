@@ -5,12 +5,17 @@
 
 namespace pil::trace {
 
+size_t NamePool::recent_slot(std::string_view s) {
+  uint64_t head = 0, tail = 0;
+  const size_t n = std::min<size_t>(8, s.size());
+  std::memcpy(&head, s.data(), n);
+  std::memcpy(&tail, s.data() + s.size() - n, n);
+  return size_t((head * 0x9E3779B97F4A7C15ull ^ tail * 31 ^ s.size()) >> 54);
+}
+
 std::string_view NamePool::intern(std::string_view s) {
   if (s.empty()) return {};
-  uint64_t head = 0, tail = 0;
-  std::memcpy(&head, s.data(), std::min<size_t>(8, s.size()));
-  std::memcpy(&tail, s.data() + s.size() - std::min<size_t>(8, s.size()), std::min<size_t>(8, s.size()));
-  std::string_view& slot = recent_[(head * 0x9E3779B97F4A7C15ull ^ tail * 31 ^ s.size()) >> 54];
+  std::string_view& slot = recent_[recent_slot(s)];
   if (slot.size() == s.size() && std::memcmp(slot.data(), s.data(), s.size()) == 0) return slot;
   if (auto it = views_.find(s); it != views_.end()) return slot = *it;
   if (blocks_.empty() || block_used_ + s.size() > block_size_) {
@@ -21,7 +26,8 @@ std::string_view NamePool::intern(std::string_view s) {
   char* dst = blocks_.back().get() + block_used_;
   std::memcpy(dst, s.data(), s.size());
   block_used_ += s.size();
-  return slot = *views_.insert(std::string_view(dst, s.size())).first;
+  order_.push_back(std::string_view(dst, s.size()));
+  return slot = *views_.insert(order_.back()).first;
 }
 
 }  // namespace pil::trace

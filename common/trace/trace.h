@@ -24,11 +24,17 @@ class NamePool {
   NamePool& operator=(const NamePool&) = delete;
   std::string_view intern(std::string_view s);
   size_t size() const { return views_.size(); }
+  /// The names in the order they were first interned.
+  const std::vector<std::string_view>& in_order() const { return order_; }
+  /// The slot of the small cache in front of the hash set that `s` goes to (also used by the
+  /// parallel reader's per-chunk names).
+  static size_t recent_slot(std::string_view s);
 
  private:
   std::vector<std::unique_ptr<char[]>> blocks_;
   size_t block_used_ = 0, block_size_ = 0;
   std::unordered_set<std::string_view> views_;
+  std::vector<std::string_view> order_;
   /// The same few names come back millions of times: a small direct-mapped cache in front of
   /// the hash set (a hit costs one memcmp, not a hash of the whole name).
   std::string_view recent_[1024];

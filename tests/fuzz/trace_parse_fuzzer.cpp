@@ -2,20 +2,35 @@
 // expected answer to bad input; anything else (a crash, a sanitizer report, another exception)
 // is a finding.
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "trace/key_averages.h"
 #include "trace/parse.h"
 #include "trace/reports.h"
 #include "trace/svg.h"
+#include "../trace/trace_dump.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pil::trace;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  // The parallel reader (3 threads, chunks cut every 64 to 575 bytes) must read what one thread
+  // reads, or refuse what it refuses.
+  std::string parallel;
+  try {
+    ParseOptions o;
+    o.threads = 3;
+    o.chunk_bytes = 64 + size % 512;
+    parallel = pil::test::dump(parse_trace_text(text, "fuzz", o));
+  } catch (const ParseError&) {
+    parallel = "error";
+  }
   try {
     ParseOptions small;
     small.chunk_bytes = 4096;  // exercise the chunk boundaries
-    const Trace t = parse_trace_text(std::string_view(reinterpret_cast<const char*>(data), size),
-                                     "fuzz", small);
+    const Trace t = parse_trace_text(text, "fuzz", small);
+    if (pil::test::dump(t) != parallel) std::abort();  // a finding: the parallel read differs
     const TraceIndex index(t);
     key_averages(t.events);
     kernel_report(index);
@@ -29,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     o.width = 600;
     render_svg(index, o);
   } catch (const ParseError&) {
+    if (parallel != "error") std::abort();  // a finding: the parallel read took bad input
   }
   return 0;
 }

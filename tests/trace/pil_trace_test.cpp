@@ -71,6 +71,45 @@ TEST_F(PilTrace, SvgIsWrittenWhole) {
   EXPECT_NE(text.find("</svg>"), std::string::npos);
 }
 
+TEST_F(PilTrace, EveryReportIsTheSameReadByOneThreadOrThree) {
+  // Over 8 MB (the reader's chunks are 4 MB): the synthetic events many times over, so the
+  // parallel read cuts the file; then the same file with one event spoiled near its end.
+  std::string one = pil::test::synthetic_gpu_trace();
+  const size_t open = one.find('[', one.find("traceEvents")) + 1, close = one.rfind(']');
+  const std::string body = one.substr(open, close - open);
+  std::string big = one.substr(0, open);
+  for (int i = 0; big.size() < (size_t(9) << 20); ++i) big += (i ? ",\n" : "") + body;
+  const std::string path = dir.path() + "/big.json", bad_path = dir.path() + "/bad.json";
+  std::ofstream(path) << big << one.substr(close);
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"summary"}, {"ops"}, {"launches", "--json"}, {"streams"},
+        {"chain", "--range", "matmul_add"}}) {
+    SCOPED_TRACE(args[0]);
+    args.insert(args.begin() + 1, path);
+    auto with = [&](const char* n) {
+      auto a = args;
+      a.push_back("--threads");
+      a.push_back(n);
+      return run_process(kTool, a);
+    };
+    const auto a = with("1"), b = with("3");
+    EXPECT_EQ(a.exit_code, b.exit_code);
+    EXPECT_FALSE(a.out.empty());
+    EXPECT_EQ(a.out, b.out);
+  }
+  const size_t spoil = big.rfind("\"dur\": ");
+  ASSERT_NE(spoil, std::string::npos);
+  big.insert(spoil + 7, "-");
+  std::ofstream(bad_path) << big << one.substr(close);
+  const auto r = run_process(kTool, {"summary", bad_path, "--threads", "3"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("negative duration"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" at byte " + std::to_string(big.rfind('{', spoil))), std::string::npos) << r.err;
+  EXPECT_EQ(run_process(kTool, {"summary", bad_path, "--threads", "1"}).err, r.err);
+  EXPECT_EQ(run_process(kTool, {"summary", path, "--threads", "0"}).exit_code, 2);
+}
+
 TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
   const std::string bad = dir.path() + "/bad.json", empty = dir.path() + "/empty.json";
   std::ofstream(bad) << "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": -4}]}";
