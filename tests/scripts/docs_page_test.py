@@ -47,6 +47,24 @@ class DocsPage(unittest.TestCase):
         self.assertIn("\\snippet 09_demo/main.cpp variant-x", text)
         self.assertNotIn("return helper();", text)
 
+    def test_a_snippet_from_another_source_of_the_project(self):
+        d = lesson("<!-- snippet: calls from=common/h.cpp -->\n```cpp\nprof.step();\n```\n")
+        os.makedirs(os.path.join(d, "..", "common"))
+        with open(os.path.join(d, "..", "common", "h.cpp"), "w") as f:
+            f.write("void f() {\n  // [calls]\n  prof.step();\n  // [calls]\n}\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        page = os.path.join(d, "out", "page.md")
+        r = run("--lesson-dir", d, "--exe", "/bin/false", "--pil-trace", "/bin/false", "--out-dir",
+                os.path.join(d, "out"), "--page", page)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(page) as f:
+            self.assertIn("\\snippet common/h.cpp calls", f.read())
+        with open(os.path.join(d, "..", "common", "h.cpp"), "w") as f:
+            f.write("// [calls]\nprof.stop();\n// [calls]\n")
+        r = run("--lesson-dir", d, "--check")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("common/h.cpp", r.stderr)
+
     def test_a_copy_that_differs_from_the_source_fails(self):
         d = lesson("<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return 42;\n}\n```\n")
         r = run("--lesson-dir", d, "--check")
