@@ -35,15 +35,19 @@ def run(*args):
 
 
 class DocsPage(unittest.TestCase):
-    def test_matching_snippet_becomes_a_doxygen_snippet(self):
-        d = lesson("# Demo {#demo}\n\n<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return helper();\n}\n```\n")
-        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+    def page_of(self, d):
+        """The page docs_page.py makes of lesson folder d (no runs: the README has none)."""
         page = os.path.join(d, "out", "page.md")
         r = run("--lesson-dir", d, "--exe", "/bin/false", "--pil-trace", "/bin/false", "--out-dir",
                 os.path.join(d, "out"), "--page", page)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(page) as f:
-            text = f.read()
+            return f.read()
+
+    def test_matching_snippet_becomes_a_doxygen_snippet(self):
+        d = lesson("# Demo {#demo}\n\n<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return helper();\n}\n```\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        text = self.page_of(d)
         self.assertIn("\\snippet 09_demo/main.cpp variant-x", text)
         self.assertNotIn("return helper();", text)
 
@@ -53,12 +57,7 @@ class DocsPage(unittest.TestCase):
         with open(os.path.join(d, "..", "common", "h.cpp"), "w") as f:
             f.write("void f() {\n  // [calls]\n  prof.step();\n  // [calls]\n}\n")
         self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
-        page = os.path.join(d, "out", "page.md")
-        r = run("--lesson-dir", d, "--exe", "/bin/false", "--pil-trace", "/bin/false", "--out-dir",
-                os.path.join(d, "out"), "--page", page)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(page) as f:
-            self.assertIn("\\snippet common/h.cpp calls", f.read())
+        self.assertIn("\\snippet common/h.cpp calls", self.page_of(d))
         with open(os.path.join(d, "..", "common", "h.cpp"), "w") as f:
             f.write("// [calls]\nprof.stop();\n// [calls]\n")
         r = run("--lesson-dir", d, "--check")
