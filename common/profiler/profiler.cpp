@@ -99,6 +99,9 @@ std::string EventList::table(const std::string& sort_by, int row_limit) const {
 // --- profile ---------------------------------------------------------------------------------
 
 profile::profile(ProfileOptions options) : options_(std::move(options)) {
+  if (options_.activities.empty() && !options_.tracer)
+    throw std::invalid_argument("pil::profiler::profile: activities is empty; allowed: "
+                                "ProfilerActivity::CPU, ProfilerActivity::CUDA or both");
   tracer_ = options_.tracer ? options_.tracer
                             : libtorch_tracer(options_.activities, options_.record_shapes,
                                               options_.profile_memory, options_.with_stack);

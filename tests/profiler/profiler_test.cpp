@@ -149,6 +149,12 @@ TEST(Profile, BadUseThrowsAClearMessage) {
                 .find("sort_by \"cpu_time\" is not a column; allowed: cpu_time_total"),
             std::string::npos);
   EXPECT_NE(message_of([] { schedule(1, 1, 0); }).find("active=0 (need > 0)"), std::string::npos);
+  EXPECT_NE(message_of([] {
+              ProfileOptions none;
+              none.activities.clear();
+              profile p(std::move(none));
+            }).find("activities is empty"),
+            std::string::npos);
   // A folder under a file cannot be made, whoever runs the test (root included).
   const fs::path file = fresh_dir("file");
   { std::ofstream(file.string()) << "x"; }
