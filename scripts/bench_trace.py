@@ -98,7 +98,7 @@ def generate(path, size_mb, seed=1):
                 ext += 1
                 corr += 1
             ts = max(ts + 2.0 + n_ops * 25.0 + 10.0, gpu_t)
-            events.insert(0, '  {\n    "ph": "X", "cat": "user_annotation", "name": "ProfileStep#%d", "pid": %d, '
+            events.insert(0, '  {\n    "ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d", "pid": %d, '
                           '"tid": %d,\n    "ts": %.3f, "dur": %.3f,\n    "args": {\n      "External id": %d,'
                           '"Record function id": 0, "Ev Idx": 0\n    }\n  }' % (step, pid, tid, step_start,
                                                                               ts - step_start, step_ext))

@@ -4,10 +4,10 @@
 The README is the one source of a lesson's page. It reads well on its own (GitHub shows it) and
 carries markers, HTML comments that GitHub does not show, which this script turns into Doxygen:
 
-  <!-- snippet: NAME -->        the fenced code block right after it becomes
+  <!-- snippet: NAME [from=PATH] -->  the fenced code block right after it becomes
                                 \\snippet LESSON/main.cpp NAME: the code between the two
-                                `// [NAME]` lines of main.cpp, so the page shows the code that
-                                runs. The README's copy must equal it (checked: --check).
+                                `// [NAME]` lines of main.cpp (of PATH, from the project's root,
+                                with from=), so the page shows the code that runs. The README's copy must equal it (checked: --check).
   <!-- run: NAME: FLAGS -->     runs the lesson on the CPU with FLAGS (into the build tree) for
                                 the markers below; nothing is shown
   <!-- trace: NAME: PATH -->    names a committed trace (PATH from the project root: a GPU
@@ -127,12 +127,19 @@ def make_page(args):
         where = "%s:%d" % (readme, i + 1)
         try:
             if kind == "snippet":
-                name = body.strip()
+                name, opts = options(body)
+                # from=PATH: a region of another compiled source of the project (the harness's
+                # profiler calls), PATH relative to the project's root; else the lesson's main.cpp.
+                src_path, text = "%s/main.cpp" % lesson, source
+                if "from" in opts:
+                    src_path = opts["from"]
+                    with open(os.path.join(args.lesson_dir, os.pardir, src_path)) as f:
+                        text = f.read()
                 shown, i = fenced_block(lines, i + 1)
-                if shown != source_region(source, name):
-                    raise DocsError("snippet %s: the README's copy differs from main.cpp's `// [%s]` region; "
-                                    "copy the region into the README" % (name, name))
-                out.append("\\snippet %s/main.cpp %s" % (lesson, name))
+                if shown != source_region(text, name):
+                    raise DocsError("snippet %s: the README's copy differs from %s's `// [%s]` region; "
+                                    "copy the region into the README" % (name, src_path, name))
+                out.append("\\snippet %s %s" % (src_path, name))
                 continue
             i += 1
             if args.check:

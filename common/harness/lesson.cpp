@@ -19,10 +19,9 @@
 #include "cuda/cupti_tracer.h"
 #endif
 #include "harness/named_range.h"
-#include "harness/schedule.h"
 #include "harness/summary.h"
 #include "harness/verify.h"
-#include "torch_profiler/torch_profiler.h"
+#include "profiler/profiler.h"
 #include "trace/expect.h"
 #include "trace/reports.h"
 #include "trace/text_table.h"
@@ -84,41 +83,17 @@ void check_memory(const Lesson& lesson, const Problem& p) {
   }
 }
 
-/// The profiler a variant is recorded with, behind one face: LibTorch's (Kineto) or CUPTI.
-class Recorder {
- public:
-  virtual ~Recorder() = default;
-  virtual void prepare() = 0;
-  virtual void start() = 0;
-  virtual void stop() = 0;
-  virtual const trace::Trace& trace() const = 0;
-  virtual void save(const fs::path& path) const = 0;
-  virtual const char* name() const = 0;
-};
-
-class LibTorchRecorder : public Recorder {
- public:
-  LibTorchRecorder(bool cuda, bool memory) : profiler_({cuda, /*record_shapes=*/true, memory}) {}
-  void prepare() override { profiler_.prepare(); }
-  void start() override { profiler_.start(); }
-  void stop() override { profiler_.stop(); }
-  const trace::Trace& trace() const override { return profiler_.trace(); }
-  void save(const fs::path& path) const override { profiler_.save_chrome_trace(path); }
-  const char* name() const override { return "LibTorch profiler (Kineto)"; }
-
- private:
-  TorchProfiler profiler_;
-};
-
+/// The recorders a variant can use besides LibTorch's (pil::profiler's default): the schedule,
+/// steps and table are pil::profiler::profile's whichever records.
 #if PIL_HAVE_CUPTI
-class CuptiRecorder : public Recorder {
+class CuptiRecorder : public profiler::Tracer {
  public:
   void prepare() override {}
   void start() override { tracer_.start(); }
   void stop() override { tracer_.stop(); }
   const trace::Trace& trace() const override { return tracer_.trace(); }
   void save(const fs::path& path) const override { tracer_.save(path); }
-  const char* name() const override { return "the project's CUPTI tracer (not Kineto)"; }
+  std::string name() const override { return "the project's CUPTI tracer (not Kineto)"; }
 
  private:
   cuda::CuptiTracer tracer_;
@@ -126,14 +101,14 @@ class CuptiRecorder : public Recorder {
 #endif
 
 /// --profiler off: nothing recorded in process, so an outside profiler can subscribe to CUPTI.
-class NoRecorder : public Recorder {
+class NoRecorder : public profiler::Tracer {
  public:
   void prepare() override {}
   void start() override {}
   void stop() override {}
   const trace::Trace& trace() const override { return empty_; }
   void save(const fs::path&) const override {}
-  const char* name() const override {
+  std::string name() const override {
     return "none (--profiler off): NVTX ranges only, for an outside profiler";
   }
 
@@ -141,18 +116,18 @@ class NoRecorder : public Recorder {
   trace::Trace empty_;
 };
 
-std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& device, bool memory,
-                                        bool profiler) {
-  if (!profiler) return std::make_unique<NoRecorder>();
+/// The recorder for a variant; null for LibTorch's, pil::profiler's default.
+std::shared_ptr<profiler::Tracer> make_recorder(const Variant& v, bool profiler) {
+  if (!profiler) return std::make_shared<NoRecorder>();
   if (v.tracer == Tracer::Cupti) {
 #if PIL_HAVE_CUPTI
-    return std::make_unique<CuptiRecorder>();
+    return std::make_shared<CuptiRecorder>();
 #else
     throw cuda::Unavailable("records with CUPTI, which this build lacks (the CUDA toolkit's CUPTI was not "
                             "found at configure time)");
 #endif
   }
-  return std::make_unique<LibTorchRecorder>(device.is_cuda(), memory);
+  return nullptr;
 }
 
 /// The variant's result (`mine`, as verified) against that of the variant it must agree with,
@@ -226,43 +201,45 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   synchronize(p.device);
 
   if (p.device.is_cuda()) at::accelerator::resetPeakStats(p.device.index());
-  const Schedule schedule{o.wait, o.warmup, o.active};
+  // One cycle of torch.profiler's schedule; the steps are ProfilerStep#N, N the schedule's step.
+  const profiler::Schedule schedule(o.wait, o.warmup, o.active, /*repeat=*/1);
   std::cout << "schedule: " << o.warmup_calls << " warm-up calls, then wait " << o.wait
-            << ", warmup " << o.warmup << ", active " << o.active << " (" << schedule.steps()
-            << " steps)\n";
-  const std::unique_ptr<Recorder> recorder =
-      make_recorder(variant, p.device, o.profile_memory, o.profiler);
-  Recorder& profiler = *recorder;
-  std::cout << "tracer: " << profiler.name() << "\n";
+            << ", warmup " << o.warmup << ", active " << o.active << " ("
+            << schedule.total_steps() << " steps)\n";
+  // [profile-steps]
+  profiler::ProfileOptions settings;
+  settings.activities = {profiler::ProfilerActivity::CPU};
+  if (p.device.is_cuda()) settings.activities.insert(profiler::ProfilerActivity::CUDA);
+  settings.schedule = schedule;
+  settings.record_shapes = true;
+  settings.profile_memory = o.profile_memory;
+  settings.tracer = make_recorder(variant, o.profiler);
+  profiler::profile prof(std::move(settings));
+  std::cout << "tracer: " << prof.tracer_name() << "\n";
   // The recorded steps' wall time, for --profiler off (otherwise the trace has them).
   std::vector<RunSummary::Step> wall_steps;
-  bool recording = false;
-  for (int step = 0; step < schedule.steps(); ++step) {
-    const StepAction action = schedule.action(step);
-    if (action == StepAction::Warmup) profiler.prepare();
-    if (Schedule::records(action) && !recording) {
-      // Work still running on the GPU from the steps before would land in the first recorded
-      // step: let it finish first.
-      synchronize(p.device);
-      profiler.start();
-      recording = true;
-    }
+  prof.start();
+  for (int64_t step = 0; step < schedule.total_steps(); ++step) {
+    const profiler::ProfilerAction action = prof.current_action();
     const auto t0 = std::chrono::steady_clock::now();
-    {
-      NamedRange step_range("ProfileStep#" + std::to_string(step));
-      out = variant.run(inputs);
-      // The last step waits for the GPU, so the trace holds every kernel it launched.
-      if (action == StepAction::RecordAndSave) synchronize(p.device);
-    }
-    if (Schedule::records(action))
-      wall_steps.push_back({"ProfileStep#" + std::to_string(step),
+    out = variant.run(inputs);
+    // The last step waits for the GPU, so the trace holds every kernel it launched.
+    if (action == profiler::ProfilerAction::RECORD_AND_SAVE) synchronize(p.device);
+    if (profiler::records(action))
+      wall_steps.push_back({trace::step_name(prof.step_num()),
                             std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::steady_clock::now() - t0).count()});
-    if (action == StepAction::RecordAndSave) {
-      profiler.stop();
-      recording = false;
+    // step() ends this step's range and begins the next; after the last, stop() ends it and
+    // the recording (the schedule's RECORD_AND_SAVE).
+    if (step + 1 < schedule.total_steps()) {
+      // Work still running on the GPU from the steps before would land in the first recorded
+      // step: let it finish before step() starts the recording.
+      if (!profiler::records(action) && profiler::records(schedule(step + 1))) synchronize(p.device);
+      prof.step();
     }
   }
+  prof.stop();
+  // [profile-steps]
 
   // The allocator's peak over the steps alone, read before the reference and any comparison
   // allocate (the float64 reference can be far larger than the variant).
@@ -281,7 +258,7 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   std::cout << verdict.describe();
   if (!variant.agrees_with.empty()) verdict = check_agreement(lesson, variant, inputs, result, p, verdict);
 
-  const trace::TraceIndex index(profiler.trace());
+  const trace::TraceIndex index(prof.events());
   const trace::KeyAverages& table = index.key_averages();
   trace::TableOptions table_options;
   table_options.sort = o.sort.value_or(p.device.is_cuda() ? trace::SortKey::DeviceTotal
@@ -319,7 +296,7 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
     s.table_path = table_path.string();
   }
   for (size_t i : index.steps) {
-    const trace::Event& e = profiler.trace().events[i];
+    const trace::Event& e = prof.events().events[i];
     s.steps.push_back({std::string(e.name), e.dur_ns});
   }
   if (!o.profiler) s.steps = wall_steps;  // wall clock on the CPU (a GPU's last step synchronized)
@@ -333,7 +310,7 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   write_text_atomically(summary_path, to_json(s));
   if (o.profiler) {
     write_text_atomically(table_path, table_text);
-    profiler.save(trace_path);
+    prof.export_chrome_trace(trace_path);
     std::cout << trace::explain(index);
     for (const auto& e : o.expect) std::cout << trace::check_expectation(index, e).line() << "\n";
     std::cout << "table: " << table_path.string() << "\n";

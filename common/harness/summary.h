@@ -27,7 +27,7 @@ struct RunSummary {
     std::string name;
     int64_t cpu_ns = 0;
   };
-  std::vector<Step> steps;  ///< the recorded ProfileStep#N ranges, in order
+  std::vector<Step> steps;  ///< the recorded ProfilerStep#N ranges, in order
   trace::KeyAverages operators;
   /// With --profile-memory on: per device, from the trace's memory events.
   std::vector<trace::MemoryRow> memory;

@@ -27,7 +27,8 @@ tpi::ProfilerConfig make_config(const ProfilerSettings& s) {
 }
 
 std::set<tpi::ActivityType> activities(const ProfilerSettings& s) {
-  std::set<tpi::ActivityType> a{tpi::ActivityType::CPU};
+  std::set<tpi::ActivityType> a;
+  if (s.cpu) a.insert(tpi::ActivityType::CPU);
   if (s.cuda) a.insert(tpi::ActivityType::CUDA);
   return a;
 }
@@ -45,6 +46,18 @@ trace::Category category_of(uint8_t kineto_type) {
     case K::GPU_MEMSET: return trace::Category::Memset;
     default: return trace::Category::Other;
   }
+}
+
+/// Input shapes as Python prints them (str of a list of lists): "[[64, 64], [64], []]".
+std::string shapes_text(const c10::ArrayRef<std::vector<int64_t>> shapes) {
+  std::string out = "[";
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    out += i ? ", [" : "[";
+    for (size_t j = 0; j < shapes[i].size(); ++j)
+      out += (j ? ", " : "") + std::to_string(shapes[i][j]);
+    out += "]";
+  }
+  return out + "]";
 }
 
 trace::Event convert(const tap::KinetoEvent& k, trace::Trace& into) {
@@ -68,6 +81,10 @@ trace::Event convert(const tap::KinetoEvent& k, trace::Trace& into) {
     return e;
   }
   if (trace::is_torch_scope(e.category)) {
+    if (k.hasShapes()) {
+      e.input_shapes = uint32_t(into.input_shapes.size());
+      into.input_shapes.push_back(into.intern(shapes_text(k.shapes())));
+    }
     e.external_id = k.correlationId();  // an operator's own id, which its GPU work points to
   } else {
     e.correlation = k.correlationId();
@@ -111,6 +128,7 @@ void TorchProfiler::start() {
 void TorchProfiler::stop() {
   if (!recording_) throw std::logic_error("TorchProfiler::stop() without start()");
   recording_ = false;
+  prepared_ = false;  // the next cycle prepares again, as Python's prepare_trace
   result_ = std::make_unique<Result>();
   result_->result = tap::disableProfiler();
   trace_ = trace::Trace{};

@@ -3,6 +3,13 @@
 /// The adapter to LibTorch's (Kineto) profiler: the only code in the project that includes
 /// `torch/csrc/...profiler` headers, so a LibTorch upgrade touches this file alone.
 /// Its results leave as the trace kit's plain events and as a Chrome trace file.
+/// The public face is profiler/profiler.h (`pil::profiler::profile`), which records through this.
+///
+/// Tested with LibTorch 2.11.0 (CPU and CUDA 13 builds). LibTorch's profiler API is internal
+/// (`torch/csrc/autograd/profiler_kineto.h`) and changes between releases; what this file relies
+/// on: prepareProfiler/enableProfiler/disableProfiler with a ProfilerConfig of state KINETO,
+/// KinetoEvent's startNs/endNs/shapes/correlationId/linkedCorrelationId/activityType, and
+/// ProfilerResult::save.
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -12,6 +19,7 @@
 namespace pil {
 
 struct ProfilerSettings {
+  bool cpu = true;              ///< trace operators and ranges on the host
   bool cuda = false;            ///< also trace CUDA activity (kernels, copies, runtime calls)
   bool record_shapes = true;    ///< input shapes on each operator
   bool profile_memory = false;  ///< allocations and frees in the trace

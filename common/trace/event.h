@@ -3,6 +3,7 @@
 /// The trace kit's event model: one record per slice of a profile, whoever wrote it (LibTorch's
 /// profiler in this process, or a Kineto/CUPTI trace file). Knows nothing of LibTorch or CUDA.
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace pil::trace {
@@ -10,7 +11,7 @@ namespace pil::trace {
 /// What kind of slice an event is. The names follow Kineto's trace categories.
 enum class Category {
   CpuOp,              ///< an ATen operator (`cpu_op`)
-  UserAnnotation,     ///< a named range on the CPU (`user_annotation`), ProfileStep#N included
+  UserAnnotation,     ///< a named range on the CPU (`user_annotation`), ProfilerStep#N included
   GpuUserAnnotation,  ///< the same range mirrored on a GPU stream; overlaps the kernels it spans
   Runtime,            ///< a CUDA runtime call (`cuda_runtime`): cudaLaunchKernel, cudaMemcpyAsync...
   Driver,             ///< a CUDA driver call (`cuda_driver`): cuLaunchKernel...
@@ -50,8 +51,29 @@ inline bool is_launch_call(Category c) { return c == Category::Runtime || c == C
 /// True for the slices of a CPU thread that nest: operators, ranges, runtime and driver calls.
 inline bool is_cpu_slice(Category c) { return is_torch_scope(c) || is_launch_call(c); }
 
-/// True for the name LibTorch's profiler gives its steps' ranges ("ProfileStep#3").
-inline bool is_step_name(std::string_view name) { return name.rfind("ProfileStep#", 0) == 0; }
+/// The name torch.profiler gives a step's range: "ProfilerStep#" and the schedule's step number
+/// (torch/profiler/profiler.py), in Python's traces and in the project's alike.
+inline constexpr std::string_view kStepPrefix = "ProfilerStep#";
+/// The step name the project's traces carried before they took torch.profiler's; still read.
+inline constexpr std::string_view kOldStepPrefix = "ProfileStep#";
+/// The one row the operator table groups all steps into, as Python's `_rewrite_name` does.
+inline constexpr std::string_view kStepRowName = "ProfilerStep*";
+
+/// The range name of step `n` ("ProfilerStep#3").
+inline std::string step_name(int64_t n) { return std::string(kStepPrefix) + std::to_string(n); }
+
+/// True for a profiler step's range name ("ProfilerStep#3"; an old trace's "ProfileStep#3").
+inline bool is_step_name(std::string_view name) {
+  return name.rfind(kStepPrefix, 0) == 0 || name.rfind(kOldStepPrefix, 0) == 0;
+}
+
+/// True for a step's range name or the table's grouped step row ("ProfilerStep*").
+inline bool is_step_row(std::string_view name) { return name == kStepRowName || is_step_name(name); }
+
+/// The name an event is grouped under in the operator table: steps as one "ProfilerStep*" row.
+inline std::string_view table_name(std::string_view name) {
+  return is_step_name(name) ? kStepRowName : name;
+}
 
 /// Sentinel for Event::kernel_info when there is none.
 inline constexpr uint32_t kNoKernelInfo = 0xffffffffu;
@@ -60,6 +82,8 @@ struct Event {
   /// Points into storage that outlives the event: a Trace's name pool.
   std::string_view name;
   Category category = Category::Other;
+  /// Operators recorded with their shapes: index into Trace::input_shapes; kNoKernelInfo if none.
+  uint32_t input_shapes = 0xffffffffu;
   int64_t start_ns = 0;  ///< start, integer nanoseconds on the trace's clock
   int64_t dur_ns = 0;    ///< duration in nanoseconds (>= 0)
   int64_t pid = 0;       ///< process (CPU events) or device index (GPU events)

@@ -26,7 +26,8 @@ const KeyAverage* KeyAverages::find(std::string_view name) const {
   return nullptr;
 }
 
-KeyAverages key_averages(const std::vector<Event>& events, const std::vector<MemoryInfo>& memory) {
+KeyAverages key_averages(const std::vector<Event>& events, const std::vector<MemoryInfo>& memory,
+                         const std::vector<std::string_view>* input_shapes) {
   // Per-event figures, indexed like `events`.
   const size_t n = events.size();
   std::vector<int64_t> self_cpu(n, 0), self_dev(n, 0), total_dev(n, 0);
@@ -113,24 +114,37 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       }
   }
 
-  // 4. Group by name; rows in order of each name's first appearance in time.
+  // 4. Group by name (all steps under one "ProfilerStep*", as Python does), and by input shapes
+  //    when asked; rows in order of each group's first appearance in time.
   NameIds ids;
   std::vector<uint32_t> row_of_id;
+  std::map<std::pair<uint32_t, std::string_view>, uint32_t> row_of_shape;
   std::vector<int64_t> first_seen;
   std::vector<KeyAverage> rows;
+  auto shapes_of = [&](const Event& e) -> std::string_view {
+    return input_shapes && e.input_shapes < input_shapes->size() ? (*input_shapes)[e.input_shapes]
+                                                                 : std::string_view();
+  };
   for (size_t i = 0; i < n; ++i) {
     const Event& e = events[i];
     const bool device = is_device_work(e.category);
     if (!device && !is_cpu_slice(e.category)) continue;
-    const uint32_t id = ids(e.name);
-    if (id >= row_of_id.size()) {
-      row_of_id.push_back(uint32_t(rows.size()));
+    const uint32_t id = ids(table_name(e.name));
+    uint32_t* slot = nullptr;
+    if (input_shapes) {
+      slot = &row_of_shape.try_emplace({id, shapes_of(e)}, uint32_t(rows.size())).first->second;
+    } else {
+      if (id >= row_of_id.size()) row_of_id.push_back(uint32_t(rows.size()));
+      slot = &row_of_id[id];
+    }
+    if (*slot == rows.size()) {
       rows.push_back({});
-      rows.back().name = std::string(e.name);
+      rows.back().name = std::string(table_name(e.name));
+      if (input_shapes) rows.back().input_shapes = std::string(shapes_of(e));
       rows.back().device_work = device;
       first_seen.push_back(e.start_ns);
     }
-    const uint32_t r_index = row_of_id[id];
+    const uint32_t r_index = *slot;
     KeyAverage& r = rows[r_index];
     first_seen[r_index] = std::min(first_seen[r_index], e.start_ns);
     r.calls += 1;
@@ -187,6 +201,7 @@ int64_t sort_value(const KeyAverage& r, SortKey k) {
     case SortKey::DeviceTotal: return r.device_total_ns;
     case SortKey::SelfDevice: return r.self_device_ns;
     case SortKey::Count: return r.calls;
+    case SortKey::Unsorted: return 0;
   }
   return 0;
 }
@@ -257,6 +272,12 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
   if (host_mem) headers.insert(headers.end(), {"CPU Mem", "Self CPU Mem"});
   if (device_mem) headers.insert(headers.end(), {d + " Mem", "Self " + d + " Mem"});
   headers.push_back("# of Calls");
+  // Grouped by input shapes: one more column, as wide as the longest (at most 80, as Python).
+  size_t shapes_width = 0;
+  for (const auto* r : rows)
+    if (!r->input_shapes.empty()) shapes_width = std::max(shapes_width, r->input_shapes.size() + 4);
+  shapes_width = std::min<size_t>(shapes_width, 80);
+  if (shapes_width) headers.push_back("Input Shapes");
 
   // Right-aligned cells as Python prints them; only names are cut ("..."), a longer header
   // ("CUDA time avg") overflows its column as it does there.
@@ -265,15 +286,18 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
     const size_t pad = s.size() < width ? width - s.size() : 0;
     return std::string(pad, ' ') + s + std::string(kSpacing, ' ');
   };
+  auto width = [&](size_t i) {
+    return i == 0 ? name_width : shapes_width && i + 1 == headers.size() ? shapes_width : kColumn;
+  };
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (size_t i = 0; i < cells.size(); ++i)
-      out += cell(cells[i], i == 0 ? name_width : kColumn, i == 0);
+      out += cell(cells[i], width(i), i == 0);
     return out + "\n";
   };
   std::string sep;
   for (size_t i = 0; i < headers.size(); ++i)
-    sep += std::string(i == 0 ? name_width : kColumn, '-') + std::string(kSpacing, ' ');
+    sep += std::string(width(i), '-') + std::string(kSpacing, ' ');
   sep += "\n";
 
   std::string out = sep + line(headers) + sep;
@@ -300,6 +324,7 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
       c.push_back(format_bytes(r->self_device_mem));
     }
     c.push_back(std::to_string(r->calls));
+    if (shapes_width) c.push_back(r->input_shapes.substr(0, shapes_width));
     out += line(c);
   }
   out += sep;

@@ -14,7 +14,7 @@ namespace pil::trace {
 
 /// One row of the table. Times are nanoseconds summed over all calls.
 struct KeyAverage {
-  std::string name;
+  std::string name;  ///< the event name; every profiler step under one "ProfilerStep*"
   int64_t calls = 0;
   int64_t self_cpu_ns = 0;   ///< CPU time not spent in child slices on the same thread
   int64_t cpu_total_ns = 0;  ///< CPU time including children
@@ -27,6 +27,9 @@ struct KeyAverage {
   int64_t self_cpu_mem = 0;     ///< host memory, by this slice itself
   int64_t device_mem = 0;       ///< GPU memory, by this slice and its children
   int64_t self_device_mem = 0;  ///< GPU memory, by this slice itself
+  /// With group_by_input_shape: the operator's input shapes as Python prints them
+  /// ("[[64, 64], [64, 64]]"); empty otherwise.
+  std::string input_shapes;
 };
 
 struct KeyAverages {
@@ -48,12 +51,21 @@ struct KeyAverages {
 /// GPU (`gpu_user_annotation`) are left out, so no GPU time counts twice. Memory events (with
 /// their sizes in `memory`, Trace::memory) count for the innermost CPU slice on their thread
 /// that holds their time.
+///
+/// Rows are grouped by name, every `ProfilerStep#N` under one `ProfilerStep*` row as Python's
+/// table does; with `input_shapes` (Trace::input_shapes) by name and input shapes, as Python's
+/// `key_averages(group_by_input_shape=True)`.
 KeyAverages key_averages(const std::vector<Event>& events,
-                         const std::vector<MemoryInfo>& memory = {});
-inline KeyAverages key_averages(const Trace& trace) { return key_averages(trace.events, trace.memory); }
+                         const std::vector<MemoryInfo>& memory = {},
+                         const std::vector<std::string_view>* input_shapes = nullptr);
+inline KeyAverages key_averages(const Trace& trace, bool group_by_input_shape = false) {
+  return key_averages(trace.events, trace.memory,
+                      group_by_input_shape ? &trace.input_shapes : nullptr);
+}
 
 /// What the table is sorted by (descending), with the names Python's profiler uses.
-enum class SortKey { CpuTotal, SelfCpu, DeviceTotal, SelfDevice, Count };
+/// Unsorted is Python's `sort_by=None`: rows in order of first appearance.
+enum class SortKey { CpuTotal, SelfCpu, DeviceTotal, SelfDevice, Count, Unsorted };
 std::optional<SortKey> parse_sort_key(std::string_view name);
 /// The accepted names, for messages and --help.
 std::string sort_key_names();

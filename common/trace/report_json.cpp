@@ -12,6 +12,7 @@ nlohmann::ordered_json operators_json(const KeyAverages& table) {
                     {"self_device_ns", r.self_device_ns},
                     {"device_total_ns", r.device_total_ns},
                     {"device_work", r.device_work}});
+    if (!r.input_shapes.empty()) rows.back()["input_shapes"] = r.input_shapes;
     if (table.has_cpu_memory || table.has_device_memory) {
       auto& row = rows.back();
       row["cpu_mem_bytes"] = r.cpu_mem;

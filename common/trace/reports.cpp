@@ -459,7 +459,7 @@ DiffReport diff_report(const Trace& a, const Trace& b, double tolerance) {
   std::map<std::string, DiffRow> rows;
   auto add = [&](const KeyAverages& k, bool is_a) {
     for (const auto& r : k.rows) {
-      if (is_step_name(r.name)) continue;  // step numbers differ between runs
+      if (is_step_row(r.name)) continue;  // step numbers differ between runs
       DiffRow& row = rows[r.name];
       row.name = r.name;
       row.device = r.device_work;
@@ -575,7 +575,7 @@ std::string explain(const TraceIndex& index) {
   const KeyAverages& ka = index.key_averages();
   std::vector<const KeyAverage*> ops;
   for (const auto& r : ka.rows)
-    if (!r.device_work && !is_step_name(r.name)) ops.push_back(&r);
+    if (!r.device_work && !is_step_row(r.name)) ops.push_back(&r);
   std::sort(ops.begin(), ops.end(),
             [](const KeyAverage* a, const KeyAverage* b) { return a->self_cpu_ns > b->self_cpu_ns; });
   if (!ops.empty()) {

@@ -68,9 +68,9 @@ class TraceIndex {
   Span work_of(size_t launch) const;
   /// Every runtime/driver call that launched GPU work, in event order.
   std::vector<size_t> launch_calls() const;
-  /// The profiled window: the span of the ProfileStep#N ranges, or of all events without them.
+  /// The profiled window: the span of the ProfilerStep#N ranges, or of all events without them.
   int64_t window_start = 0, window_end = 0;
-  /// ProfileStep#N ranges in time order.
+  /// ProfilerStep#N ranges (old traces: ProfileStep#N) in time order.
   std::vector<size_t> steps;
 
  private:

@@ -73,6 +73,9 @@ struct Trace {
   std::vector<Event> events;
   std::vector<KernelInfo> kernels;
   std::vector<MemoryInfo> memory;
+  /// Operators' input shapes as Python prints them ("[[64, 64], [64, 64]]"), interned; an
+  /// event's `input_shapes` indexes here.
+  std::vector<std::string_view> input_shapes;
   FlowCounts flows;
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
   /// Lane names from the metadata events: (pid, tid) -> "thread 4676 (01_matmul_add)";

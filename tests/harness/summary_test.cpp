@@ -19,8 +19,13 @@ TEST(Summary, IsValidJsonWithTheRunAndItsOperators) {
   s.size = 512;
   s.active = 3;
   s.result = "PASSED";
-  s.steps = {{"ProfileStep#2", 1500}};
-  s.operators.rows.push_back({"aten::mm", 3, 900, 1000, 0, 0, false});
+  s.steps = {{"ProfilerStep#2", 1500}};
+  trace::KeyAverage mm;
+  mm.name = "aten::mm";
+  mm.calls = 3;
+  mm.self_cpu_ns = 900;
+  mm.cpu_total_ns = 1000;
+  s.operators.rows.push_back(mm);
   s.operators.self_cpu_total_ns = 900;
   const auto j = nlohmann::json::parse(to_json(s));
   EXPECT_EQ(j["lesson"], "01_matmul_add");

@@ -57,10 +57,10 @@ TEST(Lesson01, EachActiveStepHoldsTheRangeAndTheRunEndsWithWhatTheTraceSays) {
   EXPECT_NE(run.r.out.find("3 profiled steps"), std::string::npos) << run.r.out;
   EXPECT_NE(run.r.out.find("no GPU work in this trace"), std::string::npos) << run.r.out;
   const auto slices = read_trace_slices(run.trace);
-  const auto steps = named(slices, "ProfileStep#");
-  ASSERT_EQ(steps.size(), 3u) << "one ProfileStep range per active step";
+  const auto steps = named(slices, "ProfilerStep#");
+  ASSERT_EQ(steps.size(), 3u) << "one ProfilerStep range per active step";
   // wait 1 + warmup 1: the recorded steps are numbered 2, 3, 4 as in Python.
-  EXPECT_EQ(steps[0].name, "ProfileStep#2");
+  EXPECT_EQ(steps[0].name, "ProfilerStep#2");
   for (const auto& step : steps) {
     SCOPED_TRACE(step.name);
     const TraceSlice* range = nullptr;
@@ -95,9 +95,9 @@ TEST(Lesson01, TheTraceFileGivesTheSameTableAsTheRun) {
 TEST(Lesson01, ScheduleDecidesHowManyStepsAreRecorded) {
   LessonRun run({"--wait", "0", "--warmup", "0", "--active", "2", "--warmup-calls", "0"});
   ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
-  const auto steps = named(read_trace_slices(run.trace), "ProfileStep#");
+  const auto steps = named(read_trace_slices(run.trace), "ProfilerStep#");
   ASSERT_EQ(steps.size(), 2u);
-  EXPECT_EQ(steps[0].name, "ProfileStep#0");
+  EXPECT_EQ(steps[0].name, "ProfilerStep#0");
 }
 
 TEST(Lesson01, TableCallCountsEqualTheActiveSteps) {
@@ -110,7 +110,11 @@ TEST(Lesson01, TableCallCountsEqualTheActiveSteps) {
   EXPECT_EQ(calls["aten::matmul"], 4);
   EXPECT_EQ(calls["aten::mm"], 4);
   EXPECT_EQ(calls["aten::add"], 4);
+  // The steps, as torch.profiler's table shows them: one grouped ProfilerStep* row.
+  EXPECT_EQ(calls["ProfilerStep*"], 4);
+  EXPECT_EQ(calls.count("ProfilerStep#2"), 0u);
   EXPECT_EQ(summary["steps"].size(), 4u);
+  EXPECT_EQ(summary["steps"][0]["name"], "ProfilerStep#2");
   EXPECT_EQ(summary["verification"]["result"], "PASSED");
   EXPECT_EQ(summary["device"]["type"], "cpu");
   // The printed table says the same: the aten::mm row ends with its call count.
@@ -253,7 +257,7 @@ TEST(Lesson01Gpu, CublasVariantIsTracedByCuptiWithItsNvtxRanges) {
   EXPECT_EQ(run.count_containing("kernel", "bias_add_kernel"), 3u);
   EXPECT_GE(run.count("kernel"), 6u) << "at least one GEMM kernel per step beside the bias kernel";
   EXPECT_EQ(run.count("cuda_runtime", "cudaLaunchKernel_v"), 0u) << "CUPTI's versioned names are stripped";
-  EXPECT_EQ(run.count("user_annotation", "ProfileStep#"), 3u);
+  EXPECT_EQ(run.count("user_annotation", "ProfilerStep#"), 3u);
   EXPECT_EQ(run.count("user_annotation", "cublasGemmEx"), 3u);
   EXPECT_EQ(run.count("user_annotation", "bias_add_kernel"), 3u);
   EXPECT_GE(run.count("cuda_runtime"), 6u);

@@ -35,17 +35,34 @@ def run(*args):
 
 
 class DocsPage(unittest.TestCase):
-    def test_matching_snippet_becomes_a_doxygen_snippet(self):
-        d = lesson("# Demo {#demo}\n\n<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return helper();\n}\n```\n")
-        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+    def page_of(self, d):
+        """The page docs_page.py makes of lesson folder d (no runs: the README has none)."""
         page = os.path.join(d, "out", "page.md")
         r = run("--lesson-dir", d, "--exe", "/bin/false", "--pil-trace", "/bin/false", "--out-dir",
                 os.path.join(d, "out"), "--page", page)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(page) as f:
-            text = f.read()
+            return f.read()
+
+    def test_matching_snippet_becomes_a_doxygen_snippet(self):
+        d = lesson("# Demo {#demo}\n\n<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return helper();\n}\n```\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        text = self.page_of(d)
         self.assertIn("\\snippet 09_demo/main.cpp variant-x", text)
         self.assertNotIn("return helper();", text)
+
+    def test_a_snippet_from_another_source_of_the_project(self):
+        d = lesson("<!-- snippet: calls from=common/h.cpp -->\n```cpp\nprof.step();\n```\n")
+        os.makedirs(os.path.join(d, "..", "common"))
+        with open(os.path.join(d, "..", "common", "h.cpp"), "w") as f:
+            f.write("void f() {\n  // [calls]\n  prof.step();\n  // [calls]\n}\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        self.assertIn("\\snippet common/h.cpp calls", self.page_of(d))
+        with open(os.path.join(d, "..", "common", "h.cpp"), "w") as f:
+            f.write("// [calls]\nprof.stop();\n// [calls]\n")
+        r = run("--lesson-dir", d, "--check")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("common/h.cpp", r.stderr)
 
     def test_a_copy_that_differs_from_the_source_fails(self):
         d = lesson("<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return 42;\n}\n```\n")

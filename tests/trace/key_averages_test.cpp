@@ -46,13 +46,13 @@ Event gpu(const char* name, Category c, int64_t start_us, int64_t end_us, uint64
 
 // One profiler step of matmul + bias on a GPU (times in µs):
 //
-//   thread 1  ProfileStep#2 [0,100] > matmul_add [10,90] > aten::matmul [20,60] > aten::mm [25,55]
+//   thread 1  ProfilerStep#2 [0,100] > matmul_add [10,90] > aten::matmul [20,60] > aten::mm [25,55]
 //             > cudaLaunchKernel [30,35];  matmul_add > aten::add [65,85] > cudaLaunchKernel [70,74]
 //   stream 7  gemm [40,140] (launched by aten::mm, id 4), add_kernel [150,160] (aten::add, id 5),
 //             and the range mirrored on the GPU, matmul_add [40,160], which must not count.
 std::vector<Event> one_step() {
   return {
-      cpu("ProfileStep#2", Category::UserAnnotation, 0, 100, 1),
+      cpu("ProfilerStep#2", Category::UserAnnotation, 0, 100, 1),
       cpu("matmul_add", Category::UserAnnotation, 10, 90, 2),
       cpu("aten::matmul", Category::CpuOp, 20, 60, 3),
       cpu("aten::mm", Category::CpuOp, 25, 55, 4),
@@ -68,7 +68,7 @@ std::vector<Event> one_step() {
 TEST(KeyAverages, SelfAndTotalCpuTimeByHand) {
   const KeyAverages t = key_averages(one_step());
   // self = duration - direct children
-  EXPECT_EQ(t.find("ProfileStep#2")->self_cpu_ns, 20 * us);  // 100 - 80
+  EXPECT_EQ(t.find("ProfilerStep*")->self_cpu_ns, 20 * us);  // 100 - 80
   EXPECT_EQ(t.find("matmul_add")->self_cpu_ns, 20 * us);     // 80 - 40 - 20
   EXPECT_EQ(t.find("aten::matmul")->self_cpu_ns, 10 * us);   // 40 - 30
   EXPECT_EQ(t.find("aten::mm")->self_cpu_ns, 25 * us);       // 30 - 5
@@ -88,7 +88,7 @@ TEST(KeyAverages, DeviceTimeGoesToTheLaunchingOperatorAndUpItsParents) {
   EXPECT_EQ(t.find("aten::matmul")->device_total_ns, 100 * us);
   EXPECT_EQ(t.find("aten::add")->self_device_ns, 10 * us);
   EXPECT_EQ(t.find("matmul_add")->device_total_ns, 110 * us);
-  EXPECT_EQ(t.find("ProfileStep#2")->device_total_ns, 110 * us);
+  EXPECT_EQ(t.find("ProfilerStep*")->device_total_ns, 110 * us);
   EXPECT_EQ(t.find("cudaLaunchKernel")->device_total_ns, 0);  // the op, not the call, owns it
   EXPECT_EQ(t.find("gemm")->self_device_ns, 100 * us);
   EXPECT_TRUE(t.find("gemm")->device_work);
@@ -105,7 +105,7 @@ TEST(KeyAverages, EventOrderDoesNotMatter) {
     const KeyAverages t = key_averages(events);
     EXPECT_EQ(t.find("matmul_add")->self_cpu_ns, 20 * us);
     EXPECT_EQ(t.find("aten::mm")->self_cpu_ns, 25 * us);
-    EXPECT_EQ(t.find("ProfileStep#2")->device_total_ns, 110 * us);
+    EXPECT_EQ(t.find("ProfilerStep*")->device_total_ns, 110 * us);
     EXPECT_EQ(t.self_cpu_total_ns, 100 * us);
   }
 }
@@ -159,11 +159,54 @@ TEST(Table, LayoutOfPythonsKeyAveragesTable) {
   EXPECT_NE(text.find("Self CPU time total: 100.000us"), std::string::npos) << text;
   EXPECT_NE(text.find("Self CUDA time total: 110.000us"), std::string::npos) << text;
   // Rows: the three with the most device time; ties keep first-seen order.
-  const auto step = text.find("ProfileStep#2"), range = text.find(" matmul_add"),
+  const auto step = text.find("ProfilerStep*"), range = text.find(" matmul_add"),
              matmul = text.find("aten::matmul");
   EXPECT_LT(step, range);
   EXPECT_LT(range, matmul);
   EXPECT_EQ(text.find("aten::add"), std::string::npos) << "row limit not applied";
+}
+
+TEST(KeyAverages, StepsGroupIntoOneProfilerStepRowAsPythonsTable) {
+  // Python's table rewrites ProfilerStep#N to one ProfilerStep* row (profiler_util.py); the
+  // project's old traces named them ProfileStep#N, read as steps too.
+  const std::vector<Event> events = {cpu("ProfilerStep#2", Category::UserAnnotation, 0, 100, 1),
+                                     cpu("ProfilerStep#3", Category::UserAnnotation, 100, 150, 2),
+                                     cpu("ProfileStep#4", Category::UserAnnotation, 150, 180, 3)};
+  const KeyAverages t = key_averages(events);
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0].name, "ProfilerStep*");
+  EXPECT_EQ(t.rows[0].calls, 3);
+  EXPECT_EQ(t.rows[0].cpu_total_ns, 180 * us);
+  for (const auto& e : events) EXPECT_TRUE(is_step(e)) << e.name;
+  EXPECT_FALSE(is_step_name("ProfilerStep*"));
+  EXPECT_TRUE(is_step_row("ProfilerStep*"));
+  EXPECT_FALSE(is_step_name("MyStep#1"));
+  EXPECT_EQ(step_name(7), "ProfilerStep#7");
+}
+
+TEST(KeyAverages, GroupByInputShapeSplitsRowsAndAddsTheColumn) {
+  std::vector<Event> events = {cpu("aten::mm", Category::CpuOp, 0, 10, 1),
+                               cpu("aten::mm", Category::CpuOp, 20, 30, 2),
+                               cpu("aten::mm", Category::CpuOp, 40, 50, 3)};
+  const std::vector<std::string_view> shapes = {"[[2, 3], [3, 4]]", "[[5, 3], [3, 4]]"};
+  events[0].input_shapes = 0;
+  events[1].input_shapes = 1;
+  events[2].input_shapes = 0;
+  EXPECT_EQ(key_averages(events).rows.size(), 1u);
+  const KeyAverages t = key_averages(events, {}, &shapes);
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[0].input_shapes, "[[2, 3], [3, 4]]");
+  EXPECT_EQ(t.rows[0].calls, 2);
+  EXPECT_EQ(t.rows[1].input_shapes, "[[5, 3], [3, 4]]");
+  EXPECT_EQ(t.rows[1].calls, 1);
+  TableOptions o;
+  o.sort = SortKey::Unsorted;
+  const std::string text = format_table(t, o);
+  const auto calls = text.find("# of Calls"), column = text.find("Input Shapes");
+  ASSERT_NE(column, std::string::npos) << text;
+  EXPECT_LT(calls, column);
+  EXPECT_EQ(text.find('\n', calls), text.find('\n', column)) << "one header line";
+  EXPECT_LT(text.find("[[2, 3], [3, 4]]"), text.find("[[5, 3], [3, 4]]")) << text;
 }
 
 TEST(Table, NoDeviceColumnsWithoutDeviceTime) {

@@ -16,7 +16,7 @@ namespace pil::trace {
 namespace {
 
 // Thread 7, times in µs:
-//   ProfileStep#0 [0,100] > attn [10,60] > aten::bmm [20,40] (allocates 4 MiB at 25, host)
+//   ProfilerStep#0 [0,100] > attn [10,60] > aten::bmm [20,40] (allocates 4 MiB at 25, host)
 //                                        > aten::softmax [45,55] (allocates 4 MiB at 46, frees
 //                                          the bmm's 4 MiB at 54)
 //                        > mlp [60,90] > aten::mm [65,85] (allocates 1 MiB at 70 on cuda:0)
@@ -36,7 +36,7 @@ std::string memory_trace() {
   };
   constexpr long long MiB = 1 << 20;
   return std::string(R"({"schemaVersion": 1, "traceEvents": [)") +
-         op("user_annotation", "ProfileStep#0", 0, 100, 1) + ",\n" +
+         op("user_annotation", "ProfilerStep#0", 0, 100, 1) + ",\n" +
          op("user_annotation", "attn", 10, 50, 2) + ",\n" + op("cpu_op", "aten::bmm", 20, 20, 3) +
          ",\n" + mem(25, 4 * MiB, 14 * MiB, 0, -1) + ",\n" +
          op("cpu_op", "aten::softmax", 45, 10, 4) + ",\n" + mem(46, 4 * MiB, 18 * MiB, 0, -1) +
@@ -108,7 +108,7 @@ TEST(Memory, TableAttributesBytesToTheInnermostOperatorAndItsAncestors) {
   const KeyAverage* bmm = k.find("aten::bmm");
   const KeyAverage* softmax = k.find("aten::softmax");
   const KeyAverage* attn = k.find("attn");
-  const KeyAverage* step = k.find("ProfileStep#0");
+  const KeyAverage* step = k.find("ProfilerStep*");
   const KeyAverage* mm = k.find("aten::mm");
   ASSERT_TRUE(bmm && softmax && attn && step && mm);
   EXPECT_EQ(bmm->self_cpu_mem, 4 * MiB);

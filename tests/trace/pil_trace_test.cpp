@@ -53,6 +53,48 @@ TEST_F(PilTrace, TextReportsCarryTheFigures) {
   EXPECT_NE(chain.out.find("=> GPU gemm"), std::string::npos) << chain.out;
 }
 
+// Per-step GPU figures (busy per step, kernels per step) for torch.profiler's step names, and
+// for the project's old ones (ProfileStep#N), which older traces carry.
+TEST_F(PilTrace, PerStepGpuFiguresForTorchProfilersStepsAndTheOldName) {
+  std::string old_names = pil::test::synthetic_gpu_trace();
+  for (size_t at = 0; (at = old_names.find("ProfilerStep#", at)) != std::string::npos;)
+    old_names.replace(at, 13, "ProfileStep#");
+  const std::string old_trace = dir.path() + "/old.json";
+  std::ofstream(old_trace) << old_names;
+  for (const std::string& path : {trace, old_trace}) {
+    SCOPED_TRACE(path);
+    const auto streams = run_process(kTool, {"streams", path, "--json"});
+    ASSERT_EQ(streams.exit_code, 0) << streams.err;
+    const auto j = nlohmann::json::parse(streams.out);
+    ASSERT_EQ(j["steps"].size(), 1u) << streams.out;
+    EXPECT_GT(j["steps"][0]["busy_ns"].get<int64_t>(), 0);
+    const auto e = run_process(kTool, {"expect", path, "steps=1", "kernels=6"});
+    EXPECT_EQ(e.exit_code, 0) << e.out << e.err;
+  }
+}
+
+// A trace written by Python's torch.profiler (tests/trace/fixtures/make_python_trace.py, CPU):
+// its ProfilerStep#2..#4 are steps, so the figures are per step, as for the lessons' traces.
+TEST(PilTracePython, TorchProfilersStepsAreStepsInAPythonTrace) {
+  const std::string fixture = std::string(PIL_FIXTURES_DIR) + "/python_cpu_steps.pt.trace.json";
+  const auto summary = run_process(kTool, {"summary", fixture});
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("3 profiled steps"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("time per step"), std::string::npos) << summary.out;
+  EXPECT_EQ(summary.out.find("time per trace"), std::string::npos) << summary.out;
+  const auto e = run_process(kTool, {"expect", fixture, "steps=3", "calls:aten::mm=1",
+                                     "calls:matmul_add=1", "kernels=0"});
+  EXPECT_EQ(e.exit_code, 0) << e.out << e.err;
+  // The table as Python's: the steps in one ProfilerStep* row, called 3 times.
+  const auto ops = run_process(kTool, {"ops", fixture, "--json"});
+  ASSERT_EQ(ops.exit_code, 0) << ops.err;
+  const auto j = nlohmann::json::parse(ops.out);
+  int64_t step_calls = -1;
+  for (const auto& r : j["operators"])
+    if (r["name"] == "ProfilerStep*") step_calls = r["calls"];
+  EXPECT_EQ(step_calls, 3) << ops.out;
+}
+
 TEST_F(PilTrace, DiffOfARunWithItselfIsAllSame) {
   const auto d = run_process(kTool, {"diff", trace, trace, "--json"});
   ASSERT_EQ(d.exit_code, 0) << d.err;

@@ -206,7 +206,7 @@ TEST_F(Reports, DiffAddedRemovedFasterSlower) {
   EXPECT_TRUE(by["gemm2"].device);
   EXPECT_EQ(by["aten::add"].change, Change::Slower);
   EXPECT_EQ(by["aten::mm"].change, Change::Same);
-  EXPECT_EQ(by.count("ProfileStep#2"), 0u);
+  EXPECT_EQ(by.count("ProfilerStep*"), 0u);
   EXPECT_EQ(d.kernels_a, 6);
   EXPECT_EQ(d.kernels_b, 6);
   const DiffReport back = diff_report(b, t);

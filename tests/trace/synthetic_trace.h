@@ -4,7 +4,7 @@
 // absolute epoch times as old traces do).
 //
 // CPU thread (pid 100, tid 1):
-//   ProfileStep#2 [0,200] id 1
+//   ProfilerStep#2 [0,200] id 1
 //     matmul_add [10,90] id 2
 //       aten::matmul [20,60] id 3 > aten::mm [25,55] id 4 > cudaLaunchKernel [30,35] corr 7
 //       aten::add [65,85] id 5 > cudaLaunchKernel [70,74] corr 8
@@ -60,7 +60,7 @@ inline std::string synthetic_gpu_trace(int64_t offset_us = 0, bool reversed = fa
            ", \"ts\": " + t(ts) + ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}";
   };
   std::vector<std::string> ev = {
-      op("ProfileStep#2", 0, 200, 1, 1, "user_annotation"),
+      op("ProfilerStep#2", 0, 200, 1, 1, "user_annotation"),
       op("matmul_add", 10, 90, 2, 1, "user_annotation"),
       op("aten::matmul", 20, 60, 3),
       op("aten::mm", 25, 55, 4),

@@ -1,0 +1,241 @@
+#include "profiler/profiler.h"
+
+#include <ATen/record_function.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "torch_profiler/torch_profiler.h"
+
+namespace fs = std::filesystem;
+
+namespace pil::profiler {
+
+// --- record_function -------------------------------------------------------------------------
+
+record_function::record_function(std::string name) : name_(std::move(name)), nvtx_(name_.c_str()) {
+  scope_ = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+  if (scope_->isActive()) scope_->before(name_);
+}
+
+record_function::~record_function() = default;  // RecordFunction's destructor closes the scope
+
+// --- LibTorch's profiler as a Tracer -----------------------------------------------------------
+
+namespace {
+
+class LibTorchTracer : public Tracer {
+ public:
+  explicit LibTorchTracer(ProfilerSettings s) : profiler_(s) {}
+  void prepare() override { profiler_.prepare(); }
+  void start() override { profiler_.start(); }
+  void stop() override { profiler_.stop(); }
+  const trace::Trace& trace() const override { return profiler_.trace(); }
+  void save(const fs::path& path) const override { profiler_.save_chrome_trace(path); }
+  std::string name() const override { return "LibTorch profiler (Kineto)"; }
+
+ private:
+  TorchProfiler profiler_;
+};
+
+}  // namespace
+
+std::shared_ptr<Tracer> libtorch_tracer(const std::set<ProfilerActivity>& activities,
+                                        bool record_shapes, bool profile_memory, bool with_stack) {
+  ProfilerSettings s;
+  s.cpu = activities.count(ProfilerActivity::CPU) > 0;
+  s.cuda = activities.count(ProfilerActivity::CUDA) > 0;
+  s.record_shapes = record_shapes;
+  s.profile_memory = profile_memory;
+  s.with_stack = with_stack;
+  return std::make_shared<LibTorchTracer>(s);
+}
+
+// --- tensorboard_trace_handler -----------------------------------------------------------------
+
+TraceHandler tensorboard_trace_handler(const fs::path& dir_name, std::string worker_name) {
+  std::error_code ec;
+  fs::create_directories(dir_name, ec);
+  if (ec || !fs::is_directory(dir_name))
+    throw std::runtime_error("tensorboard_trace_handler: cannot create the folder " +
+                             dir_name.string() + ": " +
+                             (ec ? ec.message() : std::string("a file of that name exists")));
+  if (::access(dir_name.c_str(), W_OK) != 0)
+    throw std::runtime_error("tensorboard_trace_handler: the folder " + dir_name.string() +
+                             " is not writable");
+  if (worker_name.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    worker_name = std::string(host) + "_" + std::to_string(::getpid());
+  }
+  return [dir_name, worker_name](profile& prof) {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    prof.export_chrome_trace(dir_name / (worker_name + "." + std::to_string(ns) + ".pt.trace.json"));
+  };
+}
+
+// --- EventList -------------------------------------------------------------------------------
+
+std::string EventList::table(const std::string& sort_by, int row_limit) const {
+  trace::TableOptions o;
+  o.sort = trace::SortKey::Unsorted;
+  if (!sort_by.empty()) {
+    const auto key = trace::parse_sort_key(sort_by);
+    if (!key)
+      throw std::invalid_argument("key_averages().table(): sort_by \"" + sort_by +
+                                  "\" is not a column; allowed: " + trace::sort_key_names() +
+                                  " (or \"\" for no sorting)");
+    o.sort = *key;
+  }
+  o.row_limit = row_limit;
+  return trace::format_table(averages_, o);
+}
+
+// --- profile ---------------------------------------------------------------------------------
+
+profile::profile(ProfileOptions options) : options_(std::move(options)) {
+  if (options_.activities.empty() && !options_.tracer)
+    throw std::invalid_argument("pil::profiler::profile: activities is empty; allowed: "
+                                "ProfilerActivity::CPU, ProfilerActivity::CUDA or both");
+  tracer_ = options_.tracer ? options_.tracer
+                            : libtorch_tracer(options_.activities, options_.record_shapes,
+                                              options_.profile_memory, options_.with_stack);
+}
+
+profile::~profile() {
+  if (!running_) return;
+  try {  // no handler here: a destructor must not throw, and the trace is not complete
+    step_range_.reset();
+    if (tracing_) tracer_->stop();
+  } catch (...) {
+  }
+}
+
+ProfilerAction profile::action_of(int64_t step) const {
+  return options_.schedule ? (*options_.schedule)(step) : ProfilerAction::RECORD;
+}
+
+void profile::open_step() {
+  // Python records step ranges only with a schedule; the range opens after the profiler
+  // started, so the first recorded step's range is in the trace.
+  if (options_.schedule) step_range_ = std::make_unique<record_function>(trace::step_name(step_num_));
+}
+
+void profile::close_step() { step_range_.reset(); }
+
+void profile::start() {
+  if (running_) throw std::logic_error("pil::profiler::profile::start(): already started");
+  if (started_once_)
+    throw std::logic_error("pil::profiler::profile::start(): this profile has already run; "
+                           "make a new one for another run");
+  running_ = started_once_ = true;
+  action_ = action_of(step_num_);
+  transit(ProfilerAction::NONE, action_);
+  open_step();
+}
+
+void profile::step() {
+  if (!running_)
+    throw std::logic_error(std::string("pil::profiler::profile::step(): called ") +
+                           (started_once_ ? "after stop()" : "before start()") +
+                           "; allowed: start(), then step() at the end of each step, then stop()");
+  close_step();
+  const ProfilerAction previous = action_;
+  ++step_num_;
+  action_ = action_of(step_num_);
+  transit(previous, action_);
+  open_step();
+}
+
+void profile::stop() {
+  if (!running_)
+    throw std::logic_error(std::string("pil::profiler::profile::stop(): called ") +
+                           (started_once_ ? "twice" : "before start()"));
+  close_step();
+  running_ = false;
+  transit(action_, std::nullopt);
+}
+
+// The transitions of torch.profiler.profile's action_map (torch/profiler/profiler.py): what the
+// profiler does between two steps' actions. `to` unset: stop().
+void profile::transit(ProfilerAction from, std::optional<ProfilerAction> to) {
+  using A = ProfilerAction;
+  auto prepare = [&] { tracer_->prepare(); };
+  auto begin = [&] {
+    tracer_->start();
+    tracing_ = true;
+  };
+  auto end = [&] {
+    tracing_ = false;
+    tracer_->stop();
+  };
+  if (!to) {  // stop()
+    if (from == A::WARMUP) {
+      begin();
+      end();
+    } else if (records(from)) {
+      end();
+      trace_ready();
+    }
+    return;
+  }
+  switch (from) {
+    case A::NONE:
+      if (*to == A::WARMUP) prepare();
+      if (records(*to)) {
+        prepare();
+        begin();
+      }
+      break;
+    case A::WARMUP:
+      if (*to == A::NONE) {  // Python warns "Incorrect schedule: WARMUP followed by NONE"
+        begin();
+        end();
+      }
+      if (records(*to)) begin();
+      break;
+    case A::RECORD:
+      if (!records(*to)) end();  // Python warns: RECORD followed by NONE or WARMUP
+      break;
+    case A::RECORD_AND_SAVE:
+      end();
+      trace_ready();
+      if (*to != A::NONE) prepare();
+      if (records(*to)) begin();
+      break;
+  }
+}
+
+void profile::trace_ready() {
+  has_trace_ = true;
+  if (options_.on_trace_ready) options_.on_trace_ready(*this);
+}
+
+void profile::require_trace(const char* what) const {
+  if (!has_trace_)
+    throw std::logic_error(std::string("pil::profiler::profile::") + what +
+                           ": no trace is ready yet; one is after a RECORD_AND_SAVE step ends "
+                           "(step()) or after stop()");
+}
+
+EventList profile::key_averages(bool group_by_input_shape) const {
+  require_trace("key_averages()");
+  return EventList(trace::key_averages(tracer_->trace(), group_by_input_shape));
+}
+
+void profile::export_chrome_trace(const fs::path& path) const {
+  require_trace("export_chrome_trace()");
+  tracer_->save(path);
+}
+
+const trace::Trace& profile::events() const {
+  require_trace("events()");
+  return tracer_->trace();
+}
+
+}  // namespace pil::profiler
