@@ -18,6 +18,7 @@
 #include "cuda/cupti_tracer.h"
 #endif
 #include "harness/named_range.h"
+#include "harness/progress.h"
 #include "harness/schedule.h"
 #include "harness/summary.h"
 #include "harness/verify.h"
@@ -97,7 +98,7 @@ class Recorder {
 
 class LibTorchRecorder : public Recorder {
  public:
-  LibTorchRecorder(bool cuda, bool memory) : profiler_({cuda, /*record_shapes=*/true, memory}) {}
+  LibTorchRecorder(bool cuda, bool memory, bool shapes) : profiler_({cuda, shapes, memory}) {}
   void prepare() override { profiler_.prepare(); }
   void start() override { profiler_.start(); }
   void stop() override { profiler_.stop(); }
@@ -141,7 +142,7 @@ class NoRecorder : public Recorder {
 };
 
 std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& device, bool memory,
-                                        bool profiler) {
+                                        bool profiler, bool shapes) {
   if (!profiler) return std::make_unique<NoRecorder>();
   if (v.tracer == Tracer::Cupti) {
 #if PIL_HAVE_CUPTI
@@ -150,7 +151,7 @@ std::unique_ptr<Recorder> make_recorder(const Variant& v, const c10::Device& dev
     throw UsageError{"--variant " + v.name + ": records with CUPTI, which this build lacks"};
 #endif
   }
-  return std::make_unique<LibTorchRecorder>(device.is_cuda(), memory);
+  return std::make_unique<LibTorchRecorder>(device.is_cuda(), memory, shapes);
 }
 
 /// The variant's result (`mine`, as verified) against that of the variant it must agree with,
@@ -192,7 +193,7 @@ void print_comparison(const std::vector<VariantLine>& lines) {
   headers.insert(headers.end(), {"Result", "Variant"});
   trace::TextTable table(headers);
   for (const auto& l : lines) {
-    std::vector<std::string> row{trace::format_time_ns(l.median_step_ns)};
+    std::vector<std::string> row{trace::format_duration(l.median_step_ns)};
     if (memory) {
       row.push_back(l.peak_bytes >= 0 ? trace::format_bytes(l.peak_bytes) : "-");
       row.push_back(l.peak_range.empty() ? "-" : l.peak_range);
@@ -220,8 +221,14 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   const Tensors inputs = lesson.make_inputs(p);
 
   at::Tensor out;
-  for (int i = 0; i < o.warmup_calls; ++i) out = variant.run(inputs);
-  synchronize(p.device);
+  {
+    Progress progress("warm-up calls", o.warmup_calls);
+    for (int i = 0; i < o.warmup_calls; ++i) {
+      out = variant.run(inputs);
+      progress.update(i + 1);
+    }
+    synchronize(p.device);
+  }
 
   if (p.device.is_cuda()) at::accelerator::resetPeakStats(p.device.index());
   const Schedule schedule{o.wait, o.warmup, o.active};
@@ -229,11 +236,12 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
             << ", warmup " << o.warmup << ", active " << o.active << " (" << schedule.steps()
             << " steps)\n";
   const std::unique_ptr<Recorder> recorder =
-      make_recorder(variant, p.device, o.profile_memory, o.profiler);
+      make_recorder(variant, p.device, o.profile_memory, o.profiler, o.record_shapes);
   Recorder& profiler = *recorder;
   std::cout << "tracer: " << profiler.name() << "\n";
   // The recorded steps' wall time, for --profiler off (otherwise the trace has them).
   std::vector<RunSummary::Step> wall_steps;
+  Progress step_progress("steps", schedule.steps());
   for (int step = 0; step < schedule.steps(); ++step) {
     const StepAction action = schedule.action(step);
     if (action == StepAction::Warmup) profiler.prepare();
@@ -250,7 +258,9 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
                             std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::steady_clock::now() - t0).count()});
     if (action == StepAction::RecordAndSave) profiler.stop();
+    step_progress.update(step + 1);
   }
+  step_progress.finish();
 
   // The allocator's peak over the steps alone, read before the reference and any comparison
   // allocate (the float64 reference can be far larger than the variant).
@@ -264,8 +274,10 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
 
   // The reference after the runs: a variant that trains has changed its weights by now, and its
   // collect() and reference both use them as they are.
+  Progress check_progress("verify (the result against the float64 reference)", 0);
   const at::Tensor result = variant.result(inputs, out);
   Verdict verdict = verify(result, lesson.reference_for(variant.name)(inputs), lesson.tolerance_of(p));
+  check_progress.finish();
   std::cout << verdict.describe();
   if (!variant.agrees_with.empty()) verdict = check_agreement(lesson, variant, inputs, result, p, verdict);
 
