@@ -16,7 +16,8 @@ read from each trace with `pil-trace chain --json`. Conditions:
   no warm-up at all  --warmup-calls 0 --wait 0 --warmup 0: the first recorded step is the process's first call
   one thread         OMP_NUM_THREADS=1: no OpenMP thread pool to start or wake
 
-Usage: scripts/first_step_gap.py [--build build] [--runs 5] [--size 512] [--only NAME...]
+Usage: scripts/first_step_gap.py [--build build] [--runs 5] [--size 512] [--device cpu|cuda]
+                                 [--dtype fp32|bf16] [--only NAME...]
 The figures depend on the machine and its load: say which, and where the runs were made.
 """
 import argparse
@@ -57,6 +58,8 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--size", type=int, default=512)
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
     ap.add_argument("--only", nargs="*", help="condition names to run (default: all)")
     a = ap.parse_args()
     lesson = os.path.join(a.build, "bin", "01_matmul_add")
@@ -72,7 +75,7 @@ def main():
         if n not in names:
             sys.exit(f"first_step_gap.py: --only: unknown condition '{n}'; allowed: {', '.join(names)}")
     fmt = lambda v: f"{statistics.median(v):.0f} ({min(v):.0f}-{max(v):.0f})"
-    print(f"lesson 01, --device cpu --dtype fp32 --size {a.size}, {a.runs} runs per condition; "
+    print(f"lesson 01, --device {a.device} --dtype {a.dtype} --size {a.size}, {a.runs} runs per condition; "
           "median (min-max), microseconds")
     print("| condition | flags | gap, first recorded step | gap, later steps | first step | later steps |")
     print("|---|---|---:|---:|---:|---:|")
@@ -83,11 +86,14 @@ def main():
             first, later, s_first, s_later = [], [], [], []
             for r in range(a.runs):
                 out = os.path.join(tmp, f"{name.replace(' ', '_')}_{r}")
-                cmd = [lesson, "--device", "cpu", "--dtype", "fp32", "--size", str(a.size), "--out", out] + flags
+                cmd = [lesson, "--device", a.device, "--dtype", a.dtype, "--size", str(a.size), "--out", out] + flags
                 p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env})
+                if p.returncode == 77:
+                    sys.exit(f"first_step_gap.py: {' '.join(cmd)}: skipped (no usable GPU):\n{p.stdout[-500:]}")
                 if p.returncode != 0:
                     sys.exit(f"first_step_gap.py: {' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
-                stem = os.path.join(out, f"eager_cpu_fp32_n{a.size}")
+                device = "cuda:0" if a.device == "cuda" else "cpu"
+                stem = os.path.join(out, f"eager_{device}_{a.dtype}_n{a.size}")
                 trace, summary = stem + ".pt.trace.json", stem + ".summary.json"
                 first.append(gap_us(tool, trace, 0))
                 later.append(statistics.median([gap_us(tool, trace, k) for k in (1, 2)]))

@@ -35,6 +35,7 @@ void Progress::update(int done) {
   std::lock_guard<std::mutex> lock(mutex_);
   done_ = done;
   if (!shown_ || finished_) return;  // quiet until the watch shows the first line
+  if (!terminal_ && total_ > 0 && done >= total_) return;  // finish() prints the last line
   const auto now = std::chrono::steady_clock::now();
   if (terminal_ || now - last_line_ >= std::chrono::seconds(1)) show(false);
 }
