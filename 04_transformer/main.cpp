@@ -31,6 +31,9 @@
 //   graph               the whole block's forward replayed from a CUDA graph (GPU)
 //   training            forward (`block_fwd`), backward (`block_bwd`) and AdamW
 //                       (`optimizer_step`), attention by LibTorch's own choice
+//   --linear module|aten applies to every variant: the block's four linear layers through
+//                       nn::Linear (C++'s functional::linear: aten::matmul + aten::add_ on a
+//                       3-D input) or torch::linear (aten::linear -> aten::addmm, as Python)
 //   A backend LibTorch has no kernel for on this device and dtype is a skip (exit 77), with
 //   LibTorch's reason.
 //
@@ -39,6 +42,7 @@
 //   - --seq 512 then 1024 (naive): by how much does the peak grow? And with sdpa_flash?
 //   - sdpa_math against sdpa_flash: how many operators does each run under `attn`?
 //   - --variant training: which range holds the peak, forward or backward? What does AdamW add?
+//   - --linear aten against the default: which rows leave the table, and what does a step save?
 
 #include <ATen/Context.h>
 #include <torch/torch.h>
@@ -140,7 +144,7 @@ struct BlockImpl : torch::nn::Module {
     }
     {
       pil::NamedRange range("mlp");
-      m = fc2(torch::gelu(fc1(m), "tanh"));
+      m = linear(fc2, torch::gelu(linear(fc1, m), "tanh"));
     }
     return h + m;
   }
@@ -149,7 +153,7 @@ struct BlockImpl : torch::nn::Module {
   // x [B, S, M] -> q, k, v [B, H, S, D] -> causal attention -> [B, S, M] -> output projection
   torch::Tensor attention(const torch::Tensor& x, const Attention& how) {
     const int64_t b = x.size(0), s = x.size(1), model = x.size(2), d = model / heads;
-    const torch::Tensor qkv_heads = qkv(x).view({b, s, 3, heads, d}).permute({2, 0, 3, 1, 4});
+    const torch::Tensor qkv_heads = linear(qkv, x).view({b, s, 3, heads, d}).permute({2, 0, 3, 1, 4});
     const torch::Tensor q = qkv_heads[0], k = qkv_heads[1], v = qkv_heads[2];
     torch::Tensor o;
     if (how.kind == Attention::Sdpa) {
@@ -159,8 +163,18 @@ struct BlockImpl : torch::nn::Module {
     } else {
       o = naive_attention(q, k, v, how.kind == Attention::NaiveInplace);
     }
-    return proj(o.transpose(1, 2).reshape({b, s, model}));
+    return linear(proj, o.transpose(1, 2).reshape({b, s, model}));
   }
+
+  // [linear-choice]
+  // C++'s nn::Linear calls torch::nn::functional::linear, which on a 3-D input runs
+  // aten::matmul (-> aten::mm on the input folded to 2-D) and then adds the bias in a second
+  // operator, aten::add_. Python's F.linear is aten::linear, which folds the input itself and
+  // runs one aten::addmm, the bias in the GEMM. --linear aten takes that path from C++.
+  torch::Tensor linear(torch::nn::Linear& layer, const torch::Tensor& x) {
+    return aten_linear ? torch::linear(x, layer->weight, layer->bias) : layer(x);
+  }
+  // [linear-choice]
 
   // [naive-attention]
   // Attention written out: every step a separate operator, the seq x seq scores in memory.
@@ -185,6 +199,7 @@ struct BlockImpl : torch::nn::Module {
   }
 
   int64_t heads;
+  bool aten_linear = false;  // --linear aten: torch::linear instead of the module's forward
   torch::nn::LayerNorm norm1;
   torch::nn::Linear qkv, proj;
   torch::nn::LayerNorm norm2;
@@ -213,6 +228,7 @@ double tokens(const pil::Problem& p) { return double(p.options.size) * double(se
 // Inputs, in order: x [batch, seq, model] and the upstream gradient g of the same shape.
 pil::Tensors make_inputs(const pil::Problem& p) {
   g_state->block = Block(model(p), heads(p));
+  g_state->block->aten_linear = p.options.flag("--linear") == 1;
   g_state->block->to(p.device, p.dtype);
   g_state->optimizer = std::make_unique<torch::optim::AdamW>(
       g_state->block->parameters(), torch::optim::AdamWOptions(1e-4));
@@ -421,7 +437,11 @@ pil::Lesson make_lesson() {
   l.size_help = "Batch";
   l.flags = {{"--seq", "Sequence length", 1024, 1, 1 << 17, {}},
              {"--heads", "Attention heads", 16, 1, 256, {}},
-             {"--head-dim", "Width of one head (model = heads x head-dim)", 64, 1, 1024, {}}};
+             {"--head-dim", "Width of one head (model = heads x head-dim)", 64, 1, 1024, {}},
+             {"--linear",
+              "The block's linear layers: module (nn::Linear: aten::matmul, then aten::add_ for "
+              "the bias) or aten (torch::linear: aten::linear, one aten::addmm, as Python's F.linear)",
+              0, 0, 1, {"module", "aten"}}};
   l.profile_memory = true;
   l.make_inputs = make_inputs;
   l.memory_need = memory_need;

@@ -19,6 +19,7 @@
 #include "cuda/cupti_tracer.h"
 #endif
 #include "harness/named_range.h"
+#include "harness/progress.h"
 #include "harness/summary.h"
 #include "harness/verify.h"
 #include "profiler/profiler.h"
@@ -169,7 +170,7 @@ void print_comparison(const std::vector<VariantLine>& lines) {
   headers.insert(headers.end(), {"Result", "Variant"});
   trace::TextTable table(headers);
   for (const auto& l : lines) {
-    std::vector<std::string> row{trace::format_time_ns(l.median_step_ns)};
+    std::vector<std::string> row{trace::format_duration(l.median_step_ns)};
     if (memory) {
       row.push_back(l.peak_bytes >= 0 ? trace::format_bytes(l.peak_bytes) : "-");
       row.push_back(l.peak_range.empty() ? "-" : l.peak_range);
@@ -197,8 +198,14 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   const Tensors inputs = lesson.make_inputs(p);
 
   at::Tensor out;
-  for (int i = 0; i < o.warmup_calls; ++i) out = variant.run(inputs);
-  synchronize(p.device);
+  {
+    Progress progress("warm-up calls", o.warmup_calls);
+    for (int i = 0; i < o.warmup_calls; ++i) {
+      out = variant.run(inputs);
+      progress.update(i + 1);
+    }
+    synchronize(p.device);
+  }
 
   if (p.device.is_cuda()) at::accelerator::resetPeakStats(p.device.index());
   // One cycle of torch.profiler's schedule; the steps are ProfilerStep#N, N the schedule's step.
@@ -211,13 +218,14 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   settings.activities = {profiler::ProfilerActivity::CPU};
   if (p.device.is_cuda()) settings.activities.insert(profiler::ProfilerActivity::CUDA);
   settings.schedule = schedule;
-  settings.record_shapes = true;
+  settings.record_shapes = o.record_shapes;
   settings.profile_memory = o.profile_memory;
   settings.tracer = make_recorder(variant, o.profiler);
   profiler::profile prof(std::move(settings));
   std::cout << "tracer: " << prof.tracer_name() << "\n";
   // The recorded steps' wall time, for --profiler off (otherwise the trace has them).
   std::vector<RunSummary::Step> wall_steps;
+  Progress step_progress("steps", static_cast<int>(schedule.total_steps()));
   prof.start();
   for (int64_t step = 0; step < schedule.total_steps(); ++step) {
     const profiler::ProfilerAction action = prof.current_action();
@@ -237,8 +245,10 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
       if (!profiler::records(action) && profiler::records(schedule(step + 1))) synchronize(p.device);
       prof.step();
     }
+    step_progress.update(step + 1);
   }
   prof.stop();
+  step_progress.finish();
   // [profile-steps]
 
   // The allocator's peak over the steps alone, read before the reference and any comparison
@@ -253,8 +263,10 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
 
   // The reference after the runs: a variant that trains has changed its weights by now, and its
   // collect() and reference both use them as they are.
+  Progress check_progress("verify (the result against the float64 reference)", 0);
   const at::Tensor result = variant.result(inputs, out);
   Verdict verdict = verify(result, lesson.reference_for(variant.name)(inputs), lesson.tolerance_of(p));
+  check_progress.finish();
   std::cout << verdict.describe();
   if (!variant.agrees_with.empty()) verdict = check_agreement(lesson, variant, inputs, result, p, verdict);
 

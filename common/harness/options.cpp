@@ -77,7 +77,7 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
               active = std::to_string(o.active), warmup_calls = std::to_string(o.warmup_calls),
               out = o.out_dir, row_limit = std::to_string(o.row_limit), sort,
               seed = std::to_string(o.seed), profile_memory = lesson.profile_memory ? "on" : "off",
-              profiler = o.profiler ? "on" : "off";
+              profiler = o.profiler ? "on" : "off", record_shapes = o.record_shapes ? "on" : "off";
   bool list = false;
   CLI::App app{lesson.name + ": " + lesson.description, lesson.name};
   app.set_help_flag("-h,--help", "Print this help and exit");
@@ -117,6 +117,9 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
       ->capture_default_str();
   app.add_option("--profile-memory", profile_memory,
                  "on|off: record allocations and frees (memory columns, peak per device)")
+      ->capture_default_str();
+  app.add_option("--record-shapes", record_shapes,
+                 "on|off: record each operator's input shapes (torch.profiler's record_shapes)")
       ->capture_default_str();
   std::map<std::string, std::string> extra_text;
   for (const auto& f : lesson.flags) {
@@ -174,6 +177,7 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     o.seed = uint64_t(whole_number("--seed", seed, 0, std::numeric_limits<int64_t>::max()));
     o.profile_memory = one_of<bool>("--profile-memory", profile_memory, {{"on", true}, {"off", false}});
     o.profiler = one_of<bool>("--profiler", profiler, {{"on", true}, {"off", false}});
+    o.record_shapes = one_of<bool>("--record-shapes", record_shapes, {{"on", true}, {"off", false}});
     if (!o.profiler && !expect.empty())
       throw BadValue{"--expect " + expect.front() + ": needs a trace; allowed with --profiler on"};
     for (const auto& e : expect) {

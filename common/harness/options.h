@@ -55,6 +55,7 @@ struct Options {
   std::optional<trace::SortKey> sort;     ///< default: device total on a GPU, CPU total on the CPU
   uint64_t seed = 0;
   bool profile_memory = false;            ///< record allocations and frees in the trace
+  bool record_shapes = true;              ///< record each operator's input shapes (as Python's record_shapes)
   /// Off: no in-process profiler (no trace, no table), NVTX ranges only, so an outside profiler
   /// (Nsight Systems, Nsight Compute) can attach; CUPTI takes one subscriber.
   bool profiler = true;

@@ -1,5 +1,7 @@
 #include "trace/expect.h"
 
+#include "trace/text_table.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
@@ -139,7 +141,7 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
     const KeyAverage* top = nullptr;
     for (const auto& r : index.key_averages().rows)
       if (!r.device_work && r.name.rfind("aten::", 0) == 0 && (!top || r.self_cpu_ns > top->self_cpu_ns)) top = &r;
-    a.measured = top ? top->name + ", " + format_time_ns(top->self_cpu_ns) + " self CPU" : "no operators";
+    a.measured = top ? top->name + ", " + format_duration(top->self_cpu_ns) + " self CPU" : "no operators";
     a.yes = top && top->name == e.value;
   } else if (e.key == "peak-range") {
     const MemoryRow* pick = main_memory_row(index.memory());

@@ -3,24 +3,20 @@
 #include "trace/first_by_id.h"
 #include "trace/name_ids.h"
 #include "trace/nesting.h"
+#include "trace/text_table.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
 namespace pil::trace {
 namespace {
 
-
-std::string us(int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f us", double(ns) / 1e3);
-  return buf;
-}
 
 std::string pct(double fraction) {
   char buf[32];
@@ -128,6 +124,29 @@ const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows) {
   for (const auto& r : rows)
     if (!pick || (r.cuda && !pick->cuda)) pick = &r;
   return pick;
+}
+
+int64_t TraceIndex::stream_free_before(size_t i) const {
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  if (!stream_free_before_) {
+    const auto& ev = t_.events;
+    std::vector<int64_t> free_at(ev.size(), kNone);
+    std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> lanes;
+    for (size_t k = 0; k < ev.size(); ++k)
+      if (is_device_work(ev[k].category)) lanes[{ev[k].pid, ev[k].tid}].push_back(k);
+    for (auto& entry : lanes) {
+      auto& idx = entry.second;
+      std::stable_sort(idx.begin(), idx.end(),
+                       [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
+      int64_t busy_until = kNone;  // the latest end of the work before, in start order
+      for (size_t k : idx) {
+        free_at[k] = busy_until;
+        busy_until = std::max(busy_until, ev[k].end_ns());
+      }
+    }
+    stream_free_before_ = std::move(free_at);
+  }
+  return i < stream_free_before_->size() ? (*stream_free_before_)[i] : kNone;
 }
 
 long TraceIndex::launch_of(size_t i) const { return i < launch_of_.size() ? launch_of_[i] : -1; }
@@ -284,19 +303,29 @@ std::vector<ApiRow> api_report(const TraceIndex& index) {
 LaunchReport launch_report(const TraceIndex& index, bool outliers) {
   const Trace& t = index.trace();
   LaunchReport r;
-  std::vector<int64_t> clipped;
+  std::vector<int64_t> clipped, latency, queueing;
   for (size_t i : index.launch_calls()) {
     const auto work = index.work_of(i);
     const Event& call = t.events[i];
     const Event& first = t.events[work.front()];
-    Launch l{i, work.front(), work.size(), first.start_ns - call.end_ns(),
-             first.dur_ns < call.dur_ns};
+    Launch l;
+    l.call = i;
+    l.first_work = work.front();
+    l.work_count = work.size();
+    l.delay_ns = first.start_ns - call.end_ns();
+    l.work_shorter_than_call = first.dur_ns < call.dur_ns;
+    // Queued: when the call returned, the stream was still running work that started earlier.
+    const int64_t free_at = index.stream_free_before(work.front());
+    l.queued = free_at > call.end_ns();
+    if (l.queued) l.queue_ns = std::min(free_at, first.start_ns) - call.end_ns();
     if (l.work_shorter_than_call) ++r.shorter_than_call;
     if (work.size() > 1 || call.name == "cudaGraphLaunch") {
       ++r.graph_launches;
       r.graph_kernels += int64_t(work.size());
     }
-    clipped.push_back(std::max<int64_t>(l.delay_ns, 0));
+    const int64_t d = std::max<int64_t>(l.delay_ns, 0);
+    clipped.push_back(d);
+    (l.queued ? queueing : latency).push_back(d);
     r.launches.push_back(l);
   }
   auto earlier = [&](const Launch& a, const Launch& b) {
@@ -305,6 +334,8 @@ LaunchReport launch_report(const TraceIndex& index, bool outliers) {
   if (!std::is_sorted(r.launches.begin(), r.launches.end(), earlier))
     std::sort(r.launches.begin(), r.launches.end(), earlier);
   r.delay = DurationStats::of(std::move(clipped));
+  r.latency = DurationStats::of(std::move(latency));
+  r.queueing = DurationStats::of(std::move(queueing));
   if (!outliers) return r;
 
   const ByName kernels = group_by_name(t, [&](size_t i) { return t.events[i].category == Category::Kernel; });
@@ -399,6 +430,47 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
   return r;
 }
 
+// --- Synchronize ---------------------------------------------------------------------------
+
+bool is_synchronize(const Event& e) {
+  return is_launch_call(e.category) && e.name.find("Synchronize") != std::string_view::npos;
+}
+
+double SyncRow::idle_share(const Trace& t) const {
+  const int64_t d = t.events[call].dur_ns;
+  return d > 0 ? 1.0 - double(gpu_busy_ns) / double(d) : 0.0;
+}
+
+std::vector<SyncRow> sync_report(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  std::vector<size_t> calls;
+  std::vector<std::pair<int64_t, int64_t>> work;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (is_synchronize(e)) calls.push_back(i);
+    if (is_device_work(e.category)) work.push_back({e.start_ns, e.end_ns()});
+  }
+  std::sort(calls.begin(), calls.end(),
+            [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+  std::sort(work.begin(), work.end());
+  std::vector<int64_t> starts, ends;
+  for (const auto& w : work) starts.push_back(w.first), ends.push_back(w.second);
+  std::sort(ends.begin(), ends.end());
+  const auto busy = merge(std::move(work));
+  std::vector<SyncRow> rows;
+  for (size_t c : calls) {
+    const Event& e = t.events[c];
+    SyncRow r;
+    r.call = c;
+    r.gpu_busy_ns = covered(busy, e.start_ns, e.end_ns());
+    // Overlapping: started before the call ended, less those that ended before it began.
+    r.work_items = (std::lower_bound(starts.begin(), starts.end(), e.end_ns()) - starts.begin()) -
+                   (std::upper_bound(ends.begin(), ends.end(), e.start_ns) - ends.begin());
+    rows.push_back(r);
+  }
+  return rows;
+}
+
 // --- Chain -----------------------------------------------------------------------------------
 
 std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& range,
@@ -426,7 +498,8 @@ std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& 
     lines.push_back({depth, i, false, e.start_ns - root.start_ns, 0});
     for (size_t w : index.work_of(i)) {
       const Event& g = t.events[w];
-      lines.push_back({depth + 1, w, true, g.start_ns - root.start_ns, g.start_ns - e.end_ns()});
+      lines.push_back({depth + 1, w, true, g.start_ns - root.start_ns, g.start_ns - e.end_ns(),
+                       index.stream_free_before(w) > e.end_ns()});
     }
     return true;
   });
@@ -562,12 +635,12 @@ std::string explain(const TraceIndex& index) {
     std::vector<int64_t> d;
     for (size_t s : index.steps) d.push_back(t.events[s].dur_ns);
     const auto st = DurationStats::of(d);
-    std::string s = std::to_string(d.size()) + " profiled steps, median " + us(int64_t(st.median)) +
+    std::string s = std::to_string(d.size()) + " profiled steps, median " + format_duration(int64_t(st.median)) +
                     " on the CPU";
     if (d.size() > 1 && double(d.front()) > 1.5 * st.median) {
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.1fx", double(d.front()) / st.median);
-      s += "; the first took " + us(d.front()) + ", " + ratio +
+      s += "; the first took " + format_duration(d.front()) + ", " + ratio +
            " the median (one-time costs: warm-up hides them, it does not remove them)";
     }
     line(s);
@@ -601,8 +674,8 @@ std::string explain(const TraceIndex& index) {
       std::string s = std::string("named ranges, time per ") + (index.steps.empty() ? "trace" : "step") +
                       " (CPU" + (ka.has_device_time() ? " / GPU work launched inside" : "") + "):";
       for (size_t i = 0; i < std::min<size_t>(6, ranges.size()); ++i) {
-        s += std::string(i ? "," : "") + " " + ranges[i]->name + " " + format_time_ns(ranges[i]->cpu_total_ns / steps);
-        if (ka.has_device_time()) s += " / " + format_time_ns(ranges[i]->device_total_ns / steps);
+        s += std::string(i ? "," : "") + " " + ranges[i]->name + " " + format_duration(ranges[i]->cpu_total_ns / steps);
+        if (ka.has_device_time()) s += " / " + format_duration(ranges[i]->device_total_ns / steps);
       }
       line(s);
     }
@@ -624,7 +697,7 @@ std::string explain(const TraceIndex& index) {
   }
   line("top kernel: " + top.front().name.substr(0, 80) + " — " + pct(top.front().share) +
          " of kernel time, " + std::to_string(top.front().time.count) + " calls, median " +
-         us(int64_t(top.front().time.median)));
+         format_duration(int64_t(top.front().time.median)));
   const StreamReport sr = stream_report(index);
   if (!sr.steps.empty()) {
     std::vector<int64_t> k;
@@ -648,10 +721,52 @@ std::string explain(const TraceIndex& index) {
        pct(idle ? double(other) / double(idle) : 0) +
        (window && busy < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));
   const LaunchReport lr = launch_report(index, /*outliers=*/false);
-  if (!lr.launches.empty())
-    line("launch delay (kernel start - launch call end): median " + us(int64_t(lr.delay.median)) +
-         ", max " + us(lr.delay.max) + "; " + std::to_string(lr.shorter_than_call) + " of " +
-         std::to_string(lr.launches.size()) + " GPU work items ran shorter than their launch call");
+  if (!lr.launches.empty()) {
+    std::string s = "launch delay (GPU work start - launch call end), in two kinds: ";
+    s += lr.latency.count
+             ? "launch latency (stream idle when the call returned) median " +
+                   format_duration(int64_t(lr.latency.median)) + ", max " + format_duration(lr.latency.max) +
+                   " over " + std::to_string(lr.latency.count) + " launches"
+             : "no launch onto an idle stream";
+    s += lr.queueing.count
+             ? "; queued behind earlier work on the stream: " + std::to_string(lr.queueing.count) +
+                   " launches, median wait " + format_duration(int64_t(lr.queueing.median)) +
+                   " (the CPU ran ahead: the GPU is fed)"
+             : "; none queued behind earlier work";
+    line(s);
+    line(std::to_string(lr.shorter_than_call) + " of " + std::to_string(lr.launches.size()) +
+         " GPU work items ran shorter than their launch call");
+  }
+  // Each synchronize against the GPU work it covered: a long wait is GPU-bound only if the GPU
+  // was busy through it.
+  const std::vector<SyncRow> syncs = sync_report(index);
+  auto verdict = [](double idle) {
+    return idle > 0.5 ? std::string("the GPU idle most of the wait: not GPU-bound there (launch or "
+                                    "overhead bound, or the GPU work started late)")
+                      : std::string("the GPU busy most of the wait: GPU-bound there");
+  };
+  if (!syncs.empty() && syncs.size() <= 3) {
+    for (const SyncRow& sr : syncs) {
+      const Event& e = t.events[sr.call];
+      line(std::string(e.name) + " " + format_duration(e.dur_ns) + " covered " +
+           format_duration(sr.gpu_busy_ns) + " of GPU work (" + std::to_string(sr.work_items) +
+           " items); GPU idle " + pct(sr.idle_share(t)) + " of the wait: " + verdict(sr.idle_share(t)));
+    }
+  } else if (!syncs.empty()) {
+    int64_t wait = 0, busy = 0;
+    const SyncRow* longest = &syncs.front();
+    for (const SyncRow& sr : syncs) {
+      wait += t.events[sr.call].dur_ns;
+      busy += sr.gpu_busy_ns;
+      if (t.events[sr.call].dur_ns > t.events[longest->call].dur_ns) longest = &sr;
+    }
+    const double idle = wait ? 1.0 - double(busy) / double(wait) : 0;
+    line(std::to_string(syncs.size()) + " synchronize calls, " + format_duration(wait) +
+         " in all, covered " + format_duration(busy) + " of GPU work; GPU idle " + pct(idle) +
+         " of the wait: " + verdict(idle) + "; the longest, " +
+         std::string(t.events[longest->call].name) + " " + format_duration(t.events[longest->call].dur_ns) +
+         ", covered " + format_duration(longest->gpu_busy_ns));
+  }
   if (lr.graph_launches)
     line(std::to_string(lr.graph_launches) + " graph launch(es) ran " +
          std::to_string(lr.graph_kernels) + " kernels");

@@ -72,11 +72,16 @@ class TraceIndex {
   int64_t window_start = 0, window_end = 0;
   /// ProfilerStep#N ranges (old traces: ProfileStep#N) in time order.
   std::vector<size_t> steps;
+  /// For GPU work `i`: when the earlier work on its stream (same device and stream, started
+  /// before it) had all ended, or INT64_MIN when it is the stream's first. Work launched
+  /// before that time waited in the stream's queue. Computed on first use.
+  int64_t stream_free_before(size_t i) const;
 
  private:
   const Trace& t_;
   mutable std::optional<KeyAverages> key_averages_;
   mutable std::optional<std::vector<MemoryRow>> memory_;
+  mutable std::optional<std::vector<int64_t>> stream_free_before_;
   std::vector<long> launch_of_;
   /// GPU work grouped by launch call, each call's in start order: work_of(c) is
   /// work_[first_work_[c], first_work_[c + 1]).
@@ -112,17 +117,30 @@ struct ApiRow {
 /// queries...), most total time first.
 std::vector<ApiRow> api_report(const TraceIndex& index);
 
+/// One launch and what its delay (first work start - call end) was made of. Two different
+/// things read alike as "delay": on an idle stream it is launch latency, the time the driver and
+/// the GPU take to start the work; on a stream still running earlier work when the call
+/// returned, the work waited in the queue behind it, which is the sign of a GPU that is fed.
 struct Launch {
-  size_t call;                 ///< the runtime/driver event
-  size_t first_work;           ///< its first GPU work
-  size_t work_count;           ///< > 1 for a graph launch
-  int64_t delay_ns;            ///< first work start - call end (can be negative)
-  bool work_shorter_than_call; ///< the GPU work took less time than launching it
+  size_t call = 0;                     ///< the runtime/driver event
+  size_t first_work = 0;               ///< its first GPU work
+  size_t work_count = 0;               ///< > 1 for a graph launch
+  int64_t delay_ns = 0;                ///< first work start - call end (can be negative)
+  /// The stream was still running earlier work when the call returned.
+  bool queued = false;
+  /// Of the delay, the time from the call's end until the stream's earlier work ended (0 when
+  /// the stream was idle); the rest, delay - queue, is the latency after the stream was free.
+  int64_t queue_ns = 0;
+  bool work_shorter_than_call = false; ///< the GPU work took less time than launching it
 };
 
 struct LaunchReport {
   std::vector<Launch> launches;  ///< in time order
-  DurationStats delay;           ///< of the delays clipped at 0, as HTA does
+  DurationStats delay;           ///< of the delays clipped at 0, as HTA does (both kinds mixed)
+  /// Launch latency: the delays (clipped at 0) of launches onto an idle stream.
+  DurationStats latency;
+  /// Queueing: the delays of launches onto a stream still busy with earlier work.
+  DurationStats queueing;
   int64_t shorter_than_call = 0;
   int64_t graph_launches = 0, graph_kernels = 0;
   /// Kernels much slower than others of the same name (> 2x the median, at least 5 calls).
@@ -161,6 +179,25 @@ struct StreamReport {
 /// does: host wait, kernel wait (gaps up to `gap_threshold_ns`), other.
 StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns = 30'000);
 
+/// A synchronize call (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize and
+/// their driver forms) and the GPU work that ran while the CPU waited in it. A long synchronize
+/// alone says only that the CPU waited: the GPU is the bottleneck there when it was busy for
+/// most of the wait, not when it was idle (the series' size-64 run: 1.78 ms of synchronize over
+/// 26 us of GPU work).
+struct SyncRow {
+  size_t call = 0;
+  int64_t gpu_busy_ns = 0;  ///< union of all GPU work (every stream) inside the call
+  int64_t work_items = 0;   ///< GPU work items that overlap the call
+  /// Share of the call's duration with no GPU work running, 0..1.
+  double idle_share(const Trace& t) const;
+};
+
+/// Every synchronize call in the trace, in time order.
+std::vector<SyncRow> sync_report(const TraceIndex& index);
+
+/// True for the CUDA runtime and driver calls that block the CPU until GPU work is done.
+bool is_synchronize(const Event& e);
+
 /// One line of a chain: a CPU slice (depth > 0 inside the range) or GPU work under its launch.
 struct ChainLine {
   int depth = 0;
@@ -168,6 +205,7 @@ struct ChainLine {
   bool gpu = false;
   int64_t offset_ns = 0;  ///< start relative to the range's start
   int64_t delay_ns = 0;   ///< GPU lines: start - launch end
+  bool queued = false;    ///< GPU lines: its stream still ran earlier work when the call ended
 };
 
 /// The k-th (0-based) slice named `range` and everything under it: operators, runtime calls and,

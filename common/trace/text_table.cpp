@@ -2,8 +2,27 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace pil::trace {
+
+std::string format_duration(int64_t ns) {
+  static const char* const kUnits[] = {"ns", "us", "ms", "s"};
+  const bool negative = ns < 0;
+  double v = negative ? -double(ns) : double(ns);
+  size_t unit = 0;
+  char buf[48];
+  for (;;) {
+    // The digits after the point that leave three significant figures; the unit moves up
+    // when rounding reaches 1000 ("999.7 us" reads "1.00 ms").
+    const int decimals = unit == 0 ? 0 : v < 10 ? 2 : v < 100 ? 1 : 0;
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    if (std::strtod(buf, nullptr) < 1000 || unit == 3) break;
+    v /= 1000;
+    ++unit;
+  }
+  return std::string(negative ? "-" : "") + buf + " " + kUnits[unit];
+}
 
 std::string TextTable::str() const {
   std::vector<size_t> width(headers_.size(), 0);

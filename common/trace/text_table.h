@@ -23,4 +23,9 @@ class TextTable {
 std::string grouped(long long value);
 std::string fixed(double value, int decimals = 1);
 
+/// A duration for people to read, three significant figures in the unit that keeps the number
+/// between 1 and 1000: "812 ns", "26.0 us", "1.54 ms", "3.19 s" (past 1000 s, whole seconds).
+/// For our own summary lines; the key_averages table keeps Python's format (format_time_ns).
+std::string format_duration(int64_t ns);
+
 }  // namespace pil::trace

@@ -40,6 +40,13 @@ TEST(Options, DefaultsFollowTheSeries) {
   EXPECT_EQ(p.options.out_dir, "traces/00_demo");
   EXPECT_FALSE(p.options.sort.has_value());
   EXPECT_EQ(p.options.seed, 0u);
+  EXPECT_TRUE(p.options.record_shapes);
+}
+
+TEST(Options, RecordShapesCanBeSwitchedOff) {
+  const ParsedArgs p = parse({"--record-shapes", "off"});
+  ASSERT_TRUE(p.run) << p.text;
+  EXPECT_FALSE(p.options.record_shapes);
 }
 
 TEST(Options, GoodValuesAreTaken) {
@@ -128,7 +135,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{{"--warmup-calls", "-2"}, "--warmup-calls"},
                       BadCase{{"--row-limit", "0"}, "--row-limit"},
                       BadCase{{"--sort", "fastest"}, "--sort"},
-                      BadCase{{"--seed", "-1"}, "--seed"}, BadCase{{"--out", ""}, "--out"},
+                      BadCase{{"--seed", "-1"}, "--seed"}, BadCase{{"--record-shapes", "no"}, "--record-shapes"}, BadCase{{"--out", ""}, "--out"},
                       BadCase{{"--bogus"}, "--bogus"}, BadCase{{"--size"}, "--size"}),
     case_name);
 

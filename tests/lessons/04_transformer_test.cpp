@@ -90,6 +90,30 @@ TEST(Lesson04, FlashBackendRunsLibTorchsCpuFlashKernel) {
   }
 }
 
+TEST(Lesson04, LinearThroughTheModuleIsTwoOperatorsThroughAtenLinearOne) {
+  // nn::Linear (functional::linear) on a 3-D input: aten::matmul, then aten::add_ for the bias;
+  // torch::linear (--linear aten): aten::linear -> aten::addmm, the bias inside the product.
+  BlockRun module({"--variant", "sdpa_flash"});
+  ASSERT_EQ(module.r.exit_code, 0) << module.r.out << module.r.err;
+  BlockRun aten({"--variant", "sdpa_flash", "--linear", "aten"});
+  ASSERT_EQ(aten.r.exit_code, 0) << aten.r.out << aten.r.err;
+  const auto m = module.slices(), a = aten.slices();
+  ASSERT_EQ(named(m, "block_fwd").size(), 3u);
+  ASSERT_EQ(named(a, "block_fwd").size(), 3u);
+  for (const auto& b : named(m, "block_fwd")) {
+    EXPECT_EQ(count_inside(m, b, "aten::matmul"), 4u) << "qkv, proj, fc1, fc2";
+    EXPECT_EQ(count_inside(m, b, "aten::add_"), 4u) << "each bias a separate operator";
+    EXPECT_EQ(count_inside(m, b, "aten::linear"), 0u);
+    EXPECT_EQ(count_inside(m, b, "aten::addmm"), 0u);
+  }
+  for (const auto& b : named(a, "block_fwd")) {
+    EXPECT_EQ(count_inside(a, b, "aten::linear"), 4u);
+    EXPECT_EQ(count_inside(a, b, "aten::addmm"), 4u);
+    EXPECT_EQ(count_inside(a, b, "aten::matmul"), 0u);
+    EXPECT_EQ(count_inside(a, b, "aten::add_"), 0u);
+  }
+}
+
 TEST(Lesson04, BackendWithoutACpuKernelIsASkipWithLibTorchsReason) {
   for (const char* v : {"sdpa_mem_efficient", "sdpa_cudnn"}) {
     TempDir dir;

@@ -1,5 +1,6 @@
 // The operator table on hand-built events, with every figure worked out by hand.
 #include "trace/key_averages.h"
+#include "trace/text_table.h"
 
 #include <gtest/gtest.h>
 
@@ -223,6 +224,21 @@ TEST(Table, TimesPrintLikePython) {
   EXPECT_EQ(format_time_ns(1234000), "1.234ms");
   EXPECT_EQ(format_time_ns(2500000000), "2.500s");
   EXPECT_EQ(format_time_ns(0), "0.000us");
+}
+
+TEST(FormatDuration, ThreeFiguresInTheUnitPeopleUse) {
+  EXPECT_EQ(format_duration(0), "0 ns");
+  EXPECT_EQ(format_duration(812), "812 ns");
+  EXPECT_EQ(format_duration(26'000), "26.0 us");
+  EXPECT_EQ(format_duration(7'500), "7.50 us");
+  EXPECT_EQ(format_duration(1'535'000), "1.53 ms");  // the README's "median 1535.0 us"
+  EXPECT_EQ(format_duration(1'780'000), "1.78 ms");
+  EXPECT_EQ(format_duration(3'188'102'700), "3.19 s");  // not "3188102.7 us"
+  EXPECT_EQ(format_duration(999'700), "1.00 ms");    // rounding moves the unit up
+  EXPECT_EQ(format_duration(999'999'999), "1.00 s");
+  EXPECT_EQ(format_duration(192'700'000), "193 ms");
+  EXPECT_EQ(format_duration(4'000'000'000'000), "4000 s");
+  EXPECT_EQ(format_duration(-2'500), "-2.50 us");
 }
 
 TEST(Table, SortKeysUsePythonsNames) {

@@ -49,8 +49,23 @@ TEST_F(PilTrace, TextReportsCarryTheFigures) {
   for (const auto& s : j["streams"])
     if (s["stream"] == 7) busy7 = s["busy_ns"];
   EXPECT_EQ(busy7, 117000);
+  EXPECT_EQ(j["synchronizes"].size(), 1u);
+  EXPECT_EQ(j["synchronizes"][0]["gpu_busy_ns"], 8000);
   const auto chain = run_process(kTool, {"chain", trace, "--range", "matmul_add"});
   EXPECT_NE(chain.out.find("=> GPU gemm"), std::string::npos) << chain.out;
+  EXPECT_NE(chain.out.find("after its launch call ends (queued behind earlier work)"), std::string::npos)
+      << chain.out;
+  // Launch delay in its two kinds: 4 launches onto an idle stream, 2 queued (by hand in
+  // reports_test.cpp).
+  const auto launches = run_process(kTool, {"launches", trace});
+  EXPECT_NE(launches.out.find("launch latency (the stream was idle when the call returned): 4 launches, "
+                              "median 7,500 ns"), std::string::npos) << launches.out;
+  EXPECT_NE(launches.out.find("queueing (earlier work still ran on the stream): 2 launches, median 76,000 ns"),
+            std::string::npos) << launches.out;
+  const auto lj = nlohmann::json::parse(run_process(kTool, {"launches", trace, "--json"}).out);
+  EXPECT_EQ(lj["launch_latency"]["count"], 4);
+  EXPECT_EQ(lj["queueing"]["count"], 2);
+  EXPECT_EQ(lj["largest_delays"][0]["kind"], "queueing");
 }
 
 // Per-step GPU figures (busy per step, kernels per step) for torch.profiler's step names, and

@@ -135,6 +135,98 @@ TEST_F(Reports, LaunchDelaysByHand) {
   EXPECT_TRUE(r.outliers.empty());
 }
 
+TEST_F(Reports, LaunchDelaySplitIntoLatencyAndQueueing) {
+  const LaunchReport r = launch_report(index);
+  // Onto an idle stream: gemm (40 - 35), the copy (50 - 48), kernel_a (20 - 10), and kernel_b
+  // (120 - 110: kernel_a had ended at 30). Onto a busy stream: add_kernel (call ended at 74,
+  // gemm ran until 140) and the graph (call ended at 89, add_kernel ran until 160).
+  EXPECT_EQ(r.latency.count, 4);
+  EXPECT_DOUBLE_EQ(r.latency.median, 7.5 * us);  // 2, 5, 10, 10
+  EXPECT_EQ(r.latency.max, 10 * us);
+  EXPECT_EQ(r.queueing.count, 2);
+  EXPECT_DOUBLE_EQ(r.queueing.median, 76 * us);
+  EXPECT_EQ(r.delay.count, r.latency.count + r.queueing.count);
+  std::map<std::string, Launch> by;
+  for (const auto& l : r.launches) by[std::string(t.events[l.first_work].name)] = l;
+  EXPECT_FALSE(by["gemm"].queued);
+  EXPECT_EQ(by["gemm"].queue_ns, 0);
+  EXPECT_FALSE(by["kernel_b"].queued);
+  EXPECT_TRUE(by["add_kernel"].queued);
+  EXPECT_EQ(by["add_kernel"].queue_ns, 66 * us);  // 74 -> 140, then 10 us more to its start
+  EXPECT_TRUE(by["graph_k1"].queued);
+  EXPECT_EQ(by["graph_k1"].queue_ns, 71 * us);    // 89 -> 160
+}
+
+// Two launches on one stream, built to show one kind each: the first onto an idle stream, the
+// second while the first kernel still runs.
+Trace two_launches(int64_t second_call_us) {
+  auto x = [](const char* cat, const char* name, int pid, int tid, int ts, int dur, int corr) {
+    return std::string("{\"ph\": \"X\", \"cat\": \"") + cat + "\", \"name\": \"" + name +
+           "\", \"pid\": " + std::to_string(pid) + ", \"tid\": " + std::to_string(tid) +
+           ", \"ts\": " + std::to_string(ts) + ", \"dur\": " + std::to_string(dur) +
+           ", \"args\": {\"correlation\": " + std::to_string(corr) + "}}";
+  };
+  const int c = int(second_call_us);
+  return parse_trace_text("[" + x("cuda_runtime", "cudaLaunchKernel", 1, 1, 0, 5, 1) + "," +
+                          x("kernel", "long_kernel", 0, 7, 8, 100, 1) + "," +  // [8, 108]
+                          x("cuda_runtime", "cudaLaunchKernel", 1, 1, c, 5, 2) + "," +
+                          x("kernel", "next_kernel", 0, 7, std::max(c + 9, 110), 10, 2) + "]");
+}
+
+TEST_F(Reports, SecondLaunchOntoABusyStreamIsQueueing) {
+  const Trace busy = two_launches(20);  // returns at 25, the stream busy until 108, starts at 110
+  const LaunchReport r = launch_report(TraceIndex(busy));
+  ASSERT_EQ(r.launches.size(), 2u);
+  EXPECT_FALSE(r.launches[0].queued);
+  EXPECT_EQ(r.launches[0].delay_ns, 3 * us);
+  EXPECT_TRUE(r.launches[1].queued);
+  EXPECT_EQ(r.launches[1].delay_ns, 85 * us);
+  EXPECT_EQ(r.launches[1].queue_ns, 83 * us);
+  EXPECT_EQ(r.latency.count, 1);
+  EXPECT_EQ(r.queueing.count, 1);
+  EXPECT_EQ(r.queueing.max, 85 * us);
+}
+
+TEST_F(Reports, SecondLaunchOntoAnIdleStreamIsLatency) {
+  const Trace idle = two_launches(200);  // returns at 205, the stream idle since 108, starts at 209
+  const LaunchReport r = launch_report(TraceIndex(idle));
+  ASSERT_EQ(r.launches.size(), 2u);
+  EXPECT_FALSE(r.launches[1].queued);
+  EXPECT_EQ(r.launches[1].queue_ns, 0);
+  EXPECT_EQ(r.latency.count, 2);
+  EXPECT_EQ(r.queueing.count, 0);
+  EXPECT_DOUBLE_EQ(r.latency.median, 3.5 * us);  // 3 and 4
+}
+
+TEST_F(Reports, SynchronizeAgainstTheGpuWorkItCovered) {
+  const auto rows = sync_report(index);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(t.events[rows[0].call].name, "cudaDeviceSynchronize");
+  EXPECT_EQ(rows[0].gpu_busy_ns, 8 * us);  // gemm ran through [91, 99]
+  EXPECT_EQ(rows[0].work_items, 1);
+  EXPECT_DOUBLE_EQ(rows[0].idle_share(t), 0.0);
+}
+
+TEST_F(Reports, ALongSynchronizeOverLittleGpuWorkIsNotGpuBound) {
+  // The series' size-64 case in small: 1.78 ms of synchronize over 26 us of GPU work.
+  const Trace s = parse_trace_text(
+      "[{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+      "\"tid\": 1, \"ts\": 0, \"dur\": 5, \"args\": {\"correlation\": 1}},"
+      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": 7, "
+      "\"ts\": 1700, \"dur\": 26, \"args\": {\"correlation\": 1}},"
+      "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaDeviceSynchronize\", "
+      "\"pid\": 1, \"tid\": 1, \"ts\": 6, \"dur\": 1780, \"args\": {\"correlation\": 2}}]");
+  const TraceIndex si(s);
+  const auto rows = sync_report(si);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].gpu_busy_ns, 26 * us);
+  EXPECT_NEAR(rows[0].idle_share(s), 1.0 - 26.0 / 1780.0, 1e-12);
+  const std::string text = explain(si);
+  EXPECT_NE(text.find("cudaDeviceSynchronize 1.78 ms covered 26.0 us of GPU work (1 items); GPU idle "
+                      "98.5% of the wait: the GPU idle most of the wait: not GPU-bound"),
+            std::string::npos) << text;
+}
+
 TEST_F(Reports, IdleTimeSplitPerStreamByHand) {
   const StreamReport r = stream_report(index, 30 * us);
   ASSERT_EQ(r.streams.size(), 3u);
@@ -184,6 +276,8 @@ TEST_F(Reports, ChainFromRangeToGpuWork) {
                      "    GPU gemm", " aten::add", "  cudaLaunchKernel", "   GPU add_kernel",
                      " cudaGraphLaunch", "  GPU graph_k1", "  GPU graph_k2"}));
   EXPECT_EQ(lines[4].delay_ns, 5 * us);
+  EXPECT_FALSE(lines[4].queued);  // gemm: its stream was idle
+  EXPECT_TRUE(lines[7].queued);   // add_kernel: launched while gemm ran
   EXPECT_EQ(lines[4].offset_ns, 30 * us);  // gemm starts 30 us after matmul_add does
   EXPECT_TRUE(chain_report(index, "no_such_range").empty());
   EXPECT_TRUE(chain_report(index, "matmul_add", 1).empty());
@@ -222,10 +316,17 @@ TEST_F(Reports, ExplainNamesTheGpuFigures) {
   EXPECT_NE(text.find("1 profiled steps"), std::string::npos) << text;
   EXPECT_NE(text.find("7 GPU work items per step"), std::string::npos) << text;
   EXPECT_NE(text.find("launch delay"), std::string::npos) << text;
+  EXPECT_NE(text.find("launch latency (stream idle when the call returned) median 7.50 us, max 10.0 us "
+                      "over 4 launches"), std::string::npos) << text;
+  EXPECT_NE(text.find("queued behind earlier work on the stream: 2 launches, median wait 76.0 us"),
+            std::string::npos) << text;
+  // The synchronize [91, 99] ran while gemm [40, 140] did: the GPU busy all through the wait.
+  EXPECT_NE(text.find("cudaDeviceSynchronize 8.00 us covered 8.00 us of GPU work (1 items); GPU idle "
+                      "0.0% of the wait: the GPU busy most of the wait"), std::string::npos) << text;
   EXPECT_NE(text.find("1 graph launch(es) ran 2 kernels"), std::string::npos) << text;
   // matmul_add: [10, 90] us on the CPU; gemm 100 + add_kernel 10 + the graph's 5 + 2 launched inside.
   EXPECT_NE(text.find("named ranges, time per step (CPU / GPU work launched inside): matmul_add "
-                      "80.000us / 117.000us"),
+                      "80.0 us / 117 us"),
             std::string::npos) << text;
 }
 

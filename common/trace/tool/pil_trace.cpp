@@ -8,9 +8,11 @@
 //   pil-trace kernels  TRACE [--range R]   kernel statistics (nsys stats layout), optionally
 //                                          only kernels launched inside range R
 //   pil-trace api      TRACE               CUDA runtime and driver calls
-//   pil-trace launches TRACE               launch delays, kernels shorter than their launch,
-//                                          graph launches, outliers
-//   pil-trace streams  TRACE               GPU busy and idle time per stream, per step
+//   pil-trace launches TRACE               launch delays split into launch latency (idle stream)
+//                                          and queueing (busy stream), kernels shorter than
+//                                          their launch, graph launches, outliers
+//   pil-trace streams  TRACE               GPU busy and idle time per stream, per step, and
+//                                          the GPU work each synchronize covered
 //   pil-trace memory   TRACE               allocations per device, the peak and the range and
 //                                          operator it came in (traces with memory events)
 //   pil-trace expect   TRACE KEY=VALUE...  predictions checked: yes or no with the figure
@@ -161,6 +163,8 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
   if (as_json) {
     json j = {{"launches", r.launches.size()},
               {"delay_clipped", stats_json(r.delay)},
+              {"launch_latency", stats_json(r.latency)},
+              {"queueing", stats_json(r.queueing)},
               {"work_shorter_than_call", r.shorter_than_call},
               {"graph_launches", r.graph_launches},
               {"graph_kernels", r.graph_kernels},
@@ -170,6 +174,8 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
       j["largest_delays"].push_back({{"call", std::string(t.events[l->call].name)},
                                      {"work", std::string(t.events[l->first_work].name)},
                                      {"delay_ns", l->delay_ns},
+                                     {"kind", l->queued ? "queueing" : "launch latency"},
+                                     {"queue_ns", l->queue_ns},
                                      {"work_items", l->work_count}});
     for (size_t i : r.outliers)
       j["outliers"].push_back({{"kernel", std::string(t.events[i].name)},
@@ -182,17 +188,26 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
     std::cout << "no launches with GPU work (a CPU-only trace, or no correlation ids)\n";
     return 0;
   }
-  std::cout << r.launches.size() << " launches; delay from launch call end to GPU start "
-            << "(clipped at 0): median " << grouped((long long)r.delay.median) << " ns, mean "
-            << grouped((long long)r.delay.mean) << " ns, max " << grouped(r.delay.max) << " ns\n"
+  auto stats = [](const DurationStats& d) {
+    return "median " + grouped((long long)d.median) + " ns, mean " + grouped((long long)d.mean) +
+           " ns, max " + grouped(d.max) + " ns";
+  };
+  std::cout << r.launches.size() << " launches; delay = GPU work start - launch call end "
+            << "(clipped at 0), in two kinds:\n"
+            << "  launch latency (the stream was idle when the call returned): " << r.latency.count
+            << " launches" << (r.latency.count ? ", " + stats(r.latency) : "") << "\n"
+            << "  queueing (earlier work still ran on the stream): " << r.queueing.count
+            << " launches" << (r.queueing.count ? ", " + stats(r.queueing) : "") << "\n"
+            << "  both together: " << stats(r.delay) << "\n"
             << r.shorter_than_call << " GPU work items ran shorter than their launch call\n";
   if (r.graph_launches)
     std::cout << r.graph_launches << " launches ran several kernels (graphs): "
               << r.graph_kernels << " kernels in all\n";
-  TextTable table({"Delay (ns)", "Items", "Launch", "GPU work"});
+  TextTable table({"Delay (ns)", "Queued (ns)", "Kind", "Items", "Launch", "GPU work"});
   for (const Launch* l : worst)
-    table.add({grouped(l->delay_ns), std::to_string(l->work_count),
-               std::string(t.events[l->call].name), std::string(t.events[l->first_work].name)});
+    table.add({grouped(l->delay_ns), grouped(l->queue_ns), l->queued ? "queueing" : "latency",
+               std::to_string(l->work_count), std::string(t.events[l->call].name),
+               std::string(t.events[l->first_work].name)});
   std::cout << "largest delays:\n" << table.str();
   if (!r.outliers.empty()) {
     std::cout << r.outliers.size() << " outlier kernel(s), over 2x their median:\n";
@@ -228,13 +243,16 @@ int report_memory(const TraceIndex& index, bool as_json) {
 }
 
 int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
+  const Trace& t = index.trace();
   const StreamReport r = stream_report(index, int64_t(gap_us * 1000));
+  const std::vector<SyncRow> syncs = sync_report(index);
   if (as_json) {
     json j = {{"window_start_ns", r.window_start},
               {"window_end_ns", r.window_end},
               {"gap_threshold_ns", r.gap_threshold_ns},
               {"streams", json::array()},
-              {"steps", json::array()}};
+              {"steps", json::array()},
+              {"synchronizes", json::array()}};
     for (const auto& s : r.streams)
       j["streams"].push_back({{"device", s.device},
                               {"stream", s.stream},
@@ -250,6 +268,13 @@ int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
                             {"duration_ns", s.duration_ns},
                             {"busy_ns", s.busy_ns},
                             {"work_items", s.kernels}});
+    for (const auto& y : syncs)
+      j["synchronizes"].push_back({{"call", std::string(t.events[y.call].name)},
+                                   {"start_ns", t.events[y.call].start_ns},
+                                   {"dur_ns", t.events[y.call].dur_ns},
+                                   {"gpu_busy_ns", y.gpu_busy_ns},
+                                   {"work_items", y.work_items},
+                                   {"gpu_idle_share", y.idle_share(t)}});
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -273,6 +298,15 @@ int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
                  grouped(s.busy_ns), grouped(s.duration_ns), grouped(s.kernels), s.step});
     std::cout << "per profiler step (all streams):\n" << steps.str();
   }
+  if (!syncs.empty()) {
+    TextTable table({"Wait (ns)", "GPU busy (ns)", "GPU idle (%)", "Work items", "Synchronize"});
+    for (const auto& y : syncs)
+      table.add({grouped(t.events[y.call].dur_ns), grouped(y.gpu_busy_ns), fixed(100 * y.idle_share(t)),
+                 grouped(y.work_items), std::string(t.events[y.call].name)});
+    std::cout << "synchronize calls against the GPU work they covered (all streams; idle over half "
+                 "the wait: not GPU-bound there):\n"
+              << table.str();
+  }
   return 0;
 }
 
@@ -290,7 +324,7 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
       const Event& e = t.events[l.event];
       json row = {{"depth", l.depth},       {"name", std::string(e.name)}, {"gpu", l.gpu},
                   {"offset_ns", l.offset_ns}, {"dur_ns", e.dur_ns}};
-      if (l.gpu) row["delay_ns"] = l.delay_ns, row["stream"] = e.tid;
+      if (l.gpu) row["delay_ns"] = l.delay_ns, row["queued"] = l.queued, row["stream"] = e.tid;
       if (e.correlation) row["correlation"] = e.correlation;
       j.push_back(row);
     }
@@ -303,7 +337,8 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
               << "  [+" << grouped(l.offset_ns) << " ns, " << grouped(e.dur_ns) << " ns";
     if (l.gpu)
       std::cout << ", stream " << e.tid << ", starts " << grouped(l.delay_ns)
-                << " ns after its launch call ends";
+                << " ns after its launch call ends"
+                << (l.queued ? " (queued behind earlier work)" : " (launch latency)");
     if (e.correlation) std::cout << ", correlation " << e.correlation;
     std::cout << "]\n";
   }

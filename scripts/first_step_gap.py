@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""What is the gap at the start of lesson 01's first recorded step? Each candidate cause off in turn.
+
+In the first recorded step, `aten::matmul` begins well after the `matmul_add` range opens; in the
+later steps a few microseconds after. This script runs lesson 01 on the CPU several times per
+condition, each condition switching one candidate cause off (or on), and prints per condition
+the median and range over the runs of that gap in the first recorded step and in the later ones,
+read from each trace with `pil-trace chain --json`. Conditions:
+
+  default            the lesson's defaults (3 warm-up calls, wait 1, warm-up 1, active 3,
+                     record_shapes on, profile_memory off)
+  record-shapes off  the profiler records no input shapes
+  profile-memory on  the profiler also records allocations (the opposite switch: off is the default)
+  no prepare step    --warmup 0: the profiler is not prepared a step ahead (Python's WARMUP)
+  no warm-up calls   --warmup-calls 0: the first recorded step is not the first call (wait 1, warm-up 1 still run)
+  no warm-up at all  --warmup-calls 0 --wait 0 --warmup 0: the first recorded step is the process's first call
+  one thread         OMP_NUM_THREADS=1: no OpenMP thread pool to start or wake
+
+Usage: scripts/first_step_gap.py [--build build] [--runs 5] [--size 512] [--device cpu|cuda]
+                                 [--dtype fp32|bf16] [--only NAME...]
+The figures depend on the machine and its load: say which, and where the runs were made.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+CONDITIONS = [
+    ("default", [], {}),
+    ("record-shapes off", ["--record-shapes", "off"], {}),
+    ("profile-memory on", ["--profile-memory", "on"], {}),
+    ("no prepare step", ["--warmup", "0"], {}),
+    ("no warm-up calls", ["--warmup-calls", "0"], {}),
+    ("no warm-up at all", ["--warmup-calls", "0", "--wait", "0", "--warmup", "0"], {}),
+    ("one thread", [], {"OMP_NUM_THREADS": "1"}),
+]
+
+
+def gap_us(tool, trace, instance):
+    """Time from the range's start to its first operator, in microseconds."""
+    out = subprocess.run([tool, "chain", trace, "--range", "matmul_add", "--instance", str(instance),
+                          "--json"], check=True, capture_output=True, text=True).stdout
+    lines = json.loads(out)
+    first = next(l for l in lines if l["depth"] == 1)
+    return first["offset_ns"] / 1e3
+
+
+def step_us(summary, k):
+    with open(summary) as f:
+        return json.load(f)["steps"][k]["cpu_ns"] / 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--size", type=int, default=512)
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
+    ap.add_argument("--only", nargs="*", help="condition names to run (default: all)")
+    a = ap.parse_args()
+    lesson = os.path.join(a.build, "bin", "01_matmul_add")
+    tool = os.path.join(a.build, "bin", "pil-trace")
+    for exe in (lesson, tool):
+        if not os.access(exe, os.X_OK):
+            sys.exit(f"first_step_gap.py: {exe} not found; build it first (cmake --build {a.build} "
+                     "--target 01_matmul_add pil-trace)")
+    if a.runs < 1:
+        sys.exit("first_step_gap.py: --runs must be at least 1")
+    names = [c[0] for c in CONDITIONS]
+    for n in a.only or []:
+        if n not in names:
+            sys.exit(f"first_step_gap.py: --only: unknown condition '{n}'; allowed: {', '.join(names)}")
+    fmt = lambda v: f"{statistics.median(v):.0f} ({min(v):.0f}-{max(v):.0f})"
+    print(f"lesson 01, --device {a.device} --dtype {a.dtype} --size {a.size}, {a.runs} runs per condition; "
+          "median (min-max), microseconds")
+    print("| condition | flags | gap, first recorded step | gap, later steps | first step | later steps |")
+    print("|---|---|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, flags, env in CONDITIONS:
+            if a.only and name not in a.only:
+                continue
+            first, later, s_first, s_later = [], [], [], []
+            for r in range(a.runs):
+                out = os.path.join(tmp, f"{name.replace(' ', '_')}_{r}")
+                cmd = [lesson, "--device", a.device, "--dtype", a.dtype, "--size", str(a.size), "--out", out] + flags
+                p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env})
+                if p.returncode == 77:
+                    sys.exit(f"first_step_gap.py: {' '.join(cmd)}: skipped (no usable GPU):\n{p.stdout[-500:]}")
+                if p.returncode != 0:
+                    sys.exit(f"first_step_gap.py: {' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+                device = "cuda:0" if a.device == "cuda" else "cpu"
+                stem = os.path.join(out, f"eager_{device}_{a.dtype}_n{a.size}")
+                trace, summary = stem + ".pt.trace.json", stem + ".summary.json"
+                first.append(gap_us(tool, trace, 0))
+                later.append(statistics.median([gap_us(tool, trace, k) for k in (1, 2)]))
+                s_first.append(step_us(summary, 0))
+                s_later.append(statistics.median([step_us(summary, k) for k in (1, 2)]))
+            shown = " ".join(flags) + (" " if flags and env else "") + " ".join(f"{k}={v}" for k, v in env.items())
+            print(f"| {name} | `{shown or '(none)'}` | {fmt(first)} | {fmt(later)} | {fmt(s_first)} | {fmt(s_later)} |",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
