@@ -12,7 +12,7 @@
 #                <name>.bench_smoke  the benchmark binary on the smallest CPU case
 #   compiled   = where the lesson has a compiled.py: <name>_aoti compiles its workload with
 #                AOTInductor for the CPU (fp32) into <build>/aoti/<name>/cpu_fp32[_FLAGS].pt2,
-#                once per flag set in COMPILED_FLAGS ("--heads=4 --head-dim=32": lesson flags that
+#                once per flag set in COMPILED_FLAGS ("heads=4 head-dim=32": lesson flags that
 #                fix the weights' shapes), redone when compiled.py or the compile script changes;
 #                a failed compile writes its reason (.status) and the build goes on
 function(pil_add_lesson name)
@@ -115,7 +115,7 @@ function(_pil_lesson_compiled name flag_sets)
     if(NOT _set STREQUAL "-")
       separate_arguments(_flags UNIX_COMMAND "${_set}")
       foreach(_f IN LISTS _flags)
-        string(REGEX REPLACE "^--([^=]+)=(.*)$" "\\1\\2" _part "${_f}")
+        string(REGEX REPLACE "^([^=]+)=(.*)$" "\\1\\2" _part "${_f}")
         string(APPEND _stem "_${_part}")
         list(APPEND _args --flag ${_f})
       endforeach()
@@ -127,7 +127,7 @@ function(_pil_lesson_compiled name flag_sets)
               --device cpu --dtype fp32 ${_args} --out ${_dir}/${_stem}.pt2 --keep-going
       DEPENDS ${_src}/compiled.py ${PROJECT_SOURCE_DIR}/scripts/aoti_compile.py
       JOB_POOL pil_aoti
-      COMMENT "AOTInductor: compiling ${name}'s workload for cpu fp32 ${_set} (a minute the first time)"
+      COMMENT "AOTInductor: compiling ${name}'s workload for cpu fp32 ${_args} (a minute the first time)"
       VERBATIM)
     list(APPEND _outputs ${_dir}/${_stem}.status)
   endforeach()

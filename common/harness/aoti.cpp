@@ -63,7 +63,7 @@ std::string package_path(const Build& build, const Spec& spec, const Problem& p)
 std::string compile_command(const Build& build, const Spec& spec, const Problem& p) {
   std::string cmd = build.compile_command + " --device " + (p.device.is_cuda() ? "cuda" : "cpu") +
                     " --dtype " + dtype_name(p.dtype);
-  for (const auto& f : spec.flags) cmd += " --flag " + f + "=" + std::to_string(p.options.flag(f));
+  for (const auto& f : spec.flags) cmd += " --flag " + f.substr(2) + "=" + std::to_string(p.options.flag(f));
   return cmd + " --out " + package_path(build, spec, p);
 }
 

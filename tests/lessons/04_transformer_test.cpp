@@ -116,7 +116,7 @@ TEST(Lesson04, AllOnTheCpuRunsEveryCpuVariantAndNamesTheOthers) {
   // No package for 2 heads of 16: left out, naming the command that compiles one.
   EXPECT_NE(run.r.out.find("variant compiled left out: "), std::string::npos) << run.r.out;
   if (kCompiled)
-    EXPECT_NE(run.r.out.find("--flag --heads=2 --flag --head-dim=16 --out "), std::string::npos) << run.r.out;
+    EXPECT_NE(run.r.out.find("--flag heads=2 --flag head-dim=16 --out "), std::string::npos) << run.r.out;
   // The comparison at the end: one row per variant run, with its memory peak.
   const size_t at = run.r.out.find("== the variants side by side");
   ASSERT_NE(at, std::string::npos) << run.r.out;
