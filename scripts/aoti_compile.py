@@ -59,12 +59,12 @@ def write_whole(path, text):
     os.replace(tmp, path)
 
 
-def parse_flags(pairs):
+def parse_flags(parser, pairs):
     flags = {}
     for p in pairs:
         name, sep, value = p.partition("=")
         if not sep or not name or name.startswith("-") or not value.isdigit():
-            raise SystemExit("aoti_compile.py: error: --flag %r: expected NAME=INTEGER (heads=4)" % p)
+            parser.error("--flag %s: expected NAME=INTEGER (heads=4)" % p)
         flags["--" + name] = int(value)
     return flags
 
@@ -130,7 +130,7 @@ def main():
     p.add_argument("--out", required=True, help="the package to write (NAME.pt2); NAME.status beside it")
     p.add_argument("--keep-going", action="store_true", help="exit 0 on a failed step (the build step)")
     args = p.parse_args()
-    flags = parse_flags(args.flag)
+    flags = parse_flags(p, args.flag)
     if not args.out.endswith(".pt2"):
         p.error("--out %s: the package's name must end in .pt2" % args.out)
     if not os.path.isfile(os.path.join(args.lesson_dir, "compiled.py")):
