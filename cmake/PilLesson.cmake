@@ -103,7 +103,7 @@ function(_pil_lesson_compiled name flag_sets)
   endif()
   if(NOT flag_sets)
     set(flag_sets "")  # one package, no fixed flags
-    set(_sets "-")
+    set(_sets "-")  # shown in the COMMENT: no fixed flags
   else()
     set(_sets ${flag_sets})
   endif()
@@ -127,7 +127,7 @@ function(_pil_lesson_compiled name flag_sets)
               --device cpu --dtype fp32 ${_args} --out ${_dir}/${_stem}.pt2 --keep-going
       DEPENDS ${_src}/compiled.py ${PROJECT_SOURCE_DIR}/scripts/aoti_compile.py
       JOB_POOL pil_aoti
-      COMMENT "AOTInductor: compiling ${name}'s workload for cpu fp32 ${_args} (a minute the first time)"
+      COMMENT "AOTInductor: compiling ${name}'s workload for cpu fp32 ${_set} (a minute the first time)"
       VERBATIM)
     list(APPEND _outputs ${_dir}/${_stem}.status)
   endforeach()

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <torch/version.h>
 
 #include <filesystem>
 #include <fstream>
@@ -58,6 +59,16 @@ TEST(Aoti, APackageOfAnotherLessonOrShapeIsRefused) {
   const Expected bf16{"01_matmul_add", "cpu", "bf16", ""};
   need(kLesson01);
   EXPECT_NE(refusal(kLesson01, bf16).find("made for dtype 'fp32', this run needs 'bf16'"), std::string::npos);
+}
+
+TEST(Aoti, AStalePackageOfAnotherTorchIsRefused) {
+  need(kLesson01);
+  pil::test::TempDir dir;
+  const std::string stale = dir.path() + "/cpu_fp32.pt2";
+  const auto r = pil::test::run_process(PIL_PYTHON, {PIL_STALE_SCRIPT, kLesson01, stale, "2.10.0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(refusal(stale, kMatmulAdd).find(std::string("made for torch '2.10.0', this run needs '") +
+                                            TORCH_VERSION + "'"), std::string::npos);
 }
 
 TEST(Aoti, InputsOfAnotherShapeOrDtypeAreRefusedBeforeTheRun) {
