@@ -424,7 +424,9 @@ pil::Lesson make_lesson() {
   l.items = tokens;
   l.bench_sizes_gpu = {8};
   l.bench_sizes_cpu = {1};
-  l.bench_flags_cpu = {{"--seq", 128}, {"--heads", 4}};
+  // 4 heads of 32: the shape of the compiled variant's package the build makes (one per
+  // --heads/--head-dim pair; see CMakeLists.txt).
+  l.bench_flags_cpu = {{"--seq", 128}, {"--heads", 4}, {"--head-dim", 32}};
   pil::Variant gemm{"ceiling_gemm", "one GEMM of the MLP's first shape", ceiling_gemm};
   gemm.flops = [](const pil::Problem& p) { return 2 * tokens(p) * 4 * double(model(p)) * double(model(p)); };
   l.ceilings = {gemm};
