@@ -1,6 +1,7 @@
 #include "harness/aoti.h"
 
 #include <c10/util/Exception.h>
+#include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 #include <torch/version.h>
 
@@ -44,6 +45,26 @@ std::vector<Input> parse_signature(const std::string& text) {
   return out;
 }
 
+/// Empty when `path` is a zip archive holding an AOTInductor model's metadata; else what it is:
+/// one plain reason before LibTorch's package loader (which unpacks the archive into a
+/// temporary folder) sees the file.
+std::string not_a_package(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return "no such file";
+  try {
+    caffe2::serialize::PyTorchStreamReader zip(path);
+    for (const std::string& record : zip.getAllRecords())
+      if (record.find("data/aotinductor/model/") != std::string::npos &&
+          record.size() > 14 && record.compare(record.size() - 14, 14, "_metadata.json") == 0)
+        return {};
+    return "a zip archive without an AOTInductor model in it";
+  } catch (const c10::Error& e) {
+    return "not a zip archive (" + first_line(e.what_without_backtrace()) + ")";
+  } catch (const std::exception& e) {
+    return "not a zip archive (" + first_line(e.what()) + ")";
+  }
+}
+
 /// The build's status line beside a package: "ok 41.2" or "failed export: ...". Empty if none.
 std::string read_status(const std::string& package) {
   std::ifstream f(package.substr(0, package.size() - 4) + ".status");
@@ -78,6 +99,8 @@ Expected expected_for(const Build& build, const Spec& spec, const Problem& p) {
 
 Package::Package(const std::string& path, const Expected& expected) : path_(path), expected_(expected) {
   const std::string where = fs::path(path).filename().string();
+  if (const std::string why = not_a_package(path); !why.empty())
+    throw PackageRefused(where + ": not a readable AOTInductor package (" + why + ")");
   std::unordered_map<std::string, std::string> meta;
   try {  // the metadata first: a foreign package is refused before its library is opened
     meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(path, "model");

@@ -6,6 +6,9 @@
 #include <ATen/ATen.h>
 #include <torch/version.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -22,6 +25,16 @@ const std::string kDir = PIL_AOTI_PACKAGES;  // <build>/aoti
 const std::string kLesson01 = kDir + "/01_matmul_add/cpu_fp32.pt2";
 const std::string kLesson04 = kDir + "/04_transformer/cpu_fp32_heads4_head-dim32.pt2";
 const Expected kMatmulAdd{"01_matmul_add", "cpu", "fp32", ""};
+
+/// A file of this test (the test support's TempDir is not used here: in a process that links
+/// LibTorch, its std::filesystem::remove_all resolved to libtorch.so's copy and crashed).
+struct ScratchFile {
+  std::string path;
+  explicit ScratchFile(const std::string& name)
+      : path((std::filesystem::temp_directory_path() /
+              ("pil_aoti_test_" + std::to_string(::getpid()) + "_" + name)).string()) {}
+  ~ScratchFile() { std::remove(path.c_str()); }
+};
 
 /// The one-line reason `open` is refused with; fails the test when it is not refused.
 std::string refusal(const std::string& path, const Expected& expected) {
@@ -42,11 +55,12 @@ void need(const std::string& path) {
 }
 
 TEST(Aoti, ACorruptFileIsRefusedNotLoaded) {
-  pil::test::TempDir dir;
-  const std::string bad = dir.path() + "/cpu_fp32.pt2";
-  std::ofstream(bad) << "not a zip archive";
-  EXPECT_NE(refusal(bad, kMatmulAdd).find("cpu_fp32.pt2: not a readable AOTInductor package"), std::string::npos);
-  EXPECT_NE(refusal(dir.path() + "/missing.pt2", kMatmulAdd).find("not a readable"), std::string::npos);
+  const ScratchFile bad("cpu_fp32.pt2");
+  std::ofstream(bad.path) << "not a zip archive";
+  EXPECT_NE(refusal(bad.path, kMatmulAdd).find("cpu_fp32.pt2: not a readable AOTInductor package (not a zip archive"),
+            std::string::npos);
+  EXPECT_NE(refusal(bad.path + ".missing", kMatmulAdd).find("not a readable AOTInductor package (no such file)"),
+            std::string::npos);
 }
 
 TEST(Aoti, APackageOfAnotherLessonOrShapeIsRefused) {
@@ -63,11 +77,10 @@ TEST(Aoti, APackageOfAnotherLessonOrShapeIsRefused) {
 
 TEST(Aoti, AStalePackageOfAnotherTorchIsRefused) {
   need(kLesson01);
-  pil::test::TempDir dir;
-  const std::string stale = dir.path() + "/cpu_fp32.pt2";
-  const auto r = pil::test::run_process(PIL_PYTHON, {PIL_STALE_SCRIPT, kLesson01, stale, "2.10.0"});
+  const ScratchFile stale("stale.pt2");
+  const auto r = pil::test::run_process(PIL_PYTHON, {PIL_STALE_SCRIPT, kLesson01, stale.path, "2.10.0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(refusal(stale, kMatmulAdd).find(std::string("made for torch '2.10.0', this run needs '") +
+  EXPECT_NE(refusal(stale.path, kMatmulAdd).find(std::string("made for torch '2.10.0', this run needs '") +
                                             TORCH_VERSION + "'"), std::string::npos);
 }
 
