@@ -22,6 +22,9 @@
 //   eager               matmul, then add: aten::matmul -> aten::mm, then aten::add (two kernels
 //                       on a GPU)
 //   addmm               one aten::addmm: the bias is the GEMM's starting value (beta = 1)
+//   compiled            torch.compile's C++ route: compiled.py's module exported and compiled
+//                       ahead of time by AOTInductor into a .pt2 package (a build step), loaded
+//                       and run from C++ on the same x, w, b (common/harness/aoti.h)
 //   On a GPU only, beneath LibTorch (traced with the project's CUPTI tracer, not Kineto):
 //   cublas_bias_kernel  a cuBLAS GEMM, then the hand-written bias kernel of kernels.cu: two
 //                       kernels, as eager, each in an NVTX range
@@ -38,9 +41,12 @@
 //   - --size 64 vs --size 1024: how does the share of aten::mm in the CPU total change?
 //   - --dtype bf16 on the CPU: faster or slower than fp32, and which error does verify report?
 //   - --wait 0 --warmup 0: what does the first recorded step now include?
+//   - --variant compiled: which operator does the package call for the product, and what is
+//     left of the add?
 
 #include <torch/types.h>
 
+#include "harness/aoti.h"
 #include "harness/lesson.h"
 #include "harness/named_range.h"
 
@@ -103,6 +109,16 @@ torch::Tensor matmul_add_addmm(const pil::Tensors& in) {
   return torch::addmm(b, x, w);
 }
 // [variant-addmm]
+
+// [variant-compiled]
+// compiled.py's MatmulAdd, compiled by AOTInductor; its inputs are the lesson's x, w and b.
+pil::Variant make_compiled_variant() {
+  pil::Variant v = pil::aoti::compiled_variant(
+      {"matmul_add", {}, [](const pil::Tensors& in) { return in; }}, PIL_AOTI_BUILD);
+  v.agrees_with = "eager";
+  return v;
+}
+// [variant-compiled]
 
 #if PIL_LESSON_CUDA
 // --- Beneath LibTorch (CUDA only) ------------------------------------------------------------
@@ -191,6 +207,7 @@ std::vector<pil::Variant> variants() {
                      matmul_add_addmm};
   addmm.agrees_with = "eager";
   v.push_back(addmm);
+  v.push_back(make_compiled_variant());
 #if PIL_LESSON_CUDA
   pil::Variant cublas{"cublas_bias_kernel",
                       "cuBLAS GEMM + hand-written bias kernel (GPU; CUPTI tracer)",

@@ -21,6 +21,9 @@
 //             products) and two pointwise operators (gelu, mul)
 //   training  one training step: forward in `mlp_fwd`, backward in `mlp_bwd`, AdamW in
 //             `optimizer_step`
+//   compiled  torch.compile's C++ route: compiled.py's GeGLU exported and compiled ahead of
+//             time by AOTInductor into a .pt2 package (a build step), run from C++ on the same x
+//             and weights: three products and one fused gelu·mul loop (common/harness/aoti.h)
 //   On a GPU only (kernels.cu):
 //   fused_geglu     the forward with gelu·mul in one kernel (a custom autograd function):
 //                   3 GEMMs + 1 pointwise kernel, one round trip of the intermediate fewer
@@ -36,11 +39,14 @@
 //   - --hidden 1536: which rows shrink by half, and which do not?
 //   - --dtype bf16 on the CPU: faster or slower than fp32?
 //   - --variant training: which range takes the most time — and how much is the optimizer?
+//   - --variant compiled: how many operators are left under mlp_fwd, and which loop replaced
+//     gelu and mul?
 
 #include <torch/torch.h>
 
 #include <memory>
 
+#include "harness/aoti.h"
 #include "harness/lesson.h"
 #include "harness/named_range.h"
 
@@ -278,6 +284,20 @@ torch::Tensor fused_training_result(const pil::Tensors& in) {
   return training_result_of(in, true);
 }
 
+// [variant-compiled]
+// compiled.py's GeGLU, compiled by AOTInductor; its inputs are x and the module's own weights.
+pil::Variant make_compiled_variant() {
+  pil::Variant v = pil::aoti::compiled_variant(
+      {"mlp_fwd", {}, [](const pil::Tensors& in) {
+         const GeGLU& m = g_state->mlp;
+         return pil::Tensors{in[0], m->gate->weight, m->up->weight, m->down->weight};
+       }},
+      PIL_AOTI_BUILD);
+  v.agrees_with = "eager";
+  return v;
+}
+// [variant-compiled]
+
 // --- Measured beside the variants (03_mlp_bench): the gelu·mul step alone, and a copy ---------
 // The fused kernel must move gate and up in and the product out: 3 values per element of the
 // [tokens, hidden] intermediate. The copy ceiling moves the same bytes (1.5 values read, 1.5
@@ -352,6 +372,7 @@ std::vector<pil::Variant> variants() {
   training.collect = training_result;
   training.flops_factor = 3;  // forward, and the backward's two products per forward one
   v.push_back(training);
+  v.push_back(make_compiled_variant());
 #if PIL_LESSON_CUDA
   pil::Variant fused{"fused_geglu", "forward with gelu·mul fused in one CUDA kernel (GPU)",
                      mlp_fused};

@@ -29,6 +29,10 @@
 //   sdpa_mem_efficient  ... only the memory-efficient backend (GPU)
 //   sdpa_cudnn          ... only cuDNN attention (GPU)
 //   graph               the whole block's forward replayed from a CUDA graph (GPU)
+//   compiled            torch.compile's C++ route: compiled.py's block exported and compiled
+//                       ahead of time by AOTInductor into a .pt2 package per (--heads,
+//                       --head-dim) (a build step), run from C++ on the same x and weights, in
+//                       one `block_fwd` range (common/harness/aoti.h)
 //   training            forward (`block_fwd`), backward (`block_bwd`) and AdamW
 //                       (`optimizer_step`), attention by LibTorch's own choice
 //   --linear module|aten applies to every variant: the block's four linear layers through
@@ -43,6 +47,7 @@
 //   - sdpa_math against sdpa_flash: how many operators does each run under `attn`?
 //   - --variant training: which range holds the peak, forward or backward? What does AdamW add?
 //   - --linear aten against the default: which rows leave the table, and what does a step save?
+//   - --variant compiled: which of norm1, attn, norm2, mlp can you still find in the trace?
 
 #include <ATen/Context.h>
 #include <torch/torch.h>
@@ -53,6 +58,7 @@
 #include <map>
 #include <memory>
 
+#include "harness/aoti.h"
 #include "harness/lesson.h"
 #include "harness/named_range.h"
 
@@ -382,6 +388,23 @@ torch::Tensor attention_reference(const pil::Tensors& in) {
                               -std::numeric_limits<double>::infinity());
   return torch::matmul(torch::softmax(scores, -1), v64);
 }
+// [variant-compiled]
+// compiled.py's Block, compiled by AOTInductor for this --heads and --head-dim; its inputs are
+// x and the block's own parameters, by name (compiled.py's INPUTS).
+pil::Variant make_compiled_variant() {
+  pil::Variant v = pil::aoti::compiled_variant(
+      {"block_fwd", {"--heads", "--head-dim"}, [](const pil::Tensors& in) {
+         const auto params = g_state->block->named_parameters();
+         pil::Tensors args{in[0]};
+         for (const char* layer : {"norm1", "qkv", "proj", "norm2", "fc1", "fc2"})
+           for (const char* kind : {".weight", ".bias"}) args.push_back(params[std::string(layer) + kind]);
+         return args;
+       }},
+      PIL_AOTI_BUILD);
+  v.agrees_with = "naive";  // its forward (the package has no backward)
+  return v;
+}
+// [variant-compiled]
 
 // The bf16 matrix ceiling of the benchmarks: one GEMM of the MLP's first shape,
 // [tokens, model] x [model, 4 model], with nothing around it.
@@ -425,6 +448,7 @@ std::vector<pil::Variant> variants() {
   };
   training.flops_factor = 3;  // the backward's products are twice the forward's
   v.push_back(training);
+  v.push_back(make_compiled_variant());
   return v;
 }
 
@@ -446,7 +470,7 @@ pil::Lesson make_lesson() {
   l.make_inputs = make_inputs;
   l.memory_need = memory_need;
   l.reference = reference;
-  l.references = {{"graph", forward_reference}};
+  l.references = {{"graph", forward_reference}, {"compiled", forward_reference}};
   l.variants = variants();
   // Forward FLOPs: the four projections, 24·model² per token, and causal attention, whose
   // q·kᵀ and p·v need only the lower triangle: 2·seq·model per token (half of the full 4·seq·model).
@@ -462,7 +486,9 @@ pil::Lesson make_lesson() {
   l.items = tokens;
   l.bench_sizes_gpu = {8};
   l.bench_sizes_cpu = {1};
-  l.bench_flags_cpu = {{"--seq", 128}, {"--heads", 4}};
+  // 4 heads of 32: the shape of the compiled variant's package the build makes (one per
+  // --heads/--head-dim pair; see CMakeLists.txt).
+  l.bench_flags_cpu = {{"--seq", 128}, {"--heads", 4}, {"--head-dim", 32}};
   pil::Variant gemm{"ceiling_gemm", "one GEMM of the MLP's first shape", ceiling_gemm};
   gemm.flops = [](const pil::Problem& p) { return 2 * tokens(p) * 4 * double(model(p)) * double(model(p)); };
   // Attention alone: causal q·kᵀ and p·v, 2·seq·model FLOPs per token.

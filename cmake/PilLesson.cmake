@@ -10,8 +10,13 @@
 #                <name>.*    the lesson's end-to-end checks, tests/lessons/<name>_test.cpp
 #                <name>.gpu_checks  its suites named *Gpu, on CUDA; label gpu; 77 without a GPU
 #                <name>.bench_smoke  the benchmark binary on the smallest CPU case
+#   compiled   = where the lesson has a compiled.py: <name>_aoti compiles its workload with
+#                AOTInductor for the CPU (fp32) into <build>/aoti/<name>/cpu_fp32[_FLAGS].pt2,
+#                once per flag set in COMPILED_FLAGS ("heads=4 head-dim=32": lesson flags that
+#                fix the weights' shapes), redone when compiled.py or the compile script changes;
+#                a failed compile writes its reason (.status) and the build goes on
 function(pil_add_lesson name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;CUDA_SOURCES;CPU_TEST_ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;CUDA_SOURCES;CPU_TEST_ARGS;COMPILED_FLAGS" ${ARGN})
   if(NOT ARG_SOURCES)
     set(ARG_SOURCES main.cpp)
   endif()
@@ -26,6 +31,7 @@ function(pil_add_lesson name)
   target_compile_definitions(${name} PRIVATE PIL_LESSON_CUDA=$<BOOL:${_cuda}>)
   target_link_libraries(${name} PRIVATE pil::harness pil_flags)
   set_property(GLOBAL APPEND PROPERTY PIL_LESSONS ${name})
+  _pil_lesson_compiled(${name} "${ARG_COMPILED_FLAGS}")
 
   # <name>_bench: the same lesson source built around Google Benchmark (PIL_BENCHMARK).
   if(TARGET pil_bench)
@@ -36,6 +42,7 @@ function(pil_add_lesson name)
     endif()
     target_compile_definitions(${name}_bench PRIVATE PIL_BENCHMARK=1 PIL_LESSON_CUDA=$<BOOL:${_cuda}>)
     target_link_libraries(${name}_bench PRIVATE pil_bench pil_flags)
+    _pil_aoti_definitions(${name}_bench ${name})
     add_test(NAME ${name}.bench_smoke
              COMMAND ${name}_bench --benchmark_filter=/cpu/fp32/ --benchmark_min_time=0.01)
     set_tests_properties(${name}.bench_smoke PROPERTIES LABELS "lesson;bench")
@@ -53,6 +60,7 @@ function(pil_add_lesson name)
   if(EXISTS ${_checks} AND TARGET pil_test_support)
     add_executable(${name}_test ${_checks})
     target_link_libraries(${name}_test PRIVATE pil_test_support pil_flags)
+    _pil_aoti_definitions(${name}_test ${name})
     target_compile_definitions(${name}_test PRIVATE
       PIL_LESSON_EXE="$<TARGET_FILE:${name}>" PIL_LESSON_NAME="${name}"
       PIL_TRACE_EXE="$<TARGET_FILE:pil-trace>")
@@ -66,4 +74,61 @@ function(pil_add_lesson name)
       set_tests_properties(${name}.gpu_checks PROPERTIES LABELS "lesson;gpu" SKIP_RETURN_CODE 77)
     endif()
   endif()
+endfunction()
+
+# The AOTInductor packages of a lesson with a compiled.py (see pil_add_lesson), and the
+# definitions its `compiled` variant reads (common/harness/aoti.h, PIL_AOTI_BUILD).
+function(_pil_aoti_definitions target lesson)
+  set(_src ${PROJECT_SOURCE_DIR}/${lesson})
+  set(_cmd "")
+  if(PIL_AOTI_COMMAND AND EXISTS ${_src}/compiled.py)
+    list(JOIN PIL_AOTI_COMMAND " " _cmd)
+    string(APPEND _cmd " ${PROJECT_SOURCE_DIR}/scripts/aoti_compile.py --lesson-dir ${_src}")
+  endif()
+  set(_why "${PIL_AOTI_NO_COMPILER}")
+  if(NOT EXISTS ${_src}/compiled.py)
+    set(_why "${lesson} has no compiled.py")
+  endif()
+  target_compile_definitions(${target} PRIVATE PIL_AOTI_LESSON="${lesson}"
+    PIL_AOTI_DIR="${PROJECT_BINARY_DIR}/aoti/${lesson}" PIL_AOTI_COMPILE="${_cmd}"
+    PIL_AOTI_NO_COMPILER="${_why}")
+endfunction()
+
+function(_pil_lesson_compiled name flag_sets)
+  _pil_aoti_definitions(${name} ${name})
+  set(_src ${PROJECT_SOURCE_DIR}/${name})
+  if(NOT PIL_AOTI_COMMAND OR NOT EXISTS ${_src}/compiled.py)
+    return()
+  endif()
+  if(NOT flag_sets)
+    set(flag_sets "")  # one package, no fixed flags
+    set(_sets "-")  # shown in the COMMENT: no fixed flags
+  else()
+    set(_sets ${flag_sets})
+  endif()
+  set(_dir ${PROJECT_BINARY_DIR}/aoti/${name})
+  set(_outputs)
+  foreach(_set IN LISTS _sets)
+    set(_stem cpu_fp32)
+    set(_args)
+    if(NOT _set STREQUAL "-")
+      separate_arguments(_flags UNIX_COMMAND "${_set}")
+      foreach(_f IN LISTS _flags)
+        string(REGEX REPLACE "^([^=]+)=(.*)$" "\\1\\2" _part "${_f}")
+        string(APPEND _stem "_${_part}")
+        list(APPEND _args --flag ${_f})
+      endforeach()
+    endif()
+    add_custom_command(
+      OUTPUT ${_dir}/${_stem}.status
+      BYPRODUCTS ${_dir}/${_stem}.pt2
+      COMMAND ${PIL_AOTI_COMMAND} ${PROJECT_SOURCE_DIR}/scripts/aoti_compile.py --lesson-dir ${_src}
+              --device cpu --dtype fp32 ${_args} --out ${_dir}/${_stem}.pt2 --keep-going
+      DEPENDS ${_src}/compiled.py ${PROJECT_SOURCE_DIR}/scripts/aoti_compile.py
+      JOB_POOL pil_aoti
+      COMMENT "AOTInductor: compiling ${name}'s workload for cpu fp32 ${_set} (a minute the first time)"
+      VERBATIM)
+    list(APPEND _outputs ${_dir}/${_stem}.status)
+  endforeach()
+  add_custom_target(${name}_aoti ALL DEPENDS ${_outputs})
 endfunction()

@@ -20,8 +20,6 @@
 namespace pil {
 namespace {
 
-const char* dtype_label(c10::ScalarType t) { return t == at::kBFloat16 ? "bf16" : "fp32"; }
-
 #if PIL_HAVE_CUDA
 /// Times one call with CUDA events on the current stream: the GPU's time, not the CPU's.
 class EventTimer {
@@ -146,7 +144,7 @@ int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
       for (const c10::ScalarType dtype : {at::kFloat, at::kBFloat16})
         for (const int64_t size : cuda ? lesson.bench_sizes_gpu : lesson.bench_sizes_cpu) {
           const std::string name = v.name + "/" + (cuda ? "cuda" : "cpu") + "/" +
-                                   dtype_label(dtype) + "/" + std::to_string(size);
+                                   dtype_name(dtype) + "/" + std::to_string(size);
           if (v.unavailable) {  // the library has no kernel for it here: left out, said once
             const Options o = bench_options(lesson, device, size);
             const std::string why = v.unavailable(Problem{o, device, dtype});

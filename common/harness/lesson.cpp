@@ -40,15 +40,6 @@ struct UsageError {
   std::string message;
 };
 
-const char* dtype_name(c10::ScalarType t) {
-  switch (t) {
-    case at::kBFloat16: return "bf16";
-    case at::kHalf: return "fp16";
-    case at::kDouble: return "fp64";
-    default: return "fp32";
-  }
-}
-
 c10::ScalarType resolve_dtype(DTypeChoice d, bool cuda) {
   switch (d) {
     case DTypeChoice::F32: return at::kFloat;
@@ -132,8 +123,10 @@ std::shared_ptr<profiler::Tracer> make_recorder(const Variant& v, bool profiler)
 }
 
 /// The variant's result (`mine`, as verified) against that of the variant it must agree with,
-/// on the same inputs and weights, under the same tolerance: the other's collect() where it has
-/// one (it recomputes from the weights as they are, and moves none), else one more call of it.
+/// on the same inputs and weights, under the same tolerance: where both have a collect(), the
+/// other's (it recomputes from the weights as they are, and moves none); else one more call of
+/// it (a forward-only variant, such as `compiled`, against the forward of one whose collect()
+/// adds the backward).
 /// Returns the verdict that stands: the reference's if that failed, else this one.
 Verdict check_agreement(const Lesson& lesson, const Variant& variant, const Tensors& inputs,
                         const at::Tensor& mine, const Problem& p, const Verdict& against_reference) {
@@ -141,7 +134,7 @@ Verdict check_agreement(const Lesson& lesson, const Variant& variant, const Tens
   for (const auto& v : lesson.variants)
     if (v.name == variant.agrees_with) other = &v;
   if (!other) throw std::logic_error(variant.name + ": agrees_with names no variant: " + variant.agrees_with);
-  const at::Tensor theirs = other->collect ? other->collect(inputs) : other->run(inputs);
+  const at::Tensor theirs = variant.collect && other->collect ? other->collect(inputs) : other->run(inputs);
   const Verdict v = verify(mine, theirs, lesson.tolerance_of(p));
   std::cout << v.describe("agrees with " + other->name);
   return against_reference.passed ? v : against_reference;
@@ -450,6 +443,15 @@ std::vector<std::function<void()>>& releases() {
   return r;
 }
 }  // namespace
+
+const char* dtype_name(c10::ScalarType t) {
+  switch (t) {
+    case at::kBFloat16: return "bf16";
+    case at::kHalf: return "fp16";
+    case at::kDouble: return "fp64";
+    default: return "fp32";
+  }
+}
 
 void after_variant(std::function<void()> release) { releases().push_back(std::move(release)); }
 

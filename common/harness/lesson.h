@@ -131,6 +131,9 @@ struct Lesson {
   std::vector<Variant> ceilings;
 };
 
+/// The dtype's short name, as flags, file names and summaries spell it: fp32, bf16, fp16, fp64.
+const char* dtype_name(c10::ScalarType t);
+
 /// Registers `release` to run once the current variant is done (after its checks, before the
 /// next variant and before the process exits): for what a variant holds beyond one call, such as
 /// a captured CUDA graph and its memory pool, which must not outlive the CUDA runtime at exit.

@@ -23,6 +23,10 @@ using pil::test::TraceSlice;
 namespace {
 
 const std::string kExe = PIL_LESSON_EXE;
+// The compiled variant runs (fp32, on the CPU) where the build found a Python torch to compile
+// its package with; otherwise it is left out with that reason.
+const bool kCompiled = !std::string(PIL_AOTI_COMPILE).empty();
+const int kCompiledRuns = kCompiled ? 1 : 0;
 
 bool any_inside(const std::vector<TraceSlice>& all, const TraceSlice& outer, const std::string& name) {
   return count_inside(all, outer, name) > 0;
@@ -149,8 +153,8 @@ TEST(Lesson01, PredictionsAreAnsweredYesOrNoWithTheFigure) {
 TEST(Lesson01, ProfilerOffRunsAndChecksButWritesNoTrace) {
   LessonRun run({"--profiler", "off", "--variant", "all"});
   ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
-  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2);
-  EXPECT_EQ(count_lines_starting_with(run.r.out, "tracer: none (--profiler off)"), 2);
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2 + kCompiledRuns);
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "tracer: none (--profiler off)"), 2 + kCompiledRuns);
   EXPECT_EQ(count_lines_starting_with(run.r.out, "trace:"), 0) << run.r.out;
   EXPECT_EQ(run.r.out.find("Self CPU"), std::string::npos) << "no table without a trace";
   size_t traces = 0, summaries = 0;
@@ -159,14 +163,39 @@ TEST(Lesson01, ProfilerOffRunsAndChecksButWritesNoTrace) {
     summaries += f.path().string().find(".summary.json") != std::string::npos;
   }
   EXPECT_EQ(traces, 0u);
-  EXPECT_EQ(summaries, 2u);
+  EXPECT_EQ(summaries, 2u + kCompiledRuns);
 }
 
 TEST(Lesson01, EveryDtypePassesOnTheCpu) {
   for (const char* dtype : {"fp32", "bf16", "fp16"}) {
     LessonRun run({"--dtype", dtype, "--size", "96", "--active", "1", "--variant", "all"});
     EXPECT_EQ(run.r.exit_code, 0) << dtype << "\n" << run.r.out << run.r.err;
-    EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2) << dtype;
+    // The build compiles the fp32 package only: bf16 and fp16 leave compiled out, naming the
+    // command that compiles theirs.
+    const bool fp32 = std::string(dtype) == "fp32";
+    EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2 + (fp32 ? kCompiledRuns : 0)) << dtype;
+    if (kCompiled && !fp32)
+      EXPECT_NE(run.r.out.find("variant compiled left out: no AOTInductor package for this shape and "
+                               "dtype (the build makes the ones the tests and docs use); compile it "
+                               "with: "), std::string::npos) << run.r.out;
+  }
+}
+
+TEST(Lesson01, CompiledRunsTheAotInductorPackageInTheRangeAndAgreesWithEager) {
+  LessonRun run({"--variant", "compiled", "--size", "48"});
+  if (!pil::test::compiled_run_passed(run, "eager", kCompiled)) return;
+  const auto slices = run.slices();
+  const auto ranges = named(slices, "matmul_add");
+  ASSERT_EQ(ranges.size(), 3u);
+  for (const auto& r : ranges) {
+    // The package calls the library's product through its C shim (its bias is the product's
+    // start value or an added loop; no aten::add operator), all inside the lesson's range.
+    EXPECT_EQ(count_inside(slices, r, "aten::add"), 0u);
+    EXPECT_EQ(count_inside(slices, r, "aten::matmul"), 0u);
+    size_t calls = 0;
+    for (const auto& s : slices)
+      calls += r.contains(s) && s.name.rfind("aoti_torch_cpu_", 0) == 0;
+    EXPECT_GE(calls, 1u) << "a call through AOTInductor's C shim";
   }
 }
 
@@ -197,7 +226,7 @@ TEST(Lesson01, GpuOnlyVariantsAreRefusedOnTheCpuAndLeftOutOfAll) {
   const auto list = run_process(kExe, {"--list"});
   if (list.out.find("lt_bias\t") == std::string::npos) GTEST_SKIP() << "built without CUDA";
   const auto r = pil::test::expect_usage_error(kExe, {"--variant", "lt_bias"});
-  EXPECT_NE(r.err.find("--variant lt_bias: runs on CUDA only; allowed with --device cpu: eager|addmm"),
+  EXPECT_NE(r.err.find("--variant lt_bias: runs on CUDA only; allowed with --device cpu: eager|addmm|compiled"),
             std::string::npos) << r.err;
   LessonRun all({"--variant", "all", "--active", "1"});
   EXPECT_EQ(all.r.exit_code, 0) << all.r.out << all.r.err;
@@ -211,6 +240,7 @@ TEST(Lesson01, ListAndHelp) {
   EXPECT_EQ(list.exit_code, 0);
   EXPECT_EQ(count_lines_starting_with(list.out, "eager\t"), 1);
   EXPECT_EQ(count_lines_starting_with(list.out, "addmm\t"), 1);
+  EXPECT_EQ(count_lines_starting_with(list.out, "compiled\t"), 1);
   const auto help = run_process(kExe, {"--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--warmup-calls"), std::string::npos);

@@ -17,6 +17,9 @@ using pil::test::TempDir;
 namespace {
 
 const std::string kExe = PIL_LESSON_EXE;
+// The compiled variant runs (fp32, on the CPU) where the build found a Python torch to compile
+// its package with; otherwise it is left out with that reason.
+const bool kCompiled = !std::string(PIL_AOTI_COMPILE).empty();
 
 struct MlpRun : pil::test::LessonRun {
   explicit MlpRun(std::vector<std::string> args)
@@ -57,8 +60,41 @@ TEST(Lesson03, DtypesPass) {
   for (const char* dtype : {"fp32", "bf16"}) {
     MlpRun run({"--dtype", dtype, "--variant", "all", "--active", "1"});
     EXPECT_EQ(run.r.exit_code, 0) << dtype << "\n" << run.r.out << run.r.err;
-    EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2) << dtype;
+    const int compiled = kCompiled && std::string(dtype) == "fp32" ? 1 : 0;  // the build's package
+    EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2 + compiled) << dtype;
   }
+}
+
+// torch.compile's C++ route: Inductor fuses gelu and mul into one loop, named in the trace
+// (cpp.enable_kernel_profile); no separate gelu or mul operator is left.
+TEST(Lesson03, CompiledFusesGeluAndMulIntoOneKernel) {
+  MlpRun run({"--variant", "compiled"});
+  if (!pil::test::compiled_run_passed(run, "eager", kCompiled)) return;
+  const auto slices = run.slices();
+  const auto fwd = named(slices, "mlp_fwd");
+  ASSERT_EQ(fwd.size(), 3u);
+  for (const auto& r : fwd) {
+    EXPECT_EQ(count_inside(slices, r, "aten::gelu"), 0u);
+    EXPECT_EQ(count_inside(slices, r, "aten::mul"), 0u);
+    size_t fused = 0;
+    for (const auto& s : slices)
+      fused += r.contains(s) && s.name.find("gelu") != std::string::npos &&
+               s.name.find("mul") != std::string::npos && s.name.rfind("aten::", 0) != 0;
+    EXPECT_EQ(fused, 1u) << "one fused gelu·mul kernel per forward";
+  }
+  // The table holds no aten::gelu or aten::mul row either.
+  const std::string table = run.r.out.substr(0, run.r.out.find("RESULT:"));
+  EXPECT_EQ(table.find("aten::gelu "), std::string::npos) << table;
+  EXPECT_EQ(table.find("aten::mul "), std::string::npos) << table;
+}
+
+TEST(Lesson03, CompiledWithoutAPackageForTheDtypeIsASkipNamingTheCommand) {
+  if (!kCompiled) GTEST_SKIP() << "built without a Python torch: " << PIL_AOTI_NO_COMPILER;
+  MlpRun run({"--variant", "compiled", "--dtype", "bf16"});
+  EXPECT_EQ(run.r.exit_code, 77) << run.r.out << run.r.err;
+  EXPECT_NE(run.r.out.find("compile it with: "), std::string::npos) << run.r.out;
+  EXPECT_NE(run.r.out.find("--device cpu --dtype bf16 --out "), std::string::npos) << run.r.out;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: SKIPPED"), 1);
 }
 
 TEST(Lesson03, BadShapeFlagsExit2) {

@@ -23,6 +23,10 @@ using pil::test::TempDir;
 namespace {
 
 const std::string kExe = PIL_LESSON_EXE;
+// The compiled variant runs (fp32, on the CPU, 4 heads of 32) where the
+// build found a Python torch to compile its packages with; otherwise it is left out with that
+// reason.
+const bool kCompiled = !std::string(PIL_AOTI_COMPILE).empty();
 
 // Batch 1, sequence 128, 4 heads of 32 (model 128), unless the arguments say otherwise.
 struct BlockRun : pil::test::LessonRun {
@@ -133,6 +137,10 @@ TEST(Lesson04, AllOnTheCpuRunsEveryCpuVariantAndNamesTheOthers) {
       << "naive, naive_inplace, sdpa_math, sdpa_flash, training";
   EXPECT_NE(run.r.out.find("variant sdpa_mem_efficient left out"), std::string::npos) << run.r.out;
   EXPECT_NE(run.r.out.find("variant sdpa_cudnn left out"), std::string::npos) << run.r.out;
+  // No package for 2 heads of 16: left out, naming the command that compiles one.
+  EXPECT_NE(run.r.out.find("variant compiled left out: "), std::string::npos) << run.r.out;
+  if (kCompiled)
+    EXPECT_NE(run.r.out.find("--flag heads=2 --flag head-dim=16 --out "), std::string::npos) << run.r.out;
   // The comparison at the end: one row per variant run, with its memory peak.
   const size_t at = run.r.out.find("== the variants side by side");
   ASSERT_NE(at, std::string::npos) << run.r.out;
@@ -140,6 +148,21 @@ TEST(Lesson04, AllOnTheCpuRunsEveryCpuVariantAndNamesTheOthers) {
   for (const char* v : {"naive", "naive_inplace", "sdpa_math", "sdpa_flash", "training"})
     EXPECT_NE(table.find(std::string("PASSED  ") + v + "\n"), std::string::npos) << v << "\n" << table;
   EXPECT_NE(table.find("Peak (trace)"), std::string::npos) << table;
+}
+
+// torch.compile's C++ route: the whole forward in one block_fwd range, verified against the
+// float64 forward and the naive attention's forward.
+TEST(Lesson04, CompiledRunsTheForwardInOneRangeAndAgreesWithNaive) {
+  BlockRun run({"--variant", "compiled"});
+  if (!pil::test::compiled_run_passed(run, "naive", kCompiled)) return;
+  const auto slices = run.slices();
+  const auto fwd = named(slices, "block_fwd");
+  ASSERT_EQ(fwd.size(), 3u);
+  for (const auto& r : fwd) {
+    // The eager block's parts are gone as operators: no LayerNorm, no Linear, no GELU operator.
+    for (const char* op : {"aten::layer_norm", "aten::linear", "aten::gelu", "norm1", "mlp"})
+      EXPECT_EQ(count_inside(slices, r, op), 0u) << op;
+  }
 }
 
 // One training run answers both: its three ranges, and memory in the table and the summary.

@@ -94,4 +94,16 @@ size_t GpuLessonRun::kernels_under(const std::string& op) const {
   return n;
 }
 
+bool compiled_run_passed(const LessonRun& run, const std::string& agrees_with, bool built) {
+  if (!built) {
+    EXPECT_EQ(run.r.exit_code, 77) << run.r.out << run.r.err;
+    EXPECT_NE(run.r.out.find("--variant compiled: no AOTInductor package: "), std::string::npos) << run.r.out;
+    return false;
+  }
+  EXPECT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 1);
+  EXPECT_NE(run.r.out.find("agrees with " + agrees_with), std::string::npos) << run.r.out;
+  return run.r.exit_code == 0;
+}
+
 }  // namespace pil::test

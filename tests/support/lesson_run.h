@@ -41,6 +41,11 @@ struct LessonRun {
   nlohmann::json summary() const { return read_summary(r.out); }
 };
 
+/// Checks a run of a lesson's `compiled` variant (AOTInductor): where the build compiled no
+/// package (`built` false: no Python torch), that it was a skip saying so, and returns false;
+/// else that it passed and agreed with `agrees_with`, and returns true (the trace is there).
+bool compiled_run_passed(const LessonRun& run, const std::string& agrees_with, bool built);
+
 /// The lesson `exe` run on CUDA with `args`, into a fresh folder, for the *Gpu suites. Where no
 /// GPU is usable the lesson exits 77, and so does the test process: the suite is a skip. (A
 /// variant that is unavailable on the GPU at hand leaves its exit code 77 for the test to see.)

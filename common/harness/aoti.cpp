@@ -1,0 +1,241 @@
+#include "harness/aoti.h"
+
+#include <c10/util/Exception.h>
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/inductor/aoti_package/model_package_loader.h>
+#include <torch/version.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "harness/named_range.h"
+
+namespace fs = std::filesystem;
+
+namespace pil::aoti {
+namespace {
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+std::string shape_str(const at::Tensor& t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? "," : "") + std::to_string(t.size(i));
+  return s + "]";
+}
+
+/// "x[n,n] w[n,n]" -> inputs with their dims.
+template <class Input>
+std::vector<Input> parse_signature(const std::string& text) {
+  std::vector<Input> out;
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    const size_t open = word.find('[');
+    if (open == std::string::npos || word.back() != ']') return {};
+    Input in{word.substr(0, open), {}};
+    std::istringstream dims(word.substr(open + 1, word.size() - open - 2));
+    for (std::string d; std::getline(dims, d, ',');) in.dims.push_back(d);
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+/// Empty when `path` is a zip archive holding an AOTInductor model's metadata; else what it is:
+/// one plain reason before LibTorch's package loader (which unpacks the archive into a
+/// temporary folder) sees the file.
+std::string not_a_package(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return "no such file";
+  try {
+    caffe2::serialize::PyTorchStreamReader zip(path);
+    for (const std::string& record : zip.getAllRecords())
+      if (record.find("data/aotinductor/model/") != std::string::npos &&
+          record.size() > 14 && record.compare(record.size() - 14, 14, "_metadata.json") == 0)
+        return {};
+    return "a zip archive without an AOTInductor model in it";
+  } catch (const c10::Error& e) {
+    return "not a zip archive (" + first_line(e.what_without_backtrace()) + ")";
+  } catch (const std::exception& e) {
+    return "not a zip archive (" + first_line(e.what()) + ")";
+  }
+}
+
+/// The build's status line beside a package: "ok 41.2" or "failed export: ...". Empty if none.
+std::string read_status(const std::string& package) {
+  std::ifstream f(package.substr(0, package.size() - 4) + ".status");
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+}  // namespace
+
+std::string package_path(const Build& build, const Spec& spec, const Problem& p) {
+  std::string name = std::string(p.device.is_cuda() ? "cuda" : "cpu") + "_" + dtype_name(p.dtype);
+  for (const auto& f : spec.flags) name += "_" + f.substr(2) + std::to_string(p.options.flag(f));
+  return (fs::path(build.package_dir) / (name + ".pt2")).string();
+}
+
+std::string compile_command(const Build& build, const Spec& spec, const Problem& p) {
+  std::string cmd = build.compile_command + " --device " + (p.device.is_cuda() ? "cuda" : "cpu") +
+                    " --dtype " + dtype_name(p.dtype);
+  for (const auto& f : spec.flags) cmd += " --flag " + f.substr(2) + "=" + std::to_string(p.options.flag(f));
+  return cmd + " --out " + package_path(build, spec, p);
+}
+
+Expected expected_for(const Build& build, const Spec& spec, const Problem& p) {
+  std::map<std::string, int64_t> sorted;
+  for (const auto& f : spec.flags) sorted[f] = p.options.flag(f);
+  std::string flags;
+  for (const auto& [name, value] : sorted)
+    flags += (flags.empty() ? "" : " ") + name + " " + std::to_string(value);
+  return {build.lesson, p.device.is_cuda() ? "cuda" : "cpu", dtype_name(p.dtype), flags};
+}
+
+Package::Package(const std::string& path, const Expected& expected) : path_(path), expected_(expected) {
+  const std::string where = fs::path(path).filename().string();
+  if (const std::string why = not_a_package(path); !why.empty())
+    throw PackageRefused(where + ": not a readable AOTInductor package (" + why + ")");
+  std::unordered_map<std::string, std::string> meta;
+  try {  // the metadata first: a foreign package is refused before its library is opened
+    meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(path, "model");
+  } catch (const c10::Error& e) {
+    throw PackageRefused(where + ": not a readable AOTInductor package (" +
+                         first_line(e.what_without_backtrace()) + ")");
+  } catch (const std::exception& e) {
+    throw PackageRefused(where + ": not a readable AOTInductor package (" + first_line(e.what()) + ")");
+  }
+  auto get = [&](const char* key) {
+    auto it = meta.find(key);
+    return it == meta.end() ? std::string() : it->second;
+  };
+  auto differs = [&](const char* key, const std::string& want, const char* what) {
+    const std::string have = get(key);
+    if (have != want)
+      throw PackageRefused(where + ": made for " + what + " '" + (have.empty() ? "?" : have) +
+                           "', this run needs '" + want + "'; recompile it (the lesson's README says how)");
+  };
+  differs("pil_lesson", expected.lesson, "lesson");
+  differs("pil_torch_version", std::string(TORCH_VERSION), "torch");
+  differs("pil_device", expected.device, "device");
+  differs("pil_dtype", expected.dtype, "dtype");
+  differs("pil_flags", expected.flags, "flags");
+  inputs_ = parse_signature<Input>(get("pil_inputs"));
+  if (inputs_.empty()) throw PackageRefused(where + ": its metadata names no inputs (pil_inputs)");
+  try {
+    loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(path, "model");
+  } catch (const c10::Error& e) {
+    throw PackageRefused(where + ": cannot be loaded: " + first_line(e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    throw PackageRefused(where + ": cannot be loaded: " + first_line(e.what()));
+  }
+}
+
+Package::~Package() = default;
+
+std::string Package::check_inputs(const Tensors& inputs) const {
+  if (inputs.size() != inputs_.size())
+    return fs::path(path_).filename().string() + " takes " + std::to_string(inputs_.size()) +
+           " inputs, given " + std::to_string(inputs.size());
+  std::map<std::string, int64_t> dynamic;  // a dynamic dim's size, from its first input
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const at::Tensor& t = inputs[i];
+    const Input& in = inputs_[i];
+    std::string sig = in.name + "[";
+    for (size_t d = 0; d < in.dims.size(); ++d) sig += (d ? "," : "") + in.dims[d];
+    sig += "]";
+    auto refuse = [&](const std::string& why) {
+      return "package input " + in.name + ": " + why + "; the package takes " + sig +
+             " (a number fixed, a name the same size wherever it appears)";
+    };
+    if (std::string(dtype_name(t.scalar_type())) != expected_.dtype || t.device().str() != expected_.device)
+      return refuse(std::string("is ") + dtype_name(t.scalar_type()) + " on " + t.device().str() +
+                    ", not " + expected_.dtype + " on " + expected_.device);
+    if (size_t(t.dim()) != in.dims.size()) return refuse("has shape " + shape_str(t));
+    for (size_t d = 0; d < in.dims.size(); ++d) {
+      const std::string& dim = in.dims[d];
+      const int64_t size = t.size(int64_t(d));
+      const bool fixed = !dim.empty() && std::isdigit(static_cast<unsigned char>(dim[0]));
+      if (fixed ? std::stoll(dim) != size : dynamic.emplace(dim, size).first->second != size)
+        return refuse("has shape " + shape_str(t));
+    }
+  }
+  return {};
+}
+
+at::Tensor Package::run(const Tensors& inputs) { return loader_->run(inputs).at(0); }
+
+Variant compiled_variant(Spec spec, Build build) {
+  // One package per path, loaded once per process and kept: loading opens its library.
+  struct Loaded {
+    std::map<std::string, std::shared_ptr<Package>> packages;
+    std::shared_ptr<Package> current;
+  };
+  auto state = std::make_shared<Loaded>();
+  // The package whose inputs these are: the last one used, else another one loaded (the
+  // benchmarks load every case's package before they run any).
+  auto run = [spec, state](const Tensors& in) {
+    const Tensors args = spec.inputs(in);
+    if (!state->current) throw PackageRefused("compiled: no AOTInductor package loaded");
+    std::string why = state->current->check_inputs(args);
+    for (auto it = state->packages.begin(); !why.empty() && it != state->packages.end(); ++it)
+      if (it->second->check_inputs(args).empty()) {
+        state->current = it->second;
+        why.clear();
+      }
+    if (!why.empty()) throw PackageRefused(why);
+    NamedRange range(spec.range);
+    return state->current->run(args);
+  };
+  Variant v{"compiled", "the workload compiled ahead of time by AOTInductor (torch.compile's C++ route)",
+            run};
+  // Where the package is missing, stale or foreign: a skip (exit 77) with the reason and the
+  // command that makes it. On a GPU the first run compiles it (Inductor compiles its kernels for
+  // the device it sees) and keeps it in the build folder. [untested here: no GPU]
+  v.unavailable = [spec, build, state](const Problem& p) -> std::string {
+    if (build.compile_command.empty())
+      return "no AOTInductor package: " + build.no_compiler_reason;
+    const std::string path = package_path(build, spec, p);
+    const std::string cmd = compile_command(build, spec, p);
+    if (auto it = state->packages.find(path); it != state->packages.end()) {
+      state->current = it->second;
+      return {};
+    }
+    if (!fs::exists(path)) {
+      const std::string status = read_status(path);
+      if (status.rfind("failed ", 0) == 0)
+        return "the build's AOTInductor compile failed at " + status.substr(7) + "; rerun it: " + cmd;
+      if (!p.device.is_cuda())
+        return "no AOTInductor package for this shape and dtype (the build makes the ones the tests "
+               "and docs use); compile it with: " + cmd;
+      std::cout << "compiling the AOTInductor package for " << p.device.str() << " "
+                << dtype_name(p.dtype) << " (once; kept in " << build.package_dir << "): " << cmd
+                << std::endl;
+      const auto t0 = std::chrono::steady_clock::now();
+      const int rc = std::system(cmd.c_str());
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (rc != 0 || !fs::exists(path)) {
+        const std::string status_now = read_status(path);
+        return "the AOTInductor compile for " + p.device.str() + " failed" +
+               (status_now.rfind("failed ", 0) == 0 ? " at " + status_now.substr(7) : "") +
+               " (command: " + cmd + ")";
+      }
+      std::cout << "compiled " << path << " in " << s << " s" << std::endl;
+    }
+    try {
+      state->current = std::make_shared<Package>(path, expected_for(build, spec, p));
+    } catch (const PackageRefused& e) {
+      return std::string(e.what()) + " (with: " + cmd + ")";
+    }
+    state->packages[path] = state->current;
+    return {};
+  };
+  return v;
+}
+
+}  // namespace pil::aoti

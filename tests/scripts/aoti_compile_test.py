@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""scripts/aoti_compile.py when a step fails: the status file names the step and the reason in
+one line, no package is left behind, and with --keep-going (the build step) the exit code is 0
+so the rest of the build goes on; without it, 1. A bad --flag is a usage error (exit 2).
+
+Run with the Python torch the build compiles with:  aoti_compile_test.py PYTHON [ENV=VALUE...]
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "aoti_compile.py")
+COMMAND = sys.argv[1:]  # e.g. /usr/bin/cmake -E env PYTHONPATH=... python3
+del sys.argv[1:]
+
+BROKEN = '''import torch
+INPUTS = ["x"]
+def example(flags, dtype, device):
+    raise RuntimeError("no such shape: --heads %d" % flags["--heads"])
+'''
+
+
+class FailedCompile(unittest.TestCase):
+    def run_script(self, *args):
+        d = tempfile.mkdtemp()
+        lesson = os.path.join(d, "09_demo")
+        os.makedirs(lesson)
+        with open(os.path.join(lesson, "compiled.py"), "w") as f:
+            f.write(BROKEN)
+        out = os.path.join(d, "out", "cpu_fp32_heads3.pt2")
+        r = subprocess.run(COMMAND + [SCRIPT, "--lesson-dir", lesson, "--device", "cpu", "--dtype", "fp32",
+                                      "--out", out] + list(args), capture_output=True, text=True)
+        return r, out
+
+    def test_a_failed_step_is_named_and_the_build_goes_on(self):
+        r, out = self.run_script("--flag", "heads=3", "--keep-going")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out[:-4] + ".status") as f:
+            status = f.read()
+        self.assertEqual(status, "failed export: RuntimeError: no such shape: --heads 3\n")
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual(os.listdir(os.path.dirname(out)), ["cpu_fp32_heads3.status"], "no partial file left")
+        self.assertIn("failed at export", r.stderr)
+
+    def test_without_keep_going_it_fails_and_a_bad_flag_is_a_usage_error(self):
+        r, _ = self.run_script("--flag", "heads=3")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        r, _ = self.run_script("--flag", "heads=three")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--flag heads=three: expected NAME=INTEGER", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
