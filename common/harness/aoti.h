@@ -31,7 +31,7 @@ namespace pil::aoti {
 /// COMPILED option defines the macros PIL_AOTI_BUILD reads).
 struct Build {
   std::string lesson;           ///< "03_mlp": the package must say it was made for it
-  std::string package_dir;      ///< <build>/aoti/<lesson>
+  std::string package_dir;      ///< `<build>/aoti/<lesson>`
   /// The compile command up to its per-package flags (python, scripts/aoti_compile.py,
   /// --lesson-dir); empty when the build found no usable Python torch.
   std::string compile_command;
@@ -49,7 +49,7 @@ struct Spec {
   std::function<Tensors(const Tensors& inputs)> inputs;
 };
 
-/// The package a problem runs with: <package_dir>/<device>_<dtype>[_<flag><value>...].pt2.
+/// The package a problem runs with: `<package_dir>/<device>_<dtype>[_<flag><value>...].pt2`.
 std::string package_path(const Build& build, const Spec& spec, const Problem& p);
 
 /// The command that compiles that package.
