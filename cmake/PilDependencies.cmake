@@ -67,6 +67,23 @@ if(CAFFE2_USE_CUDA OR TARGET torch_cuda)
   set(PIL_TORCH_HAS_CUDA ON)
 endif()
 get_filename_component(PIL_TORCH_PREFIX "${Torch_DIR}/../../.." ABSOLUTE)
+
+# c10d, LibTorch's distributed engine, is in the wheel; Gloo's headers are not (Debian's
+# libgloo-dev has them; the code is LibTorch's). NCCL's header comes with the wheel's CUDA
+# libraries (nvidia/nccl), beside the torch folder.
+find_path(PIL_GLOO_INCLUDE_DIR gloo/config.h)
+set(PIL_HAVE_C10D_GLOO OFF)
+if(PIL_GLOO_INCLUDE_DIR)
+  set(PIL_HAVE_C10D_GLOO ON)
+endif()
+set(PIL_HAVE_C10D_NCCL OFF)
+if(PIL_TORCH_HAS_CUDA)
+  find_path(PIL_NCCL_INCLUDE_DIR nccl.h
+            HINTS "${PIL_TORCH_PREFIX}/../nvidia/nccl/include" NO_DEFAULT_PATH)
+  if(PIL_NCCL_INCLUDE_DIR)
+    set(PIL_HAVE_C10D_NCCL ON)
+  endif()
+endif()
 endif()
 
 # --- Libraries from Debian ------------------------------------------------------------------
@@ -107,6 +124,10 @@ function(pil_print_summary)
   _pil_row("cuBLASLt          " PIL_HAVE_cublasLt)
   _pil_row("CUPTI             " PIL_HAVE_cupti)
   _pil_row("NVTX3             " PIL_HAVE_nvtx3)
+  if(PIL_BUILD_LESSONS)
+    _pil_row("c10d Gloo         " PIL_HAVE_C10D_GLOO " (libgloo-dev headers; lesson 05 needs them)")
+    _pil_row("c10d NCCL         " PIL_HAVE_C10D_NCCL)
+  endif()
   _pil_row("GoogleTest        " GTest_FOUND " ${GTest_VERSION}")
   _pil_row("Google Benchmark  " benchmark_FOUND " ${benchmark_VERSION}")
   _pil_row("Doxygen           " DOXYGEN_FOUND " ${DOXYGEN_VERSION}")
