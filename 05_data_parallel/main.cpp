@@ -52,7 +52,7 @@
 namespace {
 
 // --- The problem -----------------------------------------------------------------------------
-constexpr double kLearningRate = 0.1;
+constexpr double kLearningRate = 0.01;
 
 int64_t seq(const pil::Problem& p) { return p.options.flag("--seq"); }
 int64_t model(const pil::Problem& p) { return p.options.flag("--model"); }

@@ -125,6 +125,16 @@ std::string random_run_id() {
   return s.str();
 }
 
+/// While it lives, c10d's own retry and timeout logs (with their stack dumps) stay quiet: the
+/// failure becomes one line of ours. TORCH_CPP_LOG_LEVEL set by the user is respected.
+struct QuietC10dLogs {
+  int saved = FLAGS_caffe2_log_level;
+  QuietC10dLogs() {
+    if (!std::getenv("TORCH_CPP_LOG_LEVEL")) FLAGS_caffe2_log_level = 3;  // FATAL only
+  }
+  ~QuietC10dLogs() { FLAGS_caffe2_log_level = saved; }
+};
+
 bool loopback(const std::string& host) {
   return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
@@ -270,6 +280,7 @@ Group open_group(const RankEnv& e, Backend backend, std::chrono::milliseconds ti
   const std::string secs = std::to_string(timeout.count() / 1000) + " s";
 
   c10::intrusive_ptr<c10d::Store> store;
+  const QuietC10dLogs quiet;
   try {
     c10d::TCPStoreOptions o;
     o.port = uint16_t(e.master_port);
