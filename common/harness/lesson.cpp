@@ -564,7 +564,7 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
     env = dist::read_rank_env();
     if (!env.launched) {
       const std::vector<std::string> args(argv + 1, argv + argc);
-      return dist::launch_ranks(int(o.flag("--ranks")), args, timeout + std::chrono::seconds(10));
+      return dist::launch_ranks(int(o.flag("--ranks")), args, timeout + std::chrono::seconds(5));
     }
   } catch (const dist::SetupError& e) {
     std::cerr << lesson.name << ": error: " << e.what() << std::endl;

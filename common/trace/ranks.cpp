@@ -563,7 +563,19 @@ std::string format_ranks(const RanksReport& r) {
     for (size_t i = 0; i < r.ranks.size(); ++i) headers.push_back("Wait r" + std::to_string(i));
     headers.push_back("Matched collectives");
     TextTable steps(headers);
-    for (const StepAcross& s : r.steps) {
+    // A long run: the steps with the longest waits, in step order (--json lists every step).
+    constexpr size_t kMaxRows = 20;
+    std::vector<const StepAcross*> shown;
+    for (const StepAcross& s : r.steps) shown.push_back(&s);
+    if (shown.size() > kMaxRows) {
+      std::nth_element(shown.begin(), shown.begin() + kMaxRows, shown.end(),
+                       [](const StepAcross* a, const StepAcross* b) { return a->max_wait_ns() > b->max_wait_ns(); });
+      shown.resize(kMaxRows);
+      std::sort(shown.begin(), shown.end(), [](const StepAcross* a, const StepAcross* b) { return a->number < b->number; });
+      o << "(the " << kMaxRows << " of " << r.steps.size() << " steps with the longest waits; --json lists every step)\n";
+    }
+    for (const StepAcross* sp : shown) {
+      const StepAcross& s = *sp;
       std::vector<std::string> row{"#" + std::to_string(s.number), "rank " + std::to_string(s.slowest),
                                    grouped(s.dur_ns[size_t(s.slowest)])};
       for (int64_t w : s.wait_ns) row.push_back(grouped(w));
@@ -571,6 +583,14 @@ std::string format_ranks(const RanksReport& r) {
       steps.add(row);
     }
     o << steps.str();
+    std::vector<int64_t> slowest(r.ranks.size(), 0), waited(r.ranks.size(), 0);
+    for (const StepAcross& s : r.steps) {
+      ++slowest[size_t(s.slowest)];
+      for (size_t i = 0; i < s.wait_ns.size(); ++i) waited[i] += s.wait_ns[i];
+    }
+    for (size_t i = 0; i < r.ranks.size(); ++i)
+      o << "rank " << i << ": the slowest in " << slowest[i] << " of " << r.steps.size()
+        << " steps; waited " << format_time_ns(waited[i]) << " for others in all\n";
   }
   // Collectives per rank, grouped by name and size.
   TextTable colls({"Rank", "Calls", "Bytes", "Median (ns)", "Total (ns)", "Collective"});
