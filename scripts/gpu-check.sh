@@ -55,6 +55,15 @@ run build-gpu/bin/02_linear --device cuda --dtype bf16 --variant all --active 3 
 run build-gpu/bin/03_mlp --device cuda --dtype bf16 --variant all --active 3 --out "$traces/03_mlp"
 run build-gpu/bin/04_transformer --device cuda --dtype bf16 --size 2 --seq 512 --variant all \
   --active 3 --out "$traces/04_transformer"
+# 05_data_parallel needs one GPU per rank for NCCL (two NCCL ranks cannot share one GPU): on a
+# one-GPU machine it is left out here, and its CPU run (Gloo) is part of ./run-tests.
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+if ((gpus >= 2)); then
+  run build-gpu/bin/05_data_parallel --ranks 2 --backend nccl --variant all --active 3 \
+    --out "$traces/05_data_parallel"
+else
+  echo "05_data_parallel: skipped: NCCL needs one GPU per rank and this machine has $gpus"
+fi
 tar -czf "$out/traces.tar.gz" -C "$traces" .
 
 # Benchmarks: each lesson's GPU rows, and its table (which checks the lesson's goals).

@@ -267,9 +267,21 @@ void scan_rank_file(const std::string& path, RankIdentity& id, std::vector<CommA
     }
     eof = n == 0;
     buf.append(chunk.data(), size_t(n));
+    // The next place of each needle at or after `pos` (kUnknown: search again); a needle absent
+    // from the rest of the buffer is not searched again until more text comes.
+    constexpr size_t kUnknown = std::string::npos - 1;
+    size_t next[3] = {kUnknown, kUnknown, kUnknown};
+    const std::string* needles[3] = {&kComms, &kGloo, &kInfo};
     for (;;) {
-      const size_t comms = buf.find(kComms, pos), gloo = buf.find(kGloo, pos);
-      const size_t info = have_info ? std::string::npos : buf.find(kInfo, pos);
+      for (int k = 0; k < 3; ++k)
+        if (next[k] == kUnknown || (next[k] != std::string::npos && next[k] < pos)) {
+          const void* at = pos < buf.size() ? memmem(buf.data() + pos, buf.size() - pos, needles[k]->data(),
+                                                     needles[k]->size())
+                                            : nullptr;
+          next[k] = at ? size_t(static_cast<const char*>(at) - buf.data()) : std::string::npos;
+        }
+      const size_t comms = next[0], gloo = next[1];
+      const size_t info = have_info ? std::string::npos : next[2];
       const size_t hit = std::min({comms, info, gloo});
       if (hit == std::string::npos) {
         pos = buf.size() > kComms.size() ? buf.size() - kComms.size() : 0;
