@@ -40,10 +40,11 @@ CACHE = os.environ.get("PIL_CACHE") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "profiling-in-libtorch")
 
 
-def generate(path, size_mb, seed=1, rank=None):
+def generate(path, size_mb, seed=1, rank=None, steps=None):
     """Writes a Kineto-like trace of about size_mb megabytes, whole or not at all. With `rank`,
     one rank of a data-parallel run: its distributedInfo, and per step a record_param_comms call
-    and an NCCL all-reduce kernel overlapping the step's last kernels."""
+    and an NCCL all-reduce kernel overlapping the step's last kernels. With `steps`, exactly that
+    many steps (the ranks of one run record the same steps). Returns the number of steps."""
     rng = random.Random(seed if rank is None else seed + rank)
     target = size_mb * 1024 * 1024
     tmp = path + ".partial"
@@ -61,7 +62,7 @@ def generate(path, size_mb, seed=1, rank=None):
                 % (rank or 0, "" if rank is not None else ', "world_size": 1'))
         written, ext, corr, ts, step, first = 0, 1, 1, 1000.0, 0, True
         out = []
-        while written < target:
+        while (written < target) if steps is None else (step < steps):
             step_start = ts
             events = []
             n_ops = 40
@@ -133,6 +134,7 @@ def generate(path, size_mb, seed=1, rank=None):
             step += 1
         f.write('\n  ],\n  "traceName": "synthetic"\n}\n')
     os.replace(tmp, path)
+    return step
 
 
 def measure(label, argv, core="0", repeat=1):
@@ -261,15 +263,14 @@ def bench_ranks(args):
         sys.exit("no %s: build first (cmake --build %s --target pil-trace)" % (tool, args.build))
     bench_dir = os.path.join(CACHE, "bench")
     os.makedirs(bench_dir, exist_ok=True)
-    traces = []
-    for rank in (0, 1):
-        path = os.path.join(bench_dir, "trace-%dMB-rank%d.json" % (args.size_mb, rank))
-        if not os.path.exists(path):
+    traces = [os.path.join(bench_dir, "trace-%dMB-rank%d.json" % (args.size_mb, rank)) for rank in (0, 1)]
+    if not all(os.path.exists(t) for t in traces):
+        steps = None
+        for rank, path in enumerate(traces):  # rank 1 records exactly rank 0's steps
             print("generating %s ..." % path, flush=True)
             t0 = time.time()
-            generate(path, args.size_mb, rank=rank)
-            print("  generated in %.0f s" % (time.time() - t0), flush=True)
-        traces.append(path)
+            steps = generate(path, args.size_mb, rank=rank, steps=steps)
+            print("  generated in %.0f s (%d steps)" % (time.time() - t0, steps), flush=True)
     sizes = [os.path.getsize(t) / 1024.0 / 1024.0 for t in traces]
     print("rank traces: %s (%.0f MB + %.0f MB); all %d cores of the machine" % (
         ", ".join(traces), sizes[0], sizes[1], os.cpu_count() or 0), flush=True)
