@@ -100,9 +100,7 @@ namespace {
 struct PilTraceRanks : ::testing::Test {
   TempDir dir;
   std::string write(const std::string& name, const std::string& text) {
-    const std::string path = dir.path() + "/" + name;
-    std::ofstream(path) << text;
-    return path;
+    return pil::test::write_file(dir.path(), name, text);
   }
   void expect_refusal(const std::vector<std::string>& args, const std::string& says) {
     const auto r = run_process(kTool, args);

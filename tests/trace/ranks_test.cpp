@@ -18,9 +18,7 @@ using pil::test::TempDir;
 struct Ranks : ::testing::Test {
   TempDir dir;
   std::string write(const std::string& name, const std::string& text) {
-    const std::string path = dir.path() + "/" + name;
-    std::ofstream(path) << text;
-    return path;
+    return pil::test::write_file(dir.path(), name, text);
   }
   std::string message_of(const std::vector<std::string>& paths) {
     try {

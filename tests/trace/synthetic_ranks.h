@@ -13,6 +13,7 @@
 // overlap 0; rank 1 started its collective last (80 vs 50): rank 0 waited 30, rank 1 is the
 // slowest. Step 2 — rank 0 compute 90, comm 45, overlap 40; rank 1 compute 30, comm 76, overlap
 // 10; rank 0 started last (150 vs 120): rank 1 waited 30, rank 0 is the slowest.
+#include <fstream>
 #include <string>
 
 #include "trace/event.h"
@@ -23,6 +24,13 @@ namespace pil::test {
 /// spelling where the kit still expects it (before the rename reaches this branch).
 inline std::string step_prefix() {
   return trace::is_step_name("ProfilerStep#1") ? "ProfilerStep#" : "ProfileStep#";
+}
+
+/// Writes `text` to dir/name; returns the path.
+inline std::string write_file(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
 }
 
 inline std::string synthetic_rank_trace(int rank, int world_size = 2, const std::string& run_id = "run1") {
