@@ -136,6 +136,23 @@ else()
 endif()
 # At most one package compiles at a time (Ninja): each takes a core or two and 1-2 GiB.
 set_property(GLOBAL APPEND PROPERTY JOB_POOLS pil_aoti=1)
+
+# c10d, LibTorch's distributed engine, is in the wheel; Gloo's headers are not (Debian's
+# libgloo-dev has them; the code is LibTorch's). NCCL's header comes with the wheel's CUDA
+# libraries (nvidia/nccl), beside the torch folder.
+find_path(PIL_GLOO_INCLUDE_DIR gloo/config.h)
+set(PIL_HAVE_C10D_GLOO OFF)
+if(PIL_GLOO_INCLUDE_DIR)
+  set(PIL_HAVE_C10D_GLOO ON)
+endif()
+set(PIL_HAVE_C10D_NCCL OFF)
+if(PIL_TORCH_HAS_CUDA)
+  find_path(PIL_NCCL_INCLUDE_DIR nccl.h
+            HINTS "${PIL_TORCH_PREFIX}/../nvidia/nccl/include" NO_DEFAULT_PATH)
+  if(PIL_NCCL_INCLUDE_DIR)
+    set(PIL_HAVE_C10D_NCCL ON)
+  endif()
+endif()
 endif()
 
 # --- Libraries from Debian ------------------------------------------------------------------
@@ -195,6 +212,10 @@ function(pil_print_summary)
     string(APPEND _out "  AOTInductor       packages compiled by ${PIL_AOTI_PYTHON_SUMMARY}\n")
   elseif(PIL_BUILD_LESSONS)
     string(APPEND _out "  AOTInductor       no compiled variants: ${PIL_AOTI_NO_COMPILER}\n")
+  endif()
+  if(PIL_BUILD_LESSONS)
+    _pil_row("c10d Gloo         " PIL_HAVE_C10D_GLOO " (libgloo-dev headers; lesson 05 needs them)")
+    _pil_row("c10d NCCL         " PIL_HAVE_C10D_NCCL)
   endif()
   _pil_row("GoogleTest        " GTest_FOUND " ${GTest_VERSION}")
   _pil_row("Google Benchmark  " benchmark_FOUND " ${benchmark_VERSION}")

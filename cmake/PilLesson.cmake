@@ -1,6 +1,8 @@
-# pil_add_lesson(<name> [SOURCES files...] [CUDA_SOURCES files...] [CPU_TEST_ARGS flags...])
+# pil_add_lesson(<name> [DISTRIBUTED] [SOURCES files...] [CUDA_SOURCES files...] [CPU_TEST_ARGS flags...]
+#                [COMPILED_FLAGS "flag=value ..."...])
 #   SOURCES default: main.cpp; CPU_TEST_ARGS: flags for the <name>.cpu test (a smaller shape
-#   where the lesson's default takes minutes on a CPU)
+#   where the lesson's default takes minutes on a CPU); DISTRIBUTED: a data-parallel lesson
+#   (one process per rank): no Google Benchmark suite, its tests start two ranks
 #
 # The one way a lesson enters the build. Called from the lesson's own folder:
 #   target     = folder name (01_matmul_add), executable in <build>/bin/
@@ -16,7 +18,7 @@
 #                fix the weights' shapes), redone when compiled.py or the compile script changes;
 #                a failed compile writes its reason (.status) and the build goes on
 function(pil_add_lesson name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;CUDA_SOURCES;CPU_TEST_ARGS;COMPILED_FLAGS" ${ARGN})
+  cmake_parse_arguments(ARG "DISTRIBUTED" "" "SOURCES;CUDA_SOURCES;CPU_TEST_ARGS;COMPILED_FLAGS" ${ARGN})
   if(NOT ARG_SOURCES)
     set(ARG_SOURCES main.cpp)
   endif()
@@ -34,7 +36,7 @@ function(pil_add_lesson name)
   _pil_lesson_compiled(${name} "${ARG_COMPILED_FLAGS}")
 
   # <name>_bench: the same lesson source built around Google Benchmark (PIL_BENCHMARK).
-  if(TARGET pil_bench)
+  if(TARGET pil_bench AND NOT ARG_DISTRIBUTED)
     add_executable(${name}_bench ${ARG_SOURCES})
     if(_cuda)
       target_sources(${name}_bench PRIVATE ${ARG_CUDA_SOURCES})
@@ -52,6 +54,9 @@ function(pil_add_lesson name)
   add_test(NAME ${name}.cpu
            COMMAND ${name} --device cpu --variant all --active 2 ${ARG_CPU_TEST_ARGS} --out ${_out}/cpu)
   set_tests_properties(${name}.cpu PROPERTIES LABELS lesson)
+  if(ARG_DISTRIBUTED)  # ranks talk over loopback ports: bounded, and not beside each other
+    set_tests_properties(${name}.cpu PROPERTIES TIMEOUT 120 RESOURCE_LOCK ${name})
+  endif()
   add_test(NAME ${name}.gpu
            COMMAND ${name} --device cuda --variant all --out ${_out}/gpu)
   set_tests_properties(${name}.gpu PROPERTIES LABELS "lesson;gpu" SKIP_RETURN_CODE 77)

@@ -21,7 +21,12 @@ pinned to that many cores), with the speed-up over one thread and the efficiency
 generates an N GB trace (when the disk has room for it twice over) and reports the full
 analysis's time and peak memory there. Usage:
   scripts/bench_trace.py [--size-mb 1024] [--build build] [--skip-hta] [--skip-json]
-                         [--threads 1,2] [--big-gb 10]
+                         [--threads 1,2] [--big-gb 10] [--ranks]
+
+With --ranks it measures pil-trace's multi-rank analysis instead: two rank traces of the same
+size (each with an NCCL all-reduce kernel and its record_param_comms per step) analysed together
+(`pil-trace ranks A B`, one thread per file, all cores) against one of them alone, with the goals
+"two ranks within 1.3x the time of one" and "peak memory at most half the two files' size".
 """
 import argparse
 import json
@@ -38,9 +43,12 @@ CACHE = os.environ.get("PIL_CACHE") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "profiling-in-libtorch")
 
 
-def generate(path, size_mb, seed=1):
-    """Writes a Kineto-like trace of about size_mb megabytes, whole or not at all."""
-    rng = random.Random(seed)
+def generate(path, size_mb, seed=1, rank=None, steps=None):
+    """Writes a Kineto-like trace of about size_mb megabytes, whole or not at all. With `rank`,
+    one rank of a data-parallel run: its distributedInfo, and per step a record_param_comms call
+    and an NCCL all-reduce kernel overlapping the step's last kernels. With `steps`, exactly that
+    many steps (the ranks of one run record the same steps). Returns the number of steps."""
+    rng = random.Random(seed if rank is None else seed + rank)
     target = size_mb * 1024 * 1024
     tmp = path + ".partial"
     pid, tid = 4242, 4242
@@ -52,11 +60,12 @@ def generate(path, size_mb, seed=1):
     with open(tmp, "w", buffering=1 << 22) as f:
         f.write('{\n  "schemaVersion": 1,\n  "deviceProperties": [\n    {"id": 0, "name": "Synthetic GPU", '
                 '"totalGlobalMem": 85899345920, "computeMajor": 9, "computeMinor": 0, "numSms": 132}\n  ],\n'
-                '  "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},\n'
-                '  "displayTimeUnit": "ms",\n  "baseTimeNanoseconds": 1700000000000000000,\n  "traceEvents": [\n')
+                '  "distributedInfo": {"backend": "nccl", "rank": %d%s},\n'
+                '  "displayTimeUnit": "ms",\n  "baseTimeNanoseconds": 1700000000000000000,\n  "traceEvents": [\n'
+                % (rank or 0, "" if rank is not None else ', "world_size": 1'))
         written, ext, corr, ts, step, first = 0, 1, 1, 1000.0, 0, True
         out = []
-        while written < target:
+        while (written < target) if steps is None else (step < steps):
             step_start = ts
             events = []
             n_ops = 40
@@ -97,6 +106,20 @@ def generate(path, size_mb, seed=1):
                               '"name": "ac2g", "bp": "e"\n  }' % (corr, k_ts))
                 ext += 1
                 corr += 1
+            if rank is not None:  # the step's all-reduce: issued at the end, runs beside the last kernels
+                c_ts = ts + 2.0 + n_ops * 25.0 - 10.0
+                events.append(
+                    '  {\n    "ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": %d, "tid": %d,\n'
+                    '    "ts": %.3f, "dur": %.3f,\n    "args": {\n      "External id": %d, "Collective name": '
+                    '"allreduce", "dtype": "Float", "In msg nelems": 1048576, "Out msg nelems": 1048576, '
+                    '"Group size": 2, "Process Group Name": "0", "Rank": %d\n    }\n  }' % (pid, tid, c_ts, 6.0, ext, rank))
+                events.append(
+                    '  {\n    "ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", '
+                    '"pid": 0, "tid": 20,\n    "ts": %.3f, "dur": %.3f,\n    "args": {\n      "External id": %d, '
+                    '"device": 0, "stream": 20, "correlation": %d\n    }\n  }'
+                    % (gpu_t - 150.0, 140.0 + 30.0 * rng.random(), ext, corr))
+                ext += 1
+                corr += 1
             ts = max(ts + 2.0 + n_ops * 25.0 + 10.0, gpu_t)
             events.insert(0, '  {\n    "ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d", "pid": %d, '
                           '"tid": %d,\n    "ts": %.3f, "dur": %.3f,\n    "args": {\n      "External id": %d,'
@@ -114,6 +137,7 @@ def generate(path, size_mb, seed=1):
             step += 1
         f.write('\n  ],\n  "traceName": "synthetic"\n}\n')
     os.replace(tmp, path)
+    return step
 
 
 def usable_cores():
@@ -140,7 +164,7 @@ def measure(label, argv, core="0", repeat=1):
 
 def measure_once(argv, core):
     cmd = ["/usr/bin/time", "-f", "PILTIME %e %M"]
-    if shutil.which("taskset"):
+    if core is not None and shutil.which("taskset"):
         cmd += ["taskset", "-c", core]
     proc = subprocess.run(cmd + argv, capture_output=True, text=True)
     seconds, peak_mb = float("nan"), float("nan")
@@ -205,7 +229,10 @@ def main():
                     "(default: 1, 2, 4, ... and the number of usable cores)")
     ap.add_argument("--big-gb", type=int, default=0,
                     help="also time the full analysis of a generated trace of this many GB")
+    ap.add_argument("--ranks", action="store_true", help="measure pil-trace ranks on two rank traces instead")
     args = ap.parse_args()
+    if args.ranks:
+        return bench_ranks(args)
     n_cores = usable_cores()
     if args.threads:
         try:
@@ -299,6 +326,40 @@ def main():
                        "big": big}, f, indent=2)
     ok = all(v[2] for v in results.values()) and all(v[2] for v in scaling.values()) and (not big or big["ok"])
     return 0 if ok else 1
+
+
+def bench_ranks(args):
+    """Two rank traces analysed together against one alone: time and peak memory."""
+    tool = os.path.join(args.build, "bin", "pil-trace")
+    if not os.path.exists(tool):
+        sys.exit("no %s: build first (cmake --build %s --target pil-trace)" % (tool, args.build))
+    bench_dir = os.path.join(CACHE, "bench")
+    os.makedirs(bench_dir, exist_ok=True)
+    traces = [os.path.join(bench_dir, "trace-%dMB-rank%d.json" % (args.size_mb, rank)) for rank in (0, 1)]
+    if not all(os.path.exists(t) for t in traces):
+        steps = None
+        for rank, path in enumerate(traces):  # rank 1 records exactly rank 0's steps
+            print("generating %s ..." % path, flush=True)
+            t0 = time.time()
+            steps = generate(path, args.size_mb, rank=rank, steps=steps)
+            print("  generated in %.0f s (%d steps)" % (time.time() - t0, steps), flush=True)
+    sizes = [os.path.getsize(t) / 1024.0 / 1024.0 for t in traces]
+    print("rank traces: %s (%.0f MB + %.0f MB); all %d cores of the machine" % (
+        ", ".join(traces), sizes[0], sizes[1], os.cpu_count() or 0), flush=True)
+    for t in traces:
+        with open(t, "rb") as f:
+            while f.read(1 << 24):
+                pass
+    one = measure("one rank", [tool, "ranks", traces[0]], core=None, repeat=3)
+    two = measure("two ranks", [tool, "ranks"] + traces, core=None, repeat=3)
+    ratio, peak_share = two[0] / one[0], two[1] / sum(sizes)
+    print("\ngoals: two ranks within 1.3x the time of one: %.2fx %s" % (ratio, "met" if ratio <= 1.3 else "MISSED"))
+    print("       peak memory at most half the two files: %.2f %s" % (peak_share, "met" if peak_share <= 0.5 else "MISSED"))
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            json.dump({"trace_mb": sizes, "one": {"seconds": one[0], "peak_mb": one[1]},
+                       "two": {"seconds": two[0], "peak_mb": two[1]}}, f, indent=2)
+    return 0 if one[2] and two[2] else 1
 
 
 if __name__ == "__main__":

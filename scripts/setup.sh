@@ -18,6 +18,7 @@ PIL_BUILD_DIR=${PIL_BUILD_DIR:-$PIL_ROOT/build}
 PIL_CACHE=${PIL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/profiling-in-libtorch}
 PIL_DEBIAN_PACKAGES=(cmake ninja-build g++ ccache python3 libgtest-dev libgmock-dev
                      libbenchmark-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev zlib1g-dev
+                     libgloo-dev
                      doxygen)
 # Only the tests need these: a headless browser that renders the docs (docs.render).
 PIL_TEST_PACKAGES=(chromium)

@@ -2,14 +2,17 @@
 
 #include <ATen/ATen.h>
 #include <ATen/DeviceAccelerator.h>
+#include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <iostream>
+#include <thread>
 
 #include "base/atomic_file.h"
 #include "base/system_info.h"
@@ -18,12 +21,16 @@
 #if PIL_HAVE_CUPTI
 #include "cuda/cupti_tracer.h"
 #endif
+#if PIL_HAVE_DISTRIBUTED
+#include "harness/distributed.h"
+#endif
 #include "harness/named_range.h"
 #include "harness/progress.h"
 #include "harness/summary.h"
 #include "harness/verify.h"
 #include "profiler/profiler.h"
 #include "trace/expect.h"
+#include "trace/ranks.h"
 #include "trace/reports.h"
 #include "trace/text_table.h"
 
@@ -140,6 +147,45 @@ Verdict check_agreement(const Lesson& lesson, const Variant& variant, const Tens
   return against_reference.passed ? v : against_reference;
 }
 
+/// Data-parallel runs: this process's rank and the ranks in all (0 and 1 otherwise).
+struct RankOf {
+  int rank = 0, size = 1;
+  bool on = false;
+};
+RankOf rank_of() {
+#if PIL_HAVE_DISTRIBUTED
+  if (dist::group_open()) return {dist::group().rank, dist::group().size, true};
+#endif
+  return {};
+}
+
+/// The table across ranks, on rank 0, from every rank's trace (after a barrier: all are written).
+/// `stem` names a rank's files without the `_rank<k>` part.
+void report_across_ranks(const fs::path& dir, const std::string& stem) {
+#if PIL_HAVE_DISTRIBUTED
+  const RankOf me = rank_of();
+  if (!me.on) return;
+  dist::barrier("every rank's trace written");
+  if (me.rank != 0) return;
+  std::vector<std::string> paths;
+  for (int r = 0; r < me.size; ++r)
+    paths.push_back((dir / (stem + "_rank" + std::to_string(r) + ".pt.trace.json")).string());
+  std::cout << "\n== across ranks (pil-trace ranks on the " << me.size << " traces)\n";
+  try {
+    const trace::RanksReport report = trace::read_ranks(paths);
+    std::cout << trace::format_ranks(report);
+    const fs::path svg = dir / (stem + "_ranks.svg");
+    write_text_atomically(svg, trace::render_ranks_svg(report, 1200, -1, stem + ": ranks side by side"));
+    std::cout << "ranks svg: " << svg.string() << "\n";
+  } catch (const std::exception& e) {
+    // Ranks on other machines write their traces there: read them together once gathered.
+    std::cout << "across ranks: not read here: " << e.what() << "\n";
+  }
+#else
+  (void)dir, (void)stem;
+#endif
+}
+
 /// One line of the comparison printed after several variants ran.
 struct VariantLine {
   std::string name, result;
@@ -190,11 +236,18 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   at::manual_seed(o.seed);
   const Tensors inputs = lesson.make_inputs(p);
 
+  // One call of the variant (data-parallel runs: where the failure tests make a rank stop).
+  auto call = [&]() {
+#if PIL_HAVE_DISTRIBUTED
+    if (lesson.distributed) dist::test_failure_point();
+#endif
+    return variant.run(inputs);
+  };
   at::Tensor out;
   {
     Progress progress("warm-up calls", o.warmup_calls);
     for (int i = 0; i < o.warmup_calls; ++i) {
-      out = variant.run(inputs);
+      out = call();
       progress.update(i + 1);
     }
     synchronize(p.device);
@@ -223,13 +276,18 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   for (int64_t step = 0; step < schedule.total_steps(); ++step) {
     const profiler::ProfilerAction action = prof.current_action();
     const auto t0 = std::chrono::steady_clock::now();
-    out = variant.run(inputs);
+    out = call();
     // The last step waits for the GPU, so the trace holds every kernel it launched.
     if (action == profiler::ProfilerAction::RECORD_AND_SAVE) synchronize(p.device);
     if (profiler::records(action))
       wall_steps.push_back({trace::step_name(prof.step_num()),
                             std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::steady_clock::now() - t0).count()});
+#if PIL_HAVE_DISTRIBUTED
+    // Kineto's distributedInfo (rank, world size, backend), as torch.distributed writes it.
+    if (action == profiler::ProfilerAction::RECORD_AND_SAVE && rank_of().on)
+      prof.add_metadata_json("distributedInfo", dist::distributed_info_json());
+#endif
     // step() ends this step's range and begins the next; after the last, stop() ends it and
     // the recording (the schedule's RECORD_AND_SAVE).
     if (step + 1 < schedule.total_steps()) {
@@ -272,8 +330,10 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   const std::string table_text = o.profiler ? trace::format_table(table, table_options) : "";
   std::cout << table_text;
 
-  const std::string stem = variant.name + "_" + p.device.str() + "_" + dtype_name(p.dtype) +
-                           "_n" + std::to_string(o.size);
+  const RankOf me = rank_of();
+  const std::string run_stem = variant.name + "_" + p.device.str() + "_" + dtype_name(p.dtype) +
+                               "_n" + std::to_string(o.size);
+  const std::string stem = me.on ? run_stem + "_rank" + std::to_string(me.rank) : run_stem;
   const fs::path dir(o.out_dir);
   const fs::path trace_path = dir / (stem + ".pt.trace.json");
   const fs::path table_path = dir / (stem + ".table.txt");
@@ -288,6 +348,13 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   s.dtype = dtype_name(p.dtype);
   s.size = o.size;
   s.seed = o.seed;
+  if (me.on) {
+    s.rank = me.rank;
+    s.world_size = me.size;
+#if PIL_HAVE_DISTRIBUTED
+    s.backend = dist::to_string(dist::group().backend);
+#endif
+  }
   s.wait = o.wait;
   s.warmup = o.warmup;
   s.active = o.active;
@@ -322,6 +389,7 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   }
   std::cout << "summary: " << summary_path.string() << "\n";
   if (o.profiler) std::cout << "trace: " << trace_path.string() << "\n";
+  if (o.profiler) report_across_ranks(dir, run_stem);
   std::cout << "RESULT: " << (verdict.passed ? "PASSED" : "FAILED") << std::endl;
 
   line.name = variant.name;
@@ -347,9 +415,14 @@ int run_parsed(const Lesson& lesson, const Options& o) {
     return kSkipped;
   }
   const bool cuda = o.device == DeviceChoice::Cuda || (o.device == DeviceChoice::Auto && cuda_usable);
-  const c10::Device device = cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  // Data-parallel ranks on one machine each take their own GPU (LOCAL_RANK).
+  int gpu = 0;
+#if PIL_HAVE_DISTRIBUTED
+  if (dist::group_open()) gpu = dist::group().local_rank;
+#endif
+  const c10::Device device = cuda ? c10::Device(c10::kCUDA, c10::DeviceIndex(gpu)) : c10::Device(c10::kCPU);
   const Problem problem{o, device, resolve_dtype(o.dtype, cuda)};
-  const std::string device_name = cuda ? cuda::device_name(0) : cpu_model_name();
+  const std::string device_name = cuda ? cuda::device_name(gpu) : cpu_model_name();
 
   // Variants that need CUDA: asked for by name on the CPU, a usage error; in "all", left out.
   std::vector<const Variant*> chosen;
@@ -461,18 +534,12 @@ void release_after_variant() {
   for (auto& r : now) r();
 }
 
-int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
-  LessonInfo info{lesson.name, lesson.description, lesson.default_size, lesson.max_size, {},
-                  lesson.size_help, lesson.flags, lesson.profile_memory};
-  for (const auto& v : lesson.variants) info.variants.push_back({v.name, v.summary});
-  const ParsedArgs parsed = parse_options(info, argc, argv);
-  if (!parsed.run) {
-    (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.text
-                                                     << (parsed.exit_code ? "\n" : "");
-    return parsed.exit_code;
-  }
+namespace {
+
+/// Runs `body`, turning what it throws into one line on stderr and its exit code.
+int guarded(const Lesson& lesson, const std::function<int()>& body) {
   try {
-    return run_parsed(lesson, parsed.options);
+    return body();
   } catch (const UsageError& e) {
     std::cerr << lesson.name << ": error: " << e.message << std::endl;
     return kUsage;
@@ -489,6 +556,100 @@ int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
   }
   std::cout << "RESULT: FAILED" << std::endl;
   return kFailed;
+}
+
+/// The flags every data-parallel lesson takes, beside its own.
+std::vector<LessonFlag> distributed_flags() {
+  return {{"--ranks", "Ranks to start, one process each (when no launcher set RANK, WORLD_SIZE)", 2, 1, 64, {}},
+          {"--backend", "c10d backend: auto (nccl with a GPU per rank, else gloo), gloo (CPU), nccl (GPU)",
+           0, 0, 2, {"auto", "gloo", "nccl"}},
+          {"--comm-timeout-s", "Seconds a collective waits for the other ranks before the run stops",
+           30, 1, 3600, {}}};
+}
+
+#if PIL_HAVE_DISTRIBUTED
+/// Data-parallel: start the ranks (no launcher around), or be one rank of the group.
+int run_distributed(const Lesson& lesson, Options o, int argc, const char* const argv[]) {
+  const std::chrono::seconds timeout(o.flag("--comm-timeout-s"));
+  dist::RankEnv env;
+  try {
+    env = dist::read_rank_env();
+    if (!env.launched) {
+      const std::vector<std::string> args(argv + 1, argv + argc);
+      return dist::launch_ranks(int(o.flag("--ranks")), args, timeout + std::chrono::seconds(5));
+    }
+  } catch (const dist::SetupError& e) {
+    std::cerr << lesson.name << ": error: " << e.what() << std::endl;
+    return kUsage;
+  }
+  if (o.device == DeviceChoice::Cuda && !torch::cuda::is_available()) {
+    std::string reason = cuda::unavailable_reason();
+    if (reason.empty()) reason = "torch::cuda::is_available() is false (this LibTorch may be CPU-only)";
+    std::cout << lesson.name << ": --device cuda: no usable CUDA GPU: " << reason << "\nRESULT: SKIPPED" << std::endl;
+    return kSkipped;
+  }
+  const bool gpus = torch::cuda::is_available() && o.device != DeviceChoice::Cpu;
+  const int64_t choice = o.flag("--backend");
+  const dist::Backend backend = choice == 2 || (choice == 0 && gpus) ? dist::Backend::Nccl : dist::Backend::Gloo;
+  if (backend == dist::Backend::Gloo && o.device == DeviceChoice::Cuda) {
+    std::cerr << lesson.name << ": error: --backend gloo runs on the CPU here; allowed: --device cpu, "
+              << "or --backend nccl on GPUs" << std::endl;
+    return kUsage;
+  }
+  if (backend == dist::Backend::Nccl) {
+    const int have = torch::cuda::is_available() ? int(torch::cuda::device_count()) : 0;
+    if (have < env.local_world_size) {
+      std::cout << lesson.name << ": --backend nccl needs one CUDA GPU per rank: " << env.local_world_size
+                << " ranks on this machine, " << have << " GPU(s) usable\nRESULT: SKIPPED" << std::endl;
+      return kSkipped;
+    }
+    o.device = DeviceChoice::Cuda;
+  } else {
+    o.device = DeviceChoice::Cpu;
+    // Ranks sharing a machine share its cores: each takes its part for its operators.
+    at::set_num_threads(std::max(1, int(std::thread::hardware_concurrency()) / env.local_world_size));
+  }
+  try {
+    const dist::Group g = dist::open_group(env, backend, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+    std::cout << lesson.name << ": rank " << g.rank << " of " << g.size << ", backend " << dist::to_string(g.backend)
+              << ", store " << env.master_addr << ":" << env.master_port << ", run " << g.run_id
+              << ", collectives time out after " << timeout.count() << " s" << std::endl;
+  } catch (const dist::SetupError& e) {
+    std::cerr << lesson.name << ": error: " << e.what() << std::endl;
+    return kUsage;
+  }
+  return guarded(lesson, [&] { return run_parsed(lesson, o); });
+}
+#endif
+
+}  // namespace
+
+int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
+  LessonInfo info{lesson.name, lesson.description, lesson.default_size, lesson.max_size, {},
+                  lesson.size_help, lesson.flags, lesson.profile_memory};
+  if (lesson.distributed)
+    for (auto& f : distributed_flags()) info.flags.push_back(f);
+  for (const auto& v : lesson.variants) info.variants.push_back({v.name, v.summary});
+  const ParsedArgs parsed = parse_options(info, argc, argv);
+  if (!parsed.run) {
+    (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.text
+                                                     << (parsed.exit_code ? "\n" : "");
+    return parsed.exit_code;
+  }
+  if (lesson.distributed) {
+#if PIL_HAVE_DISTRIBUTED
+    const int code = run_distributed(lesson, parsed.options, argc, argv);
+    // A rank leaves at once: c10d's threads may still wait on a peer that died, and a rank's
+    // files are written whole already.
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(code);
+#else
+    std::cerr << lesson.name << ": error: this build has no c10d Gloo (install libgloo-dev, reconfigure)" << std::endl;
+    return kUsage;
+#endif
+  }
+  return guarded(lesson, [&] { return run_parsed(lesson, parsed.options); });
 }
 
 }  // namespace pil

@@ -129,6 +129,12 @@ struct Lesson {
   /// `ceiling_*`: a plain GEMM, a copy) and single kernels timed on their own. Verified first
   /// where `references` names them.
   std::vector<Variant> ceilings;
+
+  /// Data-parallel: one process per rank over c10d (harness/distributed.h). The harness adds
+  /// --ranks, --backend and --comm-timeout-s, starts the ranks itself or joins a launcher's
+  /// (RANK, WORLD_SIZE, ...), names each rank's files `..._rank<k>`, writes Kineto's
+  /// distributedInfo into each trace, and ends each variant with the table across ranks.
+  bool distributed = false;
 };
 
 /// The dtype's short name, as flags, file names and summaries spell it: fp32, bf16, fp16, fp64.

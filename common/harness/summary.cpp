@@ -15,6 +15,8 @@ std::string to_json(const RunSummary& s) {
   j["dtype"] = s.dtype;
   j["size"] = s.size;
   j["seed"] = s.seed;
+  if (s.world_size > 0)
+    j["distributed"] = {{"rank", s.rank}, {"world_size", s.world_size}, {"backend", s.backend}};
   j["schedule"] = {{"wait", s.wait},
                    {"warmup", s.warmup},
                    {"active", s.active},

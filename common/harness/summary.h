@@ -23,6 +23,10 @@ struct RunSummary {
   double max_abs_err = 0, max_rel_err = 0;
   int64_t mismatches = 0;
   std::string trace_path, table_path;
+  /// Data-parallel runs: this process's rank, the ranks in all and the c10d backend
+  /// (world_size 0: not data-parallel, and the three are left out of the JSON).
+  int rank = 0, world_size = 0;
+  std::string backend;
   struct Step {
     std::string name;
     int64_t cpu_ns = 0;

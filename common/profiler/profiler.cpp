@@ -36,6 +36,9 @@ class LibTorchTracer : public Tracer {
   const trace::Trace& trace() const override { return profiler_.trace(); }
   void save(const fs::path& path) const override { profiler_.save_chrome_trace(path); }
   std::string name() const override { return "LibTorch profiler (Kineto)"; }
+  void add_metadata_json(const std::string& key, const std::string& value) override {
+    profiler_.add_metadata_json(key, value);
+  }
 
  private:
   TorchProfiler profiler_;
@@ -209,6 +212,13 @@ void profile::transit(ProfilerAction from, std::optional<ProfilerAction> to) {
       if (records(*to)) begin();
       break;
   }
+}
+
+void profile::add_metadata_json(const std::string& key, const std::string& value) {
+  if (!tracing_)
+    throw std::logic_error("pil::profiler::profile::add_metadata_json(): only while recording "
+                           "(a RECORD or RECORD_AND_SAVE step)");
+  tracer_->add_metadata_json(key, value);
 }
 
 void profile::trace_ready() {

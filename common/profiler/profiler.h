@@ -71,6 +71,9 @@ class Tracer {
   /// Writes the Chrome trace file, whole or not at all.
   virtual void save(const std::filesystem::path& path) const = 0;
   virtual std::string name() const = 0;  ///< for the log ("LibTorch profiler (Kineto)")
+  /// A top-level key of the saved trace, its value JSON text, while recording; a recorder
+  /// that writes no metadata ignores it.
+  virtual void add_metadata_json(const std::string& /*key*/, const std::string& /*value*/) {}
 };
 
 /// torch.profiler.profile's arguments.
@@ -134,6 +137,10 @@ class profile {
   void export_chrome_trace(const std::filesystem::path& path) const;
   /// The latest ready trace in the trace kit's model (events, kernels, memory).
   const trace::Trace& events() const;
+  /// Python's `prof.add_metadata_json(key, value)`: a top-level key of the trace file, `value`
+  /// JSON text (Kineto's own `distributedInfo` is one). Only while recording; otherwise throws
+  /// std::logic_error.
+  void add_metadata_json(const std::string& key, const std::string& value);
   /// Which recorder this profile uses ("LibTorch profiler (Kineto)").
   std::string tracer_name() const { return tracer_->name(); }
 

@@ -9,6 +9,12 @@
 
 #include "base/atomic_file.h"
 
+// From torch/csrc/profiler/kineto_shim.h, which needs Kineto's own include folder: the call
+// torch.profiler makes for `distributedInfo` (a top-level key of the saved trace).
+namespace torch::autograd::profiler {
+TORCH_API void addMetadataJson(const std::string& key, const std::string& value);
+}
+
 namespace pil {
 
 namespace tap = torch::autograd::profiler;
@@ -123,6 +129,11 @@ void TorchProfiler::start() {
   prepare();
   tap::enableProfiler(make_config(settings_), activities(settings_));
   recording_ = true;
+}
+
+void TorchProfiler::add_metadata_json(const std::string& key, const std::string& value) {
+  if (!recording_) throw std::logic_error("TorchProfiler::add_metadata_json() while not recording");
+  tap::addMetadataJson(key, value);
 }
 
 void TorchProfiler::stop() {

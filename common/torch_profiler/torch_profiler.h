@@ -12,6 +12,7 @@
 /// ProfilerResult::save.
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "trace/trace.h"
@@ -42,6 +43,9 @@ class TorchProfiler {
   /// Stops recording and keeps the result.
   void stop();
   bool recording() const { return recording_; }
+  /// Adds a top-level key to the saved trace, as torch.profiler does for `distributedInfo`
+  /// (`value` is JSON text). Only while recording.
+  void add_metadata_json(const std::string& key, const std::string& value);
 
   /// What was recorded, in the trace kit's model (valid after stop()).
   const trace::Trace& trace() const { return trace_; }

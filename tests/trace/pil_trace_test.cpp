@@ -2,10 +2,12 @@
 // input answered with one line and exit 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "support/run_process.h"
+#include "trace/synthetic_ranks.h"
 #include "trace/synthetic_trace.h"
 
 namespace {
@@ -183,6 +185,58 @@ TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
     EXPECT_EQ(r.err.rfind("pil-trace: error: ", 0), 0u) << r.err;
   }
   EXPECT_FALSE(std::ifstream(dir.path() + "/x.svg").good()) << "nothing is written on error";
+}
+
+}  // namespace
+
+// pil-trace ranks: the report and its picture from two synthetic ranks; traces that cannot be
+// read together answered with one line and exit 2.
+namespace {
+
+struct PilTraceRanks : ::testing::Test {
+  TempDir dir;
+  std::string write(const std::string& name, const std::string& text) {
+    return pil::test::write_file(dir.path(), name, text);
+  }
+  void expect_refusal(const std::vector<std::string>& args, const std::string& says) {
+    const auto r = run_process(kTool, args);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.rfind("pil-trace: error: ", 0), 0u) << r.err;
+  }
+};
+
+TEST_F(PilTraceRanks, TablesJsonAndALanePerRank) {
+  const std::string a = write("r_rank0.json", pil::test::synthetic_rank_trace(0));
+  const std::string b = write("r_rank1.json", pil::test::synthetic_rank_trace(1));
+  const std::string svg = dir.path() + "/ranks.svg";
+  const auto text = run_process(kTool, {"ranks", a, b, "--svg", svg, "--threads", "2"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("rank 1: the slowest in 1 of 2 steps"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("gloo:all_reduce"), std::string::npos);
+  std::ifstream in(svg);
+  const std::string picture((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(picture.find(">rank 0<"), std::string::npos);
+  EXPECT_NE(picture.find(">rank 1<"), std::string::npos);
+  const auto js = run_process(kTool, {"ranks", dir.path(), "--json"});  // the folder
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  const auto j = nlohmann::json::parse(js.out);
+  EXPECT_EQ(j["steps"][0]["slowest_rank"], 1);
+  EXPECT_EQ(j["steps"][0]["wait_ns"][0], 30000);
+  EXPECT_EQ(j["ranks"][0]["steps"][0]["overlap_ns"], 10000);
+}
+
+TEST_F(PilTraceRanks, BadInputsAreOneLine) {
+  const std::string r0 = write("s_rank0.json", pil::test::synthetic_rank_trace(0));
+  const std::string other = write("s_rank1.json", pil::test::synthetic_rank_trace(1, 2, "another-run"));
+  expect_refusal({"ranks", r0, other}, "ranks of different runs");
+  expect_refusal({"ranks", r0}, "missing rank 1 of 2");
+  const std::string full = pil::test::synthetic_rank_trace(1);
+  const std::string cut = write("t_rank1.json", full.substr(0, full.size() * 2 / 3));
+  expect_refusal({"ranks", r0, cut}, "t_rank1.json");
+  expect_refusal({"ranks", r0, dir.path() + "/nothing.json"}, "nothing.json");
+  expect_refusal({"ranks", r0, r0}, "both rank 0");
 }
 
 }  // namespace

@@ -19,6 +19,10 @@
 //                                          (kernels=5, calls:aten::mm=3, peak-range=attn)
 //   pil-trace chain    TRACE --range R     range -> operators -> runtime calls -> GPU work
 //   pil-trace diff     A B                 operators and kernels of two runs side by side
+//   pil-trace ranks    TRACES... | DIR     data-parallel ranks side by side: per rank and step
+//                                          compute, communication and their overlap, each
+//                                          collective, the slowest rank and the others' wait
+//                                          (--svg F.svg: a lane per rank)
 //   pil-trace svg      TRACE --out F.svg   a timeline picture (--step K, --range R, --from-us)
 //   pil-trace walk     TRACE               only walk the events with simdjson (the parse
 //                                          ceiling that scripts/bench_trace.py compares with)
@@ -37,6 +41,7 @@
 #include "trace/expect.h"
 #include "trace/key_averages.h"
 #include "trace/parse.h"
+#include "trace/ranks.h"
 #include "trace/report_json.h"
 #include "trace/reports.h"
 #include "trace/svg.h"
@@ -432,6 +437,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 10.0));
   diff->add_flag("--json", as_json, "Print JSON instead of a table");
   threads_opt(diff);
+  auto* ranks = app.add_subcommand("ranks", "Data-parallel ranks side by side (one trace per rank, or a folder)");
+  std::vector<std::string> rank_paths;
+  unsigned threads = 0;
+  long rank_step = -1;
+  ranks->add_option("traces", rank_paths, "Trace files (one per rank) or folders of them")->required();
+  ranks->add_option("--threads", threads, "Files read at once, one thread each (0: the machine's cores)");
+  ranks->add_option("--svg", out, "Also write a timeline with one lane per rank");
+  ranks->add_option("--step", rank_step, "The picture shows this step only (0 = first recorded)")
+      ->check(CLI::NonNegativeNumber);
+  ranks->add_flag("--json", as_json, "Print JSON instead of tables");
   auto* walk = app.add_subcommand("walk", "Walk the events without analysis (benchmark ceiling)");
   walk->add_option("trace", path, "Trace file")->required();
   bool every_field = false;
@@ -463,6 +478,20 @@ int main(int argc, char** argv) {
   try {
     if (*walk) {
       std::cout << walk_trace_file(path, {}, every_field) << " events\n";
+      return 0;
+    }
+    if (*ranks) {
+      const RanksReport r = read_ranks(rank_paths, threads);
+      if (rank_step >= long(r.steps.size())) {
+        std::cerr << "pil-trace: error: --step " << rank_step << ": the ranks recorded " << r.steps.size()
+                  << " steps (0 to " << r.steps.size() << " - 1)\n";
+        return 2;
+      }
+      std::cout << (as_json ? ranks_json(r) : format_ranks(r));
+      if (!out.empty()) {
+        pil::write_text_atomically(out, render_ranks_svg(r, width, rank_step, title));
+        if (!as_json) std::cout << "svg: " << out << "\n";
+      }
       return 0;
     }
     std::vector<Expectation> parsed;
@@ -517,6 +546,9 @@ int main(int argc, char** argv) {
       return 0;
     }
   } catch (const ParseError& e) {
+    std::cerr << "pil-trace: error: " << e.what() << "\n";
+    return 2;
+  } catch (const RanksError& e) {
     std::cerr << "pil-trace: error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {

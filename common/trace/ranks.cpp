@@ -1,0 +1,724 @@
+#include "trace/ranks.h"
+
+#include <nlohmann/json.hpp>
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "trace/reports.h"
+#include "trace/text_table.h"
+
+namespace fs = std::filesystem;
+
+namespace pil::trace {
+namespace {
+
+bool starts_with_ci(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
+  return true;
+}
+
+/// "gloo:all_reduce", "ncclDevKernel_AllReduce_Sum_f32", "allreduce" -> "allreduce..." lowercase
+/// letters and digits only, the backend's prefix dropped: for pairing a slice with its arguments.
+std::string normalized(std::string_view s) {
+  for (std::string_view p : {"gloo:", "nccl:", "nccldevkernel_", "ncclkernel_"})
+    if (starts_with_ci(s, p)) {
+      s.remove_prefix(p.size());
+      break;
+    }
+  std::string out;
+  for (char c : s)
+    if (std::isalnum(static_cast<unsigned char>(c))) out += char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// Sorts and merges into disjoint intervals.
+void merge(std::vector<Interval>& v) {
+  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.from < b.from; });
+  size_t out = 0;
+  for (const Interval& i : v) {
+    if (i.to <= i.from) continue;
+    if (out && i.from <= v[out - 1].to) v[out - 1].to = std::max(v[out - 1].to, i.to);
+    else v[out++] = i;
+  }
+  v.resize(out);
+}
+
+/// The parts of merged `v` inside [from, to).
+std::vector<Interval> clip(const std::vector<Interval>& v, int64_t from, int64_t to) {
+  std::vector<Interval> out;
+  auto it = std::upper_bound(v.begin(), v.end(), from,
+                             [](int64_t x, const Interval& i) { return x < i.to; });
+  for (; it != v.end() && it->from < to; ++it) out.push_back({std::max(it->from, from), std::min(it->to, to)});
+  return out;
+}
+
+int64_t length(const std::vector<Interval>& v) {
+  int64_t n = 0;
+  for (const Interval& i : v) n += i.to - i.from;
+  return n;
+}
+
+/// Length of the intersection of two merged lists.
+int64_t overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  int64_t n = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    n += std::max<int64_t>(0, std::min(a[i].to, b[j].to) - std::max(a[i].from, b[j].from));
+    (a[i].to < b[j].to) ? ++i : ++j;
+  }
+  return n;
+}
+
+int64_t step_number(std::string_view name) {
+  const size_t hash = name.rfind('#');
+  if (hash == std::string_view::npos) return -1;
+  int64_t n = 0;
+  for (char c : name.substr(hash + 1)) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+int64_t dtype_bytes(const std::string& t) {
+  static const std::map<std::string, int64_t> sizes = {
+      {"Float", 4}, {"Double", 8}, {"BFloat16", 2}, {"Half", 2}, {"Int", 4},  {"Long", 8},
+      {"Short", 2}, {"Byte", 1},   {"Char", 1},     {"Bool", 1}, {"ComplexFloat", 8}};
+  auto it = sizes.find(t);
+  return it == sizes.end() ? -1 : it->second;
+}
+
+/// Where the JSON value starting at `open` ('{') ends (one past its '}'), or npos when the text
+/// stops first. Strings are skipped whole, so braces inside them do not count.
+size_t object_end(const std::string& s, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '"') {
+      for (++i; i < s.size() && s[i] != '"'; ++i)
+        if (s[i] == '\\') ++i;
+      if (i >= s.size()) return std::string::npos;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}' && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return std::string::npos;
+}
+
+/// Bytes of one element for the profiler's "Input type" names ("float", "c10::BFloat16").
+int64_t input_type_bytes(const std::string& t) {
+  static const std::map<std::string, int64_t> sizes = {
+      {"float", 4},     {"double", 8},    {"c10::BFloat16", 2}, {"c10::Half", 2},
+      {"long int", 8},  {"int", 4},       {"short int", 2},     {"bool", 1},
+      {"unsigned char", 1}, {"signed char", 1}, {"c10::complex<float>", 8}};
+  auto it = sizes.find(t);
+  return it == sizes.end() ? -1 : it->second;
+}
+
+/// True when the text at `hit` is the value of a "name" key (`"name": "gloo:...`).
+bool is_name_value(const std::string& s, size_t hit) {
+  size_t i = hit;
+  while (i > 0 && (s[i - 1] == ' ' || s[i - 1] == ':')) --i;
+  return i >= 6 && s.compare(i - 6, 6, "\"name\"") == 0;
+}
+
+int rank_from_name(const std::string& path) {
+  static const std::regex re("rank[-_]?([0-9]+)", std::regex::icase);
+  std::smatch m;
+  const std::string name = fs::path(path).filename().string();
+  if (std::regex_search(name, m, re)) return std::stoi(m[1].str());
+  return -1;
+}
+
+std::string label_of(const RankProfile& p) { return fs::path(p.label).filename().string(); }
+
+}  // namespace
+
+RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
+  RankProfile p;
+  const int64_t base = t.base_time_ns;
+  for (const Event& e : t.events)
+    if (is_device_work(e.category)) {
+      p.gpu = true;
+      break;
+    }
+  auto is_comm = [&](const Event& e) {
+    return p.gpu ? is_device_work(e.category) && starts_with_ci(e.name, "nccl")
+                 : e.category != Category::Memory && starts_with_ci(e.name, "gloo:");
+  };
+  // CPU traces: the backend's worker threads carry communication only.
+  std::set<std::pair<int64_t, int64_t>> comm_threads;
+  if (!p.gpu)
+    for (const Event& e : t.events)
+      if (is_comm(e)) comm_threads.insert({e.pid, e.tid});
+  auto is_compute = [&](const Event& e) {
+    if (p.gpu) return is_device_work(e.category) && !starts_with_ci(e.name, "nccl");
+    if (e.category != Category::CpuOp || comm_threads.count({e.pid, e.tid})) return false;
+    return !(starts_with_ci(e.name, "record_param_comms") || starts_with_ci(e.name, "c10d::") ||
+             starts_with_ci(e.name, "gloo:") || starts_with_ci(e.name, "nccl:"));
+  };
+
+  std::vector<const Event*> comm_events;
+  for (const Event& e : t.events) {
+    if (is_step(e)) {
+      RankStep s;
+      s.number = step_number(e.name);
+      s.start_ns = base + e.start_ns;
+      s.dur_ns = e.dur_ns;
+      p.steps.push_back(s);
+    } else if (is_comm(e)) {
+      comm_events.push_back(&e);
+      p.comm.push_back({base + e.start_ns, base + e.end_ns()});
+    } else if (is_compute(e)) {
+      p.compute.push_back({base + e.start_ns, base + e.end_ns()});
+    }
+  }
+  std::sort(p.steps.begin(), p.steps.end(),
+            [](const RankStep& a, const RankStep& b) { return a.start_ns < b.start_ns; });
+  merge(p.compute);
+  merge(p.comm);
+
+  // Collectives in start order, each paired with the next unused arguments of the same kind.
+  std::sort(comm_events.begin(), comm_events.end(),
+            [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
+  // The backend's slices pair by their start as written; record_param_comms in issue order.
+  std::map<std::pair<int64_t, std::string>, int64_t> by_start;
+  std::vector<const CommArgs*> ordered;
+  for (const CommArgs& a : args) {
+    if (a.ts_ns != INT64_MIN) by_start[{a.ts_ns, a.collective}] = a.bytes;
+    else ordered.push_back(&a);
+  }
+  size_t next_arg = 0;
+  for (const Event* e : comm_events) {
+    Collective c;
+    c.name = std::string(e->name);
+    c.start_ns = base + e->start_ns;
+    c.dur_ns = e->dur_ns;
+    const std::string kind = normalized(e->name);
+    const auto exact = by_start.find({e->start_ns, c.name});
+    if (exact != by_start.end()) c.bytes = exact->second;
+    for (size_t k = next_arg; c.bytes < 0 && k < ordered.size() && k < next_arg + 8; ++k) {
+      const std::string want = normalized(ordered[k]->collective);
+      if (!want.empty() && kind.rfind(want, 0) == 0) {
+        c.bytes = ordered[k]->bytes;
+        next_arg = k + 1;
+        break;
+      }
+    }
+    auto it = std::upper_bound(p.steps.begin(), p.steps.end(), c.start_ns,
+                               [](int64_t x, const RankStep& s) { return x < s.start_ns; });
+    if (it != p.steps.begin() && c.start_ns < std::prev(it)->start_ns + std::prev(it)->dur_ns) {
+      c.step = std::prev(it)->number;
+      ++std::prev(it)->collectives;
+    }
+    p.collectives.push_back(std::move(c));
+  }
+
+  // Unions inside each step; the picture keeps only what lies inside steps.
+  std::vector<Interval> compute_in, comm_in;
+  for (RankStep& s : p.steps) {
+    const auto c = clip(p.compute, s.start_ns, s.start_ns + s.dur_ns);
+    const auto m = clip(p.comm, s.start_ns, s.start_ns + s.dur_ns);
+    s.compute_ns = length(c);
+    s.comm_ns = length(m);
+    s.overlap_ns = overlap(c, m);
+    compute_in.insert(compute_in.end(), c.begin(), c.end());
+    comm_in.insert(comm_in.end(), m.begin(), m.end());
+  }
+  if (!p.steps.empty()) {
+    p.compute = std::move(compute_in);
+    p.comm = std::move(comm_in);
+  }
+  return p;
+}
+
+void scan_rank_file(const std::string& path, RankIdentity& id, std::vector<CommArgs>& args) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw ParseError(path + ": cannot open: " + std::strerror(errno));
+  gzbuffer(f, 1 << 20);
+  static const std::string kInfo = "\"distributedInfo\"", kComms = "\"record_param_comms\"",
+                           kGloo = "\"gloo:";
+  std::string buf;
+  size_t pos = 0;  // where the search for the next hit resumes
+  bool eof = false, have_info = false;
+  std::vector<char> chunk(size_t(4) << 20);
+  while (!eof) {
+    const int n = gzread(f, chunk.data(), unsigned(chunk.size()));
+    if (n < 0) {
+      int code = 0;
+      const std::string msg = gzerror(f, &code);
+      gzclose(f);
+      throw ParseError(path + ": read error: " + msg);
+    }
+    eof = n == 0;
+    buf.append(chunk.data(), size_t(n));
+    // The next place of each needle at or after `pos` (kUnknown: search again); a needle absent
+    // from the rest of the buffer is not searched again until more text comes.
+    constexpr size_t kUnknown = std::string::npos - 1;
+    size_t next[3] = {kUnknown, kUnknown, kUnknown};
+    const std::string* needles[3] = {&kComms, &kGloo, &kInfo};
+    for (;;) {
+      for (int k = 0; k < 3; ++k)
+        if (next[k] == kUnknown || (next[k] != std::string::npos && next[k] < pos)) {
+          const void* at = pos < buf.size() ? memmem(buf.data() + pos, buf.size() - pos, needles[k]->data(),
+                                                     needles[k]->size())
+                                            : nullptr;
+          next[k] = at ? size_t(static_cast<const char*>(at) - buf.data()) : std::string::npos;
+        }
+      const size_t comms = next[0], gloo = next[1];
+      const size_t info = have_info ? std::string::npos : next[2];
+      const size_t hit = std::min({comms, info, gloo});
+      if (hit == std::string::npos) {
+        pos = buf.size() > kComms.size() ? buf.size() - kComms.size() : 0;
+        break;
+      }
+      if (hit == gloo && !is_name_value(buf, hit)) {
+        pos = hit + kGloo.size();
+        continue;
+      }
+      size_t open = std::string::npos;
+      if (hit == info) {
+        open = buf.find('{', hit + kInfo.size());
+      } else {
+        const size_t a = buf.find("\"args\"", hit), ph = buf.find("\"ph\"", hit);
+        if (a == std::string::npos && !eof) break;           // its args may come in the next chunk
+        if (a == std::string::npos || (ph != std::string::npos && ph < a)) {  // an event without args
+          pos = hit + kComms.size();
+          continue;
+        }
+        open = buf.find('{', a);
+      }
+      const size_t end = open == std::string::npos ? std::string::npos : object_end(buf, open);
+      if (end == std::string::npos) {
+        if (!eof) break;  // wait for more text
+        pos = hit + 1;    // a truncated file: the parser says so
+        continue;
+      }
+      const nlohmann::json j = nlohmann::json::parse(buf.begin() + long(open), buf.begin() + long(end),
+                                                     nullptr, /*allow_exceptions=*/false);
+      if (j.is_object()) {
+        if (hit == info) {
+          have_info = true;
+          if (j.contains("rank") && j["rank"].is_number_integer()) id.rank = j["rank"].get<int>();
+          if (j.contains("world_size") && j["world_size"].is_number_integer())
+            id.world_size = j["world_size"].get<int>();
+          if (j.contains("backend") && j["backend"].is_string()) id.backend = j["backend"].get<std::string>();
+          if (j.contains("pil_run_id") && j["pil_run_id"].is_string())
+            id.run_id = j["pil_run_id"].get<std::string>();
+        } else if (hit == gloo) {
+          // The slice's own arguments: its tensors' sizes and types; its start pairs it.
+          CommArgs c;
+          const size_t name_end = buf.find('"', hit + 1);
+          c.collective = buf.substr(hit + 1, name_end - hit - 1);
+          const size_t ts = buf.find("\"ts\"", hit);
+          if (ts != std::string::npos && ts < open) {
+            size_t a = buf.find_first_not_of(" :", ts + 4), b = buf.find_first_of(",} \n", a);
+            int64_t ns = 0;
+            if (a != std::string::npos && b != std::string::npos &&
+                microseconds_text_to_ns(std::string_view(buf).substr(a, b - a), ns))
+              c.ts_ns = ns;
+          }
+          if (j.contains("Input Dims") && j["Input Dims"].is_array() && j.contains("Input type") &&
+              j["Input type"].is_array()) {
+            int64_t bytes = 0;
+            const auto& dims = j["Input Dims"];
+            const auto& types = j["Input type"];
+            for (size_t k = 0; k < dims.size() && k < types.size(); ++k) {
+              if (!dims[k].is_array() || !types[k].is_string()) continue;
+              const int64_t size = input_type_bytes(types[k].get<std::string>());
+              if (size < 0 || dims[k].empty()) continue;
+              int64_t n = 1;
+              for (const auto& d : dims[k]) n *= d.is_number_integer() ? d.get<int64_t>() : 0;
+              bytes += n * size;
+            }
+            if (bytes > 0) c.bytes = bytes;
+          }
+          if (c.ts_ns != INT64_MIN) args.push_back(std::move(c));
+        } else {
+          CommArgs c;
+          if (j.contains("Collective name") && j["Collective name"].is_string())
+            c.collective = j["Collective name"].get<std::string>();
+          if (j.contains("In msg nelems") && j["In msg nelems"].is_number_integer() &&
+              j.contains("dtype") && j["dtype"].is_string()) {
+            const int64_t size = dtype_bytes(j["dtype"].get<std::string>());
+            if (size > 0) c.bytes = j["In msg nelems"].get<int64_t>() * size;
+          }
+          args.push_back(std::move(c));
+        }
+      }
+      pos = end;
+    }
+    // Keep from the first unfinished hit (or the tail a needle may straddle) on.
+    const size_t keep = std::min(pos, buf.size());
+    buf.erase(0, keep);
+    pos -= keep;
+  }
+  gzclose(f);
+}
+
+int64_t StepAcross::max_wait_ns() const {
+  int64_t m = 0;
+  for (size_t r = 0; r < wait_ns.size(); ++r)
+    if (int(r) != slowest) m = std::max(m, wait_ns[r]);
+  return m;
+}
+
+RanksReport compare_ranks(std::vector<RankProfile> ranks) {
+  if (ranks.empty()) throw RanksError("no traces given; allowed: one trace file per rank, or a folder of them");
+  // One run: the same world size and run id everywhere, each rank once, none missing.
+  int world = -1;
+  const RankProfile* world_from = nullptr;
+  for (const RankProfile& p : ranks) {
+    if (p.id.rank < 0)
+      throw RanksError(p.label + ": cannot tell which rank this is (no distributedInfo in the trace, no "
+                       "'rank<k>' in its name); allowed: traces written by torch.profiler or the "
+                       "lessons, or files named ...rank<k>...");
+    if (p.id.world_size > 0) {
+      if (world_from && p.id.world_size != world)
+        throw RanksError("ranks of different runs: " + label_of(*world_from) + " has world_size " +
+                         std::to_string(world) + ", " + label_of(p) + " has " +
+                         std::to_string(p.id.world_size) + "; allowed: the traces of one run");
+      world = p.id.world_size;
+      world_from = &p;
+    }
+  }
+  if (world < 0) world = int(ranks.size());
+  for (const RankProfile& a : ranks)
+    for (const RankProfile& b : ranks)
+      if (&a < &b && !a.id.run_id.empty() && !b.id.run_id.empty() && a.id.run_id != b.id.run_id)
+        throw RanksError("ranks of different runs: " + label_of(a) + " (run " + a.id.run_id + ") and " +
+                         label_of(b) + " (run " + b.id.run_id + "); allowed: the traces of one run");
+  std::vector<RankProfile*> by_rank(size_t(world), nullptr);
+  for (RankProfile& p : ranks) {
+    if (p.id.rank >= world)
+      throw RanksError(label_of(p) + ": rank " + std::to_string(p.id.rank) + " but the run has " +
+                       std::to_string(world) + " ranks (0 to " + std::to_string(world - 1) + ")");
+    if (by_rank[size_t(p.id.rank)])
+      throw RanksError(label_of(*by_rank[size_t(p.id.rank)]) + " and " + label_of(p) + " are both rank " +
+                       std::to_string(p.id.rank) + " (traces of two runs or two variants?); allowed: "
+                       "each rank once");
+    by_rank[size_t(p.id.rank)] = &p;
+  }
+  std::string missing, have;
+  for (int r = 0; r < world; ++r)
+    (by_rank[size_t(r)] ? have : missing) += (by_rank[size_t(r)] ? (have.empty() ? "" : ", ") : (missing.empty() ? "" : ", ")) + std::to_string(r);
+  if (!missing.empty())
+    throw RanksError("missing rank " + missing + " of " + std::to_string(world) + " (given: rank " + have +
+                     "); allowed: every rank's trace of the run");
+
+  RanksReport out;
+  for (RankProfile* p : by_rank) out.ranks.push_back(std::move(*p));
+  // The same steps everywhere.
+  std::vector<int64_t> numbers;
+  for (const RankStep& s : out.ranks[0].steps) numbers.push_back(s.number);
+  for (const RankProfile& p : out.ranks) {
+    std::vector<int64_t> mine;
+    for (const RankStep& s : p.steps) mine.push_back(s.number);
+    if (mine != numbers) {
+      auto span = [](const std::vector<int64_t>& v) {
+        return v.empty() ? std::string("none") : std::to_string(v.size()) + " (#" + std::to_string(v.front()) +
+                                                     " to #" + std::to_string(v.back()) + ")";
+      };
+      throw RanksError("ranks of different runs: " + label_of(out.ranks[0]) + " recorded steps " + span(numbers) +
+                       ", " + label_of(p) + " " + span(mine) + "; allowed: the traces of one run");
+    }
+  }
+
+  // Per step: match the k-th collective of the step across ranks; who started last.
+  const size_t n = out.ranks.size();
+  for (size_t si = 0; si < numbers.size(); ++si) {
+    StepAcross s;
+    s.number = numbers[si];
+    s.dur_ns.resize(n);
+    s.wait_ns.assign(n, 0);
+    std::vector<std::vector<const Collective*>> colls(n);
+    size_t matched = SIZE_MAX;
+    for (size_t r = 0; r < n; ++r) {
+      s.dur_ns[r] = out.ranks[r].steps[si].dur_ns;
+      for (const Collective& c : out.ranks[r].collectives)
+        if (c.step == s.number) colls[r].push_back(&c);
+      matched = std::min(matched, colls[r].size());
+    }
+    s.matched_collectives = int64_t(matched);
+    if (matched > 0) {
+      for (size_t k = 0; k < matched; ++k) {
+        int64_t last = colls[0][k]->start_ns;
+        for (size_t r = 1; r < n; ++r) last = std::max(last, colls[r][k]->start_ns);
+        for (size_t r = 0; r < n; ++r)
+          s.wait_ns[r] += std::min(last - colls[r][k]->start_ns, colls[r][k]->dur_ns);
+      }
+      s.slowest = 0;
+      for (size_t r = 1; r < n; ++r)
+        if (s.wait_ns[r] < s.wait_ns[size_t(s.slowest)]) s.slowest = int(r);
+    } else {  // no collectives to read: the longest step, and the others' shortfall
+      s.slowest = 0;
+      for (size_t r = 1; r < n; ++r)
+        if (s.dur_ns[r] > s.dur_ns[size_t(s.slowest)]) s.slowest = int(r);
+      for (size_t r = 0; r < n; ++r) s.wait_ns[r] = s.dur_ns[size_t(s.slowest)] - s.dur_ns[r];
+    }
+    out.steps.push_back(std::move(s));
+  }
+  return out;
+}
+
+RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::directory_iterator(p, ec)) {
+        const std::string name = entry.path().filename().string();
+        auto ends = [&](const std::string& s) {
+          return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+        };
+        if ((ends(".json") || ends(".json.gz")) && !ends(".summary.json")) found.push_back(entry.path().string());
+      }
+      std::sort(found.begin(), found.end());
+      if (found.empty())
+        throw RanksError(p + ": no trace files (*.json, *.json.gz) in this folder");
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (!fs::exists(p, ec)) {
+      throw ParseError(p + ": no such file or folder");
+    } else {
+      files.push_back(p);
+    }
+  }
+  std::vector<RankProfile> profiles(files.size());
+  std::vector<std::exception_ptr> errors(files.size());
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, unsigned(files.size()));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < files.size();) {
+      try {
+        RankIdentity id;
+        std::vector<CommArgs> args;
+        scan_rank_file(files[i], id, args);
+        RankProfile p;
+        {
+          const Trace t = parse_trace_file(files[i]);  // released once its profile is made
+          p = rank_profile(t, args);
+        }
+        p.label = files[i];
+        p.id = id;
+        if (p.id.rank < 0) p.id.rank = rank_from_name(files[i]);
+        profiles[i] = std::move(p);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return compare_ranks(std::move(profiles));
+}
+
+namespace {
+int64_t median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+std::string pct(int64_t part, int64_t whole) { return whole > 0 ? fixed(100.0 * double(part) / double(whole)) : "-"; }
+}  // namespace
+
+std::string format_ranks(const RanksReport& r) {
+  std::ostringstream o;
+  const RankProfile& r0 = r.ranks.front();
+  o << r.ranks.size() << " ranks" << (r0.id.backend.empty() ? "" : ", backend " + r0.id.backend) << ", "
+    << r.steps.size() << " steps; communication read from "
+    << (r0.gpu ? "NCCL kernels (nccl*), computation from the other GPU work"
+               : "the backend's slices (gloo:*), computation from the operators on other threads")
+    << "\nper rank, medians over the steps (ns):\n";
+  TextTable ranks({"Rank", "Step", "Compute", "Comm", "Overlap", "Exposed comm", "Hidden (%)",
+                   "Collectives/step", "Bytes/step", "Trace"});
+  for (size_t i = 0; i < r.ranks.size(); ++i) {
+    const RankProfile& p = r.ranks[i];
+    std::vector<int64_t> step, compute, comm, both, exposed, colls, bytes;
+    for (const RankStep& s : p.steps) {
+      step.push_back(s.dur_ns), compute.push_back(s.compute_ns), comm.push_back(s.comm_ns);
+      both.push_back(s.overlap_ns), exposed.push_back(s.exposed_comm_ns()), colls.push_back(s.collectives);
+      int64_t b = 0;
+      for (const Collective& c : p.collectives)
+        if (c.step == s.number && c.bytes > 0) b += c.bytes;
+      bytes.push_back(b);
+    }
+    const int64_t m_comm = median(comm), m_both = median(both);
+    ranks.add({std::to_string(i), grouped(median(step)), grouped(median(compute)), grouped(m_comm),
+               grouped(m_both), grouped(median(exposed)), pct(m_both, m_comm), grouped(median(colls)),
+               median(bytes) > 0 ? format_bytes(median(bytes)) : "-", label_of(p)});
+  }
+  o << ranks.str();
+  if (!r.steps.empty()) {
+    o << "per step: the slowest rank (the one the others waited for in their collectives) and the waits (ns):\n";
+    std::vector<std::string> headers{"Step", "Slowest", "Its step"};
+    for (size_t i = 0; i < r.ranks.size(); ++i) headers.push_back("Wait r" + std::to_string(i));
+    headers.push_back("Matched collectives");
+    TextTable steps(headers);
+    // A long run: the steps with the longest waits, in step order (--json lists every step).
+    constexpr size_t kMaxRows = 20;
+    std::vector<const StepAcross*> shown;
+    for (const StepAcross& s : r.steps) shown.push_back(&s);
+    if (shown.size() > kMaxRows) {
+      std::nth_element(shown.begin(), shown.begin() + kMaxRows, shown.end(),
+                       [](const StepAcross* a, const StepAcross* b) { return a->max_wait_ns() > b->max_wait_ns(); });
+      shown.resize(kMaxRows);
+      std::sort(shown.begin(), shown.end(), [](const StepAcross* a, const StepAcross* b) { return a->number < b->number; });
+      o << "(the " << kMaxRows << " of " << r.steps.size() << " steps with the longest waits; --json lists every step)\n";
+    }
+    for (const StepAcross* sp : shown) {
+      const StepAcross& s = *sp;
+      std::vector<std::string> row{"#" + std::to_string(s.number), "rank " + std::to_string(s.slowest),
+                                   grouped(s.dur_ns[size_t(s.slowest)])};
+      for (int64_t w : s.wait_ns) row.push_back(grouped(w));
+      row.push_back(std::to_string(s.matched_collectives));
+      steps.add(row);
+    }
+    o << steps.str();
+    std::vector<int64_t> slowest(r.ranks.size(), 0), waited(r.ranks.size(), 0);
+    for (const StepAcross& s : r.steps) {
+      ++slowest[size_t(s.slowest)];
+      for (size_t i = 0; i < s.wait_ns.size(); ++i) waited[i] += s.wait_ns[i];
+    }
+    for (size_t i = 0; i < r.ranks.size(); ++i)
+      o << "rank " << i << ": the slowest in " << slowest[i] << " of " << r.steps.size()
+        << " steps; waited " << format_time_ns(waited[i]) << " for others in all\n";
+  }
+  // Collectives per rank, grouped by name and size.
+  TextTable colls({"Rank", "Calls", "Bytes", "Median (ns)", "Total (ns)", "Collective"});
+  bool any = false;
+  for (size_t i = 0; i < r.ranks.size(); ++i) {
+    std::map<std::pair<std::string, int64_t>, std::vector<int64_t>> groups;
+    for (const Collective& c : r.ranks[i].collectives)
+      if (c.step >= 0) groups[{c.name, c.bytes}].push_back(c.dur_ns);
+    for (auto& [key, durs] : groups) {
+      int64_t total = 0;
+      for (int64_t d : durs) total += d;
+      colls.add({std::to_string(i), grouped(int64_t(durs.size())), key.second >= 0 ? format_bytes(key.second) : "-",
+                 grouped(median(durs)), grouped(total), key.first});
+      any = true;
+    }
+  }
+  o << (any ? "collectives inside the steps, per rank:\n" + colls.str() : "no collectives inside the steps\n");
+  return o.str();
+}
+
+std::string ranks_json(const RanksReport& r) {
+  nlohmann::ordered_json j = {{"world_size", r.ranks.size()}, {"ranks", nlohmann::ordered_json::array()},
+                              {"steps", nlohmann::ordered_json::array()}};
+  for (size_t i = 0; i < r.ranks.size(); ++i) {
+    const RankProfile& p = r.ranks[i];
+    nlohmann::ordered_json rank = {{"rank", i},       {"trace", p.label},  {"backend", p.id.backend},
+                                   {"run_id", p.id.run_id}, {"gpu", p.gpu}, {"steps", nlohmann::ordered_json::array()},
+                                   {"collectives", nlohmann::ordered_json::array()}};
+    for (const RankStep& s : p.steps)
+      rank["steps"].push_back({{"step", s.number},          {"start_ns", s.start_ns},
+                               {"duration_ns", s.dur_ns},   {"compute_ns", s.compute_ns},
+                               {"comm_ns", s.comm_ns},      {"overlap_ns", s.overlap_ns},
+                               {"exposed_comm_ns", s.exposed_comm_ns()}, {"collectives", s.collectives}});
+    for (const Collective& c : p.collectives)
+      rank["collectives"].push_back({{"name", c.name}, {"bytes", c.bytes}, {"start_ns", c.start_ns},
+                                     {"duration_ns", c.dur_ns}, {"step", c.step}});
+    j["ranks"].push_back(rank);
+  }
+  for (const StepAcross& s : r.steps)
+    j["steps"].push_back({{"step", s.number}, {"slowest_rank", s.slowest}, {"duration_ns", s.dur_ns},
+                          {"wait_ns", s.wait_ns}, {"max_wait_ns", s.max_wait_ns()},
+                          {"matched_collectives", s.matched_collectives}});
+  return j.dump(2) + "\n";
+}
+
+std::string render_ranks_svg(const RanksReport& r, int width, long step, const std::string& title) {
+  // The window: the chosen step on every rank, or every step.
+  int64_t from = INT64_MAX, to = INT64_MIN;
+  for (const RankProfile& p : r.ranks)
+    for (size_t i = 0; i < p.steps.size(); ++i)
+      if (step < 0 || long(i) == step) {
+        from = std::min(from, p.steps[i].start_ns);
+        to = std::max(to, p.steps[i].start_ns + p.steps[i].dur_ns);
+      }
+  if (from >= to) from = 0, to = 1;
+  const int label_w = 90, lane_h = 44, top = 40;
+  const double plot_w = double(width - label_w - 20), scale = plot_w / double(to - from);
+  const int height = top + int(r.ranks.size()) * lane_h + 50;
+  auto x = [&](int64_t t) { return double(label_w) + double(t - from) * scale; };
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(1);
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  auto esc = [](const std::string& t) {
+    std::string o;
+    for (char c : t) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+    return o;
+  };
+  s << "<text x=\"10\" y=\"18\" font-size=\"14\">" << esc(title.empty() ? "ranks side by side" : title) << "</text>\n";
+  // Draws merged intervals, joining those closer than a pixel so the picture stays small.
+  auto lane = [&](const std::vector<Interval>& v, double y, double h, const char* color, const char* what) {
+    double run_from = -1, run_to = -1;
+    auto flush = [&] {
+      if (run_from < 0) return;
+      s << "<rect x=\"" << run_from << "\" y=\"" << y << "\" width=\"" << std::max(0.5, run_to - run_from)
+        << "\" height=\"" << h << "\" fill=\"" << color << "\"><title>" << what << "</title></rect>\n";
+    };
+    for (const Interval& i : v) {
+      if (i.to <= from || i.from >= to) continue;
+      const double a = x(std::max(i.from, from)), b = x(std::min(i.to, to));
+      if (run_from >= 0 && a - run_to < 1.0) {
+        run_to = std::max(run_to, b);
+        continue;
+      }
+      flush();
+      run_from = a, run_to = b;
+    }
+    flush();
+  };
+  for (size_t i = 0; i < r.ranks.size(); ++i) {
+    const double y = top + double(i) * lane_h;
+    s << "<text x=\"10\" y=\"" << y + 24 << "\">rank " << i << "</text>\n";
+    s << "<rect x=\"" << label_w << "\" y=\"" << y << "\" width=\"" << plot_w << "\" height=\"" << lane_h - 6
+      << "\" fill=\"#f4f4f4\"/>\n";
+    lane(r.ranks[i].compute, y + 2, 18, "#4c78a8", "computation");
+    lane(r.ranks[i].comm, y + 20, 18, "#f58518", "communication");
+    for (size_t k = 0; k < r.ranks[i].steps.size(); ++k) {
+      const RankStep& st = r.ranks[i].steps[k];
+      if (st.start_ns + st.dur_ns <= from || st.start_ns >= to) continue;
+      const bool slowest = k < r.steps.size() && r.steps[k].slowest == int(i);
+      s << "<line x1=\"" << x(std::max(st.start_ns, from)) << "\" y1=\"" << y - 2 << "\" x2=\""
+        << x(std::max(st.start_ns, from)) << "\" y2=\"" << y + lane_h - 6 << "\" stroke=\"#333\"/>\n";
+      if (slowest)
+        s << "<text x=\"" << x(std::max(st.start_ns, from)) + 3 << "\" y=\"" << y + 12
+          << "\" font-size=\"10\" fill=\"#b00\">slowest in #" << st.number << "</text>\n";
+    }
+  }
+  const double ly = top + double(r.ranks.size()) * lane_h + 10;
+  s << "<rect x=\"" << label_w << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\"#4c78a8\"/>"
+    << "<text x=\"" << label_w + 16 << "\" y=\"" << ly + 10 << "\">computation</text>\n"
+    << "<rect x=\"" << label_w + 120 << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\"#f58518\"/>"
+    << "<text x=\"" << label_w + 136 << "\" y=\"" << ly + 10 << "\">communication (where both show: overlap)</text>\n"
+    << "<text x=\"" << label_w << "\" y=\"" << ly + 30 << "\">window " << format_time_ns(to - from)
+    << "; lines: step starts</text>\n</svg>\n";
+  return s.str();
+}
+
+}  // namespace pil::trace

@@ -1,0 +1,131 @@
+#pragma once
+/// \file
+/// Data-parallel runs read together: one trace per rank, the questions asked across them. Per
+/// rank and step: the step's time, the time in computation, in communication and in both at once
+/// (the all-reduce hidden behind backward), each collective (name, bytes, duration). Across
+/// ranks, per step: the slowest rank — the one the others waited for in their collectives — and
+/// how long each of the others waited.
+///
+/// What counts as what, in a trace with GPU work: communication is NCCL's kernels (`nccl*`),
+/// computation every other kernel, copy and set. In a CPU-only trace: communication is the
+/// backend's own slices (`gloo:*`, on Gloo's worker threads), computation every other operator
+/// (`cpu_op`) on every other thread, the collectives' calls themselves (`record_param_comms`,
+/// `c10d::*`) left out. Times are absolute (baseTimeNanoseconds + ts), so ranks on one machine —
+/// or on machines with synchronized clocks — line up.
+///
+/// A wait is read at each collective: the k-th collective of a step on every rank is the same
+/// call (c10d issues them in the same order everywhere); the rank that starts it last is the one
+/// the others waited for, and each other rank waited from its own start to that last start (at
+/// most its collective's duration). The slowest rank of a step is the one that waited least.
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trace/parse.h"
+#include "trace/trace.h"
+
+namespace pil::trace {
+
+/// Traces that cannot be read together (ranks of different runs, a missing or repeated rank):
+/// one line saying which files and what is allowed.
+struct RanksError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Interval {
+  int64_t from = 0, to = 0;  ///< absolute ns
+};
+
+/// One collective as one rank ran it.
+struct Collective {
+  std::string name;     ///< the backend's slice ("gloo:all_reduce", "ncclDevKernel_AllReduce...")
+  int64_t bytes = -1;   ///< from record_param_comms ("In msg nelems" × dtype); -1 when unknown
+  int64_t start_ns = 0; ///< absolute
+  int64_t dur_ns = 0;
+  int64_t step = -1;    ///< the profiler step it ran in (its number), -1 outside every step
+};
+
+/// One profiler step on one rank.
+struct RankStep {
+  int64_t number = 0;  ///< N of the step's "#N"
+  int64_t start_ns = 0, dur_ns = 0;  ///< absolute
+  int64_t compute_ns = 0, comm_ns = 0, overlap_ns = 0;  ///< unions within the step
+  int64_t collectives = 0;
+  int64_t exposed_comm_ns() const { return comm_ns - overlap_ns; }
+};
+
+/// Who a trace says it is: Kineto's `distributedInfo` (torch.profiler writes it), or the file's
+/// name (`rank<k>`) when it has none.
+struct RankIdentity {
+  int rank = -1, world_size = -1;
+  std::string backend, run_id;  ///< run_id: our lessons' `pil_run_id`; empty when absent
+};
+
+/// A collective's arguments, read beside the parser (which keeps no arguments): from a
+/// `record_param_comms` event ("Collective name", "In msg nelems", "dtype"), or from the
+/// backend's own slice (`gloo:all_reduce`: its "Input Dims" and "Input type").
+struct CommArgs {
+  std::string collective;  ///< "allreduce", or the slice's name ("gloo:all_reduce")
+  int64_t bytes = -1;
+  /// The backend's slice: its start as written (ns on the file's clock, before
+  /// baseTimeNanoseconds), which pairs it with its event; record_param_comms: unset, paired in order.
+  int64_t ts_ns = INT64_MIN;
+};
+
+struct RankProfile {
+  std::string label;  ///< the file
+  RankIdentity id;
+  bool gpu = false;   ///< communication and computation read from GPU work
+  std::vector<RankStep> steps;
+  std::vector<Collective> collectives;  ///< in start order
+  std::vector<Interval> compute, comm;  ///< merged unions inside the steps (for the picture)
+};
+
+/// One rank's trace, analysed. `args`: its record_param_comms arguments in issue order (for the
+/// collectives' bytes); may be empty.
+RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args = {});
+
+/// The rank identity and the collectives' arguments of a trace file, in one pass over its text
+/// (plain or gzip). Throws ParseError when the file cannot be read.
+void scan_rank_file(const std::string& path, RankIdentity& id, std::vector<CommArgs>& args);
+
+/// A step across ranks.
+struct StepAcross {
+  int64_t number = 0;
+  int slowest = -1;                ///< the rank the others waited for
+  std::vector<int64_t> dur_ns;     ///< per rank (indexed by rank)
+  std::vector<int64_t> wait_ns;    ///< per rank: time spent waiting for the slowest
+  int64_t matched_collectives = 0; ///< collectives matched across ranks in this step
+  int64_t max_wait_ns() const;
+};
+
+struct RanksReport {
+  std::vector<RankProfile> ranks;  ///< indexed by rank
+  std::vector<StepAcross> steps;   ///< steps every rank recorded, in order
+};
+
+/// Puts ranks side by side: checks they are one run (same world size and run id, each rank
+/// once, none missing, the same steps) and computes the waits. Throws RanksError.
+RanksReport compare_ranks(std::vector<RankProfile> ranks);
+
+/// Trace files, or folders whose `*.json` / `*.json.gz` files are read (the ones with `rank` in
+/// their names when any has), read in parallel: one thread per file, at most `threads` (0: the
+/// machine's cores). Each thread keeps only its rank's profile, not the whole trace. Throws
+/// ParseError (a file cannot be read) or RanksError.
+RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads = 0);
+
+/// The report as text tables: per rank, per step, the collectives per rank.
+std::string format_ranks(const RanksReport& r);
+
+/// The report as JSON text.
+std::string ranks_json(const RanksReport& r);
+
+/// A timeline with one lane per rank: computation above, communication below (where both are
+/// drawn at once they overlap), step boundaries, the slowest rank of each step marked.
+/// `step`: the index into r.steps to show, or -1 for all.
+std::string render_ranks_svg(const RanksReport& r, int width = 1200, long step = -1,
+                             const std::string& title = "");
+
+}  // namespace pil::trace

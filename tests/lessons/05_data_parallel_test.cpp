@@ -1,0 +1,158 @@
+// Lesson 05 end to end: two ranks on the CPU (Gloo) agree with each other and with the float64
+// single-process training; each rank writes its own trace and summary; rank 0 prints the table
+// across ranks. A rank that dies or hangs stops the run within the timeout; a port in use and an
+// unreachable store are one line each.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "support/lesson_run.h"
+
+namespace {
+
+using pil::test::count_lines_starting_with;
+using pil::test::ProcessResult;
+using pil::test::run_process;
+using pil::test::TempDir;
+
+const std::string kLesson = PIL_LESSON_EXE;
+// Small enough for seconds on two shared cores.
+const std::vector<std::string> kShape{"--seq", "16", "--model", "64", "--hidden", "256", "--layers", "2",
+                                      "--bucket-kb", "64", "--active", "2", "--warmup-calls", "1"};
+
+/// Sets an environment variable for one run of the lesson (its ranks inherit it).
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(std::string n, const std::string& value) : name(std::move(n)) { ::setenv(name.c_str(), value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(name.c_str()); }
+};
+
+struct RanksRun {
+  TempDir dir;
+  ProcessResult r;
+  double seconds = 0;
+  explicit RanksRun(std::vector<std::string> args) {
+    args.insert(args.end(), kShape.begin(), kShape.end());
+    args.insert(args.end(), {"--out", dir.path()});
+    const auto t0 = std::chrono::steady_clock::now();
+    r = run_process(kLesson, args);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  bool has(const std::string& file) const { return std::filesystem::exists(dir.path() + "/" + file); }
+};
+
+/// A TCP port with a listener on it for the test's life.
+struct BusyPort {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int port = 0;
+  BusyPort() {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd, 1);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+  }
+  ~BusyPort() { ::close(fd); }
+};
+
+TEST(DataParallel, TwoRanksAgreeWithTheFloat64TrainingAndEachOther) {
+  const RanksRun run({"--ranks", "2", "--variant", "all", "--comm-timeout-s", "30"});
+  ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED (2 ranks)"), 1);
+  // Both variants on both ranks: verified, and the ranks' weights identical.
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "[rank0] RESULT: PASSED"), 2);
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "[rank1] RESULT: PASSED"), 2);
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "[rank1] ranks agree: the largest difference between the ranks' "
+                                                 "weights over 5 steps is 0"), 2) << run.r.out;
+  for (const char* v : {"allreduce_after", "bucketed"})
+    for (const char* r : {"rank0", "rank1"}) {
+      const std::string stem = std::string(v) + "_cpu_fp32_n8_" + r;
+      EXPECT_TRUE(run.has(stem + ".pt.trace.json")) << stem;
+      EXPECT_TRUE(run.has(stem + ".summary.json")) << stem;
+    }
+  std::ifstream summary(run.dir.path() + "/bucketed_cpu_fp32_n8_rank1.summary.json");
+  const auto j = nlohmann::json::parse(summary);
+  EXPECT_EQ(j["distributed"]["rank"], 1);
+  EXPECT_EQ(j["distributed"]["world_size"], 2);
+  EXPECT_EQ(j["distributed"]["backend"], "gloo");
+  // The table across ranks, once per variant, from rank 0; its picture.
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "[rank0] == across ranks"), 2);
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "[rank1] == across ranks"), 0);
+  EXPECT_NE(run.r.out.find("gloo:all_reduce"), std::string::npos);
+  EXPECT_TRUE(run.has("bucketed_cpu_fp32_n8_ranks.svg"));
+  // Bucketed: 64 KiB buckets of the 2 x 3 weights (64 KiB each) are six all-reduces per step;
+  // after backward: one.
+  const auto pil = run_process(PIL_TRACE_EXE, {"ranks", run.dir.path() + "/bucketed_cpu_fp32_n8_rank0.pt.trace.json",
+                                               run.dir.path() + "/bucketed_cpu_fp32_n8_rank1.pt.trace.json", "--json"});
+  ASSERT_EQ(pil.exit_code, 0) << pil.err;
+  const auto report = nlohmann::json::parse(pil.out);
+  for (const auto& step : report["ranks"][0]["steps"]) EXPECT_EQ(step["collectives"], 6);
+  for (const auto& c : report["ranks"][0]["collectives"]) EXPECT_EQ(c["bytes"], 64 * 1024);
+  const auto after = run_process(PIL_TRACE_EXE, {"ranks", run.dir.path() + "/allreduce_after_cpu_fp32_n8_rank0.pt.trace.json",
+                                                 run.dir.path() + "/allreduce_after_cpu_fp32_n8_rank1.pt.trace.json", "--json"});
+  const auto a = nlohmann::json::parse(after.out);
+  for (const auto& step : a["ranks"][1]["steps"]) {
+    EXPECT_EQ(step["collectives"], 1);
+    EXPECT_EQ(step["overlap_ns"], 0);  // nothing computes while the one all-reduce runs
+  }
+}
+
+TEST(DataParallel, ARankThatExitsStopsTheOthers) {
+  const ScopedEnv fail("PIL_TEST_RANK_FAIL", "1:exit");
+  const RanksRun run({"--ranks", "2", "--comm-timeout-s", "10"});
+  EXPECT_EQ(run.r.exit_code, 1);
+  EXPECT_LT(run.seconds, 60);
+  EXPECT_NE(run.r.err.find("launcher: rank 1 failed (exit code 3)"), std::string::npos) << run.r.err;
+  EXPECT_NE(run.r.err.find("rank 0: the all-reduce of the gradients failed"), std::string::npos) << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: FAILED"), 1);
+}
+
+TEST(DataParallel, ARankThatHangsIsTimedOut) {
+  const ScopedEnv fail("PIL_TEST_RANK_FAIL", "1:hang");
+  const RanksRun run({"--ranks", "2", "--comm-timeout-s", "2"});
+  EXPECT_EQ(run.r.exit_code, 1);
+  EXPECT_LT(run.seconds, 60);  // 2 s timeout, 7 s grace, start-up
+  EXPECT_NE(run.r.err.find("another rank died or hung"), std::string::npos) << run.r.err;
+  EXPECT_NE(run.r.err.find("rank 1 killed after hanging"), std::string::npos) << run.r.err;
+}
+
+TEST(DataParallel, APortInUseIsOneLine) {
+  const BusyPort busy;
+  const ScopedEnv rank("RANK", "0"), world("WORLD_SIZE", "1"), port("MASTER_PORT", std::to_string(busy.port));
+  const RanksRun run({});
+  EXPECT_EQ(run.r.exit_code, 2);
+  EXPECT_EQ(run.r.err, "05_data_parallel: error: MASTER_PORT=" + std::to_string(busy.port) +
+                           ": port already in use on 127.0.0.1; allowed: a free port (unset MASTER_PORT "
+                           "and --ranks picks one)\n");
+}
+
+TEST(DataParallel, AnUnreachableStoreIsOneLine) {
+  int free_port = 0;
+  { free_port = BusyPort().port; }  // nobody listens there any more
+  const ScopedEnv rank("RANK", "1"), world("WORLD_SIZE", "2"), port("MASTER_PORT", std::to_string(free_port));
+  const RanksRun run({"--comm-timeout-s", "2"});
+  EXPECT_EQ(run.r.exit_code, 2);
+  EXPECT_EQ(count_lines_starting_with(run.r.err, "05_data_parallel: error: rank 1: cannot reach the c10d store"), 1)
+      << run.r.err;
+  EXPECT_EQ(std::count(run.r.err.begin(), run.r.err.end(), '\n'), 1) << run.r.err;
+}
+
+TEST(DataParallel, BadLauncherVariablesAreOneLine) {
+  const ScopedEnv rank("RANK", "3"), world("WORLD_SIZE", "2");
+  const RanksRun run({});
+  EXPECT_EQ(run.r.exit_code, 2);
+  EXPECT_EQ(run.r.err, "05_data_parallel: error: RANK=3: not allowed; allowed: an integer from 0 to 1\n");
+}
+
+}  // namespace

@@ -1,0 +1,132 @@
+// The trace kit across ranks: overlap and wait worked out by hand on synthetic ranks, the bytes
+// of each collective, and traces that cannot be read together refused with one line.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/run_process.h"
+#include "trace/parse.h"
+#include "trace/ranks.h"
+#include "trace/synthetic_ranks.h"
+
+namespace {
+
+using namespace pil::trace;
+using pil::test::synthetic_rank_trace;
+using pil::test::TempDir;
+
+struct Ranks : ::testing::Test {
+  TempDir dir;
+  std::string write(const std::string& name, const std::string& text) {
+    return pil::test::write_file(dir.path(), name, text);
+  }
+  std::string message_of(const std::vector<std::string>& paths) {
+    try {
+      read_ranks(paths);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(Ranks, OverlapAndWaitAsWorkedOutByHand) {
+  const RanksReport r = read_ranks({write("a_rank1.json", synthetic_rank_trace(1)),
+                                    write("a_rank0.json", synthetic_rank_trace(0))});
+  ASSERT_EQ(r.ranks.size(), 2u);
+  ASSERT_EQ(r.ranks[0].steps.size(), 2u);
+  const RankStep& s01 = r.ranks[0].steps[0];
+  EXPECT_EQ(s01.compute_ns, 60000);  // c10d::allreduce_ is a call, not computation
+  EXPECT_EQ(s01.comm_ns, 40000);
+  EXPECT_EQ(s01.overlap_ns, 10000);
+  EXPECT_EQ(s01.exposed_comm_ns(), 30000);
+  const RankStep& s12 = r.ranks[1].steps[1];
+  EXPECT_EQ(s12.compute_ns, 30000);
+  EXPECT_EQ(s12.comm_ns, 76000);
+  EXPECT_EQ(s12.overlap_ns, 10000);
+  EXPECT_EQ(r.ranks[0].steps[1].overlap_ns, 40000);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].slowest, 1);
+  EXPECT_EQ(r.steps[0].wait_ns, (std::vector<int64_t>{30000, 0}));
+  EXPECT_EQ(r.steps[0].max_wait_ns(), 30000);
+  EXPECT_EQ(r.steps[1].slowest, 0);
+  EXPECT_EQ(r.steps[1].wait_ns, (std::vector<int64_t>{0, 30000}));
+  EXPECT_EQ(r.steps[1].matched_collectives, 1);
+}
+
+TEST_F(Ranks, EachCollectiveWithItsBytesAndStep) {
+  const RanksReport r = read_ranks({write("b_rank0.json", synthetic_rank_trace(0)),
+                                    write("b_rank1.json", synthetic_rank_trace(1))});
+  const auto& c = r.ranks[1].collectives;
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].name, "gloo:all_reduce");
+  EXPECT_EQ(c[0].bytes, 4000);  // Input Dims [[1000]] of float
+  EXPECT_EQ(c[0].dur_ns, 15000);
+  EXPECT_EQ(c[0].step, 1);
+  EXPECT_EQ(c[1].step, 2);
+  EXPECT_EQ(r.ranks[0].id.backend, "gloo");
+  EXPECT_NE(format_ranks(r).find("3.91 KB"), std::string::npos) << format_ranks(r);
+  const std::string svg = render_ranks_svg(r);
+  EXPECT_NE(svg.find("rank 1"), std::string::npos);
+  EXPECT_NE(svg.find("slowest in #1"), std::string::npos);
+}
+
+TEST_F(Ranks, AFolderIsReadWithoutTheSummaries) {
+  write("c_rank0.pt.trace.json", synthetic_rank_trace(0));
+  write("c_rank1.pt.trace.json", synthetic_rank_trace(1));
+  write("c_rank0.summary.json", "{}");
+  EXPECT_EQ(read_ranks({dir.path()}, 1).ranks.size(), 2u);
+}
+
+TEST_F(Ranks, TracesOfDifferentRunsAreRefused) {
+  const std::string m = message_of({write("d_rank0.json", synthetic_rank_trace(0, 2, "run1")),
+                                    write("d_rank1.json", synthetic_rank_trace(1, 2, "run2"))});
+  EXPECT_NE(m.find("ranks of different runs"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos);
+  const std::string w = message_of({write("e_rank0.json", synthetic_rank_trace(0, 2)),
+                                    write("e_rank1.json", synthetic_rank_trace(1, 4))});
+  EXPECT_NE(w.find("world_size"), std::string::npos) << w;
+}
+
+TEST_F(Ranks, AMissingOrRepeatedRankIsRefused) {
+  const std::string m = message_of({write("f_rank0.json", synthetic_rank_trace(0, 3)),
+                                    write("f_rank1.json", synthetic_rank_trace(1, 3))});
+  EXPECT_NE(m.find("missing rank 2 of 3"), std::string::npos) << m;
+  const std::string d = message_of({write("g_rank0.json", synthetic_rank_trace(0)),
+                                    write("h_rank0.json", synthetic_rank_trace(0))});
+  EXPECT_NE(d.find("both rank 0"), std::string::npos) << d;
+}
+
+TEST_F(Ranks, ATruncatedTraceNamesItsFile) {
+  const std::string full = synthetic_rank_trace(1);
+  const std::string cut = write("i_rank1.json", full.substr(0, full.size() / 2));
+  const std::string m = message_of({write("i_rank0.json", synthetic_rank_trace(0)), cut});
+  EXPECT_NE(m.find("i_rank1.json"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos);
+}
+
+TEST_F(Ranks, GpuTracesReadNcclKernelsAsCommunication) {
+  Trace t;
+  auto ev = [&](const char* name, Category c, int64_t from, int64_t to) {
+    Event e;
+    e.name = t.intern(name);
+    e.category = c;
+    e.start_ns = from;
+    e.dur_ns = to - from;
+    t.events.push_back(e);
+  };
+  ev((pil::test::step_prefix() + "0").c_str(), Category::UserAnnotation, 0, 1000);
+  ev("sm90_xmma_gemm", Category::Kernel, 100, 600);
+  ev("ncclDevKernel_AllReduce_Sum_f32_RING_LL", Category::Kernel, 400, 900);
+  ev("aten::mm", Category::CpuOp, 0, 50);  // CPU time is not the GPU's computation
+  const RankProfile p = rank_profile(t);
+  EXPECT_TRUE(p.gpu);
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_EQ(p.steps[0].compute_ns, 500);
+  EXPECT_EQ(p.steps[0].comm_ns, 500);
+  EXPECT_EQ(p.steps[0].overlap_ns, 200);
+  ASSERT_EQ(p.collectives.size(), 1u);
+  EXPECT_EQ(p.collectives[0].step, 0);
+}
+
+}  // namespace
