@@ -24,7 +24,6 @@
 #if PIL_HAVE_DISTRIBUTED
 #include "harness/distributed.h"
 #endif
-#include "harness/named_range.h"
 #include "harness/progress.h"
 #include "harness/summary.h"
 #include "harness/verify.h"
