@@ -25,7 +25,7 @@ analysis's time and peak memory there. Usage:
 
 With --ranks it measures pil-trace's multi-rank analysis instead: two rank traces of the same
 size (each with an NCCL all-reduce kernel and its record_param_comms per step) analysed together
-(`pil-trace ranks A B`, one thread per file, all cores) against one of them alone, with the goals
+(`pil-trace ranks A B` on all cores: here one file per core) against one of them alone, with the goals
 "two ranks within 1.3x the time of one" and "peak memory at most half the two files' size".
 """
 import argparse

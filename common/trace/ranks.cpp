@@ -501,8 +501,13 @@ RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) 
   }
   std::vector<RankProfile> profiles(files.size());
   std::vector<std::exception_ptr> errors(files.size());
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, unsigned(files.size()));
+  // `threads` is every thread the read may use, as for one file: files are read at once up to
+  // that many, and the threads left over are shared among them (2 files on 8 cores: 4 each).
+  if (threads == 0) threads = usable_cores();
+  const unsigned at_once = std::max(1u, std::min<unsigned>(threads, unsigned(files.size())));
+  ParseOptions per_file;
+  per_file.threads = std::max(1u, threads / at_once);
+  threads = at_once;
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next++) < files.size();) {
@@ -512,7 +517,7 @@ RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) 
         scan_rank_file(files[i], id, args);
         RankProfile p;
         {
-          const Trace t = parse_trace_file(files[i]);  // released once its profile is made
+          const Trace t = parse_trace_file(files[i], per_file);  // released once its profile is made
           p = rank_profile(t, args);
         }
         p.label = files[i];

@@ -111,8 +111,9 @@ struct RanksReport {
 RanksReport compare_ranks(std::vector<RankProfile> ranks);
 
 /// Trace files, or folders whose `*.json` / `*.json.gz` files are read (the ones with `rank` in
-/// their names when any has), read in parallel: one thread per file, at most `threads` (0: the
-/// machine's cores). Each thread keeps only its rank's profile, not the whole trace. Throws
+/// their names when any has), read in parallel with `threads` threads in all (0: the cores the
+/// process may use), as for one file: up to that many files at once, the threads left over
+/// shared among them (each file's reader parses in chunks on its share). Each thread keeps only its rank's profile, not the whole trace. Throws
 /// ParseError (a file cannot be read) or RanksError.
 RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads = 0);
 

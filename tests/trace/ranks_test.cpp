@@ -71,6 +71,15 @@ TEST_F(Ranks, EachCollectiveWithItsBytesAndStep) {
   EXPECT_NE(svg.find("slowest in #1"), std::string::npos);
 }
 
+TEST_F(Ranks, TheSameReportWhateverTheThreads) {
+  // --threads is every reader thread: 1 reads the files one after another, 2 two at once, 8
+  // two at once with 4 threads each. The report must not depend on it.
+  const std::vector<std::string> paths = {write("t_rank0.json", synthetic_rank_trace(0)),
+                                          write("t_rank1.json", synthetic_rank_trace(1))};
+  const std::string one = format_ranks(read_ranks(paths, 1));
+  for (unsigned threads : {2u, 3u, 8u, 0u}) EXPECT_EQ(format_ranks(read_ranks(paths, threads)), one) << threads;
+}
+
 TEST_F(Ranks, AFolderIsReadWithoutTheSummaries) {
   write("c_rank0.pt.trace.json", synthetic_rank_trace(0));
   write("c_rank1.pt.trace.json", synthetic_rank_trace(1));
