@@ -10,20 +10,98 @@ carries markers, HTML comments that GitHub does not show, which this script turn
                                 with from=), so the page shows the code that runs. The README's copy must equal it (checked: --check).
   <!-- run: NAME: FLAGS -->     runs the lesson on the CPU with FLAGS (into the build tree) for
                                 the markers below; nothing is shown
+  <!-- run: NAME runs=N: FLAGS -->
+                                runs it N times (default 1). Its table, timelines and summary
+                                show the median run: the run whose median profiled-step time is
+                                the median of the N (the lower middle one for even N). Figures
+                                in the text (fig markers) use all N runs.
   <!-- trace: NAME: PATH -->    names a committed trace (PATH from the project root: a GPU
                                 fixture captured on the GPU machine) for the markers below
-  <!-- timeline: NAME [step=K] [range=R] -->
-                                a timeline picture of that run's trace (pil-trace svg)
+  <!-- timeline: NAME [step=K] [range=R] [mark=SLICE]... -->
+                                a timeline picture of that run's trace (pil-trace svg); each
+                                mark= (repeatable) draws an arrow and a label at the first slice
+                                named SLICE in the window (pil-trace svg --mark)
   <!-- table: NAME [rows=N] --> its operator table (pil-trace ops)
   <!-- summary: NAME -->        what its trace says (pil-trace summary)
+  <!-- ranks: NAME [step=K] --> a run of a lesson that starts its own ranks (lines prefixed
+                                "[rankK] "): pil-trace ranks on that run's folder, its table and
+                                its picture with a lane per rank (step K, or every step)
+
+Markers naming a run may come before or after the run marker; every run runs before the page is
+made. Inline, anywhere in a prose line (several per line):
+
+  <!-- fig: NAME QUERY -->45%<!-- /fig -->
+                                GitHub shows the text between (the last value someone measured);
+                                the page shows the median over NAME's runs and their range,
+                                "45% (43–46%)" (the range left out when it is one value or when
+                                there is one run). Units as in the tables: ns / µs / ms / s,
+                                shares in % with no decimals, counts as integers. QUERY (words
+                                split as a shell would: op="a b" for a name with a space):
+      op=OPNAME self_pct        the operator's share of the profiled CPU time: the table's Self
+      op=OPNAME total_pct       CPU % (self time) or CPU total % (with its children)
+      op=OPNAME self_avg        per call: self CPU time / calls, or CPU total / calls (the
+      op=OPNAME total_avg       table's CPU time avg)
+      op=OPNAME calls           calls in all profiled steps
+      step_time [step=K]        the median profiled step's duration, or the K-th step's (0-based)
+      range=R time [step=K]     the named range R's time per profiled step (mean over the steps),
+                                or in the K-th step (R must occur once per step)
+      gap range=R op=O [step=K] from R's start to the first O inside it, in step K (default 0:
+                                the first-step gap); R must occur once per step
+      ranks rank=K FIELD        a run of a lesson that starts its own ranks: rank K's median over
+                                the steps, as pil-trace ranks prints it; FIELD step_time,
+                                compute, comm, overlap, exposed, collectives, or hidden_pct
+                                (median overlap / median communication)
+      summary KEY               a value of `pil-trace summary --json` by dotted key (list items by
+                                number): steps.count, steps.median_ns, steps.first_ns,
+                                steps.first_over_median, steps.durations_ns.K, self_cpu_total_ns,
+                                top_ops.K.name|self_cpu_ns|share, ranges.R.calls|cpu_per_step_ns|
+                                device_per_step_ns, memory.K.peak_growth_bytes|allocations|...,
+                                and on a GPU gpu.work_items_per_step, gpu.busy_share,
+                                gpu.idle.host_wait_share|kernel_wait_share|other_share,
+                                gpu.launches, gpu.launch_latency.median_ns|max_ns|count,
+                                gpu.queueing.median_ns|count, gpu.shorter_than_call,
+                                gpu.top_kernel.name|share|calls|median_ns,
+                                gpu.synchronizes.K.dur_ns|gpu_busy_ns|gpu_idle_share.
+                                Keys ending in _ns are times, in _share or share are shares,
+                                in _bytes are sizes; other integers are counts.
+  The page's footer then says: "figures in the text: median (range) over N runs of each named
+  run, on MACHINE".
+
+Lines of their own:
+
+  <details><summary>Answer</summary>   a folded answer, as GitHub shows it; the two tag lines
+  ...                                   become \\htmlonly[block]<details>...\\endhtmlonly and
+  </details>                            \\htmlonly[block]</details>\\endhtmlonly (Doxygen 1.9.4
+                                        breaks raw <details> spanning paragraphs)
+  <!-- nav -->                  the ONE markdown line after it (Previous: [01_matmul_add]
+                                (../01_matmul_add/README.md) · Next: ...) becomes
+                                \\if full_site ... \\endif with each link to a page of the
+                                project (a .md file whose heading has {#ID}) as \\ref ID: the
+                                full site sets ENABLED_SECTIONS=full_site, a chapter alone
+                                does not, so it never refers to other chapters.
 
   docs_page.py --lesson-dir DIR --exe LESSON_EXE --pil-trace PIL_TRACE --out-dir OUT --page PAGE
-  docs_page.py --lesson-dir DIR --check        only check the snippets (no runs, no output)
+               [--source PATH]
+  docs_page.py --lesson-dir DIR [--source PATH] --check
+                                only check the markers (snippets equal the source, every marker's
+                                and fig QUERY's syntax, names declared, details and nav lines):
+                                no runs, no output
 
-Exit codes: 0 done, 1 a snippet differs from the source or a run failed, 2 bad usage or a bad
-marker. Every file is written whole or not at all.
+  docs_page.py --lesson-dir DIR [--source PATH] --update-source --exe LESSON_EXE
+               --pil-trace PIL_TRACE --out-dir OUT
+                                writes the figures measured now into the source's fig markers
+                                (the text GitHub shows): for a maintainer, on a quiet machine
+
+--source PATH (default DIR/README.md) makes the page of another markdown file (docs/perfetto.md)
+with the lesson's executable; its pictures are named after the source's stem
+(perfetto_RUN_step0.svg) and its runs go to OUT/runs/STEM_RUN, so they never collide with the
+lesson's own.
+
+Exit codes: 0 done, 1 a snippet differs from the source, a run failed or a figure is not in the
+trace, 2 bad usage or a bad marker. Every file is written whole or not at all.
 """
 import argparse
+import json
 import os
 import re
 import shlex
@@ -31,7 +109,25 @@ import subprocess
 import sys
 import tempfile
 
-MARKER = re.compile(r"^<!--\s*(snippet|run|trace|timeline|table|summary):\s*(.*?)\s*-->\s*$")
+MARKER = re.compile(r"^<!--\s*(snippet|run|trace|timeline|table|summary|ranks):\s*(.*?)\s*-->\s*$")
+FIG = re.compile(r"<!--\s*fig:\s*(.*?)\s*-->(.*?)<!--\s*/fig\s*-->")
+FIG_START = re.compile(r"<!--\s*/?fig\b")
+NAV = re.compile(r"^<!--\s*nav\s*-->\s*$")
+DETAILS_OPEN = re.compile(r"^\s*<details>\s*<summary>(.*?)</summary>\s*$")
+DETAILS_CLOSE = re.compile(r"^\s*</details>\s*$")
+DETAILS_ANY = re.compile(r"^\s*</?details\b")
+LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
+ANCHOR = re.compile(r"\{#([A-Za-z0-9_]+)\}")
+
+# The options each marker takes (mark= may repeat).
+MARKER_OPTIONS = {"snippet": {"from"}, "run": {"runs"}, "trace": set(),
+                  "timeline": {"step", "range", "mark"}, "table": {"rows"}, "summary": set(),
+                  "ranks": {"step"}}
+OP_FIELDS = ("self_pct", "total_pct", "self_avg", "total_avg", "calls")
+RANK_FIELDS = ("step_time", "compute", "comm", "overlap", "exposed", "hidden_pct", "collectives")
+QUERY_HELP = ("op=NAME self_pct|total_pct|self_avg|total_avg|calls, step_time [step=K], "
+              "range=R time [step=K], gap range=R op=O [step=K], summary KEY, "
+              "ranks rank=K step_time|compute|comm|overlap|exposed|hidden_pct|collectives")
 
 
 class DocsError(Exception):
@@ -66,8 +162,8 @@ def fenced_block(lines, start):
     return [l.rstrip() for l in lines[i + 1:j]], j + 1
 
 
-def options(text):
-    """'NAME key=value ...' -> (NAME, {key: value})."""
+def options(text, kind=None):
+    """'NAME key=value ...' -> (NAME, {key: value}); mark= collects a list."""
     parts = text.split()
     if not parts:
         raise DocsError("empty marker", 2)
@@ -76,8 +172,82 @@ def options(text):
         if "=" not in p:
             raise DocsError("marker option %r is not key=value" % p, 2)
         k, v = p.split("=", 1)
-        opts[k] = v
+        if kind is not None and k not in MARKER_OPTIONS.get(kind, set()):
+            raise DocsError("%s marker: unknown option %r (allowed: %s)" % (
+                kind, k, ", ".join(sorted(MARKER_OPTIONS[kind])) or "none"), 2)
+        if not v:
+            raise DocsError("marker option %r has no value" % p, 2)
+        if k == "mark":
+            opts.setdefault("mark", []).append(v)
+        elif k in opts:
+            raise DocsError("marker option %r given twice" % k, 2)
+        else:
+            opts[k] = v
+    for k in ("step", "rows", "runs"):
+        if k in opts and not (opts[k].isdigit() and (k == "step" or int(opts[k]) > 0)):
+            raise DocsError("marker option %s=%s: expected a %s integer" % (
+                k, opts[k], "non-negative" if k == "step" else "positive"), 2)
     return parts[0], opts
+
+
+def parse_query(text):
+    """A fig marker's body 'NAME QUERY' -> (NAME, query dict). Raises DocsError (2) when bad."""
+    try:
+        words = shlex.split(text)
+    except ValueError as e:
+        raise DocsError("fig %r: %s" % (text, e), 2)
+    if len(words) < 2:
+        raise DocsError("fig %r: expected 'NAME QUERY', QUERY one of: %s" % (text, QUERY_HELP), 2)
+    name, rest = words[0], words[1:]
+    keys, bare = {}, []
+    for w in rest:
+        if "=" in w:
+            k, v = w.split("=", 1)
+            if k in keys or not v:
+                raise DocsError("fig %r: %s" % (text, "%s= given twice" % k if k in keys else "%s= has no value" % k), 2)
+            keys[k] = v
+        else:
+            bare.append(w)
+
+    def bad(why):
+        return DocsError("fig %r: %s; QUERY is one of: %s" % (text, why, QUERY_HELP), 2)
+
+    def only(allowed):
+        extra = sorted(set(keys) - set(allowed))
+        if extra:
+            raise bad("unexpected %s=" % extra[0])
+        if "step" in keys and not keys["step"].isdigit():
+            raise bad("step=%s is not a non-negative integer" % keys["step"])
+
+    q = {"text": " ".join(rest)}
+    if bare[:1] == ["summary"]:
+        if len(bare) != 2 or keys:
+            raise bad("summary takes one KEY and nothing else")
+        if not re.match(r"^[A-Za-z0-9_:.\-]+$", bare[1]) or ".." in bare[1] or bare[1].startswith("."):
+            raise bad("summary KEY %r is not a dotted key" % bare[1])
+        q.update(kind="summary", key=bare[1])
+    elif bare[:1] == ["ranks"]:
+        only(("rank",))
+        if len(bare) != 2 or bare[1] not in RANK_FIELDS or not keys.get("rank", "").isdigit():
+            raise bad("ranks needs rank=K and one of %s" % "|".join(RANK_FIELDS))
+        q.update(kind="ranks", rank=int(keys["rank"]), field=bare[1])
+    elif bare == ["gap"]:
+        only(("range", "op", "step"))
+        if "range" not in keys or "op" not in keys:
+            raise bad("gap needs range=R and op=O")
+        q.update(kind="gap", range=keys["range"], op=keys["op"], step=int(keys.get("step", 0)))
+    elif bare == ["step_time"]:
+        only(("step",))
+        q.update(kind="step_time", step=int(keys["step"]) if "step" in keys else None)
+    elif bare == ["time"] and "range" in keys:
+        only(("range", "step"))
+        q.update(kind="range_time", range=keys["range"], step=int(keys["step"]) if "step" in keys else None)
+    elif "op" in keys and len(bare) == 1 and bare[0] in OP_FIELDS:
+        only(("op",))
+        q.update(kind="op", op=keys["op"], field=bare[0])
+    else:
+        raise bad("not understood")
+    return name, q
 
 
 def run(cmd):
@@ -105,113 +275,564 @@ def verbatim(text):
     return "\\verbatim\n" + text.rstrip("\n") + "\n\\endverbatim\n"
 
 
+# --- Figures --------------------------------------------------------------------------------------
+
+def number(v, decimals_for_small=True):
+    """Three significant figures, as the tables' durations: 1.23, 12.3, 123."""
+    a = abs(v)
+    d = 0 if a >= 100 else 1 if a >= 10 else 2
+    if not decimals_for_small:
+        d = 0
+    return "%.*f" % (d, v)
+
+
+def time_unit(ns):
+    """The unit the tables would print `ns` in: (divisor, name)."""
+    a = abs(ns)
+    for div, name in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        # The unit moves up when rounding to three figures reaches 1000 ("999.7 µs" reads "1.00 ms").
+        if float(number(a / (div / 1000))) >= 1000:
+            return div, name
+    return 1, "ns"
+
+
+def size_unit(b):
+    a = abs(b)
+    for div, name in ((1024 ** 3, "GB"), (1024 ** 2, "MB"), (1024, "KB")):
+        if a >= div:
+            return div, name
+    return 1, "B"
+
+
+def format_figure(kind, values):
+    """values: one per run. 'median (min–max)' in the kind's unit; the median alone when every
+    run rounds to the same text or there is one run."""
+    if kind == "text":
+        return str(values[len(values) // 2])
+    ordered = sorted(values)
+    med = ordered[(len(ordered) - 1) // 2] if len(ordered) % 2 else (ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2
+    lo, hi = ordered[0], ordered[-1]
+    if kind == "pct":
+        f = lambda v: "%.0f" % (100 * v)
+        unit = "%"
+    elif kind == "ns":
+        div, unit = time_unit(med)
+        f = lambda v: number(v / div) if div > 1 else "%.0f" % v
+        unit = " " + unit
+    elif kind == "bytes":
+        div, unit = size_unit(med)
+        f = lambda v: number(v / div) if div > 1 else "%.0f" % v
+        unit = " " + unit
+    elif kind == "count":
+        f = lambda v: "%.0f" % v
+        unit = ""
+    else:
+        f = lambda v: number(v)
+        unit = ""
+    m, a, b = f(med), f(lo), f(hi)
+    if len(values) == 1 or a == b:
+        return m + unit
+    return "%s%s (%s–%s%s)" % (m, unit, a, b, unit)
+
+
+class Reports:
+    """pil-trace's JSON reports of one trace, each asked for once."""
+
+    def __init__(self, pil_trace, trace, run_dir=None):
+        self.pil_trace, self.trace, self.run_dir, self.cache = pil_trace, trace, run_dir, {}
+
+    def ranks(self):
+        """pil-trace ranks --json on the run's folder (a lesson that starts its own ranks)."""
+        if "ranks" not in self.cache:
+            if not self.run_dir:
+                raise DocsError("a ranks figure needs a run of the lesson (its folder of rank traces), not a committed trace")
+            try:
+                self.cache["ranks"] = json.loads(run([self.pil_trace, "ranks", self.run_dir, "--json"]))
+            except ValueError as e:
+                raise DocsError("pil-trace ranks --json printed no JSON: %s" % e)
+        return self.cache["ranks"]
+
+    def get(self, *args):
+        if args not in self.cache:
+            out = run([self.pil_trace] + list(args[:1]) + [self.trace] + list(args[1:]) + ["--json"])
+            try:
+                self.cache[args] = json.loads(out)
+            except ValueError as e:
+                raise DocsError("pil-trace %s --json printed no JSON: %s" % (args[0], e))
+        return self.cache[args]
+
+    def ops(self):
+        return self.get("ops")
+
+    def summary(self):
+        return self.get("summary")
+
+    def op_row(self, name):
+        for row in self.ops()["operators"]:
+            if row["name"] == name:
+                return row
+        raise DocsError("no row named %r in the operator table of %s" % (name, self.trace))
+
+    def steps(self):
+        return self.summary()["steps"]
+
+    def step_count(self):
+        n = self.steps().get("count", 0)
+        if not n:
+            raise DocsError("%s has no profiled steps" % self.trace)
+        return n
+
+    def instance_in_step(self, rng, step):
+        """The instance of range `rng` in profiled step `step`: the ranges must occur once per step."""
+        calls, steps = self.op_row(rng)["calls"], self.step_count()
+        if calls != steps:
+            raise DocsError("range %r occurs %d times in %d profiled steps of %s: step= needs one per step"
+                            % (rng, calls, steps, self.trace))
+        if step >= steps:
+            raise DocsError("step=%d: %s has %d profiled steps (0 to %d)" % (step, self.trace, steps, steps - 1))
+        return step
+
+
+def figure_value(rep, q):
+    """(kind, value) of query q on one run's reports."""
+    k = q["kind"]
+    if k == "op":
+        row = rep.op_row(q["op"])
+        total = rep.ops()["self_cpu_total_ns"] or 1
+        f = q["field"]
+        if f == "self_pct":
+            return "pct", row["self_cpu_ns"] / total
+        if f == "total_pct":
+            return "pct", row["cpu_total_ns"] / total
+        if f == "calls":
+            return "count", row["calls"]
+        calls = row["calls"] or 1
+        return "ns", (row["self_cpu_ns"] if f == "self_avg" else row["cpu_total_ns"]) / calls
+    if k == "step_time":
+        steps = rep.steps()
+        rep.step_count()
+        if q["step"] is None:
+            return "ns", steps["median_ns"]
+        d = steps["durations_ns"]
+        if q["step"] >= len(d):
+            raise DocsError("step=%d: %s has %d profiled steps (0 to %d)" % (q["step"], rep.trace, len(d), len(d) - 1))
+        return "ns", d[q["step"]]
+    if k == "range_time":
+        if q["step"] is None:
+            return "ns", rep.op_row(q["range"])["cpu_total_ns"] / rep.step_count()
+        chain = rep.get("chain", "--range", q["range"], "--instance", str(rep.instance_in_step(q["range"], q["step"])))
+        return "ns", chain[0]["dur_ns"]
+    if k == "gap":
+        chain = rep.get("chain", "--range", q["range"], "--instance", str(rep.instance_in_step(q["range"], q["step"])))
+        for line in chain[1:]:
+            if not line.get("gpu") and line["name"] == q["op"]:
+                return "ns", line["offset_ns"]
+        raise DocsError("no %r inside %r in step %d of %s" % (q["op"], q["range"], q["step"], rep.trace))
+    if k == "ranks":
+        # As the table of pil-trace ranks: each column's median over the steps (the upper one for
+        # an even count), hidden = median overlap / median communication.
+        ranks = rep.ranks()["ranks"]
+        if q["rank"] >= len(ranks):
+            raise DocsError("rank=%d: %s holds %d ranks" % (q["rank"], rep.run_dir, len(ranks)))
+        steps = ranks[q["rank"]]["steps"]
+        if not steps:
+            raise DocsError("rank %d of %s recorded no steps" % (q["rank"], rep.run_dir))
+        med = lambda key: sorted(st[key] for st in steps)[len(steps) // 2]
+        f = q["field"]
+        if f == "hidden_pct":
+            return "pct", med("overlap_ns") / med("comm_ns") if med("comm_ns") else 0.0
+        if f == "collectives":
+            return "count", med("collectives")
+        key = {"step_time": "duration_ns", "compute": "compute_ns", "comm": "comm_ns", "overlap": "overlap_ns",
+               "exposed": "exposed_comm_ns"}[f]
+        return "ns", med(key)
+    if k == "summary":
+        v = rep.summary()
+        for part in q["key"].split("."):
+            if isinstance(v, list) and part.isdigit() and int(part) < len(v):
+                v = v[int(part)]
+            elif isinstance(v, dict) and part in v:
+                v = v[part]
+            else:
+                raise DocsError("summary key %r: no %r in pil-trace summary --json of %s" % (q["key"], part, rep.trace))
+        last = q["key"].rsplit(".", 1)[-1]
+        if isinstance(v, str):
+            return "text", v
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise DocsError("summary key %r is not a number or a name in %s" % (q["key"], rep.trace))
+        if last.endswith("_ns"):
+            return "ns", v
+        if last == "share" or last.endswith("_share"):
+            return "pct", v
+        if last.endswith("_bytes"):
+            return "bytes", v
+        return ("count" if isinstance(v, int) else "number"), v
+    raise AssertionError(k)
+
+
+# --- Links ----------------------------------------------------------------------------------------
+
+def anchor_of(path):
+    """The {#ID} of a markdown page's first heading, or None."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("#"):
+                    m = ANCHOR.search(line)
+                    return m.group(1) if m else None
+    except OSError:
+        return None
+    return None
+
+
+def nav_line(line, source_dir):
+    """A nav line's links to pages of the project as \\ref ID (link text dropped)."""
+    def ref(m):
+        target = m.group(2).split("#", 1)[0]
+        if "://" in target or not target.endswith(".md"):
+            raise DocsError("nav: link %r is not to a page of the project (a .md file)" % m.group(2), 2)
+        anchor = anchor_of(os.path.normpath(os.path.join(source_dir, target)))
+        if not anchor:
+            raise DocsError("nav: %r has no page id ({#ID} in its first heading) to refer to" % target, 2)
+        return "\\ref %s" % anchor
+    if not LINK.search(line):
+        raise DocsError("nav: the line after <!-- nav --> has no link", 2)
+    return LINK.sub(ref, line)
+
+
+# --- The page -------------------------------------------------------------------------------------
+
+def scan(lines, readme, lesson, lesson_dir, source, source_dir):
+    """Every marker checked and parsed, nothing run: a list of items (kind, line index, data) and
+    the runs declared {name: {...}}."""
+    items, runs, figs = [], {}, []
+    in_details = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        where = "%s:%d" % (readme, i + 1)
+        try:
+            m = MARKER.match(line)
+            if m:
+                kind, body = m.group(1), m.group(2)
+                if kind == "snippet":
+                    name, opts = options(body, kind)
+                    # from=PATH: a region of another compiled source of the project (the harness's
+                    # profiler calls), PATH relative to the project's root; else the lesson's main.cpp.
+                    src_path, text = "%s/main.cpp" % lesson, source
+                    if "from" in opts:
+                        src_path = opts["from"]
+                        with open(os.path.join(lesson_dir, os.pardir, src_path)) as f:
+                            text = f.read()
+                    shown, nxt = fenced_block(lines, i + 1)
+                    if shown != source_region(text, name):
+                        raise DocsError("snippet %s: the README's copy differs from %s's `// [%s]` region; "
+                                        "copy the region into the README" % (name, src_path, name))
+                    items.append(("snippet", i, nxt, "\\snippet %s %s" % (src_path, name)))
+                    i = nxt
+                    continue
+                if kind in ("run", "trace"):
+                    head, sep, rest = body.partition(":")
+                    if not sep:
+                        raise DocsError("%s marker: expected '%s: NAME: %s'" % (kind, kind, "FLAGS" if kind == "run" else "PATH"), 2)
+                    name, opts = options(head, kind)
+                    if name in runs:
+                        raise DocsError("run %r is declared twice" % name, 2)
+                    runs[name] = {"kind": kind, "arg": rest.strip(), "count": int(opts.get("runs", 1)), "where": where}
+                    if kind == "run":
+                        try:
+                            shlex.split(rest)
+                        except ValueError as e:
+                            raise DocsError("run %s: flags: %s" % (name, e), 2)
+                    items.append((kind, i, i + 1, name))
+                else:
+                    name, opts = options(body, kind)
+                    items.append((kind, i, i + 1, (name, opts)))
+                i += 1
+                continue
+            if NAV.match(line):
+                if i + 1 >= len(lines) or not lines[i + 1].strip():
+                    raise DocsError("<!-- nav --> must be followed by one markdown line of links", 2)
+                items.append(("nav", i, i + 2, nav_line(lines[i + 1], source_dir)))
+                i += 2
+                continue
+            if DETAILS_OPEN.match(line):
+                if in_details is not None:
+                    raise DocsError("<details> inside the <details> of line %d: fold one answer at a time" % (in_details + 1), 2)
+                in_details = i
+                summary = DETAILS_OPEN.match(line).group(1)
+                items.append(("html", i, i + 1, "\\htmlonly[block]<details><summary>%s</summary>\\endhtmlonly" % summary))
+                i += 1
+                continue
+            if DETAILS_CLOSE.match(line):
+                if in_details is None:
+                    raise DocsError("</details> without a <details><summary>...</summary> line before it", 2)
+                in_details = None
+                items.append(("html", i, i + 1, "\\htmlonly[block]</details>\\endhtmlonly"))
+                i += 1
+                continue
+            if DETAILS_ANY.search(line):
+                raise DocsError("<details> and </details> go on lines of their own: "
+                                "'<details><summary>Answer</summary>' ... '</details>'", 2)
+            if line.lstrip().startswith("<!--") and re.match(r"^\s*<!--\s*(snippet|run|trace|timeline|table|summary)\b", line):
+                raise DocsError("marker not understood: %s" % line.strip(), 2)
+            spans = list(FIG.finditer(line))
+            if len(FIG_START.findall(line)) != 2 * len(spans):
+                raise DocsError("a fig marker must be '<!-- fig: NAME QUERY -->TEXT<!-- /fig -->' on one line", 2)
+            if spans:
+                parsed = []
+                for s in spans:
+                    name, q = parse_query(s.group(1))
+                    parsed.append((s, name, q))
+                    figs.append((where, name))
+                items.append(("figs", i, i + 1, parsed))
+        except DocsError as e:
+            raise DocsError("%s: %s" % (where, e), e.code)
+        i += 1
+    if in_details is not None:
+        raise DocsError("%s:%d: <details> without its </details>" % (readme, in_details + 1), 2)
+    for kind, i, _, data in items:
+        name = data[0] if kind in ("timeline", "table", "summary") else None
+        if name is not None and name not in runs:
+            raise DocsError("%s:%d: %s marker names run %r, which no run or trace marker declares"
+                            % (readme, i + 1, kind, name), 2)
+    for where, name in figs:
+        if name not in runs:
+            raise DocsError("%s: fig marker names run %r, which no run or trace marker declares" % (where, name), 2)
+    return items, runs
+
+
+def median_index(values):
+    """The index of the median of values (the lower middle one for an even count)."""
+    order = sorted(range(len(values)), key=lambda k: values[k])
+    return order[(len(order) - 1) // 2]
+
+
+def do_runs(args, runs, lesson, prefix):
+    """Runs each run marker's lesson N times; fills in traces, the median run and the machine."""
+    machine = None
+    for name, r in runs.items():
+        if r["kind"] == "trace":
+            path = os.path.join(args.root, r["arg"])
+            if not r["arg"] or not os.path.isfile(path):
+                raise DocsError("%s: trace %s: no such file %r" % (r["where"], name, r["arg"]), 2)
+            r.update(traces=[path], median=0, cmd=r["arg"])
+            continue
+        run_dir = os.path.join(args.out_dir, "runs", name if prefix == lesson else "%s_%s" % (prefix, name))
+        traces, dirs = [], []
+        for k in range(r["count"]):
+            d = run_dir if r["count"] == 1 else os.path.join(run_dir, "run%d" % (k + 1))
+            cmd = [args.exe, "--device", "cpu", "--seed", "0", "--out", d] + shlex.split(r["arg"])
+            try:
+                text = run(cmd)
+            except DocsError as e:
+                raise DocsError("%s: run %s: %s" % (r["where"], name, e))
+            # A lesson that starts its own ranks prefixes each rank's lines with "[rankK] ":
+            # the first trace line (rank 0's) is the run's trace; the ranks marker reads them all.
+            trace = re.search(r"^(?:\[rank\d+\] )?trace: (.*)$", text, re.M)
+            if not trace:
+                raise DocsError("%s: run %s printed no 'trace:' line" % (r["where"], name))
+            head = re.search(r"^(?:\[rank\d+\] )?== .*\| cpu \((.*?)\) \|", text, re.M)
+            machine = machine or (head.group(1) if head else None)
+            traces.append(trace.group(1))
+            dirs.append(d)
+        r.update(traces=traces, dirs=dirs, cmd="build/bin/%s %s" % (lesson, r["arg"]))
+        r["reports"] = [Reports(args.pil_trace, t, d) for t, d in zip(traces, dirs)]
+        if len(traces) > 1:
+            medians = [rep.summary()["steps"].get("median_ns", 0) for rep in r["reports"]]
+            r["median"] = median_index(medians)
+        else:
+            r["median"] = 0
+    for r in runs.values():
+        r.setdefault("reports", [Reports(args.pil_trace, t) for t in r["traces"]])
+    return machine
+
+
 def make_page(args):
     lesson = os.path.basename(os.path.normpath(args.lesson_dir))
-    readme = os.path.join(args.lesson_dir, "README.md")
+    readme = args.source or os.path.join(args.lesson_dir, "README.md")
+    # Pictures of another page take its stem as their prefix, so they never collide with the lesson's.
+    prefix = lesson if not args.source else os.path.splitext(os.path.basename(readme))[0]
     with open(readme) as f:
         lines = f.read().splitlines()
     with open(os.path.join(args.lesson_dir, "main.cpp")) as f:
         source = f.read()
 
-    if not args.check:
-        os.makedirs(args.out_dir, exist_ok=True)
-    out, runs, machine = [], {}, None
+    items, runs = scan(lines, readme, lesson, args.lesson_dir, source, os.path.dirname(os.path.abspath(readme)))
+    if args.check:
+        return
+    os.makedirs(args.out_dir, exist_ok=True)
+    machine = do_runs(args, runs, lesson, prefix)
+
+    out = []
+    at = {it[1]: it for it in items}
+    used_figs = set()
     i = 0
     while i < len(lines):
-        m = MARKER.match(lines[i])
-        if not m:
+        it = at.get(i)
+        if it is None:
             out.append(lines[i])
             i += 1
             continue
-        kind, body = m.group(1), m.group(2)
+        kind, _, nxt, data = it
         where = "%s:%d" % (readme, i + 1)
+        i = nxt
         try:
-            if kind == "snippet":
-                name, opts = options(body)
-                # from=PATH: a region of another compiled source of the project (the harness's
-                # profiler calls), PATH relative to the project's root; else the lesson's main.cpp.
-                src_path, text = "%s/main.cpp" % lesson, source
-                if "from" in opts:
-                    src_path = opts["from"]
-                    with open(os.path.join(args.lesson_dir, os.pardir, src_path)) as f:
-                        text = f.read()
-                shown, i = fenced_block(lines, i + 1)
-                if shown != source_region(text, name):
-                    raise DocsError("snippet %s: the README's copy differs from %s's `// [%s]` region; "
-                                    "copy the region into the README" % (name, src_path, name))
-                out.append("\\snippet %s %s" % (src_path, name))
-                continue
-            i += 1
-            if args.check:
-                continue
-            if kind == "run":
-                name, _, flags = body.partition(":")
-                name = name.strip()
-                run_dir = os.path.join(args.out_dir, "runs", name)
-                cmd = [args.exe, "--device", "cpu", "--seed", "0", "--out", run_dir] + shlex.split(flags)
-                text = run(cmd)
-                trace = re.search(r"^trace: (.*)$", text, re.M)
-                if not trace:
-                    raise DocsError("run %s printed no 'trace:' line" % name)
-                head = re.search(r"^== .*\| cpu \((.*?)\) \|", text, re.M)
-                machine = machine or (head.group(1) if head else "this machine's CPU")
-                runs[name] = {"trace": trace.group(1), "cmd": "build/bin/%s %s" % (lesson, flags.strip())}
-                continue
-            if kind == "trace":
-                name, _, rel = body.partition(":")
-                path = os.path.join(args.root, rel.strip())
-                if not rel.strip() or not os.path.isfile(path):
-                    raise DocsError("trace %s: no such file %r" % (name.strip(), rel.strip()), 2)
-                runs[name.strip()] = {"trace": path, "cmd": rel.strip()}
-                continue
-            name, opts = options(body)
-            if name not in runs:
-                raise DocsError("%s marker names run %r, which no earlier run marker declares" % (kind, name), 2)
-            r = runs[name]
-            if kind == "timeline":
-                window_name = ("range_" + re.sub(r"[^A-Za-z0-9_]+", "_", opts["range"]) if "range" in opts
-                               else "step%s" % opts.get("step", "0"))
-                svg_name = "%s_%s_%s.svg" % (lesson, name, window_name)
-                window = ["--range", opts["range"]] if "range" in opts else ["--step", opts.get("step", "0")]
-                title = "%s: %s%s" % (lesson, r["cmd"], " (CPU)" if r["cmd"].startswith("build/") else "")
-                run([args.pil_trace, "svg", r["trace"], "--out", os.path.join(args.out_dir, svg_name), "--title", title,
-                     "--width", "900"] + window)
-                out.append("\\image html %s \"Timeline of `%s` (%s), generated at build time by pil-trace svg\""
-                           % (svg_name, r["cmd"], "range " + opts["range"] if "range" in opts else "step " + opts.get("step", "0")))
-            elif kind == "table":
-                out.append(verbatim(run([args.pil_trace, "ops", r["trace"], "--row-limit", opts.get("rows", "12")])))
-                out.append("<em>The operator table of `%s`, generated at build time by pil-trace ops.</em>\n" % r["cmd"])
-            elif kind == "summary":
-                out.append(verbatim(run([args.pil_trace, "summary", r["trace"]])))
+            if kind in ("snippet", "nav", "html"):
+                if kind == "nav":
+                    out.extend(["\\if full_site", data, "\\endif"])
+                else:
+                    out.append(data)
+            elif kind in ("run", "trace"):
+                pass
+            elif kind == "figs":
+                line, pos, text = lines[it[1]], 0, ""
+                for span, name, q in data:
+                    r = runs[name]
+                    values = [figure_value(rep, q) for rep in r["reports"]]
+                    text += line[pos:span.start()] + format_figure(values[0][0], [v for _, v in values])
+                    pos = span.end()
+                    used_figs.add(name)
+                out.append(text + line[pos:])
+            else:
+                name, opts = data
+                r = runs[name]
+                trace = r["traces"][r["median"]]
+                n_runs = len(r["traces"])
+                of_median = (" (the median of %d runs)" % n_runs) if n_runs > 1 else ""
+                if kind == "timeline":
+                    window_name = ("range_" + re.sub(r"[^A-Za-z0-9_]+", "_", opts["range"]) if "range" in opts
+                                   else "step%s" % opts.get("step", "0"))
+                    marks = opts.get("mark", [])
+                    if marks:
+                        window_name += "_" + "_".join(re.sub(r"[^A-Za-z0-9_]+", "_", m) for m in marks)
+                    svg_name = "%s_%s_%s.svg" % (prefix, name, window_name)
+                    window = ["--range", opts["range"]] if "range" in opts else ["--step", opts.get("step", "0")]
+                    for m in marks:
+                        window += ["--mark", m]
+                    title = "%s: %s%s" % (lesson, r["cmd"], " (CPU)" if r["kind"] == "run" else "")
+                    run([args.pil_trace, "svg", trace, "--out", os.path.join(args.out_dir, svg_name), "--title", title,
+                         "--width", "900"] + window)
+                    what = "range " + opts["range"] if "range" in opts else "step " + opts.get("step", "0")
+                    if n_runs > 1:
+                        what += " of the median of %d runs" % n_runs
+                    if marks:
+                        what += "; %s at %s" % ("an arrow" if len(marks) == 1 else "arrows", ", ".join(marks))
+                    out.append("\\image html %s \"Timeline of `%s` (%s), generated at build time by pil-trace svg\""
+                               % (svg_name, r["cmd"], what))
+                elif kind == "table":
+                    out.append(verbatim(run([args.pil_trace, "ops", trace, "--row-limit", opts.get("rows", "12")])))
+                    out.append("<em>The operator table of `%s`%s, generated at build time by pil-trace ops.</em>\n"
+                               % (r["cmd"], of_median))
+                elif kind == "summary":
+                    out.append(verbatim(run([args.pil_trace, "summary", trace])))
+                elif kind == "ranks":
+                    if "dirs" not in r:
+                        raise DocsError("ranks marker: %s is a committed trace, not a run of the lesson's ranks" % name, 2)
+                    svg_name = "%s_%s_ranks%s.svg" % (prefix, name, "_step" + opts["step"] if "step" in opts else "")
+                    cmd = [args.pil_trace, "ranks", r["dirs"][r["median"]], "--svg", os.path.join(args.out_dir, svg_name),
+                           "--title", "%s: %s (CPU)" % (lesson, r["cmd"])]
+                    if "step" in opts:
+                        cmd += ["--step", opts["step"]]
+                    table = [l for l in run(cmd).splitlines() if not l.startswith("svg: ")]
+                    out.append(verbatim("\n".join(table)))
+                    out.append("<em>The ranks of `%s`%s side by side, generated at build time by pil-trace ranks.</em>\n"
+                               % (r["cmd"], of_median))
+                    out.append("\\image html %s \"The ranks of `%s`, one lane each (%s), generated at build time by "
+                               "pil-trace ranks --svg\"" % (svg_name, r["cmd"], "step " + opts["step"] if "step" in opts
+                                                            else "every step"))
         except DocsError as e:
             raise DocsError("%s: %s" % (where, e), e.code)
-    if args.check:
-        return
+    # The theme's interactive table of contents works on Doxygen's [TOC], right under the title.
+    title = next((k for k, l in enumerate(out) if l.startswith("# ")), None)
+    if title is not None and "[TOC]" not in out:
+        out[title + 1:title + 1] = ["", "[TOC]"]
     out.append("")
     out.append("See also: \\ref cheatsheet (what you see in a trace, and what it usually means) and "
                "\\ref pil_trace (the analyzer).")
+    ran = [n for n, r in runs.items() if r["kind"] == "run"]
     if runs:
         out.append("")
-        out.append("<em>The pictures and tables of this page were generated when the documentation was built, "
-                   "from traces of the lesson run then on %s; the figures in the text come from the runs named "
-                   "there.</em>" % (machine or "the CPU"))
+        where = machine or "the CPU"
+        text = ("<em>The pictures and tables of this page were generated when the documentation was built, "
+                "from traces of the lesson run then on %s" % where)
+        multi = [n for n in ran if runs[n]["count"] > 1]
+        if multi:
+            text += ("; a run made several times shows its median run (by median step time)")
+        text += ".</em>"
+        out.append(text)
+        if used_figs:
+            counts = sorted({runs[n]["count"] for n in used_figs if runs[n]["kind"] == "run"})
+            named = ", ".join("`%s`" % n for n in runs if n in used_figs)
+            if counts:
+                over = ("%d runs" % counts[0]) if len(counts) == 1 else "the runs its marker asks for"
+                out.append("")
+                out.append("<em>Figures in the text: median (range) over %s of each named run (%s), on %s.</em>"
+                           % (over, named, where))
+            committed = [n for n in used_figs if runs[n]["kind"] == "trace"]
+            if committed:
+                out.append("")
+                out.append("<em>Figures from committed traces: %s.</em>"
+                           % ", ".join("`%s` from %s" % (n, runs[n]["arg"]) for n in committed))
     write_whole(args.page, "\n".join(out) + "\n")
+
+
+def update_source(args):
+    """Writes the figures of this machine into the source's fig markers (the text GitHub shows),
+    running only the runs those markers name; prints each figure. For a maintainer, on a quiet
+    machine: the built page measures its figures again anyway."""
+    lesson = os.path.basename(os.path.normpath(args.lesson_dir))
+    readme = args.source or os.path.join(args.lesson_dir, "README.md")
+    prefix = lesson if not args.source else os.path.splitext(os.path.basename(readme))[0]
+    with open(readme) as f:
+        lines = f.read().splitlines()
+    with open(os.path.join(args.lesson_dir, "main.cpp")) as f:
+        source = f.read()
+    items, runs = scan(lines, readme, lesson, args.lesson_dir, source, os.path.dirname(os.path.abspath(readme)))
+    used = {name for kind, _, _, data in items if kind == "figs" for (_, name, _) in data}
+    runs = {n: r for n, r in runs.items() if n in used}
+    os.makedirs(args.out_dir, exist_ok=True)
+    machine = do_runs(args, runs, lesson, prefix)
+    print("machine: %s" % (machine or "this machine's CPU"))
+    for kind, i, _, data in items:
+        if kind != "figs":
+            continue
+        line, pos, text = lines[i], 0, ""
+        for span, name, q in data:
+            values = [figure_value(rep, q) for rep in runs[name]["reports"]]
+            shown = format_figure(values[0][0], [v for _, v in values])
+            print("%-12s %-50s %s" % (name, q["text"], shown))
+            text += line[pos:span.start(2)] + shown
+            pos = span.end(2)
+        lines[i] = text + line[pos:]
+    write_whole(readme, "\n".join(lines) + "\n")
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--lesson-dir", required=True)
-    p.add_argument("--check", action="store_true", help="only check that the README's snippets equal the source")
+    p.add_argument("--source", help="the markdown page to make (default: the lesson's README.md)")
+    p.add_argument("--check", action="store_true",
+                   help="only check the markers (snippets, fig queries, details, nav): no runs, no output")
     p.add_argument("--exe")
     p.add_argument("--pil-trace")
     p.add_argument("--out-dir")
     p.add_argument("--page")
     p.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                    help="the project root, for trace markers' paths (default: this script's project)")
+    p.add_argument("--update-source", action="store_true",
+                   help="write this machine's figures into the source's fig markers (the text GitHub "
+                        "shows) instead of making a page; needs --exe, --pil-trace, --out-dir")
     args = p.parse_args()
-    if not args.check and not (args.exe and args.pil_trace and args.out_dir and args.page):
+    if args.update_source:
+        if not (args.exe and args.pil_trace and args.out_dir):
+            p.error("--update-source needs --exe, --pil-trace and --out-dir")
+    elif not args.check and not (args.exe and args.pil_trace and args.out_dir and args.page):
         p.error("--exe, --pil-trace, --out-dir and --page are needed unless --check")
     try:
+        if args.update_source:
+            update_source(args)
+            return 0
         make_page(args)
     except DocsError as e:
         print("docs_page.py: error: %s" % e, file=sys.stderr)

@@ -19,7 +19,7 @@ PIL_CACHE=${PIL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/profiling-in-libtorch}
 PIL_DEBIAN_PACKAGES=(cmake ninja-build g++ ccache python3 libgtest-dev libgmock-dev
                      libbenchmark-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev zlib1g-dev
                      libgloo-dev
-                     doxygen)
+                     doxygen doxygen-awesome-css)
 # Only the tests need these: a headless browser that renders the docs (docs.render).
 PIL_TEST_PACKAGES=(chromium)
 
@@ -72,6 +72,9 @@ pil_torch_arg() {
         rm -rf "$tmp"
         pil_die "pip install torch==$PIL_TORCH_VERSION failed (set Torch_DIR to use another LibTorch)"
       fi
+      # mktemp made the folder private (0700); the cache is meant to be shared (PIL_CACHE on a
+      # shared disk, a room of laptops): readable by everyone, as pip's own files are.
+      chmod 755 "$tmp"
       rm -rf "$dir"
       mv -T "$tmp" "$dir"  # whole or not at all
     fi

@@ -72,6 +72,21 @@ int64_t length(const std::vector<Interval>& v) {
   return n;
 }
 
+/// Merged `a` with merged `b` taken out.
+std::vector<Interval> subtract(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  size_t j = 0;
+  for (Interval i : a) {
+    while (j < b.size() && b[j].to <= i.from) ++j;
+    for (size_t k = j; k < b.size() && b[k].from < i.to; ++k) {
+      if (b[k].from > i.from) out.push_back({i.from, b[k].from});
+      i.from = std::max(i.from, b[k].to);
+    }
+    if (i.from < i.to) out.push_back(i);
+  }
+  return out;
+}
+
 /// Length of the intersection of two merged lists.
 int64_t overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) {
   int64_t n = 0;
@@ -166,12 +181,20 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
   if (!p.gpu)
     for (const Event& e : t.events)
       if (is_comm(e)) comm_threads.insert({e.pid, e.tid});
+  // A collective's call on a computing thread (the CPU issuing it, or blocked in it).
+  auto is_comm_call = [&](const Event& e) {
+    return !p.gpu && e.category == Category::CpuOp && !comm_threads.count({e.pid, e.tid}) &&
+           (starts_with_ci(e.name, "record_param_comms") || starts_with_ci(e.name, "c10d::") ||
+            starts_with_ci(e.name, "gloo:") || starts_with_ci(e.name, "nccl:"));
+  };
   auto is_compute = [&](const Event& e) {
     if (p.gpu) return is_device_work(e.category) && !starts_with_ci(e.name, "nccl");
-    if (e.category != Category::CpuOp || comm_threads.count({e.pid, e.tid})) return false;
-    return !(starts_with_ci(e.name, "record_param_comms") || starts_with_ci(e.name, "c10d::") ||
-             starts_with_ci(e.name, "gloo:") || starts_with_ci(e.name, "nccl:"));
+    return e.category == Category::CpuOp && !comm_threads.count({e.pid, e.tid}) && !is_comm_call(e);
   };
+  // CPU traces, per thread: the operators' time less the collectives' calls made inside them.
+  // A bucket's all-reduce starts from a gradient hook inside an operator (autograd's
+  // AccumulateGrad); while the call blocks, the enclosing operator computes nothing.
+  std::map<std::pair<int64_t, int64_t>, std::pair<std::vector<Interval>, std::vector<Interval>>> per_thread;
 
   std::vector<const Event*> comm_events;
   for (const Event& e : t.events) {
@@ -185,11 +208,22 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
       comm_events.push_back(&e);
       p.comm.push_back({base + e.start_ns, base + e.end_ns()});
     } else if (is_compute(e)) {
-      p.compute.push_back({base + e.start_ns, base + e.end_ns()});
+      if (p.gpu)
+        p.compute.push_back({base + e.start_ns, base + e.end_ns()});
+      else
+        per_thread[{e.pid, e.tid}].first.push_back({base + e.start_ns, base + e.end_ns()});
+    } else if (is_comm_call(e)) {
+      per_thread[{e.pid, e.tid}].second.push_back({base + e.start_ns, base + e.end_ns()});
     }
   }
   std::sort(p.steps.begin(), p.steps.end(),
             [](const RankStep& a, const RankStep& b) { return a.start_ns < b.start_ns; });
+  for (auto& [thread, work] : per_thread) {
+    merge(work.first);
+    merge(work.second);
+    const auto busy = subtract(work.first, work.second);
+    p.compute.insert(p.compute.end(), busy.begin(), busy.end());
+  }
   merge(p.compute);
   merge(p.comm);
 

@@ -10,7 +10,9 @@
 /// computation every other kernel, copy and set. In a CPU-only trace: communication is the
 /// backend's own slices (`gloo:*`, on Gloo's worker threads), computation every other operator
 /// (`cpu_op`) on every other thread, the collectives' calls themselves (`record_param_comms`,
-/// `c10d::*`) left out. Times are absolute (baseTimeNanoseconds + ts), so ranks on one machine —
+/// `c10d::*`) left out, and taken out of the operators that enclose them too (a bucket's
+/// all-reduce is called from a gradient hook inside autograd's AccumulateGrad: while the call
+/// blocks, nothing is computed on that thread). Times are absolute (baseTimeNanoseconds + ts), so ranks on one machine —
 /// or on machines with synchronized clocks — line up.
 ///
 /// A wait is read at each collective: the k-th collective of a step on every rank is the same

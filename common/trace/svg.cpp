@@ -17,6 +17,8 @@ constexpr int kRow = 16;      // one nesting level or one stream
 constexpr int kMaxDepth = 10; // deeper CPU slices are not drawn
 constexpr int kAxis = 34;     // time axis band at the top
 constexpr size_t kMaxArrows = 400;
+constexpr int kMarkLine = 14; // one line of the marks' labels, above the time axis
+constexpr const char* kMarkColor = "#d62728";
 
 struct Style {
   Category category;
@@ -59,7 +61,9 @@ std::string escape(std::string_view s) {
 
 std::string time_label(double ns) {
   char buf[32];
-  if (std::fabs(ns) >= 1e6)
+  if (std::fabs(ns) >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.3g s", ns / 1e9);
+  else if (std::fabs(ns) >= 1e6)
     std::snprintf(buf, sizeof buf, "%.3g ms", ns / 1e6);
   else if (std::fabs(ns) >= 1e3)
     std::snprintf(buf, sizeof buf, "%.3g us", ns / 1e3);
@@ -123,7 +127,38 @@ class RowPainter {
   int merged_ = 0;
 };
 
+/// The window a picture of `options` shows.
+void window_of(const TraceIndex& index, const SvgOptions& options, int64_t& from, int64_t& to) {
+  from = options.from_ns;
+  to = options.to_ns;
+  if (to <= from) {
+    from = index.window_start;
+    to = index.window_end;
+  }
+  if (to <= from) to = from + 1;
+}
+
+/// Slices a picture draws: every CPU and GPU slice but memory events and metadata.
+bool drawn(const Event& e, int64_t from, int64_t to) {
+  return e.category != Category::Other && e.category != Category::Memory && e.end_ns() >= from &&
+         e.start_ns <= to;
+}
+
 }  // namespace
+
+std::optional<size_t> find_mark(const TraceIndex& index, const SvgOptions& options,
+                                const std::string& name) {
+  int64_t from = 0, to = 0;
+  window_of(index, options, from, to);
+  const Trace& t = index.trace();
+  std::optional<size_t> best;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (e.name != name || !drawn(e, from, to)) continue;
+    if (!best || e.start_ns < t.events[*best].start_ns) best = i;
+  }
+  return best;
+}
 
 bool step_window(const TraceIndex& index, size_t step, int64_t& from, int64_t& to) {
   if (step >= index.steps.size()) return false;
@@ -156,12 +191,14 @@ bool range_window(const TraceIndex& index, const std::string& name, size_t insta
 
 std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
   const Trace& t = index.trace();
-  int64_t from = options.from_ns, to = options.to_ns;
-  if (to <= from) {
-    from = index.window_start;
-    to = index.window_end;
-  }
-  if (to <= from) to = from + 1;
+  int64_t from = 0, to = 0;
+  window_of(index, options, from, to);
+  // Marks: the slice each points at, and a line of its own for each label above the axis.
+  std::vector<std::pair<size_t, std::string>> marks;
+  for (const auto& name : options.marks)
+    if (auto i = find_mark(index, options, name)) marks.emplace_back(*i, name);
+  const int axis = kAxis + int(marks.size()) * kMarkLine;
+  std::map<size_t, std::pair<double, int>> mark_at;  // marked event -> (x, top of its row)
   const int width = std::max(options.width, kLabel + 200);
   const double scale = double(width - kLabel - 10) / double(to - from);
   auto x_of = [&](int64_t ns) { return kLabel + double(ns - from) * scale; };
@@ -177,13 +214,11 @@ std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
   std::map<std::pair<int64_t, int64_t>, Lane> cpu, gpu;
   for (size_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
-    if (e.category == Category::Other || e.category == Category::Memory || e.end_ns() < from ||
-        e.start_ns > to)
-      continue;
+    if (!drawn(e, from, to)) continue;
     (e.on_device() ? gpu : cpu)[{e.pid, e.tid}].events.push_back(i);
   }
   std::vector<int> depth(t.events.size(), 0);
-  int y = kAxis + 8;
+  int y = axis + 8;
   std::ostringstream body;
   std::map<size_t, std::pair<double, int>> anchor;  // event -> (x, y mid) for arrows
   auto lane_name = [&](int64_t pid, int64_t tid, bool is_gpu) {
@@ -210,6 +245,10 @@ std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
       }
       lane.depth_rows = std::min(max_depth, kMaxDepth - 1) + 1;
       lane.y = y;
+      for (const auto& m : marks)
+        if (std::find(ev.begin(), ev.end(), m.first) != ev.end())
+          mark_at[m.first] = {x_of(std::max(t.events[m.first].start_ns, from)),
+                              y + std::min(depth[m.first], lane.depth_rows - 1) * kRow};
       body << "<text x=\"4\" y=\"" << y + 12 << "\" class=\"l\">"
            << escape(lane_name(key.first, key.second, pass == 1)) << "</text>\n";
       body << "<line x1=\"0\" x2=\"" << width << "\" y1=\"" << y - 2 << "\" y2=\"" << y - 2
@@ -296,9 +335,13 @@ std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
       << "\" viewBox=\"0 0 " << width << " " << height << "\" font-family=\"sans-serif\">\n"
       << "<style>.s{font-size:10px;fill:#fff}.l{font-size:11px;fill:#222}.t{font-size:10px;"
-         "fill:#444}.g{stroke:#ddd}.a{stroke:#333;stroke-width:0.8;opacity:0.6}</style>\n"
+         "fill:#444}.g{stroke:#ddd}.a{stroke:#333;stroke-width:0.8;opacity:0.6}"
+         ".m{stroke:" << kMarkColor << ";stroke-width:1.5}.ml{font-size:11px;font-weight:bold;fill:"
+      << kMarkColor << "}</style>\n"
       << "<defs><marker id=\"head\" markerWidth=\"6\" markerHeight=\"6\" refX=\"5\" refY=\"3\" "
-         "orient=\"auto\"><path d=\"M0,0 L6,3 L0,6 z\" fill=\"#333\"/></marker></defs>\n"
+         "orient=\"auto\"><path d=\"M0,0 L6,3 L0,6 z\" fill=\"#333\"/></marker>"
+         "<marker id=\"markhead\" markerWidth=\"8\" markerHeight=\"8\" refX=\"7\" refY=\"4\" "
+         "orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"" << kMarkColor << "\"/></marker></defs>\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
   if (!options.title.empty())
     svg << "<text x=\"4\" y=\"13\" class=\"l\" font-weight=\"bold\">" << escape(options.title)
@@ -314,10 +357,33 @@ std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
     std::snprintf(buf, sizeof buf,
                   "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"g\"/>"
                   "<text x=\"%.1f\" y=\"%d\" class=\"t\">",
-                  x, x, kAxis - 6, height - 36, x + 2, kAxis - 8);
+                  x, x, axis - 6, height - 36, x + 2, axis - 8);
     svg << buf << escape(time_label(v)) << "</text>\n";
   }
   svg << body.str() << arrows.str();
+  // Marks: a label on its own line above the axis, an arrow down to the slice's start.
+  for (size_t k = 0; k < marks.size(); ++k) {
+    const auto at = mark_at.find(marks[k].first);
+    if (at == mark_at.end()) continue;
+    const Event& e = t.events[marks[k].first];
+    const double x = at->second.first;
+    const int label_y = kAxis - 6 + int(k) * kMarkLine;
+    const std::string label = marks[k].second + (e.start_ns >= from ? ", at +" + time_label(double(e.start_ns - from))
+                                                                   : ", from before the window") +
+                              " (" + time_label(double(e.dur_ns)) + ")";
+    // The label's width, roughly (11 px bold sans-serif: about 7 px a character): it goes right of
+    // the arrow where it fits, else left of it, else as far right as it can while staying whole.
+    const double est = 7.0 * double(label.size());
+    const bool fits_right = x + 4 + est <= width, fits_left = x - 4 - est >= 0;
+    const bool end_anchor = !fits_right && fits_left;
+    const double tx = fits_right || fits_left ? (end_anchor ? x - 4 : x + 4) : std::max(4.0, width - est - 4);
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"m\" "
+                  "marker-end=\"url(#markhead)\"/>\n<text x=\"%.1f\" y=\"%d\" class=\"ml\"%s>",
+                  x, label_y + 3, x, at->second.second, tx, label_y, end_anchor ? " text-anchor=\"end\"" : "");
+    svg << "<g class=\"mark\">" << buf << escape(label) << "</text></g>\n";
+  }
   // Legend.
   int lx = 4;
   for (const auto& s : kStyles) {

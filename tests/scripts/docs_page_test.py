@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """scripts/docs_page.py on a hand-made lesson folder: a README whose snippet equals the source
 passes and becomes \\snippet; one that differs fails (exit 1) naming the snippet; a marker
-without a code block, or a figure naming an undeclared run, is a usage error (exit 2)."""
+without a code block, or a figure naming an undeclared run, is a usage error (exit 2). With a fake
+lesson and a fake pil-trace: fig markers render the median and range of a run made N times, the
+table and picture come from the median run, bad queries are one line and exit 2, timeline marks,
+--source's prefix, folded answers and the previous/next line."""
 import os
 import subprocess
 import sys
@@ -107,6 +110,196 @@ class DocsPage(unittest.TestCase):
                 os.path.join(d, "out"), "--page", os.path.join(d, "out", "p.md"))
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertFalse(os.path.exists(os.path.join(d, "out", "p.md")))
+
+
+# A fake lesson: each run writes a trace holding its run number k (counted in the lesson folder)
+# and prints the lines docs_page.py reads.
+FAKE_LESSON = """#!/bin/sh
+out=
+while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
+n=$(ls "%(counter)s" | wc -l)
+: > "%(counter)s/run$n"
+mkdir -p "$out"
+echo $n > "$out/t.json"
+echo "== 09_demo | cpu (Fake CPU 9000) | fp32"
+echo "trace: $out/t.json"
+"""
+
+# A fake pil-trace: JSON reports whose figures depend on the trace's run number k; every call
+# logged. Per run k: aten::mm's self share, the median step, the first-step gap.
+FAKE_PIL_TRACE = """#!%(python)s
+import json, sys
+MM = [0.44, 0.45, 0.43, 0.46, 0.45]
+STEP = [100000, 120000, 90000, 110000, 105000]
+GAP = [300000, 290000, 475000, 310000, 280000]
+args = sys.argv[1:]
+with open("%(log)s", "a") as f:
+    f.write(" ".join(args) + "\\n")
+sub, trace = args[0], args[1]
+k = int(open(trace).read().strip())
+if sub == "svg":
+    open(args[args.index("--out") + 1], "w").close()
+    print("svg")
+elif "--json" not in args:
+    print("%%s of %%s" %% (sub, trace))
+elif sub == "summary":
+    print(json.dumps({"steps": {"count": 3, "median_ns": STEP[k], "first_ns": 2 * STEP[k],
+                                "durations_ns": [2 * STEP[k], STEP[k], STEP[k]]},
+                      "top_ops": [{"name": "aten::mm", "share": MM[k], "self_cpu_ns": 1}], "gpu": None}))
+elif sub == "ops":
+    print(json.dumps({"self_cpu_total_ns": 1000000, "operators": [
+        {"name": "aten::mm", "calls": 3, "self_cpu_ns": int(MM[k] * 1000000), "cpu_total_ns": 600000},
+        {"name": "matmul_add", "calls": 3, "self_cpu_ns": 1000, "cpu_total_ns": 3 * STEP[k] // 2},
+        {"name": "autograd::engine::evaluate_function: AddmmBackward0", "calls": 6, "self_cpu_ns": 10,
+         "cpu_total_ns": 10}]}))
+elif sub == "chain":
+    i = int(args[args.index("--instance") + 1])
+    print(json.dumps([{"depth": 0, "name": "matmul_add", "gpu": False, "offset_ns": 0, "dur_ns": STEP[k] // 2},
+                      {"depth": 1, "name": "aten::matmul", "gpu": False, "offset_ns": GAP[k] if i == 0 else 3000,
+                       "dur_ns": 10}]))
+"""
+
+
+class Figures(unittest.TestCase):
+    """run runs=N, fig markers, the median run, timeline mark=, --source, details and nav."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.counter = os.path.join(self.d, "counter")
+        os.makedirs(self.counter)
+        self.log = os.path.join(self.d, "pil-trace.log")
+        self.exe = os.path.join(self.d, "fake-lesson")
+        self.pil = os.path.join(self.d, "fake-pil-trace")
+        with open(self.exe, "w") as f:
+            f.write(FAKE_LESSON % {"counter": self.counter})
+        with open(self.pil, "w") as f:
+            f.write(FAKE_PIL_TRACE % {"python": sys.executable, "log": self.log})
+        os.chmod(self.exe, 0o755)
+        os.chmod(self.pil, 0o755)
+
+    def make(self, lesson_dir, *extra):
+        out = os.path.join(self.d, "out")
+        page = os.path.join(out, "page.md")
+        r = run("--lesson-dir", lesson_dir, "--exe", self.exe, "--pil-trace", self.pil, "--out-dir", out,
+                "--page", page, *extra)
+        text = None
+        if os.path.exists(page):
+            with open(page) as f:
+                text = f.read()
+        return r, text
+
+    def calls(self):
+        with open(self.log) as f:
+            return f.read().splitlines()
+
+    def test_a_figure_is_the_median_and_range_of_the_runs(self):
+        d = lesson("<!-- run: eager runs=5: --size 64 -->\n"
+                   "At size 64 mm took <!-- fig: eager op=aten::mm self_pct -->29%<!-- /fig --> of the time, "
+                   "a step <!-- fig: eager step_time -->1 ms<!-- /fig -->; the gap "
+                   "<!-- fig: eager gap range=matmul_add op=aten::matmul -->9 µs<!-- /fig --> then "
+                   "<!-- fig: eager gap range=matmul_add op=aten::matmul step=1 -->1 µs<!-- /fig -->.\n"
+                   "Calls <!-- fig: eager op=aten::mm calls --><!-- /fig -->, range "
+                   "<!-- fig: eager range=matmul_add time --><!-- /fig -->, top "
+                   "<!-- fig: eager summary top_ops.0.share --><!-- /fig --> "
+                   "<!-- fig: eager summary top_ops.0.name --><!-- /fig -->, backward "
+                   "<!-- fig: eager op=\"autograd::engine::evaluate_function: AddmmBackward0\" calls --><!-- /fig -->.\n"
+                   "<!-- table: eager rows=3 -->\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(os.listdir(self.counter)), 5, "five runs")
+        self.assertIn("mm took 45% (43–46%) of the time", text)
+        self.assertIn("a step 105 µs (90.0–120 µs);", text)
+        self.assertIn("the gap 300 µs (280–475 µs) then 3.00 µs.", text)
+        self.assertIn("Calls 3, range 52.5 µs (45.0–60.0 µs), top 45% (43–46%) aten::mm, backward 6.", text)
+        self.assertNotIn("29%", text)
+        self.assertNotIn("fig:", text)
+        # The table is the median run's: the run whose median step (105 µs) is the median, run 5.
+        self.assertIn("ops %s --row-limit 3" % os.path.join(self.d, "out", "runs", "eager", "run5", "t.json"), self.calls())
+        self.assertIn("(the median of 5 runs)", text)
+        self.assertIn("Figures in the text: median (range) over 5 runs of each named run (`eager`), on Fake CPU 9000.",
+                      text)
+
+    def test_bad_fig_markers_are_one_line_and_exit_2(self):
+        for body in ("a op=aten::mm bogus", "a op=aten::mm", "a step_time step=x", "a gap range=r",
+                     "a summary", "a summary ..x", "a range=r time op=x", "b step_time", "a", "a frobnicate"):
+            d = lesson("<!-- run: a: --size 1 -->\nText <!-- fig: %s -->1<!-- /fig -->.\n" % body)
+            r = run("--lesson-dir", d, "--check")
+            self.assertEqual(r.returncode, 2, body + ": " + r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertIn("README.md:2", r.stderr)
+        d = lesson("<!-- run: a: --size 1 -->\nText <!-- fig: a step_time -->1 with no end.\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 2)
+        d = lesson("<!-- run: a runs=0: --size 1 -->\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 2)
+
+    def test_a_figure_not_in_the_trace_fails_and_writes_nothing(self):
+        d = lesson("<!-- run: a runs=2: --size 1 -->\nText <!-- fig: a op=aten::nope calls -->1<!-- /fig -->.\n")
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("aten::nope", r.stderr)
+        self.assertIsNone(text)
+
+    def test_timeline_marks_and_the_median_run(self):
+        d = lesson("<!-- timeline: e step=0 mark=aten::matmul mark=aten::copy_ -->\n<!-- run: e runs=3: --size 64 -->\n")
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        svg = [c for c in self.calls() if c.startswith("svg ")]
+        self.assertEqual(len(svg), 1)
+        # Medians 100, 120, 90 µs: the median run is run 1.
+        self.assertIn(os.path.join("runs", "e", "run1", "t.json"), svg[0])
+        self.assertIn("--step 0 --mark aten::matmul --mark aten::copy_", svg[0])
+        self.assertIn("\\image html 09_demo_e_step0_aten_matmul_aten_copy_.svg", text)
+        self.assertIn("(step 0 of the median of 3 runs; arrows at aten::matmul, aten::copy_)", text)
+
+    def test_another_source_takes_its_stem_as_prefix(self):
+        d = lesson("# Demo {#lesson09}\n")
+        os.makedirs(os.path.join(d, "..", "docs"))
+        src = os.path.join(d, "..", "docs", "perfetto.md")
+        with open(src, "w") as f:
+            f.write("# Perfetto {#perfetto}\n<!-- run: a: --size 64 -->\n<!-- timeline: a step=1 -->\n"
+                    "<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return helper();\n}\n```\n")
+        self.assertEqual(run("--lesson-dir", d, "--source", src, "--check").returncode, 0)
+        r, text = self.make(d, "--source", src)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("\\image html perfetto_a_step1.svg", text)
+        self.assertIn("# Perfetto {#perfetto}", text)
+        self.assertIn("\\snippet 09_demo/main.cpp variant-x", text)
+        self.assertTrue(os.path.isfile(os.path.join(self.d, "out", "perfetto_a_step1.svg")))
+        self.assertTrue(os.path.isdir(os.path.join(self.d, "out", "runs", "perfetto_a")))
+
+    def test_details_become_htmlonly_blocks(self):
+        d = lesson("Guess.\n\n<details><summary>Answer</summary>\n\nTwo operators.\n\n- a list\n</details>\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("\\htmlonly[block]<details><summary>Answer</summary>\\endhtmlonly\n\nTwo operators.\n", text)
+        self.assertIn("- a list\n\\htmlonly[block]</details>\\endhtmlonly\n", text)
+        for bad in ("<details><summary>Answer</summary>\nno end\n", "</details>\n",
+                    "<details><summary>A</summary>\n<details><summary>B</summary>\n</details>\n</details>\n",
+                    "<details>\nno summary\n</details>\n"):
+            r = run("--lesson-dir", lesson(bad), "--check")
+            self.assertEqual(r.returncode, 2, bad + r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
+    def test_nav_links_become_refs_inside_full_site(self):
+        d = lesson("# Demo {#lesson09}\n\n<!-- nav -->\n"
+                   "Previous: [08_prev](../08_prev/README.md) · Next: [the cheat sheet](../docs/cheat.md)\n\nEnd.\n")
+        os.makedirs(os.path.join(d, "..", "08_prev"))
+        with open(os.path.join(d, "..", "08_prev", "README.md"), "w") as f:
+            f.write("# 08_prev — before {#lesson08}\n")
+        os.makedirs(os.path.join(d, "..", "docs"))
+        with open(os.path.join(d, "..", "docs", "cheat.md"), "w") as f:
+            f.write("# Cheat sheet {#cheatsheet}\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("\\if full_site\nPrevious: \\ref lesson08 · Next: \\ref cheatsheet\n\\endif\n\nEnd.", text)
+        self.assertNotIn("README.md", text)
+        for bad in ("<!-- nav -->\nPrevious: [x](../07_none/README.md)\n", "<!-- nav -->\nno links\n",
+                    "<!-- nav -->\n[site](https://example.com)\n", "<!-- nav -->\n"):
+            r = run("--lesson-dir", lesson(bad), "--check")
+            self.assertEqual(r.returncode, 2, bad + r.stderr)
 
 
 if __name__ == "__main__":

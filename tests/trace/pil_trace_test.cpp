@@ -33,7 +33,6 @@ TEST_F(PilTrace, EveryReportRunsAndItsJsonParses) {
     const auto text = run_process(kTool, text_args);
     EXPECT_EQ(text.exit_code, 0) << text.err;
     EXPECT_FALSE(text.out.empty());
-    if (args[0] == "summary") continue;
     text_args.push_back("--json");
     const auto js = run_process(kTool, text_args);
     EXPECT_EQ(js.exit_code, 0) << js.err;
@@ -130,6 +129,30 @@ TEST_F(PilTrace, SvgIsWrittenWhole) {
   EXPECT_NE(text.find("</svg>"), std::string::npos);
 }
 
+TEST_F(PilTrace, SummaryJsonCarriesTheSummarysFigures) {
+  const auto r = run_process(kTool, {"summary", trace, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["steps"]["count"], 1);
+  EXPECT_EQ(j["steps"]["median_ns"], 200000);
+  EXPECT_EQ(j["ranges"]["matmul_add"]["cpu_per_step_ns"], 80000);  // [10, 90] us
+  EXPECT_EQ(j["gpu"]["top_kernel"]["name"], "gemm");
+  EXPECT_EQ(j["gpu"]["launch_latency"]["count"], 4);
+  EXPECT_EQ(j["gpu"]["queueing"]["count"], 2);
+  EXPECT_EQ(j["gpu"]["synchronizes"][0]["gpu_busy_ns"], 8000);
+}
+
+TEST_F(PilTrace, SvgMarksPointAtNamedSlices) {
+  const std::string out = dir.path() + "/m.svg";
+  const auto r = run_process(kTool, {"svg", trace, "--out", out, "--step", "0", "--mark", "aten::mm",
+                                     "--mark", "gemm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find(">aten::mm, at +25 us (30 us)</text>"), std::string::npos) << text;
+  EXPECT_NE(text.find(">gemm, at +40 us (100 us)</text>"), std::string::npos) << text;
+}
+
 TEST_F(PilTrace, EveryReportIsTheSameReadByOneThreadOrThree) {
   // Over 8 MB (the reader's chunks are 4 MB): the synthetic events many times over, so the
   // parallel read cuts the file; then the same file with one event spoiled near its end.
@@ -177,6 +200,7 @@ TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
        {std::vector<std::string>{"ops", dir.path() + "/missing.json"}, {"ops", dir.path()},
         {"ops", bad}, {"kernels", empty}, {"chain", trace, "--range", "nope"},
         {"svg", trace, "--out", dir.path() + "/x.svg", "--step", "5"}, {"frobnicate", trace},
+        {"svg", trace, "--out", dir.path() + "/x.svg", "--range", "aten::add", "--mark", "kernel_a"},
         {"ops"}}) {
     SCOPED_TRACE(args[0] + " " + (args.size() > 1 ? args[1] : ""));
     const auto r = run_process(kTool, args);

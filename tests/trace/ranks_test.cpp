@@ -71,6 +71,36 @@ TEST_F(Ranks, EachCollectiveWithItsBytesAndStep) {
   EXPECT_NE(svg.find("slowest in #1"), std::string::npos);
 }
 
+TEST_F(Ranks, ACollectiveCalledInsideAnOperatorIsNotComputation) {
+  // Each rank: aten::mm [0,40); AccumulateGrad [40,95) calls c10d::allreduce_ [45,90) from its
+  // hook, while Gloo's thread all-reduces [45,90). The call blocks: computation is 40 + 5 + 5,
+  // communication 45, none of it hidden (the enclosing operator computes nothing meanwhile).
+  auto trace = [&](int rank) {
+    std::string ev;
+    auto x = [&](const char* cat, const char* name, int tid, int ts, int dur) {
+      ev += std::string(ev.empty() ? "" : ",") + "{\"ph\": \"X\", \"cat\": \"" + cat + "\", \"name\": \"" + name +
+            "\", \"pid\": 1, \"tid\": " + std::to_string(tid) + ", \"ts\": " + std::to_string(ts) +
+            ", \"dur\": " + std::to_string(dur) + ", \"args\": {}}";
+    };
+    x("user_annotation", (pil::test::step_prefix() + "1").c_str(), 1, 0, 100);
+    x("cpu_op", "aten::mm", 1, 0, 40);
+    x("cpu_op", "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 1, 40, 55);
+    x("cpu_op", "c10d::allreduce_", 1, 45, 45);
+    x("user_annotation", "gloo:all_reduce", 2, 45, 45);
+    return "{\"distributedInfo\": {\"backend\": \"gloo\", \"rank\": " + std::to_string(rank) +
+           ", \"world_size\": 2, \"pil_run_id\": \"h\"}, \"baseTimeNanoseconds\": 0, \"traceEvents\": [" + ev +
+           "]}";
+  };
+  const RanksReport r = read_ranks({write("h_rank0.json", trace(0)), write("h_rank1.json", trace(1))});
+  ASSERT_EQ(r.ranks.size(), 2u);
+  ASSERT_EQ(r.ranks[0].steps.size(), 1u);
+  const RankStep& s = r.ranks[0].steps[0];
+  EXPECT_EQ(s.compute_ns, 50000);
+  EXPECT_EQ(s.comm_ns, 45000);
+  EXPECT_EQ(s.overlap_ns, 0);
+  EXPECT_EQ(s.exposed_comm_ns(), 45000);
+}
+
 TEST_F(Ranks, TheSameReportWhateverTheThreads) {
   // --threads is every reader thread: 1 reads the files one after another, 2 two at once, 8
   // two at once with 4 threads each. The report must not depend on it.

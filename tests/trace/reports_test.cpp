@@ -348,6 +348,25 @@ TEST_F(Reports, SvgHasLanesArrowsAxisAndLegend) {
   EXPECT_FALSE(step_window(index, 1, from, to));
 }
 
+TEST_F(Reports, SvgMarksPointAtTheFirstSliceOfANameInTheWindow) {
+  SvgOptions o;
+  EXPECT_EQ(render_svg(index, o).find("class=\"mark\""), std::string::npos) << "no marks asked for";
+  ASSERT_TRUE(range_window(index, "aten::add", 0, o.from_ns, o.to_ns));  // [65, 160] us
+  const auto launch = find_mark(index, o, "cudaLaunchKernel");
+  ASSERT_TRUE(launch.has_value());
+  EXPECT_EQ(index.trace().events[*launch].start_ns, 70 * us) << "the window's first, not the trace's (5 us)";
+  EXPECT_FALSE(find_mark(index, o, "kernel_a").has_value()) << "[20, 30] us: before the window";
+  EXPECT_FALSE(find_mark(index, o, "no such slice").has_value());
+  o.marks = {"cudaLaunchKernel", "add_kernel", "no such slice"};
+  const std::string svg = render_svg(index, o);
+  size_t marks = 0;
+  for (size_t p = svg.find("class=\"mark\""); p != std::string::npos; p = svg.find("class=\"mark\"", p + 1)) ++marks;
+  EXPECT_EQ(marks, 2u) << "one arrow and label per slice found; none for a name not in the window";
+  EXPECT_NE(svg.find(">cudaLaunchKernel, at +5 us (4 us)</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">add_kernel, at +85 us (10 us)</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("marker-end=\"url(#markhead)\""), std::string::npos);
+}
+
 TEST_F(Reports, SubPixelSlicesAreMerged) {
   // 2000 back-to-back 1 us kernels in a 1000-pixel picture: far fewer rectangles than slices.
   std::string text = "[";

@@ -23,7 +23,8 @@
 //                                          compute, communication and their overlap, each
 //                                          collective, the slowest rank and the others' wait
 //                                          (--svg F.svg: a lane per rank)
-//   pil-trace svg      TRACE --out F.svg   a timeline picture (--step K, --range R, --from-us)
+//   pil-trace svg      TRACE --out F.svg   a timeline picture (--step K, --range R, --from-us;
+//                                          --mark SLICE: an arrow at the first SLICE in it)
 //   pil-trace walk     TRACE               only walk the events with simdjson (the parse
 //                                          ceiling that scripts/bench_trace.py compares with)
 //
@@ -31,11 +32,12 @@
 // a plain file is memory-mapped and its chunks read in parallel, with the same answers as one
 // thread; .json.gz files and pipes are read by one thread.
 //
-// Every report but svg takes --json. Exit codes: 0 done, 2 bad usage or unreadable trace.
+// Every report but svg takes --json (summary's keys: see summary_json below). Exit codes: 0 done, 2 bad usage or unreadable trace.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
+#include <set>
 
 #include "base/atomic_file.h"
 #include "trace/expect.h"
@@ -73,6 +75,92 @@ std::string shape(const std::optional<KernelInfo>& k) {
   };
   return dims(k->grid) + " " + dims(k->block) + " " + std::to_string(k->registers) + " " +
          std::to_string(k->shared_memory);
+}
+
+// summary --json: the figures of "what this trace says" as data, for the docs' fig markers
+// (scripts/docs_page.py reads them by dotted key: steps.median_ns, gpu.busy_share, ...).
+// Keys ending in _ns are nanoseconds, in share or _share fractions 0..1, in _bytes bytes.
+json summary_json(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  json j;
+  std::vector<int64_t> d;
+  for (size_t s : index.steps) d.push_back(t.events[s].dur_ns);
+  const DurationStats st = DurationStats::of(d);
+  j["steps"] = {{"count", d.size()},
+                {"median_ns", d.empty() ? 0 : int64_t(st.median)},
+                {"first_ns", d.empty() ? 0 : d.front()},
+                {"first_over_median", d.empty() || st.median <= 0 ? 0.0 : double(d.front()) / st.median},
+                {"durations_ns", d}};
+  const KeyAverages& ka = index.key_averages();
+  j["self_cpu_total_ns"] = ka.self_cpu_total_ns;
+  std::vector<const KeyAverage*> ops;
+  for (const auto& r : ka.rows)
+    if (!r.device_work && !is_step_row(r.name)) ops.push_back(&r);
+  std::sort(ops.begin(), ops.end(),
+            [](const KeyAverage* a, const KeyAverage* b) { return a->self_cpu_ns > b->self_cpu_ns; });
+  j["top_ops"] = json::array();
+  for (size_t i = 0; i < std::min<size_t>(3, ops.size()); ++i)
+    j["top_ops"].push_back({{"name", ops[i]->name},
+                            {"self_cpu_ns", ops[i]->self_cpu_ns},
+                            {"share", ka.self_cpu_total_ns ? double(ops[i]->self_cpu_ns) / double(ka.self_cpu_total_ns) : 0.0}});
+  std::set<std::string_view> range_names;
+  for (const auto& e : t.events)
+    if (e.category == Category::UserAnnotation && !is_step_name(e.name)) range_names.insert(e.name);
+  std::vector<const KeyAverage*> ranges;
+  for (const auto& r : ka.rows)
+    if (!r.device_work && range_names.count(r.name)) ranges.push_back(&r);
+  std::sort(ranges.begin(), ranges.end(),
+            [](const KeyAverage* a, const KeyAverage* b) { return a->cpu_total_ns > b->cpu_total_ns; });
+  const int64_t steps = std::max<int64_t>(1, int64_t(index.steps.size()));
+  j["ranges"] = json::object();
+  for (const KeyAverage* r : ranges)
+    j["ranges"][r->name] = {{"calls", r->calls},
+                            {"cpu_per_step_ns", r->cpu_total_ns / steps},
+                            {"device_per_step_ns", r->device_total_ns / steps}};
+  j["memory"] = memory_json(index.memory());
+  const auto top = kernel_report(index);
+  if (top.empty()) {
+    j["gpu"] = nullptr;
+    return j;
+  }
+  json g;
+  g["top_kernel"] = {{"name", top.front().name},
+                     {"share", top.front().share},
+                     {"calls", top.front().time.count},
+                     {"median_ns", int64_t(top.front().time.median)}};
+  const StreamReport sr = stream_report(index);
+  std::vector<int64_t> k;
+  for (const auto& s : sr.steps) k.push_back(s.kernels);
+  g["work_items_per_step"] = k.empty() ? 0 : int64_t(DurationStats::of(k).median);
+  int64_t busy = 0, host = 0, kwait = 0, other = 0, window = 0;
+  for (const auto& s : sr.streams) {
+    busy += s.busy_ns;
+    host += s.host_wait_ns;
+    kwait += s.kernel_wait_ns;
+    other += s.other_idle_ns;
+    window += s.window_ns;
+  }
+  const int64_t idle = host + kwait + other;
+  auto share = [](int64_t a, int64_t b) { return b ? double(a) / double(b) : 0.0; };
+  g["busy_share"] = share(busy, window);
+  g["idle"] = {{"host_wait_share", share(host, idle)},
+               {"kernel_wait_share", share(kwait, idle)},
+               {"other_share", share(other, idle)}};
+  const LaunchReport lr = launch_report(index, /*outliers=*/false);
+  g["launches"] = lr.launches.size();
+  g["launch_latency"] = {{"count", lr.latency.count},
+                         {"median_ns", int64_t(lr.latency.median)},
+                         {"max_ns", lr.latency.max}};
+  g["queueing"] = {{"count", lr.queueing.count}, {"median_ns", int64_t(lr.queueing.median)}};
+  g["shorter_than_call"] = lr.shorter_than_call;
+  g["synchronizes"] = json::array();
+  for (const SyncRow& y : sync_report(index))
+    g["synchronizes"].push_back({{"call", std::string(t.events[y.call].name)},
+                                 {"dur_ns", t.events[y.call].dur_ns},
+                                 {"gpu_busy_ns", y.gpu_busy_ns},
+                                 {"gpu_idle_share", y.idle_share(t)}});
+  j["gpu"] = g;
+  return j;
 }
 
 int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) {
@@ -442,8 +530,9 @@ int main(int argc, char** argv) {
   unsigned threads = 0;
   long rank_step = -1;
   ranks->add_option("traces", rank_paths, "Trace files (one per rank) or folders of them")->required();
-  ranks->add_option("--threads", threads, "Files read at once, one thread each (0: the machine's cores)");
+  ranks->add_option("--threads", threads, "Reader threads in all, as for one trace: files read at once up to that many, the rest shared among them (0: the cores)");
   ranks->add_option("--svg", out, "Also write a timeline with one lane per rank");
+  ranks->add_option("--title", title, "The picture's title");
   ranks->add_option("--step", rank_step, "The picture shows this step only (0 = first recorded)")
       ->check(CLI::NonNegativeNumber);
   ranks->add_flag("--json", as_json, "Print JSON instead of tables");
@@ -462,6 +551,10 @@ int main(int argc, char** argv) {
   svg->add_option("--to-us", to_us, "Window end, us after the trace window's start");
   svg->add_option("--width", width, "Picture width in pixels")->check(CLI::Range(400, 20000));
   svg->add_option("--title", title, "Title shown at the top");
+  std::vector<std::string> marks;
+  svg->add_option("--mark", marks,
+                  "Point an arrow and a label at the first slice of this name in the window (repeatable)")
+      ->allow_extra_args(false);
   step_opt->excludes(range_opt)->excludes(from_opt);
   range_opt->excludes(from_opt);
 
@@ -504,6 +597,10 @@ int main(int argc, char** argv) {
     const Trace t = parse_trace_file(path, read_options);
     const TraceIndex index(t);
     if (*summary) {
+      if (as_json) {
+        std::cout << summary_json(index).dump(2) << "\n";
+        return 0;
+      }
       std::cout << explain(index);
       return 0;
     }
@@ -541,6 +638,12 @@ int main(int argc, char** argv) {
         o.from_ns = index.window_start + int64_t(from_us * 1000);
         o.to_ns = to_us > from_us ? index.window_start + int64_t(to_us * 1000) : index.window_end;
       }
+      o.marks = marks;
+      for (const auto& m : marks)
+        if (!find_mark(index, o, m)) {
+          std::cerr << "pil-trace: error: --mark: no slice named '" << m << "' in the window\n";
+          return 2;
+        }
       pil::write_text_atomically(out, render_svg(index, o));
       std::cout << "svg: " << out << "\n";
       return 0;
