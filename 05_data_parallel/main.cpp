@@ -18,7 +18,7 @@
 //   cmake --build build --target 05_data_parallel
 //   ./run-lesson 05_data_parallel --ranks 2              # two processes, Gloo on the CPU
 //   build/bin/05_data_parallel --ranks 2 --bucket-kb 256 # smaller buckets, more of them
-//   torchrun --nproc-per-node 2 build/bin/05_data_parallel   # or any launcher that sets RANK,
+//   torchrun --nproc-per-node 2 --no-python build/bin/05_data_parallel   # or any launcher that sets RANK,
 //       # WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (Slurm with those exported)
 //   build/bin/05_data_parallel --ranks 2 --backend nccl  # one GPU per rank (needs 2 GPUs)
 // Each rank writes its trace and summary (`..._rank<k>...`); rank 0 ends each variant with the

@@ -648,7 +648,9 @@ def do_runs(args, runs, lesson, prefix):
     return machine
 
 
-def make_page(args):
+def read_page(args):
+    """The page's source, read and its markers checked: (lesson, source path, picture prefix,
+    lines, items, runs)."""
     lesson = os.path.basename(os.path.normpath(args.lesson_dir))
     readme = args.source or os.path.join(args.lesson_dir, "README.md")
     # Pictures of another page take its stem as their prefix, so they never collide with the lesson's.
@@ -657,8 +659,12 @@ def make_page(args):
         lines = f.read().splitlines()
     with open(os.path.join(args.lesson_dir, "main.cpp")) as f:
         source = f.read()
-
     items, runs = scan(lines, readme, lesson, args.lesson_dir, source, os.path.dirname(os.path.abspath(readme)))
+    return lesson, readme, prefix, lines, items, runs
+
+
+def make_page(args):
+    lesson, readme, prefix, lines, items, runs = read_page(args)
     if args.check:
         return
     os.makedirs(args.out_dir, exist_ok=True)
@@ -699,7 +705,7 @@ def make_page(args):
                 r = runs[name]
                 trace = r["traces"][r["median"]]
                 n_runs = len(r["traces"])
-                of_median = (" (the median of %d runs)" % n_runs) if n_runs > 1 else ""
+                of_median = (" (the median run of %d)" % n_runs) if n_runs > 1 else ""
                 if kind == "timeline":
                     window_name = ("range_" + re.sub(r"[^A-Za-z0-9_]+", "_", opts["range"]) if "range" in opts
                                    else "step%s" % opts.get("step", "0"))
@@ -715,7 +721,7 @@ def make_page(args):
                          "--width", "900"] + window)
                     what = "range " + opts["range"] if "range" in opts else "step " + opts.get("step", "0")
                     if n_runs > 1:
-                        what += " of the median of %d runs" % n_runs
+                        what += " of the median run of %d" % n_runs
                     if marks:
                         what += "; %s at %s" % ("an arrow" if len(marks) == 1 else "arrows", ", ".join(marks))
                     out.append("\\image html %s \"Timeline of `%s` (%s), generated at build time by pil-trace svg\""
@@ -781,14 +787,7 @@ def update_source(args):
     """Writes the figures of this machine into the source's fig markers (the text GitHub shows),
     running only the runs those markers name; prints each figure. For a maintainer, on a quiet
     machine: the built page measures its figures again anyway."""
-    lesson = os.path.basename(os.path.normpath(args.lesson_dir))
-    readme = args.source or os.path.join(args.lesson_dir, "README.md")
-    prefix = lesson if not args.source else os.path.splitext(os.path.basename(readme))[0]
-    with open(readme) as f:
-        lines = f.read().splitlines()
-    with open(os.path.join(args.lesson_dir, "main.cpp")) as f:
-        source = f.read()
-    items, runs = scan(lines, readme, lesson, args.lesson_dir, source, os.path.dirname(os.path.abspath(readme)))
+    lesson, readme, prefix, lines, items, runs = read_page(args)
     used = {name for kind, _, _, data in items if kind == "figs" for (_, name, _) in data}
     runs = {n: r for n, r in runs.items() if n in used}
     os.makedirs(args.out_dir, exist_ok=True)

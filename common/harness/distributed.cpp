@@ -284,7 +284,11 @@ Group open_group(const RankEnv& e, Backend backend, std::chrono::milliseconds ti
   try {
     c10d::TCPStoreOptions o;
     o.port = uint16_t(e.master_port);
-    o.isServer = e.rank == 0;
+    // Under torchrun the agent already serves a store at MASTER_ADDR:MASTER_PORT and says so in
+    // TORCHELASTIC_USE_AGENT_STORE=True: every rank is then a client, as Python's
+    // _create_c10d_store makes them (torch/distributed/rendezvous.py).
+    const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+    o.isServer = e.rank == 0 && !(agent && std::string(agent) == "True");
     o.numWorkers = size_t(e.world_size);
     o.waitWorkers = true;
     o.timeout = timeout;

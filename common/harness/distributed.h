@@ -58,7 +58,8 @@ struct Group {
   std::chrono::milliseconds timeout{30000};
 };
 
-/// Opens the group: a c10d::TCPStore at MASTER_ADDR:MASTER_PORT (rank 0 serves it), then a
+/// Opens the group: a c10d::TCPStore at MASTER_ADDR:MASTER_PORT (rank 0 serves it; under
+/// torchrun, TORCHELASTIC_USE_AGENT_STORE=True, the agent serves it and every rank joins), then a
 /// c10d::ProcessGroup with a Gloo or NCCL backend, each collective limited to `timeout`.
 /// Throws SetupError on a port in use, an unreachable store or a backend this build lacks.
 Group open_group(const RankEnv& env, Backend backend, std::chrono::milliseconds timeout);

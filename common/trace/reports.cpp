@@ -705,15 +705,9 @@ std::string explain(const TraceIndex& index) {
     line(std::to_string(int64_t(DurationStats::of(k).median)) +
          " GPU work items per step (median over steps)");
   }
-  int64_t busy = 0, host = 0, kwait = 0, other = 0, window = 0;
-  for (const auto& s : sr.streams) {
-    busy += s.busy_ns;
-    host += s.host_wait_ns;
-    kwait += s.kernel_wait_ns;
-    other += s.other_idle_ns;
-    window += s.window_ns;
-  }
-  const int64_t idle = host + kwait + other;
+  const StreamReport::Totals tot = sr.totals();
+  const int64_t busy = tot.busy_ns, host = tot.host_wait_ns, kwait = tot.kernel_wait_ns,
+                other = tot.other_idle_ns, window = tot.window_ns, idle = tot.idle_ns();
   line("GPU busy " + pct(window ? double(busy) / double(window) : 0) + " of the window on " +
        std::to_string(sr.streams.size()) + " stream(s); idle split: host wait " +
        pct(idle ? double(host) / double(idle) : 0) + ", kernel wait " +

@@ -173,6 +173,23 @@ struct StreamReport {
   int64_t gap_threshold_ns = 0;
   std::vector<StreamRow> streams;
   std::vector<StepUtilization> steps;
+
+  /// The streams added up: busy time and the idle split over every stream, and their windows.
+  struct Totals {
+    int64_t busy_ns = 0, host_wait_ns = 0, kernel_wait_ns = 0, other_idle_ns = 0, window_ns = 0;
+    int64_t idle_ns() const { return host_wait_ns + kernel_wait_ns + other_idle_ns; }
+  };
+  Totals totals() const {
+    Totals t;
+    for (const StreamRow& s : streams) {
+      t.busy_ns += s.busy_ns;
+      t.host_wait_ns += s.host_wait_ns;
+      t.kernel_wait_ns += s.kernel_wait_ns;
+      t.other_idle_ns += s.other_idle_ns;
+      t.window_ns += s.window_ns;
+    }
+    return t;
+  }
 };
 
 /// GPU time per stream over the profiled window, idle time split as Holistic Trace Analysis

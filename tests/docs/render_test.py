@@ -67,7 +67,26 @@ function folded(det) {
 f.addEventListener('load', () => setTimeout(() => {
   const d = f.contentDocument;
   const out = {images: [], objects: [], details: [], title: d ? d.title : null};
-  if (d) {
+  if (!d) {
+    document.getElementById('result').textContent = 'RESULT ' + JSON.stringify(out);
+    return;
+  }
+  // The folded answers first, opened as a reader opens them; then the pictures, some of which
+  // sit in an answer (an SVG <object> in a closed <details> loads only once it is shown).
+  d.querySelectorAll('details').forEach((det, i) => {
+    const r = {index: i, summary: null, open_before: det.open, open_after: false,
+               content: folded(det).length, hidden_before: true, shown_after: false};
+    const s = det.querySelector(':scope > summary');
+    if (s) {
+      r.summary = s.textContent.trim();
+      r.hidden_before = det.open || folded(det).every(c => !shown(d, c));
+      if (!det.open) s.click();
+      r.open_after = det.open;
+      r.shown_after = folded(det).some(c => shown(d, c));
+    }
+    out.details.push(r);
+  });
+  setTimeout(() => {
     for (const img of d.querySelectorAll('img'))
       out.images.push({src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0,
                        text: !!img.closest('.contents')});
@@ -91,21 +110,8 @@ f.addEventListener('load', () => setTimeout(() => {
       heading_anchors: d.querySelectorAll('.contents a.anchor[id]').length,
       paragraph_links: d.querySelectorAll('.contents a.anchorlink').length,
     };
-    d.querySelectorAll('details').forEach((det, i) => {
-      const r = {index: i, summary: null, open_before: det.open, open_after: false,
-                 content: folded(det).length, hidden_before: true, shown_after: false};
-      const s = det.querySelector(':scope > summary');
-      if (s) {
-        r.summary = s.textContent.trim();
-        r.hidden_before = det.open || folded(det).every(c => !shown(d, c));
-        if (!det.open) s.click();
-        r.open_after = det.open;
-        r.shown_after = folded(det).some(c => shown(d, c));
-      }
-      out.details.push(r);
-    });
-  }
-  document.getElementById('result').textContent = 'RESULT ' + JSON.stringify(out);
+    document.getElementById('result').textContent = 'RESULT ' + JSON.stringify(out);
+  }, 1500);
 }, 1500));
 </script></body></html>
 """

@@ -216,7 +216,7 @@ class Figures(unittest.TestCase):
         self.assertNotIn("fig:", text)
         # The table is the median run's: the run whose median step (105 µs) is the median, run 5.
         self.assertIn("ops %s --row-limit 3" % os.path.join(self.d, "out", "runs", "eager", "run5", "t.json"), self.calls())
-        self.assertIn("(the median of 5 runs)", text)
+        self.assertIn("(the median run of 5)", text)
         self.assertIn("Figures in the text: median (range) over 5 runs of each named run (`eager`), on Fake CPU 9000.",
                       text)
 
@@ -250,7 +250,7 @@ class Figures(unittest.TestCase):
         self.assertIn(os.path.join("runs", "e", "run1", "t.json"), svg[0])
         self.assertIn("--step 0 --mark aten::matmul --mark aten::copy_", svg[0])
         self.assertIn("\\image html 09_demo_e_step0_aten_matmul_aten_copy_.svg", text)
-        self.assertIn("(step 0 of the median of 3 runs; arrows at aten::matmul, aten::copy_)", text)
+        self.assertIn("(step 0 of the median run of 3; arrows at aten::matmul, aten::copy_)", text)
 
     def test_another_source_takes_its_stem_as_prefix(self):
         d = lesson("# Demo {#lesson09}\n")
@@ -300,6 +300,95 @@ class Figures(unittest.TestCase):
                     "<!-- nav -->\n[site](https://example.com)\n", "<!-- nav -->\n"):
             r = run("--lesson-dir", lesson(bad), "--check")
             self.assertEqual(r.returncode, 2, bad + r.stderr)
+
+
+
+# A fake lesson that starts two ranks: its launcher prefixes each rank's lines with "[rankK] ".
+FAKE_RANKS_LESSON = """#!/bin/sh
+out=
+while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
+n=$(ls "%(counter)s" | wc -l)
+: > "%(counter)s/run$n"
+mkdir -p "$out"
+for r in 0 1; do echo $n > "$out/t_rank$r.json"; done
+echo "[rank0] == 09_demo | cpu (Fake CPU 9000) | fp32"
+echo "[rank0] trace: $out/t_rank0.json"
+echo "[rank1] trace: $out/t_rank1.json"
+"""
+
+# A fake pil-trace for it: `ranks DIR --json` with rank 0's overlap and communication per run k
+# (hidden 50, 60, 40%), the table and picture otherwise; summary --json for the median run.
+FAKE_RANKS_PIL_TRACE = """#!%(python)s
+import json, os, sys
+args = sys.argv[1:]
+with open("%(log)s", "a") as f:
+    f.write(" ".join(args) + "\\n")
+sub, where = args[0], args[1]
+k = int(open(os.path.join(where, "t_rank0.json") if os.path.isdir(where) else where).read().strip())
+OVER, COMM = [5, 6, 4], [10, 10, 10]
+if sub == "ranks" and "--json" in args:
+    steps = [{"duration_ns": 100, "compute_ns": 80, "comm_ns": COMM[k] * 1000, "overlap_ns": OVER[k] * 1000,
+              "exposed_comm_ns": (COMM[k] - OVER[k]) * 1000, "collectives": 3}] * 3
+    print(json.dumps({"ranks": [{"steps": steps}, {"steps": steps}]}))
+elif sub == "ranks":
+    open(args[args.index("--svg") + 1], "w").close()
+    print("ranks table of " + where)
+    print("svg: " + args[args.index("--svg") + 1])
+elif sub == "summary":
+    print(json.dumps({"steps": {"count": 3, "median_ns": 100 + k, "durations_ns": [100, 100, 100]}}))
+"""
+
+
+class Ranks(unittest.TestCase):
+    """A lesson that starts its own ranks: the [rankK] prefix, the ranks marker and its figures."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.counter = os.path.join(self.d, "counter")
+        os.makedirs(self.counter)
+        self.log = os.path.join(self.d, "pil-trace.log")
+        self.exe = os.path.join(self.d, "fake-lesson")
+        self.pil = os.path.join(self.d, "fake-pil-trace")
+        with open(self.exe, "w") as f:
+            f.write(FAKE_RANKS_LESSON % {"counter": self.counter})
+        with open(self.pil, "w") as f:
+            f.write(FAKE_RANKS_PIL_TRACE % {"python": sys.executable, "log": self.log})
+        os.chmod(self.exe, 0o755)
+        os.chmod(self.pil, 0o755)
+
+    def test_ranks_table_picture_and_hidden_share(self):
+        d = lesson("<!-- run: b runs=3: --ranks 2 -->\n"
+                   "Hidden <!-- fig: b ranks rank=0 hidden_pct -->1%<!-- /fig -->, "
+                   "<!-- fig: b ranks rank=1 collectives -->9<!-- /fig --> calls.\n"
+                   "<!-- ranks: b step=1 -->\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        out = os.path.join(self.d, "out")
+        page = os.path.join(out, "page.md")
+        r = run("--lesson-dir", d, "--exe", self.exe, "--pil-trace", self.pil, "--out-dir", out, "--page", page)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(page) as f:
+            text = f.read()
+        self.assertIn("Hidden 50% (40–60%), 3 calls.", text)
+        self.assertIn("ranks table of " + os.path.join(out, "runs", "b", "run2"), text)  # the median run
+        self.assertNotIn("svg: ", text)
+        self.assertIn("\\image html 09_demo_b_ranks_step1.svg", text)
+        self.assertIn("on Fake CPU 9000", text)
+        for bad in ("<!-- run: b: -x -->\nHidden <!-- fig: b ranks hidden_pct --><!-- /fig -->\n",
+                    "<!-- run: b: -x -->\nHidden <!-- fig: b ranks rank=0 waits --><!-- /fig -->\n"):
+            r = run("--lesson-dir", lesson(bad), "--check")
+            self.assertEqual(r.returncode, 2, bad + r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
+    def test_update_source_writes_the_figures_into_the_readme(self):
+        d = lesson("<!-- run: b runs=3: --ranks 2 -->\n"
+                   "Hidden <!-- fig: b ranks rank=0 hidden_pct -->1%<!-- /fig --> here.\n<!-- ranks: b -->\n")
+        r = run("--lesson-dir", d, "--update-source", "--exe", self.exe, "--pil-trace", self.pil, "--out-dir",
+                os.path.join(self.d, "out"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(d, "README.md")) as f:
+            self.assertIn("Hidden <!-- fig: b ranks rank=0 hidden_pct -->50% (40–60%)<!-- /fig --> here.", f.read())
+        r = run("--lesson-dir", d, "--update-source", "--exe", self.exe)
+        self.assertEqual(r.returncode, 2, r.stderr)
 
 
 if __name__ == "__main__":

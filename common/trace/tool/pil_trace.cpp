@@ -132,15 +132,9 @@ json summary_json(const TraceIndex& index) {
   std::vector<int64_t> k;
   for (const auto& s : sr.steps) k.push_back(s.kernels);
   g["work_items_per_step"] = k.empty() ? 0 : int64_t(DurationStats::of(k).median);
-  int64_t busy = 0, host = 0, kwait = 0, other = 0, window = 0;
-  for (const auto& s : sr.streams) {
-    busy += s.busy_ns;
-    host += s.host_wait_ns;
-    kwait += s.kernel_wait_ns;
-    other += s.other_idle_ns;
-    window += s.window_ns;
-  }
-  const int64_t idle = host + kwait + other;
+  const StreamReport::Totals tot = sr.totals();
+  const int64_t busy = tot.busy_ns, host = tot.host_wait_ns, kwait = tot.kernel_wait_ns,
+                other = tot.other_idle_ns, window = tot.window_ns, idle = tot.idle_ns();
   auto share = [](int64_t a, int64_t b) { return b ? double(a) / double(b) : 0.0; };
   g["busy_share"] = share(busy, window);
   g["idle"] = {{"host_wait_share", share(host, idle)},
