@@ -213,6 +213,9 @@ int launch_ranks(int ranks, const std::vector<std::string>& args, std::chrono::s
     if (fds.empty() && !any_running) break;
     if (!fds.empty()) ::poll(fds.data(), fds.size(), 100);
     else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // Ranks found failed in this sweep: the launcher cannot tell which of them failed first (a
+    // rank whose peer died fails a moment later, often before the sweep comes round).
+    std::vector<const Child*> failed_now;
     for (auto& c : children) {
       const std::string prefix = "[rank" + std::to_string(c.rank) + "] ";
       for (const pollfd& p : fds) {
@@ -224,21 +227,32 @@ int launch_ranks(int ranks, const std::vector<std::string>& args, std::chrono::s
       forward_lines(c.err_buf, prefix, std::cerr, c.err < 0);
       if (c.running && ::waitpid(c.pid, &c.status, WNOHANG) == c.pid) {
         c.running = false;
-        if (!passed(c.status) && !skipped(c.status) && first_failed < 0) {
-          first_failed = c.rank;
-          deadline = std::chrono::steady_clock::now() + grace;
-          std::cerr << "launcher: rank " << c.rank << " failed (" << describe_status(c.status)
-                    << "); the other ranks get " << grace.count() << " s to stop" << std::endl;
-        }
+        if (!passed(c.status) && !skipped(c.status) && first_failed == -1) failed_now.push_back(&c);
       }
     }
+    if (failed_now.size() == 1) {
+      first_failed = failed_now.front()->rank;
+      std::cerr << "launcher: rank " << first_failed << " failed (" << describe_status(failed_now.front()->status)
+                << "); the other ranks get " << grace.count() << " s to stop" << std::endl;
+    } else if (failed_now.size() > 1) {
+      first_failed = -2;  // at once: no order to report
+      std::cerr << "launcher: ";
+      for (size_t k = 0; k < failed_now.size(); ++k)
+        std::cerr << (k ? " and " : "") << "rank " << failed_now[k]->rank << " ("
+                  << describe_status(failed_now[k]->status) << ")";
+      std::cerr << " failed at once; the other ranks get " << grace.count() << " s to stop" << std::endl;
+    }
+    if (!failed_now.empty()) deadline = std::chrono::steady_clock::now() + grace;
     if (deadline && std::chrono::steady_clock::now() > *deadline) {
       for (auto& c : children)
         if (c.running && !c.killed) {
           ::kill(c.pid, SIGKILL);
           c.killed = true;
           std::cerr << "launcher: rank " << c.rank << " did not stop within " << grace.count()
-                    << " s of rank " << first_failed << "'s failure (hung?): killed" << std::endl;
+                    << " s of "
+                    << (first_failed >= 0 ? "rank " + std::to_string(first_failed) + "'s failure"
+                                          : std::string("the first failures"))
+                    << " (hung?): killed" << std::endl;
         }
     }
   }
