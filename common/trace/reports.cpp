@@ -52,6 +52,18 @@ int64_t covered(const std::vector<std::pair<int64_t, int64_t>>& merged, int64_t 
 
 }  // namespace
 
+std::vector<const KeyAverage*> named_range_rows(const TraceIndex& index) {
+  std::unordered_map<std::string_view, bool> names;
+  for (const auto& e : index.trace().events)
+    if (e.category == Category::UserAnnotation && !is_step_name(e.name)) names.emplace(e.name, true);
+  std::vector<const KeyAverage*> ranges;
+  for (const auto& r : index.key_averages().rows)
+    if (!r.device_work && names.count(r.name)) ranges.push_back(&r);
+  std::sort(ranges.begin(), ranges.end(),
+            [](const KeyAverage* a, const KeyAverage* b) { return a->cpu_total_ns > b->cpu_total_ns; });
+  return ranges;
+}
+
 // --- Index -----------------------------------------------------------------------------------
 
 TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
@@ -660,15 +672,7 @@ std::string explain(const TraceIndex& index) {
   }
   // Named ranges (the lessons' parts: attn, mlp, ...), most CPU time first, per step.
   {
-    std::unordered_map<std::string_view, bool> range_names;
-    for (const auto& e : t.events)
-      if (e.category == Category::UserAnnotation && !is_step_name(e.name))
-        range_names.emplace(e.name, true);
-    std::vector<const KeyAverage*> ranges;
-    for (const auto& r : ka.rows)
-      if (!r.device_work && range_names.count(r.name)) ranges.push_back(&r);
-    std::sort(ranges.begin(), ranges.end(),
-              [](const KeyAverage* a, const KeyAverage* b) { return a->cpu_total_ns > b->cpu_total_ns; });
+    const std::vector<const KeyAverage*> ranges = named_range_rows(index);
     const int64_t steps = std::max<int64_t>(1, int64_t(index.steps.size()));
     if (!ranges.empty()) {
       std::string s = std::string("named ranges, time per ") + (index.steps.empty() ? "trace" : "step") +

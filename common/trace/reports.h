@@ -89,6 +89,10 @@ class TraceIndex {
   std::vector<uint32_t> first_work_;
 };
 
+/// The named ranges' rows of the operator table (CPU ranges other than the steps: a lesson's
+/// parts, attn, mlp...), most CPU time first.
+std::vector<const KeyAverage*> named_range_rows(const TraceIndex& index);
+
 /// Statistics of a set of durations (nanoseconds).
 struct DurationStats {
   int64_t count = 0, total = 0, min = 0, max = 0;

@@ -114,13 +114,15 @@ class DocsPage(unittest.TestCase):
 
 # A fake lesson: each run writes a trace holding its run number k (counted in the lesson folder)
 # and prints the lines docs_page.py reads.
-FAKE_LESSON = """#!/bin/sh
+# What every fake lesson does first: take --out, count its run (k, from 0), make the folder.
+FAKE_LESSON_HEAD = """#!/bin/sh
 out=
 while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
 n=$(ls "%(counter)s" | wc -l)
 : > "%(counter)s/run$n"
 mkdir -p "$out"
-echo $n > "$out/t.json"
+"""
+FAKE_LESSON = FAKE_LESSON_HEAD + """echo $n > "$out/t.json"
 echo "== 09_demo | cpu (Fake CPU 9000) | fp32"
 echo "trace: $out/t.json"
 """
@@ -160,22 +162,36 @@ elif sub == "chain":
 """
 
 
+def one_line_usage_errors(test, readmes):
+    """Each README's markers are refused by --check: exit 2, one line on stderr."""
+    for bad in readmes:
+        r = run("--lesson-dir", lesson(bad), "--check")
+        test.assertEqual(r.returncode, 2, bad + r.stderr)
+        test.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
+
+def fake_tools(test, lesson_src, pil_trace_src):
+    """Writes a fake lesson and a fake pil-trace into a new folder: test.d, .counter (one file per
+    run), .log (pil-trace's calls), .exe and .pil."""
+    test.d = tempfile.mkdtemp()
+    test.counter = os.path.join(test.d, "counter")
+    os.makedirs(test.counter)
+    test.log = os.path.join(test.d, "pil-trace.log")
+    test.exe = os.path.join(test.d, "fake-lesson")
+    test.pil = os.path.join(test.d, "fake-pil-trace")
+    with open(test.exe, "w") as f:
+        f.write(lesson_src % {"counter": test.counter})
+    with open(test.pil, "w") as f:
+        f.write(pil_trace_src % {"python": sys.executable, "log": test.log})
+    os.chmod(test.exe, 0o755)
+    os.chmod(test.pil, 0o755)
+
+
 class Figures(unittest.TestCase):
     """run runs=N, fig markers, the median run, timeline mark=, --source, details and nav."""
 
     def setUp(self):
-        self.d = tempfile.mkdtemp()
-        self.counter = os.path.join(self.d, "counter")
-        os.makedirs(self.counter)
-        self.log = os.path.join(self.d, "pil-trace.log")
-        self.exe = os.path.join(self.d, "fake-lesson")
-        self.pil = os.path.join(self.d, "fake-pil-trace")
-        with open(self.exe, "w") as f:
-            f.write(FAKE_LESSON % {"counter": self.counter})
-        with open(self.pil, "w") as f:
-            f.write(FAKE_PIL_TRACE % {"python": sys.executable, "log": self.log})
-        os.chmod(self.exe, 0o755)
-        os.chmod(self.pil, 0o755)
+        fake_tools(self, FAKE_LESSON, FAKE_PIL_TRACE)
 
     def make(self, lesson_dir, *extra):
         out = os.path.join(self.d, "out")
@@ -275,12 +291,9 @@ class Figures(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("\\htmlonly[block]<details><summary>Answer</summary>\\endhtmlonly\n\nTwo operators.\n", text)
         self.assertIn("- a list\n\\htmlonly[block]</details>\\endhtmlonly\n", text)
-        for bad in ("<details><summary>Answer</summary>\nno end\n", "</details>\n",
+        one_line_usage_errors(self, ("<details><summary>Answer</summary>\nno end\n", "</details>\n",
                     "<details><summary>A</summary>\n<details><summary>B</summary>\n</details>\n</details>\n",
-                    "<details>\nno summary\n</details>\n"):
-            r = run("--lesson-dir", lesson(bad), "--check")
-            self.assertEqual(r.returncode, 2, bad + r.stderr)
-            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+                    "<details>\nno summary\n</details>\n"))
 
     def test_nav_links_become_refs_inside_full_site(self):
         d = lesson("# Demo {#lesson09}\n\n<!-- nav -->\n"
@@ -296,21 +309,13 @@ class Figures(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("\\if full_site\nPrevious: \\ref lesson08 · Next: \\ref cheatsheet\n\\endif\n\nEnd.", text)
         self.assertNotIn("README.md", text)
-        for bad in ("<!-- nav -->\nPrevious: [x](../07_none/README.md)\n", "<!-- nav -->\nno links\n",
-                    "<!-- nav -->\n[site](https://example.com)\n", "<!-- nav -->\n"):
-            r = run("--lesson-dir", lesson(bad), "--check")
-            self.assertEqual(r.returncode, 2, bad + r.stderr)
+        one_line_usage_errors(self, ("<!-- nav -->\nPrevious: [x](../07_none/README.md)\n", "<!-- nav -->\nno links\n",
+                    "<!-- nav -->\n[site](https://example.com)\n", "<!-- nav -->\n"))
 
 
 
 # A fake lesson that starts two ranks: its launcher prefixes each rank's lines with "[rankK] ".
-FAKE_RANKS_LESSON = """#!/bin/sh
-out=
-while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
-n=$(ls "%(counter)s" | wc -l)
-: > "%(counter)s/run$n"
-mkdir -p "$out"
-for r in 0 1; do echo $n > "$out/t_rank$r.json"; done
+FAKE_RANKS_LESSON = FAKE_LESSON_HEAD + """for r in 0 1; do echo $n > "$out/t_rank$r.json"; done
 echo "[rank0] == 09_demo | cpu (Fake CPU 9000) | fp32"
 echo "[rank0] trace: $out/t_rank0.json"
 echo "[rank1] trace: $out/t_rank1.json"
@@ -343,18 +348,7 @@ class Ranks(unittest.TestCase):
     """A lesson that starts its own ranks: the [rankK] prefix, the ranks marker and its figures."""
 
     def setUp(self):
-        self.d = tempfile.mkdtemp()
-        self.counter = os.path.join(self.d, "counter")
-        os.makedirs(self.counter)
-        self.log = os.path.join(self.d, "pil-trace.log")
-        self.exe = os.path.join(self.d, "fake-lesson")
-        self.pil = os.path.join(self.d, "fake-pil-trace")
-        with open(self.exe, "w") as f:
-            f.write(FAKE_RANKS_LESSON % {"counter": self.counter})
-        with open(self.pil, "w") as f:
-            f.write(FAKE_RANKS_PIL_TRACE % {"python": sys.executable, "log": self.log})
-        os.chmod(self.exe, 0o755)
-        os.chmod(self.pil, 0o755)
+        fake_tools(self, FAKE_RANKS_LESSON, FAKE_RANKS_PIL_TRACE)
 
     def test_ranks_table_picture_and_hidden_share(self):
         d = lesson("<!-- run: b runs=3: --ranks 2 -->\n"
@@ -373,11 +367,8 @@ class Ranks(unittest.TestCase):
         self.assertNotIn("svg: ", text)
         self.assertIn("\\image html 09_demo_b_ranks_step1.svg", text)
         self.assertIn("on Fake CPU 9000", text)
-        for bad in ("<!-- run: b: -x -->\nHidden <!-- fig: b ranks hidden_pct --><!-- /fig -->\n",
-                    "<!-- run: b: -x -->\nHidden <!-- fig: b ranks rank=0 waits --><!-- /fig -->\n"):
-            r = run("--lesson-dir", lesson(bad), "--check")
-            self.assertEqual(r.returncode, 2, bad + r.stderr)
-            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        one_line_usage_errors(self, ("<!-- run: b: -x -->\nHidden <!-- fig: b ranks hidden_pct --><!-- /fig -->\n",
+                                     "<!-- run: b: -x -->\nHidden <!-- fig: b ranks rank=0 waits --><!-- /fig -->\n"))
 
     def test_update_source_writes_the_figures_into_the_readme(self):
         d = lesson("<!-- run: b runs=3: --ranks 2 -->\n"

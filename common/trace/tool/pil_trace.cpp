@@ -103,14 +103,7 @@ json summary_json(const TraceIndex& index) {
     j["top_ops"].push_back({{"name", ops[i]->name},
                             {"self_cpu_ns", ops[i]->self_cpu_ns},
                             {"share", ka.self_cpu_total_ns ? double(ops[i]->self_cpu_ns) / double(ka.self_cpu_total_ns) : 0.0}});
-  std::set<std::string_view> range_names;
-  for (const auto& e : t.events)
-    if (e.category == Category::UserAnnotation && !is_step_name(e.name)) range_names.insert(e.name);
-  std::vector<const KeyAverage*> ranges;
-  for (const auto& r : ka.rows)
-    if (!r.device_work && range_names.count(r.name)) ranges.push_back(&r);
-  std::sort(ranges.begin(), ranges.end(),
-            [](const KeyAverage* a, const KeyAverage* b) { return a->cpu_total_ns > b->cpu_total_ns; });
+  const std::vector<const KeyAverage*> ranges = named_range_rows(index);
   const int64_t steps = std::max<int64_t>(1, int64_t(index.steps.size()));
   j["ranges"] = json::object();
   for (const KeyAverage* r : ranges)
