@@ -638,15 +638,41 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
 
 // --- Explain ---------------------------------------------------------------------------------
 
+Summary summarize(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  Summary m;
+  for (size_t s : index.steps) m.step_ns.push_back(t.events[s].dur_ns);
+  m.steps = DurationStats::of(m.step_ns);
+  const KeyAverages& ka = index.key_averages();
+  for (const auto& r : ka.rows)
+    if (!r.device_work && !is_step_row(r.name)) m.top_ops.push_back(&r);
+  std::sort(m.top_ops.begin(), m.top_ops.end(),
+            [](const KeyAverage* a, const KeyAverage* b) { return a->self_cpu_ns > b->self_cpu_ns; });
+  if (m.top_ops.size() > 3) m.top_ops.resize(3);
+  m.ranges = named_range_rows(index);
+  m.per = std::max<int64_t>(1, int64_t(index.steps.size()));
+  m.kernels = kernel_report(index);
+  if (m.kernels.empty()) return m;
+  m.streams = stream_report(index);
+  if (!m.streams.steps.empty()) {
+    std::vector<int64_t> k;
+    for (const auto& s : m.streams.steps) k.push_back(s.kernels);
+    m.work_items_per_step = int64_t(DurationStats::of(k).median);
+  }
+  m.launches = launch_report(index, /*outliers=*/false);
+  m.syncs = sync_report(index);
+  return m;
+}
+
 std::string explain(const TraceIndex& index) {
   const Trace& t = index.trace();
+  const Summary m = summarize(index);
   std::string out = "what this trace says:\n";
   auto line = [&](const std::string& s) { out += "  - " + s + "\n"; };
 
-  if (!index.steps.empty()) {
-    std::vector<int64_t> d;
-    for (size_t s : index.steps) d.push_back(t.events[s].dur_ns);
-    const auto st = DurationStats::of(d);
+  if (!m.step_ns.empty()) {
+    const auto& d = m.step_ns;
+    const auto& st = m.steps;
     std::string s = std::to_string(d.size()) + " profiled steps, median " + format_duration(int64_t(st.median)) +
                     " on the CPU";
     if (d.size() > 1 && double(d.front()) > 1.5 * st.median) {
@@ -658,67 +684,52 @@ std::string explain(const TraceIndex& index) {
     line(s);
   }
   const KeyAverages& ka = index.key_averages();
-  std::vector<const KeyAverage*> ops;
-  for (const auto& r : ka.rows)
-    if (!r.device_work && !is_step_row(r.name)) ops.push_back(&r);
-  std::sort(ops.begin(), ops.end(),
-            [](const KeyAverage* a, const KeyAverage* b) { return a->self_cpu_ns > b->self_cpu_ns; });
-  if (!ops.empty()) {
+  if (!m.top_ops.empty()) {
     std::string s = "most self CPU time:";
-    for (size_t i = 0; i < std::min<size_t>(3, ops.size()); ++i)
-      s += std::string(i ? "," : "") + " " + ops[i]->name + " " +
-           pct(ka.self_cpu_total_ns ? double(ops[i]->self_cpu_ns) / double(ka.self_cpu_total_ns) : 0);
+    for (size_t i = 0; i < m.top_ops.size(); ++i)
+      s += std::string(i ? "," : "") + " " + m.top_ops[i]->name + " " +
+           pct(ka.self_cpu_total_ns ? double(m.top_ops[i]->self_cpu_ns) / double(ka.self_cpu_total_ns) : 0);
     line(s);
   }
   // Named ranges (the lessons' parts: attn, mlp, ...), most CPU time first, per step.
-  {
-    const std::vector<const KeyAverage*> ranges = named_range_rows(index);
-    const int64_t steps = std::max<int64_t>(1, int64_t(index.steps.size()));
-    if (!ranges.empty()) {
-      std::string s = std::string("named ranges, time per ") + (index.steps.empty() ? "trace" : "step") +
-                      " (CPU" + (ka.has_device_time() ? " / GPU work launched inside" : "") + "):";
-      for (size_t i = 0; i < std::min<size_t>(6, ranges.size()); ++i) {
-        s += std::string(i ? "," : "") + " " + ranges[i]->name + " " + format_duration(ranges[i]->cpu_total_ns / steps);
-        if (ka.has_device_time()) s += " / " + format_duration(ranges[i]->device_total_ns / steps);
-      }
-      line(s);
+  if (!m.ranges.empty()) {
+    std::string s = std::string("named ranges, time per ") + (index.steps.empty() ? "trace" : "step") +
+                    " (CPU" + (ka.has_device_time() ? " / GPU work launched inside" : "") + "):";
+    for (size_t i = 0; i < std::min<size_t>(6, m.ranges.size()); ++i) {
+      s += std::string(i ? "," : "") + " " + m.ranges[i]->name + " " + format_duration(m.ranges[i]->cpu_total_ns / m.per);
+      if (ka.has_device_time()) s += " / " + format_duration(m.ranges[i]->device_total_ns / m.per);
     }
+    line(s);
   }
-  for (const MemoryRow& m : index.memory()) {
+  for (const MemoryRow& r : index.memory()) {
     std::string where;
-    if (!m.peak_range.empty()) where += " in `" + m.peak_range + "`";
-    if (!m.peak_op.empty()) where += (where.empty() ? " in " : ", ") + m.peak_op;
-    line(std::string(m.cuda ? "GPU " + std::to_string(m.device) : "host") + " memory: peak " +
-         format_bytes(m.peak_growth) + " above what was held when recording began" + where +
-         (m.peak_total >= 0 ? " (allocator total then " + format_bytes(m.peak_total) + ")" : "") +
-         "; " + std::to_string(m.allocations) + " allocations, " + format_bytes(m.allocated_bytes) +
+    if (!r.peak_range.empty()) where += " in `" + r.peak_range + "`";
+    if (!r.peak_op.empty()) where += (where.empty() ? " in " : ", ") + r.peak_op;
+    line(std::string(r.cuda ? "GPU " + std::to_string(r.device) : "host") + " memory: peak " +
+         format_bytes(r.peak_growth) + " above what was held when recording began" + where +
+         (r.peak_total >= 0 ? " (allocator total then " + format_bytes(r.peak_total) + ")" : "") +
+         "; " + std::to_string(r.allocations) + " allocations, " + format_bytes(r.allocated_bytes) +
          " in all");
   }
-  const auto top = kernel_report(index);
-  if (top.empty()) {  // no kernels at all
+  if (m.kernels.empty()) {  // no kernels at all
     line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
     return out;
   }
-  line("top kernel: " + top.front().name.substr(0, 80) + " — " + pct(top.front().share) +
-         " of kernel time, " + std::to_string(top.front().time.count) + " calls, median " +
-         format_duration(int64_t(top.front().time.median)));
-  const StreamReport sr = stream_report(index);
-  if (!sr.steps.empty()) {
-    std::vector<int64_t> k;
-    for (const auto& s : sr.steps) k.push_back(s.kernels);
-    line(std::to_string(int64_t(DurationStats::of(k).median)) +
-         " GPU work items per step (median over steps)");
-  }
-  const StreamReport::Totals tot = sr.totals();
+  const KernelRow& top = m.kernels.front();
+  line("top kernel: " + top.name.substr(0, 80) + " — " + pct(top.share) + " of kernel time, " +
+       std::to_string(top.time.count) + " calls, median " + format_duration(int64_t(top.time.median)));
+  if (m.work_items_per_step)
+    line(std::to_string(*m.work_items_per_step) + " GPU work items per step (median over steps)");
+  const StreamReport::Totals tot = m.streams.totals();
   const int64_t busy = tot.busy_ns, host = tot.host_wait_ns, kwait = tot.kernel_wait_ns,
                 other = tot.other_idle_ns, window = tot.window_ns, idle = tot.idle_ns();
   line("GPU busy " + pct(window ? double(busy) / double(window) : 0) + " of the window on " +
-       std::to_string(sr.streams.size()) + " stream(s); idle split: host wait " +
+       std::to_string(m.streams.streams.size()) + " stream(s); idle split: host wait " +
        pct(idle ? double(host) / double(idle) : 0) + ", kernel wait " +
        pct(idle ? double(kwait) / double(idle) : 0) + ", other " +
        pct(idle ? double(other) / double(idle) : 0) +
        (window && busy < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));
-  const LaunchReport lr = launch_report(index, /*outliers=*/false);
+  const LaunchReport& lr = m.launches;
   if (!lr.launches.empty()) {
     std::string s = "launch delay (GPU work start - launch call end), in two kinds: ";
     s += lr.latency.count
@@ -737,7 +748,7 @@ std::string explain(const TraceIndex& index) {
   }
   // Each synchronize against the GPU work it covered: a long wait is GPU-bound only if the GPU
   // was busy through it.
-  const std::vector<SyncRow> syncs = sync_report(index);
+  const std::vector<SyncRow>& syncs = m.syncs;
   auto verdict = [](double idle) {
     return idle > 0.5 ? std::string("the GPU idle most of the wait: not GPU-bound there (launch or "
                                     "overhead bound, or the GPU work started late)")

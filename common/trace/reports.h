@@ -262,6 +262,23 @@ std::map<std::pair<bool, int32_t>, std::vector<size_t>> memory_events_by_device(
 /// Per device (host first): allocations, frees, the peak and where it came from.
 std::vector<MemoryRow> memory_report(const TraceIndex& index);
 
+/// What a trace says, as figures: computed once, printed by explain() and written as JSON by
+/// `pil-trace summary --json`. Row pointers point into the index's operator table.
+struct Summary {
+  std::vector<int64_t> step_ns;  ///< the profiled steps' durations, in time order
+  DurationStats steps;
+  std::vector<const KeyAverage*> top_ops;  ///< up to 3 CPU rows, most self CPU time first
+  std::vector<const KeyAverage*> ranges;   ///< named_range_rows()
+  int64_t per = 1;                         ///< what ranges' times are divided by: the steps, or 1
+  // On a GPU (`kernels` empty without GPU work; the rest is then left empty):
+  std::vector<KernelRow> kernels;
+  StreamReport streams;
+  std::optional<int64_t> work_items_per_step;  ///< median over the steps, where there are steps
+  LaunchReport launches;
+  std::vector<SyncRow> syncs;
+};
+Summary summarize(const TraceIndex& index);
+
 /// A few lines that say what the trace shows: steps, where the CPU time went, and on a GPU the
 /// kernels per step, busy time, idle split and launch delay. Lessons print it after a run.
 std::string explain(const TraceIndex& index);

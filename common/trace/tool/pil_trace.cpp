@@ -82,58 +82,43 @@ std::string shape(const std::optional<KernelInfo>& k) {
 // Keys ending in _ns are nanoseconds, in share or _share fractions 0..1, in _bytes bytes.
 json summary_json(const TraceIndex& index) {
   const Trace& t = index.trace();
+  const Summary m = summarize(index);
+  const auto& d = m.step_ns;
   json j;
-  std::vector<int64_t> d;
-  for (size_t s : index.steps) d.push_back(t.events[s].dur_ns);
-  const DurationStats st = DurationStats::of(d);
   j["steps"] = {{"count", d.size()},
-                {"median_ns", d.empty() ? 0 : int64_t(st.median)},
+                {"median_ns", d.empty() ? 0 : int64_t(m.steps.median)},
                 {"first_ns", d.empty() ? 0 : d.front()},
-                {"first_over_median", d.empty() || st.median <= 0 ? 0.0 : double(d.front()) / st.median},
+                {"first_over_median", d.empty() || m.steps.median <= 0 ? 0.0 : double(d.front()) / m.steps.median},
                 {"durations_ns", d}};
   const KeyAverages& ka = index.key_averages();
   j["self_cpu_total_ns"] = ka.self_cpu_total_ns;
-  std::vector<const KeyAverage*> ops;
-  for (const auto& r : ka.rows)
-    if (!r.device_work && !is_step_row(r.name)) ops.push_back(&r);
-  std::sort(ops.begin(), ops.end(),
-            [](const KeyAverage* a, const KeyAverage* b) { return a->self_cpu_ns > b->self_cpu_ns; });
   j["top_ops"] = json::array();
-  for (size_t i = 0; i < std::min<size_t>(3, ops.size()); ++i)
-    j["top_ops"].push_back({{"name", ops[i]->name},
-                            {"self_cpu_ns", ops[i]->self_cpu_ns},
-                            {"share", ka.self_cpu_total_ns ? double(ops[i]->self_cpu_ns) / double(ka.self_cpu_total_ns) : 0.0}});
-  const std::vector<const KeyAverage*> ranges = named_range_rows(index);
-  const int64_t steps = std::max<int64_t>(1, int64_t(index.steps.size()));
+  for (const KeyAverage* op : m.top_ops)
+    j["top_ops"].push_back({{"name", op->name},
+                            {"self_cpu_ns", op->self_cpu_ns},
+                            {"share", ka.self_cpu_total_ns ? double(op->self_cpu_ns) / double(ka.self_cpu_total_ns) : 0.0}});
   j["ranges"] = json::object();
-  for (const KeyAverage* r : ranges)
+  for (const KeyAverage* r : m.ranges)
     j["ranges"][r->name] = {{"calls", r->calls},
-                            {"cpu_per_step_ns", r->cpu_total_ns / steps},
-                            {"device_per_step_ns", r->device_total_ns / steps}};
+                            {"cpu_per_step_ns", r->cpu_total_ns / m.per},
+                            {"device_per_step_ns", r->device_total_ns / m.per}};
   j["memory"] = memory_json(index.memory());
-  const auto top = kernel_report(index);
-  if (top.empty()) {
+  if (m.kernels.empty()) {
     j["gpu"] = nullptr;
     return j;
   }
   json g;
-  g["top_kernel"] = {{"name", top.front().name},
-                     {"share", top.front().share},
-                     {"calls", top.front().time.count},
-                     {"median_ns", int64_t(top.front().time.median)}};
-  const StreamReport sr = stream_report(index);
-  std::vector<int64_t> k;
-  for (const auto& s : sr.steps) k.push_back(s.kernels);
-  g["work_items_per_step"] = k.empty() ? 0 : int64_t(DurationStats::of(k).median);
-  const StreamReport::Totals tot = sr.totals();
-  const int64_t busy = tot.busy_ns, host = tot.host_wait_ns, kwait = tot.kernel_wait_ns,
-                other = tot.other_idle_ns, window = tot.window_ns, idle = tot.idle_ns();
+  const KernelRow& top = m.kernels.front();
+  g["top_kernel"] = {{"name", top.name}, {"share", top.share}, {"calls", top.time.count},
+                     {"median_ns", int64_t(top.time.median)}};
+  g["work_items_per_step"] = m.work_items_per_step.value_or(0);
+  const StreamReport::Totals tot = m.streams.totals();
   auto share = [](int64_t a, int64_t b) { return b ? double(a) / double(b) : 0.0; };
-  g["busy_share"] = share(busy, window);
-  g["idle"] = {{"host_wait_share", share(host, idle)},
-               {"kernel_wait_share", share(kwait, idle)},
-               {"other_share", share(other, idle)}};
-  const LaunchReport lr = launch_report(index, /*outliers=*/false);
+  g["busy_share"] = share(tot.busy_ns, tot.window_ns);
+  g["idle"] = {{"host_wait_share", share(tot.host_wait_ns, tot.idle_ns())},
+               {"kernel_wait_share", share(tot.kernel_wait_ns, tot.idle_ns())},
+               {"other_share", share(tot.other_idle_ns, tot.idle_ns())}};
+  const LaunchReport& lr = m.launches;
   g["launches"] = lr.launches.size();
   g["launch_latency"] = {{"count", lr.latency.count},
                          {"median_ns", int64_t(lr.latency.median)},
@@ -141,7 +126,7 @@ json summary_json(const TraceIndex& index) {
   g["queueing"] = {{"count", lr.queueing.count}, {"median_ns", int64_t(lr.queueing.median)}};
   g["shorter_than_call"] = lr.shorter_than_call;
   g["synchronizes"] = json::array();
-  for (const SyncRow& y : sync_report(index))
+  for (const SyncRow& y : m.syncs)
     g["synchronizes"].push_back({{"call", std::string(t.events[y.call].name)},
                                  {"dur_ns", t.events[y.call].dur_ns},
                                  {"gpu_busy_ns", y.gpu_busy_ns},
