@@ -141,6 +141,8 @@ def main():
     try:
         compile_package(args, flags)
     except StepFailed as e:
+        if os.path.exists(args.out):  # a failed build leaves no package: the old one is stale
+            os.remove(args.out)
         write_whole(status, "failed %s\n" % e)
         print("aoti_compile.py: %s: failed at %s" % (args.out, e), file=sys.stderr)
         return 0 if args.keep_going else 1

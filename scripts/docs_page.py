@@ -105,11 +105,14 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
 
-MARKER = re.compile(r"^<!--\s*(snippet|run|trace|timeline|table|summary|ranks):\s*(.*?)\s*-->\s*$")
+MARKER_KINDS = "snippet|run|trace|timeline|table|summary|ranks"
+MARKER = re.compile(r"^<!--\s*(%s):\s*(.*?)\s*-->\s*$" % MARKER_KINDS)
+MAYBE_MARKER = re.compile(r"^\s*<!--\s*(%s)\b" % MARKER_KINDS)
 FIG = re.compile(r"<!--\s*fig:\s*(.*?)\s*-->(.*?)<!--\s*/fig\s*-->")
 FIG_START = re.compile(r"<!--\s*/?fig\b")
 NAV = re.compile(r"^<!--\s*nav\s*-->\s*$")
@@ -574,7 +577,7 @@ def scan(lines, readme, lesson, lesson_dir, source, source_dir):
             if DETAILS_ANY.search(line):
                 raise DocsError("<details> and </details> go on lines of their own: "
                                 "'<details><summary>Answer</summary>' ... '</details>'", 2)
-            if line.lstrip().startswith("<!--") and re.match(r"^\s*<!--\s*(snippet|run|trace|timeline|table|summary)\b", line):
+            if MAYBE_MARKER.match(line):
                 raise DocsError("marker not understood: %s" % line.strip(), 2)
             spans = list(FIG.finditer(line))
             if len(FIG_START.findall(line)) != 2 * len(spans):
@@ -619,6 +622,9 @@ def do_runs(args, runs, lesson, prefix):
             r.update(traces=[path], median=0, cmd=r["arg"])
             continue
         run_dir = os.path.join(args.out_dir, "runs", name if prefix == lesson else "%s_%s" % (prefix, name))
+        # A fresh folder: traces of an earlier build with other flags (other file names) would be
+        # read again by the ranks marker, which reads every trace of the folder.
+        shutil.rmtree(run_dir, ignore_errors=True)
         traces, dirs = [], []
         for k in range(r["count"]):
             d = run_dir if r["count"] == 1 else os.path.join(run_dir, "run%d" % (k + 1))
@@ -646,6 +652,21 @@ def do_runs(args, runs, lesson, prefix):
     for r in runs.values():
         r.setdefault("reports", [Reports(args.pil_trace, t) for t in r["traces"]])
     return machine
+
+
+def fill_figures(line, figs, runs, keep_markers):
+    """A prose line with each fig marker's figure computed from its runs: the whole marker replaced
+    (the page), or only the text between its two comments (the source, --update-source). Returns
+    the line and [(run name, query, figure shown)]."""
+    group = 2 if keep_markers else 0
+    text, pos, shown = "", 0, []
+    for span, name, q in figs:
+        values = [figure_value(rep, q) for rep in runs[name]["reports"]]
+        value = format_figure(values[0][0], [v for _, v in values])
+        shown.append((name, q, value))
+        text += line[pos:span.start(group)] + value
+        pos = span.end(group)
+    return text + line[pos:], shown
 
 
 def read_page(args):
@@ -692,14 +713,9 @@ def make_page(args):
             elif kind in ("run", "trace"):
                 pass
             elif kind == "figs":
-                line, pos, text = lines[it[1]], 0, ""
-                for span, name, q in data:
-                    r = runs[name]
-                    values = [figure_value(rep, q) for rep in r["reports"]]
-                    text += line[pos:span.start()] + format_figure(values[0][0], [v for _, v in values])
-                    pos = span.end()
-                    used_figs.add(name)
-                out.append(text + line[pos:])
+                text, shown = fill_figures(lines[it[1]], data, runs, keep_markers=False)
+                used_figs.update(name for name, _, _ in shown)
+                out.append(text)
             else:
                 name, opts = data
                 r = runs[name]
@@ -796,14 +812,9 @@ def update_source(args):
     for kind, i, _, data in items:
         if kind != "figs":
             continue
-        line, pos, text = lines[i], 0, ""
-        for span, name, q in data:
-            values = [figure_value(rep, q) for rep in runs[name]["reports"]]
-            shown = format_figure(values[0][0], [v for _, v in values])
-            print("%-12s %-50s %s" % (name, q["text"], shown))
-            text += line[pos:span.start(2)] + shown
-            pos = span.end(2)
-        lines[i] = text + line[pos:]
+        lines[i], shown = fill_figures(lines[i], data, runs, keep_markers=True)
+        for name, q, value in shown:
+            print("%-12s %-50s %s" % (name, q["text"], value))
     write_whole(readme, "\n".join(lines) + "\n")
 
 

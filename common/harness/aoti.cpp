@@ -13,14 +13,13 @@
 #include <map>
 #include <sstream>
 
+#include "harness/error_text.h"
 #include "harness/named_range.h"
 
 namespace fs = std::filesystem;
 
 namespace pil::aoti {
 namespace {
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 std::string shape_str(const at::Tensor& t) {
   std::string s = "[";
@@ -58,10 +57,8 @@ std::string not_a_package(const std::string& path) {
           record.size() > 14 && record.compare(record.size() - 14, 14, "_metadata.json") == 0)
         return {};
     return "a zip archive without an AOTInductor model in it";
-  } catch (const c10::Error& e) {
-    return "not a zip archive (" + first_line(e.what_without_backtrace()) + ")";
   } catch (const std::exception& e) {
-    return "not a zip archive (" + first_line(e.what()) + ")";
+    return "not a zip archive (" + one_line(e) + ")";
   }
 }
 
@@ -104,11 +101,8 @@ Package::Package(const std::string& path, const Expected& expected) : path_(path
   std::unordered_map<std::string, std::string> meta;
   try {  // the metadata first: a foreign package is refused before its library is opened
     meta = torch::inductor::AOTIModelPackageLoader::load_metadata_from_package(path, "model");
-  } catch (const c10::Error& e) {
-    throw PackageRefused(where + ": not a readable AOTInductor package (" +
-                         first_line(e.what_without_backtrace()) + ")");
   } catch (const std::exception& e) {
-    throw PackageRefused(where + ": not a readable AOTInductor package (" + first_line(e.what()) + ")");
+    throw PackageRefused(where + ": not a readable AOTInductor package (" + one_line(e) + ")");
   }
   auto get = [&](const char* key) {
     auto it = meta.find(key);
@@ -129,10 +123,8 @@ Package::Package(const std::string& path, const Expected& expected) : path_(path
   if (inputs_.empty()) throw PackageRefused(where + ": its metadata names no inputs (pil_inputs)");
   try {
     loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(path, "model");
-  } catch (const c10::Error& e) {
-    throw PackageRefused(where + ": cannot be loaded: " + first_line(e.what_without_backtrace()));
   } catch (const std::exception& e) {
-    throw PackageRefused(where + ": cannot be loaded: " + first_line(e.what()));
+    throw PackageRefused(where + ": cannot be loaded: " + one_line(e));
   }
 }
 
@@ -146,10 +138,10 @@ std::string Package::check_inputs(const Tensors& inputs) const {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const at::Tensor& t = inputs[i];
     const Input& in = inputs_[i];
-    std::string sig = in.name + "[";
-    for (size_t d = 0; d < in.dims.size(); ++d) sig += (d ? "," : "") + in.dims[d];
-    sig += "]";
-    auto refuse = [&](const std::string& why) {
+    auto refuse = [&](const std::string& why) {  // the signature is spelled out only then
+      std::string sig = in.name + "[";
+      for (size_t d = 0; d < in.dims.size(); ++d) sig += (d ? "," : "") + in.dims[d];
+      sig += "]";
       return "package input " + in.name + ": " + why + "; the package takes " + sig +
              " (a number fixed, a name the same size wherever it appears)";
     };

@@ -1,5 +1,7 @@
 #include "harness/distributed.h"
 
+#include "harness/error_text.h"
+
 #include <c10/util/Exception.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -31,7 +33,6 @@
 namespace pil::dist {
 namespace {
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 std::optional<std::string> env(const char* name) {
   const char* v = std::getenv(name);
@@ -331,7 +332,7 @@ Group open_group(const RankEnv& e, Backend backend, std::chrono::milliseconds ti
     g.run_id.assign(id.begin(), id.end());
   } catch (const std::exception& ex) {
     throw SetupError("rank " + std::to_string(e.rank) + ": the store at " + where +
-                     " failed: " + first_line(ex.what()));
+                     " failed: " + one_line(ex));
   }
 
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>("default_pg", store);
@@ -350,7 +351,7 @@ Group open_group(const RankEnv& e, Backend backend, std::chrono::milliseconds ti
       b = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, e.rank, e.world_size, o);
     } catch (const std::exception& ex) {
       throw SetupError("rank " + std::to_string(e.rank) + ": Gloo could not connect the ranks within " +
-                       secs + ": " + first_line(ex.what()));
+                       secs + ": " + one_line(ex));
     }
     g.pg->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, b);
     g.pg->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
@@ -382,7 +383,7 @@ bool group_open() { return the_group().has_value(); }
   throw std::runtime_error("rank " + std::to_string(g.rank) + ": " + what + " failed after at most " +
                            std::to_string(g.timeout.count() / 1000) +
                            " s: another rank died or hung (" + to_string(g.backend) + ": " +
-                           first_line(e.what()) + ")");
+                           one_line(e) + ")");
 }
 
 void barrier(const std::string& what) {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <iostream>
 #include <thread>
 
@@ -24,6 +25,7 @@
 #if PIL_HAVE_DISTRIBUTED
 #include "harness/distributed.h"
 #endif
+#include "harness/error_text.h"
 #include "harness/progress.h"
 #include "harness/summary.h"
 #include "harness/verify.h"
@@ -59,8 +61,6 @@ c10::ScalarType resolve_dtype(DTypeChoice d, bool cuda) {
 void synchronize(const c10::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 void check_memory(const Lesson& lesson, const Problem& p) {
   const MemoryNeed need = lesson.memory_need(p);
@@ -404,15 +404,19 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   return verdict.passed ? kPassed : kFailed;
 }
 
+/// --device cuda on a machine without a usable GPU: the SKIPPED result, saying why; else nothing.
+std::optional<int> skip_without_cuda(const Lesson& lesson, const Options& o) {
+  if (o.device != DeviceChoice::Cuda || torch::cuda::is_available()) return std::nullopt;
+  std::string reason = cuda::unavailable_reason();
+  if (reason.empty()) reason = "torch::cuda::is_available() is false (this LibTorch may be CPU-only)";
+  std::cout << lesson.name << ": --device cuda: no usable CUDA GPU: " << reason << "\n"
+            << "RESULT: SKIPPED" << std::endl;
+  return kSkipped;
+}
+
 int run_parsed(const Lesson& lesson, const Options& o) {
   const bool cuda_usable = torch::cuda::is_available();
-  if (o.device == DeviceChoice::Cuda && !cuda_usable) {
-    std::string reason = cuda::unavailable_reason();
-    if (reason.empty()) reason = "torch::cuda::is_available() is false (this LibTorch may be CPU-only)";
-    std::cout << lesson.name << ": --device cuda: no usable CUDA GPU: " << reason << "\n"
-              << "RESULT: SKIPPED" << std::endl;
-    return kSkipped;
-  }
+  if (const auto skipped = skip_without_cuda(lesson, o)) return *skipped;
   const bool cuda = o.device == DeviceChoice::Cuda || (o.device == DeviceChoice::Auto && cuda_usable);
   // Data-parallel ranks on one machine each take their own GPU (LOCAL_RANK).
   int gpu = 0;
@@ -544,14 +548,10 @@ int guarded(const Lesson& lesson, const std::function<int()>& body) {
     return kUsage;
   } catch (const c10::OutOfMemoryError& e) {
     std::cout << std::flush;
-    std::cerr << lesson.name << ": out of memory: " << first_line(e.what_without_backtrace())
-              << std::endl;
-  } catch (const c10::Error& e) {
-    std::cout << std::flush;
-    std::cerr << lesson.name << ": error: " << first_line(e.what_without_backtrace()) << std::endl;
+    std::cerr << lesson.name << ": out of memory: " << one_line(e) << std::endl;
   } catch (const std::exception& e) {
     std::cout << std::flush;
-    std::cerr << lesson.name << ": error: " << first_line(e.what()) << std::endl;
+    std::cerr << lesson.name << ": error: " << one_line(e) << std::endl;
   }
   std::cout << "RESULT: FAILED" << std::endl;
   return kFailed;
@@ -581,18 +581,18 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
     std::cerr << lesson.name << ": error: " << e.what() << std::endl;
     return kUsage;
   }
-  if (o.device == DeviceChoice::Cuda && !torch::cuda::is_available()) {
-    std::string reason = cuda::unavailable_reason();
-    if (reason.empty()) reason = "torch::cuda::is_available() is false (this LibTorch may be CPU-only)";
-    std::cout << lesson.name << ": --device cuda: no usable CUDA GPU: " << reason << "\nRESULT: SKIPPED" << std::endl;
-    return kSkipped;
-  }
+  if (const auto skipped = skip_without_cuda(lesson, o)) return *skipped;
   const bool gpus = torch::cuda::is_available() && o.device != DeviceChoice::Cpu;
   const int64_t choice = o.flag("--backend");
   const dist::Backend backend = choice == 2 || (choice == 0 && gpus) ? dist::Backend::Nccl : dist::Backend::Gloo;
   if (backend == dist::Backend::Gloo && o.device == DeviceChoice::Cuda) {
     std::cerr << lesson.name << ": error: --backend gloo runs on the CPU here; allowed: --device cpu, "
               << "or --backend nccl on GPUs" << std::endl;
+    return kUsage;
+  }
+  if (backend == dist::Backend::Nccl && o.device == DeviceChoice::Cpu) {
+    std::cerr << lesson.name << ": error: --backend nccl runs on GPUs; allowed: --device cuda (or auto), "
+              << "or --backend gloo on the CPU" << std::endl;
     return kUsage;
   }
   if (backend == dist::Backend::Nccl) {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "trace/reports.h"
+#include "trace/svg.h"
 #include "trace/text_table.h"
 
 namespace fs = std::filesystem;
@@ -524,6 +525,10 @@ RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) 
         if ((ends(".json") || ends(".json.gz")) && !ends(".summary.json")) found.push_back(entry.path().string());
       }
       std::sort(found.begin(), found.end());
+      // Where some names say their rank, only those: other JSON files beside them are not ranks.
+      auto no_rank = [](const std::string& f) { return rank_from_name(f) < 0; };
+      if (!std::all_of(found.begin(), found.end(), no_rank))
+        found.erase(std::remove_if(found.begin(), found.end(), no_rank), found.end());
       if (found.empty())
         throw RanksError(p + ": no trace files (*.json, *.json.gz) in this folder");
       files.insert(files.end(), found.begin(), found.end());
@@ -706,12 +711,7 @@ std::string render_ranks_svg(const RanksReport& r, int width, long step, const s
   s.precision(1);
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  auto esc = [](const std::string& t) {
-    std::string o;
-    for (char c : t) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
-    return o;
-  };
-  s << "<text x=\"10\" y=\"18\" font-size=\"14\">" << esc(title.empty() ? "ranks side by side" : title) << "</text>\n";
+  s << "<text x=\"10\" y=\"18\" font-size=\"14\">" << escape(title.empty() ? "ranks side by side" : title) << "</text>\n";
   // Draws merged intervals, joining those closer than a pixel so the picture stays small.
   auto lane = [&](const std::vector<Interval>& v, double y, double h, const char* color, const char* what) {
     double run_from = -1, run_to = -1;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -44,32 +45,22 @@ const char* color_of(Category c) {
   return "#999999";
 }
 
-std::string escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20) out += c;
-    }
-  }
-  return out;
-}
 
+/// A short time for the picture: three significant figures, no trailing zeros ("25 us",
+/// "1.5 ms"); the unit moves up when rounding reaches 1000 ("999.7 us" reads "1 ms", never
+/// "1e+03 us").
 std::string time_label(double ns) {
+  static const char* const kUnits[] = {"ns", "us", "ms", "s"};
+  double v = std::fabs(ns);
+  size_t unit = 0;
   char buf[32];
-  if (std::fabs(ns) >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.3g s", ns / 1e9);
-  else if (std::fabs(ns) >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.3g ms", ns / 1e6);
-  else if (std::fabs(ns) >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.3g us", ns / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  return buf;
+  for (;;) {
+    std::snprintf(buf, sizeof buf, unit == 0 ? "%.0f" : v >= 1000 ? "%.0f" : "%.3g", v);
+    if (std::strtod(buf, nullptr) < 1000 || unit == 3) break;
+    v /= 1000;
+    ++unit;
+  }
+  return std::string(ns < 0 ? "-" : "") + buf + " " + kUnits[unit];
 }
 
 /// One row of rectangles, with slices narrower than a pixel merged into one.
@@ -145,6 +136,21 @@ bool drawn(const Event& e, int64_t from, int64_t to) {
 }
 
 }  // namespace
+
+std::string escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default:
+        if (static_cast<unsigned char>(c) >= 0x20) out += c;
+    }
+  }
+  return out;
+}
 
 std::optional<size_t> find_mark(const TraceIndex& index, const SvgOptions& options,
                                 const std::string& name) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace/reports.h"
@@ -34,5 +35,9 @@ std::optional<size_t> find_mark(const TraceIndex& index, const SvgOptions& optio
 
 /// The picture as SVG text. Marks with no slice in the window are left out (find_mark says).
 std::string render_svg(const TraceIndex& index, const SvgOptions& options);
+
+/// Text made safe for an SVG's text and attributes: markup characters escaped, control
+/// characters dropped.
+std::string escape(std::string_view s);
 
 }  // namespace pil::trace

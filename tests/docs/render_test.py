@@ -318,9 +318,13 @@ def main():
         if args.crawl:
             queue += [x for x in linked if x not in seen]
         page_fails = list(broken)
-        result = render(browser, args.html_dir, page)
+        try:
+            result = render(browser, args.html_dir, page)
+        except (RuntimeError, subprocess.TimeoutExpired) as e:  # one bad page; the crawl goes on
+            failures += page_fails + ["%s: %s" % (page, str(e).splitlines()[0] if str(e) else type(e).__name__)]
+            continue
         if result["title"] is None:
-            failures.append("%s: the page could not be read in the browser (file access refused?)" % page)
+            failures += page_fails + ["%s: the page could not be read in the browser (file access refused?)" % page]
             continue
         everything = result["images"] + result["objects"]
         pictures = [x for x in everything if x["text"]]  # the page's own, not Doxygen's icons

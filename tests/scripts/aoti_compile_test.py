@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scripts/aoti_compile.py when a step fails: the status file names the step and the reason in
-one line, no package is left behind, and with --keep-going (the build step) the exit code is 0
+one line, no package is left behind (not even an earlier build's), and with --keep-going (the build step) the exit code is 0
 so the rest of the build goes on; without it, 1. A bad --flag is a usage error (exit 2).
 
 Run with the Python torch the build compiles with:  aoti_compile_test.py PYTHON [ENV=VALUE...]
@@ -23,13 +23,17 @@ def example(flags, dtype, device):
 
 
 class FailedCompile(unittest.TestCase):
-    def run_script(self, *args):
+    def run_script(self, *args, stale=False):
         d = tempfile.mkdtemp()
         lesson = os.path.join(d, "09_demo")
         os.makedirs(lesson)
         with open(os.path.join(lesson, "compiled.py"), "w") as f:
             f.write(BROKEN)
         out = os.path.join(d, "out", "cpu_fp32_heads3.pt2")
+        if stale:  # an earlier build's package, from before compiled.py broke
+            os.makedirs(os.path.dirname(out))
+            with open(out, "w") as f:
+                f.write("an old package")
         r = subprocess.run(COMMAND + [SCRIPT, "--lesson-dir", lesson, "--device", "cpu", "--dtype", "fp32",
                                       "--out", out] + list(args), capture_output=True, text=True)
         return r, out
@@ -43,6 +47,12 @@ class FailedCompile(unittest.TestCase):
         self.assertFalse(os.path.exists(out))
         self.assertEqual(os.listdir(os.path.dirname(out)), ["cpu_fp32_heads3.status"], "no partial file left")
         self.assertIn("failed at export", r.stderr)
+
+    def test_a_failed_recompile_leaves_no_stale_package_to_load(self):
+        r, out = self.run_script("--flag", "heads=3", "--keep-going", stale=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists(out), "the old package would run the old model")
+        self.assertEqual(os.listdir(os.path.dirname(out)), ["cpu_fp32_heads3.status"])
 
     def test_without_keep_going_it_fails_and_a_bad_flag_is_a_usage_error(self):
         r, _ = self.run_script("--flag", "heads=3")

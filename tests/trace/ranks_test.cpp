@@ -114,6 +114,7 @@ TEST_F(Ranks, AFolderIsReadWithoutTheSummaries) {
   write("c_rank0.pt.trace.json", synthetic_rank_trace(0));
   write("c_rank1.pt.trace.json", synthetic_rank_trace(1));
   write("c_rank0.summary.json", "{}");
+  write("notes.json", "{}");  // not a rank: left out, since the others' names say their rank
   EXPECT_EQ(read_ranks({dir.path()}, 1).ranks.size(), 2u);
 }
 

@@ -77,6 +77,11 @@ std::string shape(const std::optional<KernelInfo>& k) {
          std::to_string(k->shared_memory);
 }
 
+// What --step may be, for an error line: "; allowed: 0 to 4", or nothing without steps.
+std::string steps_allowed(size_t steps) {
+  return steps ? "; allowed: 0 to " + std::to_string(steps - 1) : std::string();
+}
+
 // summary --json: the figures of "what this trace says" as data, for the docs' fig markers
 // (scripts/docs_page.py reads them by dotted key: steps.median_ns, gpu.busy_share, ...).
 // Keys ending in _ns are nanoseconds, in share or _share fractions 0..1, in _bytes bytes.
@@ -549,7 +554,7 @@ int main(int argc, char** argv) {
       const RanksReport r = read_ranks(rank_paths, threads);
       if (rank_step >= long(r.steps.size())) {
         std::cerr << "pil-trace: error: --step " << rank_step << ": the ranks recorded " << r.steps.size()
-                  << " steps (0 to " << r.steps.size() << " - 1)\n";
+                  << " steps" << steps_allowed(r.steps.size()) << "\n";
         return 2;
       }
       std::cout << (as_json ? ranks_json(r) : format_ranks(r));
@@ -598,8 +603,8 @@ int main(int argc, char** argv) {
       o.width = width;
       o.title = title.empty() ? path : title;
       if (*step_opt && !step_window(index, step, o.from_ns, o.to_ns)) {
-        std::cerr << "pil-trace: error: --step " << step << ": the trace has "
-                  << index.steps.size() << " profiled steps (0 to " << index.steps.size() << " - 1)\n";
+        std::cerr << "pil-trace: error: --step " << step << ": the trace has " << index.steps.size()
+                  << " profiled steps" << steps_allowed(index.steps.size()) << "\n";
         return 2;
       }
       if (*range_opt && !range_window(index, range, instance, o.from_ns, o.to_ns)) {
