@@ -36,8 +36,11 @@ void Progress::update(int done) {
   done_ = done;
   if (!shown_ || finished_) return;  // quiet until the watch shows the first line
   if (!terminal_ && total_ > 0 && done >= total_) return;  // finish() prints the last line
+  // update() runs between the recorded steps: a redraw there is time inside the next step.
+  // A terminal's line is rewritten at most ten times a second, a pipe's line once a second.
   const auto now = std::chrono::steady_clock::now();
-  if (terminal_ || now - last_line_ >= std::chrono::seconds(1)) show(false);
+  if (now - last_line_ >= (terminal_ ? std::chrono::milliseconds(100) : std::chrono::milliseconds(1000)))
+    show(false);
 }
 
 void Progress::finish() {
