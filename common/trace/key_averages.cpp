@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <stdexcept>
 #include <map>
+#include <memory>
 #include <numeric>
 
 namespace pil::trace {
@@ -28,29 +31,27 @@ const KeyAverage* KeyAverages::find(std::string_view name) const {
 
 KeyAverages key_averages(const std::vector<Event>& events, const std::vector<MemoryInfo>& memory,
                          const std::vector<std::string_view>* input_shapes) {
-  // Per-event figures, indexed like `events`.
   const size_t n = events.size();
-  std::vector<int64_t> self_cpu(n, 0), self_dev(n, 0), total_dev(n, 0);
-  std::vector<long> parent(n, -1);
-  // Memory events and the slice each falls in (-1: none), filled in while nesting.
-  struct Allocation {
-    size_t event;
-    long owner;
-  };
-  std::vector<Allocation> allocations;
   auto memory_of = [&](const Event& e) -> const MemoryInfo* {
     return e.category == Category::Memory && e.memory_info < memory.size() ? &memory[e.memory_info]
                                                                            : nullptr;
   };
 
   // 1. Nest CPU slices per thread. Sorted by start, longer first on ties, so a parent always
-  //    comes before its children; a stack holds the slices still open.
+  //    comes before its children; a stack holds the slices still open. Each slice gets a slot,
+  //    its place in nesting order: the per-slice figures are kept by slot (the CPU slices
+  //    only, not every event).
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> threads;
+  std::vector<size_t> device;  // GPU work, in event order
   {
     std::pair<int64_t, int64_t> last_key{0, 0};
     std::vector<size_t>* last = nullptr;  // most events follow one of the same thread
     for (size_t i = 0; i < n; ++i) {
       const Event& e = events[i];
+      if (is_device_work(e.category)) {
+        device.push_back(i);
+        continue;
+      }
       if (!is_cpu_slice(e.category) && !memory_of(e)) continue;
       if (!last || last_key.first != e.pid || last_key.second != e.tid) {
         last_key = {e.pid, e.tid};
@@ -59,47 +60,67 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       last->push_back(i);
     }
   }
-  std::vector<size_t> order;  // all CPU slices, parents before children
+  size_t slices = 0;
+  for (const auto& entry : threads) slices += entry.second.size();
+  if (slices >= size_t(std::numeric_limits<int32_t>::max()))
+    throw std::length_error("key_averages: more than 2 billion CPU slices");
+  std::vector<size_t> order;       // slot -> event: all CPU slices, parents before children
+  std::vector<int32_t> parent;     // slot -> the parent's slot, or -1
+  std::vector<int64_t> self_cpu;   // slot -> its time less its children's
+  order.reserve(slices);
+  parent.reserve(slices);
+  self_cpu.reserve(slices);
+  // Memory events and the slot of the slice each falls in (-1: none), found while nesting.
+  struct Allocation {
+    size_t event;
+    int32_t owner;
+  };
+  std::vector<Allocation> allocations;
+  uint64_t max_id = 0;  // the largest external id of an operator or range
+  std::vector<int32_t> slot_at_depth;  // the open slices' slots, outermost first
   for (auto& [key, idx] : threads) {
     order_for_nesting(events, idx);
-    nest(events, idx, [&](size_t i, long up, int) {
-      if (events[i].category == Category::Memory) {  // an instant: owned, never a parent
-        allocations.push_back({i, up});
+    nest(events, idx, [&](size_t i, long up, int depth) {
+      const Event& e = events[i];
+      const int32_t up_slot = up >= 0 ? slot_at_depth[size_t(depth) - 1] : -1;
+      if (e.category == Category::Memory) {  // an instant: owned, never a parent
+        allocations.push_back({i, up_slot});
         return false;
       }
-      self_cpu[i] += events[i].dur_ns;
-      if (up >= 0) {
-        parent[i] = up;
-        self_cpu[size_t(up)] -= events[i].dur_ns;
-      }
+      const int32_t slot = int32_t(order.size());
       order.push_back(i);
+      parent.push_back(up_slot);
+      self_cpu.push_back(e.dur_ns);
+      if (up_slot >= 0) self_cpu[size_t(up_slot)] -= e.dur_ns;
+      if (is_torch_scope(e.category)) max_id = std::max(max_id, e.external_id);
+      if (slot_at_depth.size() <= size_t(depth)) slot_at_depth.resize(size_t(depth) + 1);
+      slot_at_depth[size_t(depth)] = slot;
       return true;
     });
+    std::vector<size_t>().swap(idx);  // done with this thread's list
   }
+  const size_t slots = order.size();
 
   // 2. Attribute GPU work to the operator or range that launched it (external id).
-  uint64_t max_id = 0;
-  for (size_t i : order)
-    if (is_torch_scope(events[i].category)) max_id = std::max(max_id, events[i].external_id);
-  FirstById owner(max_id, n);
-  for (size_t i : order)
-    if (is_torch_scope(events[i].category)) owner.add(events[i].external_id, long(i));
-  for (size_t i = 0; i < n; ++i) {
-    if (!is_device_work(events[i].category)) continue;
-    self_dev[i] = total_dev[i] = events[i].dur_ns;
-    const long op = owner[events[i].external_id];
-    if (op >= 0) self_dev[size_t(op)] += events[i].dur_ns;
+  std::vector<int64_t> self_dev(slots, 0), total_dev(slots, 0);
+  {
+    FirstById owner(max_id, n);
+    for (size_t s = 0; s < slots; ++s)
+      if (is_torch_scope(events[order[s]].category)) owner.add(events[order[s]].external_id, long(s));
+    for (size_t i : device)
+      if (const long op = owner[events[i].external_id]; op >= 0) self_dev[size_t(op)] += events[i].dur_ns;
   }
-  for (size_t i : order) total_dev[i] += self_dev[i];
-  for (auto it = order.rbegin(); it != order.rend(); ++it)  // children before parents
-    if (parent[*it] >= 0) total_dev[size_t(parent[*it])] += total_dev[*it];
+  for (size_t s = slots; s-- > 0;) {  // children before parents
+    total_dev[s] += self_dev[s];
+    if (parent[s] >= 0) total_dev[size_t(parent[s])] += total_dev[s];
+  }
 
   // 3. Memory: each allocation or free to the slice it fell in, then up to its ancestors.
   std::vector<int64_t> self_host_mem, total_host_mem, self_dev_mem, total_dev_mem;
   bool host_memory = false, device_memory = false;
   if (!allocations.empty()) {
-    self_host_mem.assign(n, 0);
-    self_dev_mem.assign(n, 0);
+    self_host_mem.assign(slots, 0);
+    self_dev_mem.assign(slots, 0);
     for (const Allocation& a : allocations) {
       const MemoryInfo& m = *memory_of(events[a.event]);
       (m.cuda ? device_memory : host_memory) = true;
@@ -107,28 +128,29 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
     }
     total_host_mem = self_host_mem;
     total_dev_mem = self_dev_mem;
-    for (auto it = order.rbegin(); it != order.rend(); ++it)  // children before parents
-      if (parent[*it] >= 0) {
-        total_host_mem[size_t(parent[*it])] += total_host_mem[*it];
-        total_dev_mem[size_t(parent[*it])] += total_dev_mem[*it];
+    for (size_t s = slots; s-- > 0;)  // children before parents
+      if (parent[s] >= 0) {
+        total_host_mem[size_t(parent[s])] += total_host_mem[s];
+        total_dev_mem[size_t(parent[s])] += total_dev_mem[s];
       }
   }
 
   // 4. Group by name (all steps under one "ProfilerStep*", as Python does), and by input shapes
-  //    when asked; rows in order of each group's first appearance in time.
+  //    when asked; rows in order of each group's first appearance in time, and where two first
+  //    appear together, of their first events in the trace.
   NameIds ids;
   std::vector<uint32_t> row_of_id;
   std::map<std::pair<uint32_t, std::string_view>, uint32_t> row_of_shape;
-  std::vector<int64_t> first_seen;
+  // Per row: its earliest start, and its first event in the trace (the order rows are made in
+  // when events are read in trace order, which breaks ties of the earliest start).
+  std::vector<std::pair<int64_t, size_t>> first_seen;
   std::vector<KeyAverage> rows;
   auto shapes_of = [&](const Event& e) -> std::string_view {
     return input_shapes && e.input_shapes < input_shapes->size() ? (*input_shapes)[e.input_shapes]
                                                                  : std::string_view();
   };
-  for (size_t i = 0; i < n; ++i) {
+  auto row_for = [&](size_t i, bool on_device) -> KeyAverage& {
     const Event& e = events[i];
-    const bool device = is_device_work(e.category);
-    if (!device && !is_cpu_slice(e.category)) continue;
     const uint32_t id = ids(table_name(e.name));
     uint32_t* slot = nullptr;
     if (input_shapes) {
@@ -141,33 +163,38 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       rows.push_back({});
       rows.back().name = std::string(table_name(e.name));
       if (input_shapes) rows.back().input_shapes = std::string(shapes_of(e));
-      rows.back().device_work = device;
-      first_seen.push_back(e.start_ns);
+      rows.back().device_work = on_device;
+      first_seen.push_back({e.start_ns, i});
     }
-    const uint32_t r_index = *slot;
-    KeyAverage& r = rows[r_index];
-    first_seen[r_index] = std::min(first_seen[r_index], e.start_ns);
+    first_seen[*slot].first = std::min(first_seen[*slot].first, e.start_ns);
+    first_seen[*slot].second = std::min(first_seen[*slot].second, i);
+    KeyAverage& r = rows[*slot];
     r.calls += 1;
-    if (device) {
-      r.self_device_ns += e.dur_ns;
-      r.device_total_ns += e.dur_ns;
-    } else {
-      r.self_cpu_ns += self_cpu[i];
-      r.cpu_total_ns += e.dur_ns;
-      r.self_device_ns += self_dev[i];
-      r.device_total_ns += total_dev[i];
-      if (!allocations.empty()) {
-        r.self_cpu_mem += self_host_mem[i];
-        r.cpu_mem += total_host_mem[i];
-        r.self_device_mem += self_dev_mem[i];
-        r.device_mem += total_dev_mem[i];
-      }
+    return r;
+  };
+  for (size_t s = 0; s < slots; ++s) {
+    const size_t i = order[s];
+    KeyAverage& r = row_for(i, false);
+    r.self_cpu_ns += self_cpu[s];
+    r.cpu_total_ns += events[i].dur_ns;
+    r.self_device_ns += self_dev[s];
+    r.device_total_ns += total_dev[s];
+    if (!allocations.empty()) {
+      r.self_cpu_mem += self_host_mem[s];
+      r.cpu_mem += total_host_mem[s];
+      r.self_device_mem += self_dev_mem[s];
+      r.device_mem += total_dev_mem[s];
     }
+  }
+  for (size_t i : device) {
+    KeyAverage& r = row_for(i, true);
+    r.self_device_ns += events[i].dur_ns;
+    r.device_total_ns += events[i].dur_ns;
   }
   std::vector<size_t> order_of_rows(rows.size());
   for (size_t k = 0; k < rows.size(); ++k) order_of_rows[k] = k;
-  std::stable_sort(order_of_rows.begin(), order_of_rows.end(),
-                   [&](size_t a, size_t b) { return first_seen[a] < first_seen[b]; });
+  std::sort(order_of_rows.begin(), order_of_rows.end(),
+            [&](size_t a, size_t b) { return first_seen[a] < first_seen[b]; });
   KeyAverages out;
   out.has_cpu_memory = host_memory;
   out.has_device_memory = device_memory;

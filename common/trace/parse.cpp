@@ -266,6 +266,31 @@ Category category_from(std::string_view cat) {
   return Category::Other;
 }
 
+/// The category of each "cat" text met so far: a trace has a handful, so a short list, compared
+/// text to text, answers without a hash (and without keeping the text in the name pool).
+class Categories {
+ public:
+  Category operator()(std::string_view cat) {
+    for (size_t k = 0; k < used_; ++k)
+      if (seen_[k].text == cat) return seen_[k].category;
+    const Category c = category_from(cat);
+    Seen& slot = seen_[used_ < kSize ? used_++ : next_++ % kSize];
+    slot.text.assign(cat);
+    slot.category = c;
+    return c;
+  }
+  void clear() { used_ = next_ = 0; }
+
+ private:
+  static constexpr size_t kSize = 16;
+  struct Seen {
+    std::string text;
+    Category category = Category::Other;
+  };
+  Seen seen_[kSize];
+  size_t used_ = 0, next_ = 0;
+};
+
 /// Thrown inside the event loop for an event that is complete but wrong; becomes a ParseError
 /// naming the event.
 struct BadEvent {
@@ -879,6 +904,7 @@ class Reader {
     switch (v.type().value_unsafe()) {
       case od::json_type::number: {
         int64_t id = 0;
+        if (!v.get_int64().get(id)) return id;
         if (microseconds_text_to_ns(v.raw_json_token(), id)) return id / 1000;
         throw BadEvent{"pid/tid is not a whole number"};
       }
@@ -896,6 +922,9 @@ class Reader {
         return 0;
     }
   }
+
+  /// A flow arrow's phase: start, finish, or step.
+  static bool is_flow_phase(std::string_view ph) { return ph == "s" || ph == "f" || ph == "t"; }
 
   /// An argument the reports need (ids, device, stream, launch shape): a number, else the event
   /// is refused.
@@ -973,13 +1002,11 @@ class Reader {
         if (!string_of(v, ph)) throw BadEvent{"'ph' is not a string"};
       } else if (is_key(kr, "name")) {
         if (!string_of(v, name)) throw BadEvent{"'name' is not a string"};
-        name = intern(name);
+        // A flow arrow is only counted: its name is not kept (when its phase came first).
+        if (!is_flow_phase(ph)) name = intern(name);
       } else if (is_key(kr, "cat")) {
         if (!string_of(v, cat)) throw BadEvent{"'cat' is not a string"};
-        cat = intern(cat);
-        auto [it, fresh] = categories_.emplace(cat.data(), Category::Other);
-        if (fresh) it->second = category_from(cat);
-        category = it->second;
+        category = categories_(cat);
       } else if (is_key(kr, "ts")) {
         ts_text = v.raw_json_token();
         has_ts = true;
@@ -1092,7 +1119,7 @@ class Reader {
       out_->memory.push_back(minfo);
       note_lanes(lanes_named);
       out_->events.push_back(e);
-    } else if (ph == "s" || ph == "f" || ph == "t") {
+    } else if (is_flow_phase(ph)) {
       if (!has_ts) throw BadEvent{"flow event without 'ts'"};
       (ph == "s" ? out_->flows.starts : out_->flows.finishes) += 1;
     } else if (ph == "M") {
@@ -1233,7 +1260,7 @@ class Reader {
   size_t events_ = 0;
   int64_t ts_ns_ = 0, dur_ns_ = 0;
   std::unordered_map<std::string_view, int64_t> named_lanes_;
-  std::unordered_map<const char*, Category> categories_;  // by interned "cat" text
+  Categories categories_;
 };
 
 // --- The parallel read ---------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <future>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -18,23 +19,37 @@ namespace pil::trace {
 namespace {
 
 
+/// Runs `f` on a thread of its own when `parallel` (and a thread can be had), else when its
+/// result is asked for.
+template <typename F>
+auto beside(bool parallel, F f) -> std::future<decltype(f())> {
+  if (parallel) {
+    try {
+      return std::async(std::launch::async, std::move(f));
+    } catch (const std::system_error&) {
+    }
+  }
+  return std::async(std::launch::deferred, std::move(f));
+}
+
 std::string pct(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * fraction);
   return buf;
 }
 
-/// Merges intervals (start, end) into a sorted union.
+/// Merges intervals (start, end) into a sorted union (in place: no second copy).
 std::vector<std::pair<int64_t, int64_t>> merge(std::vector<std::pair<int64_t, int64_t>> v) {
   if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
-  std::vector<std::pair<int64_t, int64_t>> out;
-  for (const auto& iv : v) {
-    if (!out.empty() && iv.first <= out.back().second)
-      out.back().second = std::max(out.back().second, iv.second);
+  size_t kept = 0;
+  for (size_t k = 0; k < v.size(); ++k) {
+    if (kept > 0 && v[k].first <= v[kept - 1].second)
+      v[kept - 1].second = std::max(v[kept - 1].second, v[k].second);
     else
-      out.push_back(iv);
+      v[kept++] = v[k];
   }
-  return out;
+  v.resize(kept);
+  return v;
 }
 
 /// Length of the union of `merged` (sorted, disjoint) clipped to [lo, hi].
@@ -66,43 +81,97 @@ std::vector<const KeyAverage*> named_range_rows(const TraceIndex& index) {
 
 // --- Index -----------------------------------------------------------------------------------
 
-TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
+TraceIndex::TraceIndex(const Trace& trace, unsigned threads) : t_(trace), threads_(threads) {
+  if (t_.events.size() >= kNoOrdinal) throw std::length_error("a trace of more than 4 billion events");
+  if (threads > 1) {
+    try {
+      table_thread_ = std::thread([this] {
+        try {
+          key_averages();
+        } catch (...) {  // asked for again on the caller's thread, which then sees the error
+        }
+      });
+    } catch (const std::system_error&) {  // no thread to spare: computed on first use
+    }
+  }
+  try {
+    build();
+  } catch (...) {  // no destructor runs for an index not made: the thread is joined here
+    if (table_thread_.joinable()) table_thread_.join();
+    throw;
+  }
+}
+
+void TraceIndex::build() {
   const auto& ev = t_.events;
   const size_t n = ev.size();
-  launch_of_.assign(n, -1);
-  // Join launch calls and GPU work on the correlation id (the first call with an id, if several).
+  // One pass: the events each lookup is about, by kind, and each one's place among its kind.
+  ordinal_.reserve(n);
   uint64_t max_corr = 0;
-  for (const auto& e : ev)
-    if (is_launch_call(e.category)) max_corr = std::max(max_corr, e.correlation);
-  FirstById call_of(max_corr, n);
-  for (size_t i = 0; i < n; ++i)
-    if (is_launch_call(ev[i].category)) call_of.add(ev[i].correlation, long(i));
-  for (size_t i = 0; i < n; ++i)
-    if (is_device_work(ev[i].category)) launch_of_[i] = call_of[ev[i].correlation];
+  for (size_t i = 0; i < n; ++i) {
+    const Event& e = ev[i];
+    if (is_launch_call(e.category)) {
+      ordinal_.push_back(uint32_t(api_calls_.size()));
+      api_calls_.push_back(i);
+      max_corr = std::max(max_corr, e.correlation);
+    } else if (is_device_work(e.category)) {
+      ordinal_.push_back(uint32_t(device_work_.size()));
+      device_work_.push_back(i);
+    } else {
+      ordinal_.push_back(kNoOrdinal);
+      if (e.category == Category::UserAnnotation && is_step_name(e.name)) steps.push_back(i);
+    }
+  }
+  // Join launch calls and GPU work on the correlation id (the first call with an id, if several).
+  call_of_work_.assign(device_work_.size(), kNoOrdinal);
+  {
+    FirstById call_of(max_corr, n);
+    for (size_t k = 0; k < api_calls_.size(); ++k) call_of.add(ev[api_calls_[k]].correlation, long(k));
+    for (size_t k = 0; k < device_work_.size(); ++k)
+      if (const long c = call_of[ev[device_work_[k]].correlation]; c >= 0) call_of_work_[k] = uint32_t(c);
+  }
   // GPU work grouped by launch call (a counting sort), each call's work in start order:
-  // work_of(c) is work_[first_work_[c], first_work_[c + 1]).
-  first_work_.assign(n + 1, 0);
-  for (size_t i = 0; i < n; ++i)
-    if (launch_of_[i] >= 0) ++first_work_[size_t(launch_of_[i]) + 1];
-  for (size_t i = 0; i < n; ++i) first_work_[i + 1] += first_work_[i];
-  work_.resize(first_work_[n]);
+  // the work of call ordinal c is work_[first_work_[c], first_work_[c + 1]).
+  first_work_.assign(api_calls_.size() + 1, 0);
+  for (uint32_t c : call_of_work_)
+    if (c != kNoOrdinal) ++first_work_[c + 1];
+  for (size_t c = 0; c < api_calls_.size(); ++c) first_work_[c + 1] += first_work_[c];
+  work_.resize(first_work_.back());
   {
     std::vector<uint32_t> fill(first_work_.begin(), first_work_.end() - 1);
-    for (size_t i = 0; i < n; ++i)
-      if (launch_of_[i] >= 0) work_[fill[size_t(launch_of_[i])]++] = i;
+    for (size_t k = 0; k < device_work_.size(); ++k)
+      if (call_of_work_[k] != kNoOrdinal) work_[fill[call_of_work_[k]]++] = device_work_[k];
   }
-  for (size_t c = 0; c < n; ++c) {
+  auto earlier = [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; };
+  for (size_t c = 0; c < api_calls_.size(); ++c) {
     const uint32_t lo = first_work_[c], hi = first_work_[c + 1];
-    if (hi - lo < 2) continue;
-    auto earlier = [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; };
-    if (!std::is_sorted(work_.begin() + lo, work_.begin() + hi, earlier))
+    if (hi == lo) continue;
+    launch_calls_.push_back(api_calls_[c]);
+    if (hi - lo > 1 && !std::is_sorted(work_.begin() + lo, work_.begin() + hi, earlier))
       std::stable_sort(work_.begin() + lo, work_.begin() + hi, earlier);
   }
+  // GPU work by stream, each in start order.
+  {
+    Stream* last = nullptr;
+    for (size_t i : device_work_) {
+      const Event& e = ev[i];
+      if (!last || last->device != e.pid || last->stream != e.tid) {
+        last = nullptr;
+        for (Stream& s : streams_)
+          if (s.device == e.pid && s.stream == e.tid) last = &s;
+        if (!last) last = &streams_.emplace_back(Stream{e.pid, e.tid, {}});
+      }
+      last->work.push_back(i);
+    }
+    std::sort(streams_.begin(), streams_.end(), [](const Stream& a, const Stream& b) {
+      return std::pair(a.device, a.stream) < std::pair(b.device, b.stream);
+    });
+    for (Stream& s : streams_)
+      if (!std::is_sorted(s.work.begin(), s.work.end(), earlier))
+        std::stable_sort(s.work.begin(), s.work.end(), earlier);
+  }
 
-  for (size_t i = 0; i < n; ++i)
-    if (is_step(ev[i])) steps.push_back(i);
-  std::sort(steps.begin(), steps.end(),
-            [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
+  std::stable_sort(steps.begin(), steps.end(), earlier);
   bool first = true;
   auto extend = [&](const Event& e) {
     if (first || e.start_ns < window_start) window_start = e.start_ns;
@@ -117,13 +186,17 @@ TraceIndex::TraceIndex(const Trace& trace) : t_(trace) {
   }
 }
 
+TraceIndex::~TraceIndex() {
+  if (table_thread_.joinable()) table_thread_.join();
+}
+
 const KeyAverages& TraceIndex::key_averages() const {
-  if (!key_averages_) key_averages_ = trace::key_averages(t_);
+  std::call_once(key_averages_once_, [&] { key_averages_ = trace::key_averages(t_); });
   return *key_averages_;
 }
 
 const std::vector<MemoryRow>& TraceIndex::memory() const {
-  if (!memory_) memory_ = memory_report(*this);
+  std::call_once(memory_once_, [&] { memory_ = memory_report(*this); });
   return *memory_;
 }
 
@@ -140,39 +213,33 @@ const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows) {
 
 int64_t TraceIndex::stream_free_before(size_t i) const {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
-  if (!stream_free_before_) {
+  std::call_once(stream_free_before_once_, [&] {
     const auto& ev = t_.events;
-    std::vector<int64_t> free_at(ev.size(), kNone);
-    std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> lanes;
-    for (size_t k = 0; k < ev.size(); ++k)
-      if (is_device_work(ev[k].category)) lanes[{ev[k].pid, ev[k].tid}].push_back(k);
-    for (auto& entry : lanes) {
-      auto& idx = entry.second;
-      std::stable_sort(idx.begin(), idx.end(),
-                       [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
+    stream_free_before_.assign(device_work_.size(), kNone);
+    for (const Stream& s : streams_) {
       int64_t busy_until = kNone;  // the latest end of the work before, in start order
-      for (size_t k : idx) {
-        free_at[k] = busy_until;
+      for (size_t k : s.work) {
+        stream_free_before_[ordinal_[k]] = busy_until;
         busy_until = std::max(busy_until, ev[k].end_ns());
       }
     }
-    stream_free_before_ = std::move(free_at);
-  }
-  return i < stream_free_before_->size() ? (*stream_free_before_)[i] : kNone;
+  });
+  return i < t_.events.size() && is_device_work(t_.events[i].category)
+             ? stream_free_before_[ordinal_[i]]
+             : kNone;
 }
 
-long TraceIndex::launch_of(size_t i) const { return i < launch_of_.size() ? launch_of_[i] : -1; }
+long TraceIndex::launch_of(size_t i) const {
+  if (i >= t_.events.size() || !is_device_work(t_.events[i].category)) return -1;
+  const uint32_t c = call_of_work_[ordinal_[i]];
+  return c == kNoOrdinal ? -1 : long(api_calls_[c]);
+}
 
 TraceIndex::Span TraceIndex::work_of(size_t launch) const {
-  if (launch + 1 >= first_work_.size()) return {work_.data(), work_.data()};
-  return {work_.data() + first_work_[launch], work_.data() + first_work_[launch + 1]};
-}
-
-std::vector<size_t> TraceIndex::launch_calls() const {
-  std::vector<size_t> out;
-  for (size_t c = 0; c + 1 < first_work_.size(); ++c)
-    if (first_work_[c + 1] > first_work_[c]) out.push_back(c);
-  return out;
+  if (launch >= t_.events.size() || !is_launch_call(t_.events[launch].category))
+    return {work_.data(), work_.data()};
+  const uint32_t c = ordinal_[launch];
+  return {work_.data() + first_work_[c], work_.data() + first_work_[c + 1]};
 }
 
 DurationStats DurationStats::of(std::vector<int64_t> v) {
@@ -202,17 +269,17 @@ DurationStats DurationStats::of(std::vector<int64_t> v) {
 
 namespace {
 
-/// The events that pass `keep(i)`, grouped by name: groups in order of each name's first event,
-/// each group's event indices in event order.
+/// The events of `among` (indices in event order) that pass `keep(i)`, grouped by name: groups
+/// in order of each name's first event, each group's event indices in event order.
 struct ByName {
   std::vector<std::string_view> names;
   std::vector<std::vector<size_t>> events;
 };
 template <typename Keep>
-ByName group_by_name(const Trace& t, Keep keep) {
+ByName group_by_name(const Trace& t, const std::vector<size_t>& among, Keep keep) {
   NameIds ids;
   ByName g;
-  for (size_t i = 0; i < t.events.size(); ++i) {
+  for (size_t i : among) {
     if (!keep(i)) continue;
     const uint32_t id = ids(t.events[i].name);
     if (id >= g.events.size()) {
@@ -269,7 +336,7 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     for (size_t i = 0; i < t.events.size(); ++i)
       if (is_torch_scope(t.events[i].category)) op_by_id.add(t.events[i].external_id, long(i));
 
-  const ByName kernels = group_by_name(t, [&](size_t i) {
+  const ByName kernels = group_by_name(t, index.device_work(), [&](size_t i) {
     const Event& e = t.events[i];
     if (e.category != Category::Kernel) return false;
     if (range.empty()) return true;
@@ -296,7 +363,7 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
 
 std::vector<ApiRow> api_report(const TraceIndex& index) {
   const Trace& t = index.trace();
-  const ByName calls = group_by_name(t, [&](size_t i) { return is_launch_call(t.events[i].category); });
+  const ByName calls = group_by_name(t, index.api_calls(), [](size_t) { return true; });
   std::vector<ApiRow> rows;
   int64_t all = 0;
   for (size_t g = 0; g < calls.names.size(); ++g) {
@@ -312,10 +379,13 @@ std::vector<ApiRow> api_report(const TraceIndex& index) {
   return rows;
 }
 
-LaunchReport launch_report(const TraceIndex& index, bool outliers) {
+LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
   const Trace& t = index.trace();
   LaunchReport r;
   std::vector<int64_t> clipped, latency, queueing;
+  const bool each = detail == LaunchDetail::Each;
+  clipped.reserve(index.launch_calls().size());
+  if (each) r.launches.reserve(index.launch_calls().size());
   for (size_t i : index.launch_calls()) {
     const auto work = index.work_of(i);
     const Event& call = t.events[i];
@@ -338,7 +408,7 @@ LaunchReport launch_report(const TraceIndex& index, bool outliers) {
     const int64_t d = std::max<int64_t>(l.delay_ns, 0);
     clipped.push_back(d);
     (l.queued ? queueing : latency).push_back(d);
-    r.launches.push_back(l);
+    if (each) r.launches.push_back(l);
   }
   auto earlier = [&](const Launch& a, const Launch& b) {
     return t.events[a.call].start_ns < t.events[b.call].start_ns;
@@ -348,9 +418,9 @@ LaunchReport launch_report(const TraceIndex& index, bool outliers) {
   r.delay = DurationStats::of(std::move(clipped));
   r.latency = DurationStats::of(std::move(latency));
   r.queueing = DurationStats::of(std::move(queueing));
-  if (!outliers) return r;
+  if (!each) return r;
 
-  const ByName kernels = group_by_name(t, [&](size_t i) { return t.events[i].category == Category::Kernel; });
+  const ByName kernels = group_by_name(t, index.device_work(), [&](size_t i) { return t.events[i].category == Category::Kernel; });
   for (const auto& idx : kernels.events) {
     if (idx.size() < 5) continue;
     const double median = DurationStats::of(durations(t, idx)).median;
@@ -370,30 +440,23 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
   r.gap_threshold_ns = gap_threshold_ns;
   const int64_t lo = index.window_start, hi = index.window_end;
 
-  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> lanes;
-  for (size_t i = 0; i < t.events.size(); ++i)
-    if (is_device_work(t.events[i].category)) lanes[{t.events[i].pid, t.events[i].tid}].push_back(i);
-
-  std::vector<std::pair<int64_t, int64_t>> all_work;
-  for (auto& entry : lanes) {
-    const auto& lane = entry.first;
-    auto& idx = entry.second;  // a plain reference: lambdas below capture it
-    auto earlier = [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; };
-    if (!std::is_sorted(idx.begin(), idx.end(), earlier)) std::sort(idx.begin(), idx.end(), earlier);
+  std::vector<std::pair<int64_t, int64_t>> all_busy;  // every stream's busy intervals
+  for (const TraceIndex::Stream& stream : index.streams()) {
+    const std::vector<size_t>& idx = stream.work;  // in start order
     StreamRow row;
-    row.device = lane.first;
-    row.stream = lane.second;
+    row.device = stream.device;
+    row.stream = stream.stream;
     row.window_ns = hi - lo;
     // Busy: the union of the work clipped to the window (overlapping work counted once).
     std::vector<std::pair<int64_t, int64_t>> iv;
+    iv.reserve(idx.size());
     for (size_t i : idx) {
       const Event& e = t.events[i];
       if (e.end_ns() <= lo || e.start_ns >= hi) continue;
       iv.push_back({std::max(e.start_ns, lo), std::min(e.end_ns(), hi)});
       ++row.work_items;
     }
-    all_work.insert(all_work.end(), iv.begin(), iv.end());
-    const auto busy = merge(iv);
+    auto busy = merge(std::move(iv));
     row.busy_ns = covered(busy, lo, hi);
     // Idle gaps, each put in one class by what ended it: the next work and its launch call.
     // The launch call of the first work that starts at `start` (idx is sorted by start, and
@@ -423,11 +486,15 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
       if (k < busy.size()) prev_end = busy[k].second;
     }
     r.streams.push_back(row);
+    if (all_busy.empty())
+      all_busy = std::move(busy);
+    else
+      all_busy.insert(all_busy.end(), busy.begin(), busy.end());
   }
-  const auto merged_all = merge(all_work);
+  const auto merged_all = merge(std::move(all_busy));  // the union of the streams' unions
   std::vector<int64_t> starts;
-  for (const auto& [lane, idx] : lanes)
-    for (size_t i : idx) starts.push_back(t.events[i].start_ns);
+  starts.reserve(index.device_work().size());
+  for (size_t i : index.device_work()) starts.push_back(t.events[i].start_ns);
   if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
   for (size_t s : index.steps) {
     const Event& step = t.events[s];
@@ -456,12 +523,18 @@ double SyncRow::idle_share(const Trace& t) const {
 std::vector<SyncRow> sync_report(const TraceIndex& index) {
   const Trace& t = index.trace();
   std::vector<size_t> calls;
-  std::vector<std::pair<int64_t, int64_t>> work;
-  for (size_t i = 0; i < t.events.size(); ++i) {
+  std::string_view last_name;  // names are interned: most calls repeat the one before
+  bool last_sync = false;
+  for (size_t i : index.api_calls()) {
     const Event& e = t.events[i];
-    if (is_synchronize(e)) calls.push_back(i);
-    if (is_device_work(e.category)) work.push_back({e.start_ns, e.end_ns()});
+    if (e.name.data() != last_name.data() || e.name.size() != last_name.size())
+      last_name = e.name, last_sync = is_synchronize(e);
+    if (last_sync) calls.push_back(i);
   }
+  if (calls.empty()) return {};
+  std::vector<std::pair<int64_t, int64_t>> work;
+  work.reserve(index.device_work().size());
+  for (size_t i : index.device_work()) work.push_back({t.events[i].start_ns, t.events[i].end_ns()});
   std::sort(calls.begin(), calls.end(),
             [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
   std::sort(work.begin(), work.end());
@@ -641,26 +714,28 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
 Summary summarize(const TraceIndex& index) {
   const Trace& t = index.trace();
   Summary m;
+  // On a GPU trace the stream report runs beside the others when the index has threads (the
+  // operator table may already be on its own).
+  const bool gpu = std::any_of(index.device_work().begin(), index.device_work().end(),
+                               [&](size_t i) { return t.events[i].category == Category::Kernel; });
+  std::future<StreamReport> streams;
+  if (gpu) streams = beside(index.threads() > 1, [&] { return stream_report(index); });
   for (size_t s : index.steps) m.step_ns.push_back(t.events[s].dur_ns);
   m.steps = DurationStats::of(m.step_ns);
-  const KeyAverages& ka = index.key_averages();
-  for (const auto& r : ka.rows)
+  if (gpu) {
+    m.kernels = kernel_report(index);    m.launches = launch_report(index, LaunchDetail::Totals);    m.syncs = sync_report(index);  }
+  const KeyAverages& ka = index.key_averages();  for (const auto& r : ka.rows)
     if (!r.device_work && !is_step_row(r.name)) m.top_ops.push_back(&r);
   std::sort(m.top_ops.begin(), m.top_ops.end(),
             [](const KeyAverage* a, const KeyAverage* b) { return a->self_cpu_ns > b->self_cpu_ns; });
   if (m.top_ops.size() > 3) m.top_ops.resize(3);
-  m.ranges = named_range_rows(index);
-  m.per = std::max<int64_t>(1, int64_t(index.steps.size()));
-  m.kernels = kernel_report(index);
-  if (m.kernels.empty()) return m;
-  m.streams = stream_report(index);
-  if (!m.streams.steps.empty()) {
+  m.ranges = named_range_rows(index);  m.per = std::max<int64_t>(1, int64_t(index.steps.size()));
+  if (!gpu) return m;
+  m.streams = streams.get();  if (!m.streams.steps.empty()) {
     std::vector<int64_t> k;
     for (const auto& s : m.streams.steps) k.push_back(s.kernels);
     m.work_items_per_step = int64_t(DurationStats::of(k).median);
   }
-  m.launches = launch_report(index, /*outliers=*/false);
-  m.syncs = sync_report(index);
   return m;
 }
 
@@ -730,7 +805,7 @@ std::string explain(const TraceIndex& index) {
        pct(idle ? double(other) / double(idle) : 0) +
        (window && busy < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));
   const LaunchReport& lr = m.launches;
-  if (!lr.launches.empty()) {
+  if (lr.delay.count > 0) {
     std::string s = "launch delay (GPU work start - launch call end), in two kinds: ";
     s += lr.latency.count
              ? "launch latency (stream idle when the call returned) median " +
@@ -743,7 +818,7 @@ std::string explain(const TraceIndex& index) {
                    " (the CPU ran ahead: the GPU is fed)"
              : "; none queued behind earlier work";
     line(s);
-    line(std::to_string(lr.shorter_than_call) + " of " + std::to_string(lr.launches.size()) +
+    line(std::to_string(lr.shorter_than_call) + " of " + std::to_string(lr.delay.count) +
          " GPU work items ran shorter than their launch call");
   }
   // Each synchronize against the GPU work it covered: a long wait is GPU-bound only if the GPU

@@ -6,7 +6,9 @@
 /// text and JSON forms are in report_format.h.
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 #include <string>
 #include <vector>
@@ -42,13 +44,21 @@ std::string device_label(const MemoryRow& row);
 const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows);
 
 /// Lookups shared by the reports: which launch call and which GPU work share a correlation id,
-/// which CPU slice has an external id, and the profiled window.
+/// which CPU slice has an external id, the GPU work of each stream, and the profiled window.
+/// Built in one pass over the events; the reports then visit only the events they are about.
 class TraceIndex {
  public:
-  explicit TraceIndex(const Trace& trace);
+  /// With `threads` above 1 the operator table is computed on another thread while the rest of
+  /// the index is built (key_averages() waits for it).
+  explicit TraceIndex(const Trace& trace, unsigned threads = 1);
+  ~TraceIndex();
+  TraceIndex(const TraceIndex&) = delete;
+  TraceIndex& operator=(const TraceIndex&) = delete;
   const Trace& trace() const { return t_; }
+  /// The threads the index was built with: reports that can split their work use as many.
+  unsigned threads() const { return threads_; }
   /// The operator table (key_averages) and the memory rows (memory_report), computed on first
-  /// use and kept: a run asks for them from several reports.
+  /// use and kept: a run asks for them from several reports. Safe to call from several threads.
   const KeyAverages& key_averages() const;
   const std::vector<MemoryRow>& memory() const;
   /// The runtime/driver call that launched GPU work `i`, or -1.
@@ -67,7 +77,18 @@ class TraceIndex {
   };
   Span work_of(size_t launch) const;
   /// Every runtime/driver call that launched GPU work, in event order.
-  std::vector<size_t> launch_calls() const;
+  const std::vector<size_t>& launch_calls() const { return launch_calls_; }
+  /// Every CUDA runtime and driver call, in event order.
+  const std::vector<size_t>& api_calls() const { return api_calls_; }
+  /// Every GPU work item (kernels, copies, sets), in event order.
+  const std::vector<size_t>& device_work() const { return device_work_; }
+  /// The GPU work of one stream, in start order (event order where two start together).
+  struct Stream {
+    int64_t device = 0, stream = 0;
+    std::vector<size_t> work;
+  };
+  /// Every stream with GPU work, by device, then stream.
+  const std::vector<Stream>& streams() const { return streams_; }
   /// The profiled window: the span of the ProfilerStep#N ranges, or of all events without them.
   int64_t window_start = 0, window_end = 0;
   /// ProfilerStep#N ranges (old traces: ProfileStep#N) in time order.
@@ -79,14 +100,25 @@ class TraceIndex {
 
  private:
   const Trace& t_;
+  unsigned threads_ = 1;
+  mutable std::once_flag key_averages_once_, memory_once_, stream_free_before_once_;
   mutable std::optional<KeyAverages> key_averages_;
   mutable std::optional<std::vector<MemoryRow>> memory_;
-  mutable std::optional<std::vector<int64_t>> stream_free_before_;
-  std::vector<long> launch_of_;
-  /// GPU work grouped by launch call, each call's in start order: work_of(c) is
-  /// work_[first_work_[c], first_work_[c + 1]).
+  std::thread table_thread_;  // the operator table, when computed beside the index
+  void build();  // everything but the operator table
+  static constexpr uint32_t kNoOrdinal = 0xffffffffu;
+  /// Each event's place among its kind: GPU work in device_work_, a runtime or driver call in
+  /// api_calls_; kNoOrdinal for the rest. The lookups below are kept by that place, not for
+  /// every event.
+  std::vector<uint32_t> ordinal_;
+  std::vector<size_t> launch_calls_, api_calls_, device_work_;
+  std::vector<uint32_t> call_of_work_;  ///< by GPU work: the ordinal of its launch call
+  std::vector<Stream> streams_;
+  /// GPU work grouped by launch call, each call's in start order: the work of call ordinal c
+  /// is work_[first_work_[c], first_work_[c + 1]).
   std::vector<size_t> work_;
   std::vector<uint32_t> first_work_;
+  mutable std::vector<int64_t> stream_free_before_;  ///< by GPU work ordinal
 };
 
 /// The named ranges' rows of the operator table (CPU ranges other than the steps: a lesson's
@@ -139,7 +171,7 @@ struct Launch {
 };
 
 struct LaunchReport {
-  std::vector<Launch> launches;  ///< in time order
+  std::vector<Launch> launches;  ///< in time order (LaunchDetail::Each)
   DurationStats delay;           ///< of the delays clipped at 0, as HTA does (both kinds mixed)
   /// Launch latency: the delays (clipped at 0) of launches onto an idle stream.
   DurationStats latency;
@@ -151,8 +183,12 @@ struct LaunchReport {
   std::vector<size_t> outliers;
 };
 
-/// With `outliers` false, the per-kernel outlier search (a sort per kernel name) is skipped.
-LaunchReport launch_report(const TraceIndex& index, bool outliers = true);
+/// How much of a launch report to compute: the totals alone (delay statistics and counts, what
+/// a summary says), or also each launch and the kernel outliers (a search per kernel name).
+enum class LaunchDetail { Totals, Each };
+
+/// With LaunchDetail::Totals, `launches` and `outliers` are left empty.
+LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail = LaunchDetail::Each);
 
 struct StreamRow {
   int64_t device = 0, stream = 0;

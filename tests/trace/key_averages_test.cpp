@@ -111,6 +111,23 @@ TEST(KeyAverages, EventOrderDoesNotMatter) {
   }
 }
 
+TEST(KeyAverages, RowsComeInOrderOfFirstAppearanceTiesByFirstEventInTheTrace) {
+  // Every group first appears at 10 us; the rows then follow each group's first event in the
+  // trace (A: event 0, the kernel: 1, B: 2), as Python's table does. Nesting visits them in
+  // another order (thread 1: A, B; then the kernel): the order must not come from there.
+  const std::vector<Event> events = {
+      cpu("A", Category::CpuOp, 50, 60, 1, 2),
+      gpu("K", Category::Kernel, 10, 12, 9, 1),
+      cpu("B", Category::CpuOp, 10, 20, 2, 1),
+      cpu("A", Category::CpuOp, 10, 30, 3, 1),
+  };
+  const KeyAverages t = key_averages(events);
+  std::vector<std::string> names;
+  for (const auto& r : t.rows) names.push_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"A", "K", "B"}));
+  EXPECT_EQ(t.find("A")->self_cpu_ns, 20 * us);  // (30 - 10 - 10) + 10
+}
+
 TEST(KeyAverages, NestedSameNameRangesAndZeroLengthEvents) {
   // thread 2: outer [0,50] > outer [10,20]; outer [0,50] > aten::empty [30,30] (zero length)
   const std::vector<Event> events = {

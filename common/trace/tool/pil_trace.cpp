@@ -124,7 +124,7 @@ json summary_json(const TraceIndex& index) {
                {"kernel_wait_share", share(tot.kernel_wait_ns, tot.idle_ns())},
                {"other_share", share(tot.other_idle_ns, tot.idle_ns())}};
   const LaunchReport& lr = m.launches;
-  g["launches"] = lr.launches.size();
+  g["launches"] = lr.delay.count;
   g["launch_latency"] = {{"count", lr.latency.count},
                          {"median_ns", int64_t(lr.latency.median)},
                          {"max_ns", lr.latency.max}};
@@ -572,7 +572,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const Trace t = parse_trace_file(path, read_options);
-    const TraceIndex index(t);
+    const TraceIndex index(t, read_options.threads);
     if (*summary) {
       if (as_json) {
         std::cout << summary_json(index).dump(2) << "\n";
