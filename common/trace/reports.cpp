@@ -69,8 +69,7 @@ int64_t covered(const std::vector<std::pair<int64_t, int64_t>>& merged, int64_t 
 
 std::vector<const KeyAverage*> named_range_rows(const TraceIndex& index) {
   std::unordered_map<std::string_view, bool> names;
-  for (const auto& e : index.trace().events)
-    if (e.category == Category::UserAnnotation && !is_step_name(e.name)) names.emplace(e.name, true);
+  for (size_t i : index.named_ranges()) names.emplace(index.trace().events[i].name, true);
   std::vector<const KeyAverage*> ranges;
   for (const auto& r : index.key_averages().rows)
     if (!r.device_work && names.count(r.name)) ranges.push_back(&r);
@@ -108,18 +107,28 @@ void TraceIndex::build() {
   // One pass: the events each lookup is about, by kind, and each one's place among its kind.
   ordinal_.reserve(n);
   uint64_t max_corr = 0;
+  std::string_view last_call;  // names are interned: most calls repeat the one before
+  bool last_sync = false;
   for (size_t i = 0; i < n; ++i) {
     const Event& e = ev[i];
     if (is_launch_call(e.category)) {
       ordinal_.push_back(uint32_t(api_calls_.size()));
       api_calls_.push_back(i);
       max_corr = std::max(max_corr, e.correlation);
+      if (e.name.data() != last_call.data() || e.name.size() != last_call.size())
+        last_call = e.name, last_sync = is_synchronize(e);
+      if (last_sync) synchronizes_.push_back(i);
     } else if (is_device_work(e.category)) {
       ordinal_.push_back(uint32_t(device_work_.size()));
       device_work_.push_back(i);
     } else {
       ordinal_.push_back(kNoOrdinal);
-      if (e.category == Category::UserAnnotation && is_step_name(e.name)) steps.push_back(i);
+      if (e.category == Category::UserAnnotation) {
+        if (is_step_name(e.name))
+          steps.push_back(i);
+        else
+          named_ranges_.push_back(i);
+      }
     }
   }
   // Join launch calls and GPU work on the correlation id (the first call with an id, if several).
@@ -522,15 +531,7 @@ double SyncRow::idle_share(const Trace& t) const {
 
 std::vector<SyncRow> sync_report(const TraceIndex& index) {
   const Trace& t = index.trace();
-  std::vector<size_t> calls;
-  std::string_view last_name;  // names are interned: most calls repeat the one before
-  bool last_sync = false;
-  for (size_t i : index.api_calls()) {
-    const Event& e = t.events[i];
-    if (e.name.data() != last_name.data() || e.name.size() != last_name.size())
-      last_name = e.name, last_sync = is_synchronize(e);
-    if (last_sync) calls.push_back(i);
-  }
+  std::vector<size_t> calls = index.synchronizes();
   if (calls.empty()) return {};
   std::vector<std::pair<int64_t, int64_t>> work;
   work.reserve(index.device_work().size());
@@ -651,6 +652,7 @@ DiffReport diff_report(const Trace& a, const Trace& b, double tolerance) {
 
 std::map<std::pair<bool, int32_t>, std::vector<size_t>> memory_events_by_device(const Trace& t) {
   std::map<std::pair<bool, int32_t>, std::vector<size_t>> by_device;
+  if (t.memory.empty()) return by_device;  // no memory events: nothing to look for
   for (size_t i = 0; i < t.events.size(); ++i)
     if (const MemoryInfo* m = t.memory_info(t.events[i])) by_device[{m->cuda, m->device}].push_back(i);
   for (auto& [key, idx] : by_device)

@@ -82,6 +82,10 @@ class TraceIndex {
   const std::vector<size_t>& api_calls() const { return api_calls_; }
   /// Every GPU work item (kernels, copies, sets), in event order.
   const std::vector<size_t>& device_work() const { return device_work_; }
+  /// Every synchronize call (is_synchronize), in event order.
+  const std::vector<size_t>& synchronizes() const { return synchronizes_; }
+  /// Every named range on the CPU (user_annotation) but the steps, in event order.
+  const std::vector<size_t>& named_ranges() const { return named_ranges_; }
   /// The GPU work of one stream, in start order (event order where two start together).
   struct Stream {
     int64_t device = 0, stream = 0;
@@ -111,7 +115,7 @@ class TraceIndex {
   /// api_calls_; kNoOrdinal for the rest. The lookups below are kept by that place, not for
   /// every event.
   std::vector<uint32_t> ordinal_;
-  std::vector<size_t> launch_calls_, api_calls_, device_work_;
+  std::vector<size_t> launch_calls_, api_calls_, device_work_, synchronizes_, named_ranges_;
   std::vector<uint32_t> call_of_work_;  ///< by GPU work: the ordinal of its launch call
   std::vector<Stream> streams_;
   /// GPU work grouped by launch call, each call's in start order: the work of call ordinal c
