@@ -330,6 +330,19 @@ TEST_F(Reports, ExplainNamesTheGpuFigures) {
             std::string::npos) << text;
 }
 
+TEST_F(Reports, AnIndexWithThreadsSaysTheSameAsOneThread) {
+  // With threads the operator table is computed beside the index and the stream report beside
+  // the other reports (ThreadSanitizer runs this in the debug-tsan preset); the answers may not
+  // change. Each index is asked on its own, so the table's thread is still at work when the
+  // first question comes.
+  for (unsigned threads : {2u, 3u, 8u}) {
+    const TraceIndex parallel(t, threads);
+    EXPECT_EQ(explain(parallel), explain(index)) << threads << " threads";
+    EXPECT_EQ(format_table(parallel.key_averages(), {}), format_table(index.key_averages(), {}));
+    const TraceIndex dropped(t, threads);  // destroyed with its table maybe still being made
+  }
+}
+
 TEST_F(Reports, SvgHasLanesArrowsAxisAndLegend) {
   SvgOptions o;
   o.title = "synthetic";
