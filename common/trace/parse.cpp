@@ -966,13 +966,18 @@ class Reader {
     return !v.get_string().get(out);
   }
 
-  static void triple(od::value& v, int32_t out[3]) {
+  /// A launch shape ("grid": [x, y, z]): its numbers are kept, anything else in it is passed
+  /// over, but an array that is not valid JSON refuses the event (reading on past it would
+  /// read the events after it from the wrong place).
+  static void triple(od::value& v, int32_t out[3], const char* what) {
     od::array a;
     if (v.get_array().get(a)) return;
     int k = 0;
     for (auto x : a) {
+      od::value element;
+      if (x.get(element)) throw BadEvent{std::string("'") + what + "' is not a valid array"};
       int64_t n = 0;
-      if (k < 3 && !x.get_int64().get(n)) out[k] = int32_t(n);
+      if (k < 3 && !element.get_int64().get(n)) out[k] = int32_t(n);
       ++k;
     }
   }
@@ -1001,9 +1006,8 @@ class Reader {
       if (is_key(kr, "ph")) {
         if (!string_of(v, ph)) throw BadEvent{"'ph' is not a string"};
       } else if (is_key(kr, "name")) {
+        // Kept (interned) only by the events that are stored, below: a flow arrow is only counted.
         if (!string_of(v, name)) throw BadEvent{"'name' is not a string"};
-        // A flow arrow is only counted: its name is not kept (when its phase came first).
-        if (!is_flow_phase(ph)) name = intern(name);
       } else if (is_key(kr, "cat")) {
         if (!string_of(v, cat)) throw BadEvent{"'cat' is not a string"};
         category = categories_(cat);
@@ -1054,10 +1058,10 @@ class Reader {
           } else if (is_key(ak, "stream")) {
             stream = whole(av, "stream");
           } else if (is_key(ak, "grid")) {
-            triple(av, kinfo.grid);
+            triple(av, kinfo.grid, "grid");
             has_kinfo = true;
           } else if (is_key(ak, "block")) {
-            triple(av, kinfo.block);
+            triple(av, kinfo.block, "block");
             has_kinfo = true;
           } else if (is_key(ak, "registers per thread")) {
             kinfo.registers = int32_t(whole(av, "registers per thread"));
@@ -1089,7 +1093,7 @@ class Reader {
     if (ph == "X") {
       if (!has_ts) throw BadEvent{"complete event without 'ts'"};
       Event e;
-      e.name = name;
+      e.name = intern(name);
       e.category = category;
       e.start_ns = ts_ns_;
       e.dur_ns = has_dur ? dur_ns_ : 0;
@@ -1110,7 +1114,7 @@ class Reader {
     } else if (ph == "i" && has_minfo && name == "[memory]") {
       if (!has_ts) throw BadEvent{"memory event without 'ts'"};
       Event e;
-      e.name = name;
+      e.name = intern(name);
       e.category = Category::Memory;
       e.start_ns = ts_ns_;
       e.pid = pid;

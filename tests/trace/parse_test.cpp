@@ -163,6 +163,9 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"ts_not_number", "[{\"ph\": \"X\", \"ts\": true, \"dur\": 1}]", "'ts'"},
         Bad{"event_not_object", "[{\"ph\": \"X\", \"ts\": 1}, 7]", "event 1"},
         Bad{"missing_ts", "[{\"ph\": \"X\", \"dur\": 1}]", "without 'ts'"},
+        Bad{"grid_not_valid_json",
+            "[{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"args\": {\"grid\": [9 ,3 1, 1]}}]",
+            "'grid' is not a valid array"},
         Bad{"garbage_after", "[{\"ph\": \"X\", \"ts\": 1}] trailing", "after the event array"}),
     [](const ::testing::TestParamInfo<Bad>& i) { return i.param.name; });
 
@@ -174,6 +177,24 @@ TEST(Parse, BrokenEventInsideTheFirstChunkIsAnErrorNotACrash) {
   ParseOptions small;
   small.chunk_bytes = 4096;
   EXPECT_THROW(parse_trace_text(text, "t.json", small), ParseError);
+}
+
+TEST(Parse, APhaseGivenTwiceCountsTheLastAndItsEventKeepsItsName) {
+  // Found by the fuzzer: an event that said "s" (a flow arrow) before its name, then "X". JSON's
+  // last key wins: it is a slice, and its name must be kept like any other (one thread and
+  // several read it alike).
+  std::string text = "[{\"ph\": \"s\", \"name\": \"twice\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2}";
+  while (text.size() < 3000) text += ",\n{\"ph\": \"X\", \"name\": \"other\", \"ts\": 3}";
+  text += "]";
+  for (unsigned threads : {1u, 3u}) {
+    ParseOptions o;
+    o.threads = threads;
+    o.chunk_bytes = 256;
+    const Trace t = parse_trace_text(text, "t.json", o);
+    ASSERT_FALSE(t.events.empty());
+    EXPECT_EQ(t.events[0].name, "twice") << threads << " threads";
+    EXPECT_EQ(t.flows.starts, 0) << threads << " threads";
+  }
 }
 
 TEST(Parse, EmptyNamesAreFine) {
