@@ -162,6 +162,25 @@ def measure(label, argv, core="0", repeat=1):
     return seconds, peak_mb, ok
 
 
+def measure_side_by_side(specs, repeat):
+    """Runs each (label, argv, core) once per round, `repeat` rounds, the tools taking turns, so
+    a machine that drifts (another tenant, the page cache) weighs on all of them alike; returns
+    {label: (median seconds, peak MB, ok)}."""
+    runs = {label: [] for label, _, _ in specs}
+    for _ in range(repeat):
+        for label, argv, core in specs:
+            runs[label].append(measure_once(argv, core))
+    out = {}
+    for label, _, _ in specs:
+        rs = sorted(runs[label], key=lambda r: r[0])
+        seconds, peak_mb, _, tail = rs[len(rs) // 2]
+        ok = all(r[2] for r in rs)
+        print("  %-20s %8.2f s  %8.0f MB  %s (median of %d, taking turns)" % (
+            label, seconds, max(r[1] for r in rs), "ok" if ok else "FAILED: " + " | ".join(tail), repeat), flush=True)
+        out[label] = (seconds, max(r[1] for r in rs), ok)
+    return out
+
+
 def measure_once(argv, core):
     cmd = ["/usr/bin/time", "-f", "PILTIME %e %M"]
     if core is not None and shutil.which("taskset"):
@@ -268,15 +287,15 @@ def main():
                 break
     print("trace: %s (%.0f MB); %d usable cores of: %s" % (trace, size_mb, n_cores, cpu), flush=True)
 
-    # Read the file once so every tool finds it in the page cache, then time the quick ones
-    # three times (median): their seconds are short enough for noise to matter.
+    # Read the file once so every tool finds it in the page cache, then time the quick ones five
+    # times each, taking turns (medians): their seconds are short enough for noise to matter,
+    # and the goal is a ratio of two of them.
     with open(trace, "rb") as f:
         while f.read(1 << 24):
             pass
-    results = {}
-    results["walk"] = measure("walk", [tool, "walk", trace], repeat=3)
-    results["walk+fields"] = measure("walk+fields", [tool, "walk", "--fields", trace], repeat=3)
-    results["pil-trace"] = measure("pil-trace", [tool, "summary", trace], core=cores(n_cores), repeat=3)
+    results = measure_side_by_side([("walk", [tool, "walk", trace], "0"),
+                                    ("walk+fields", [tool, "walk", "--fields", trace], "0"),
+                                    ("pil-trace", [tool, "summary", trace], cores(n_cores))], repeat=5)
     if not args.skip_json:
         results["json.load"] = measure("json.load", [sys.executable, "-c",
                                                      "import json,sys; json.load(open(sys.argv[1]))", trace])
