@@ -10,6 +10,7 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -413,6 +414,25 @@ int64_t StepAcross::max_wait_ns() const {
   return m;
 }
 
+namespace {
+
+/// Each step's collectives (by step number), in the profile's order: looked up per step, not
+/// searched for in every collective of the run.
+std::unordered_map<int64_t, std::vector<const Collective*>> collectives_by_step(const RankProfile& p) {
+  std::unordered_map<int64_t, std::vector<const Collective*>> by;
+  for (const Collective& c : p.collectives) by[c.step].push_back(&c);
+  return by;
+}
+
+const std::vector<const Collective*>& of_step(
+    const std::unordered_map<int64_t, std::vector<const Collective*>>& by, int64_t step) {
+  static const std::vector<const Collective*> kNone;
+  const auto it = by.find(step);
+  return it == by.end() ? kNone : it->second;
+}
+
+}  // namespace
+
 RanksReport compare_ranks(std::vector<RankProfile> ranks) {
   if (ranks.empty()) throw RanksError("no traces given; allowed: one trace file per rank, or a folder of them");
   // One run: the same world size and run id everywhere, each rank once, none missing.
@@ -476,26 +496,27 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
 
   // Per step: match the k-th collective of the step across ranks; who started last.
   const size_t n = out.ranks.size();
+  std::vector<std::unordered_map<int64_t, std::vector<const Collective*>>> by_step;
+  for (const RankProfile& p : out.ranks) by_step.push_back(collectives_by_step(p));
   for (size_t si = 0; si < numbers.size(); ++si) {
     StepAcross s;
     s.number = numbers[si];
     s.dur_ns.resize(n);
     s.wait_ns.assign(n, 0);
-    std::vector<std::vector<const Collective*>> colls(n);
+    std::vector<const std::vector<const Collective*>*> colls(n);
     size_t matched = SIZE_MAX;
     for (size_t r = 0; r < n; ++r) {
       s.dur_ns[r] = out.ranks[r].steps[si].dur_ns;
-      for (const Collective& c : out.ranks[r].collectives)
-        if (c.step == s.number) colls[r].push_back(&c);
-      matched = std::min(matched, colls[r].size());
+      colls[r] = &of_step(by_step[r], s.number);
+      matched = std::min(matched, colls[r]->size());
     }
     s.matched_collectives = int64_t(matched);
     if (matched > 0) {
       for (size_t k = 0; k < matched; ++k) {
-        int64_t last = colls[0][k]->start_ns;
-        for (size_t r = 1; r < n; ++r) last = std::max(last, colls[r][k]->start_ns);
+        int64_t last = (*colls[0])[k]->start_ns;
+        for (size_t r = 1; r < n; ++r) last = std::max(last, (*colls[r])[k]->start_ns);
         for (size_t r = 0; r < n; ++r)
-          s.wait_ns[r] += std::min(last - colls[r][k]->start_ns, colls[r][k]->dur_ns);
+          s.wait_ns[r] += std::min(last - (*colls[r])[k]->start_ns, (*colls[r])[k]->dur_ns);
       }
       s.slowest = 0;
       for (size_t r = 1; r < n; ++r)
@@ -598,13 +619,14 @@ std::string format_ranks(const RanksReport& r) {
                    "Collectives/step", "Bytes/step", "Trace"});
   for (size_t i = 0; i < r.ranks.size(); ++i) {
     const RankProfile& p = r.ranks[i];
+    const auto by_step = collectives_by_step(p);
     std::vector<int64_t> step, compute, comm, both, exposed, colls, bytes;
     for (const RankStep& s : p.steps) {
       step.push_back(s.dur_ns), compute.push_back(s.compute_ns), comm.push_back(s.comm_ns);
       both.push_back(s.overlap_ns), exposed.push_back(s.exposed_comm_ns()), colls.push_back(s.collectives);
       int64_t b = 0;
-      for (const Collective& c : p.collectives)
-        if (c.step == s.number && c.bytes > 0) b += c.bytes;
+      for (const Collective* c : of_step(by_step, s.number))
+        if (c->bytes > 0) b += c->bytes;
       bytes.push_back(b);
     }
     const int64_t m_comm = median(comm), m_both = median(both);
