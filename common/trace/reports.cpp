@@ -80,9 +80,10 @@ std::vector<const KeyAverage*> named_range_rows(const TraceIndex& index) {
 
 // --- Index -----------------------------------------------------------------------------------
 
-TraceIndex::TraceIndex(const Trace& trace, unsigned threads) : t_(trace), threads_(threads) {
+TraceIndex::TraceIndex(const Trace& trace, unsigned threads, bool table_ahead)
+    : t_(trace), threads_(threads) {
   if (t_.events.size() >= kNoOrdinal) throw std::length_error("a trace of more than 4 billion events");
-  if (threads > 1) {
+  if (threads > 1 && table_ahead) {
     try {
       table_thread_ = std::thread([this] {
         try {
@@ -725,15 +726,21 @@ Summary summarize(const TraceIndex& index) {
   for (size_t s : index.steps) m.step_ns.push_back(t.events[s].dur_ns);
   m.steps = DurationStats::of(m.step_ns);
   if (gpu) {
-    m.kernels = kernel_report(index);    m.launches = launch_report(index, LaunchDetail::Totals);    m.syncs = sync_report(index);  }
-  const KeyAverages& ka = index.key_averages();  for (const auto& r : ka.rows)
+    m.kernels = kernel_report(index);
+    m.launches = launch_report(index, LaunchDetail::Totals);
+    m.syncs = sync_report(index);
+  }
+  const KeyAverages& ka = index.key_averages();
+  for (const auto& r : ka.rows)
     if (!r.device_work && !is_step_row(r.name)) m.top_ops.push_back(&r);
   std::sort(m.top_ops.begin(), m.top_ops.end(),
             [](const KeyAverage* a, const KeyAverage* b) { return a->self_cpu_ns > b->self_cpu_ns; });
   if (m.top_ops.size() > 3) m.top_ops.resize(3);
-  m.ranges = named_range_rows(index);  m.per = std::max<int64_t>(1, int64_t(index.steps.size()));
+  m.ranges = named_range_rows(index);
+  m.per = std::max<int64_t>(1, int64_t(index.steps.size()));
   if (!gpu) return m;
-  m.streams = streams.get();  if (!m.streams.steps.empty()) {
+  m.streams = streams.get();
+  if (!m.streams.steps.empty()) {
     std::vector<int64_t> k;
     for (const auto& s : m.streams.steps) k.push_back(s.kernels);
     m.work_items_per_step = int64_t(DurationStats::of(k).median);

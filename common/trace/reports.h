@@ -48,9 +48,10 @@ const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows);
 /// Built in one pass over the events; the reports then visit only the events they are about.
 class TraceIndex {
  public:
-  /// With `threads` above 1 the operator table is computed on another thread while the rest of
-  /// the index is built (key_averages() waits for it).
-  explicit TraceIndex(const Trace& trace, unsigned threads = 1);
+  /// `threads`: how many the summary's reports may use at once (summarize). With more than one
+  /// and `table_ahead`, the operator table is also started at once on a thread of its own, beside
+  /// the rest of the index (key_averages() waits for it): for callers that will ask for it.
+  explicit TraceIndex(const Trace& trace, unsigned threads = 1, bool table_ahead = false);
   ~TraceIndex();
   TraceIndex(const TraceIndex&) = delete;
   TraceIndex& operator=(const TraceIndex&) = delete;

@@ -58,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string said = explain(index);
     // The same answers from an index that computes its operator table and stream report on
     // threads of their own.
-    if (explain(TraceIndex(t, 3)) != said) std::abort();  // a finding: the threads changed it
+    if (explain(TraceIndex(t, 3, /*table_ahead=*/true)) != said) std::abort();  // a finding: the threads changed it
     SvgOptions o;
     o.width = 600;
     render_svg(index, o);

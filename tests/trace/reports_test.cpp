@@ -336,10 +336,10 @@ TEST_F(Reports, AnIndexWithThreadsSaysTheSameAsOneThread) {
   // change. Each index is asked on its own, so the table's thread is still at work when the
   // first question comes.
   for (unsigned threads : {2u, 3u, 8u}) {
-    const TraceIndex parallel(t, threads);
+    const TraceIndex parallel(t, threads, /*table_ahead=*/true);
     EXPECT_EQ(explain(parallel), explain(index)) << threads << " threads";
     EXPECT_EQ(format_table(parallel.key_averages(), {}), format_table(index.key_averages(), {}));
-    const TraceIndex dropped(t, threads);  // destroyed with its table maybe still being made
+    const TraceIndex dropped(t, threads, true);  // destroyed with its table maybe still being made
   }
 }
 

@@ -572,7 +572,8 @@ int main(int argc, char** argv) {
       return 2;
     }
     const Trace t = parse_trace_file(path, read_options);
-    const TraceIndex index(t, read_options.threads);
+    // The summary and the predictions ask for the operator table: it starts beside the index.
+    const TraceIndex index(t, read_options.threads, /*table_ahead=*/*summary || *expect);
     if (*summary) {
       if (as_json) {
         std::cout << summary_json(index).dump(2) << "\n";
