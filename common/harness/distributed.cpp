@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace pil::dist {
@@ -172,23 +174,45 @@ int launch_ranks(int ranks, const std::vector<std::string>& args, std::chrono::s
 
   std::vector<Child> children(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
+    // Everything the rank needs is made before the fork: LibTorch's threads may hold the
+    // allocator's lock at that moment, and the child may only call what is safe after a fork of a
+    // threaded process (no malloc) until it execs.
+    const std::vector<std::string> rank_env = {
+        "RANK=" + std::to_string(r),           "LOCAL_RANK=" + std::to_string(r),
+        "WORLD_SIZE=" + std::to_string(ranks), "LOCAL_WORLD_SIZE=" + std::to_string(ranks),
+        "MASTER_ADDR=" + addr,                 "MASTER_PORT=" + std::to_string(port)};
+    std::vector<std::string> env_s(rank_env);
+    for (char** e = environ; *e; ++e) {  // the launcher's own, less what the rank's replace
+      const std::string_view kv(*e);
+      const std::string_view name_eq = kv.substr(0, kv.find('=') + 1);  // "NAME="
+      const bool replaced = std::any_of(rank_env.begin(), rank_env.end(), [&](const std::string& mine) {
+        return std::string_view(mine).substr(0, name_eq.size()) == name_eq;
+      });
+      if (!replaced) env_s.emplace_back(kv);
+    }
+    std::vector<char*> envp;
+    for (auto& e : env_s) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const std::string exec_failed = "launcher: cannot start rank " + std::to_string(r) + " (errno ";
+    // Close-on-exec: a rank started later does not inherit the pipes of the ranks before it.
     int out[2], err[2];
-    if (::pipe(out) != 0 || ::pipe(err) != 0) throw SetupError(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0)
+      throw SetupError(std::string("pipe: ") + std::strerror(errno));
     const pid_t pid = ::fork();
     if (pid < 0) throw SetupError(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a launcher killed (ctest timeout) takes its ranks along
-      ::dup2(out[1], 1);
+      ::dup2(out[1], 1);  // the copies on 1 and 2 stay open across exec
       ::dup2(err[1], 2);
-      ::close(out[0]), ::close(out[1]), ::close(err[0]), ::close(err[1]);
-      ::setenv("RANK", std::to_string(r).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(ranks).c_str(), 1);
-      ::setenv("LOCAL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
-      ::setenv("MASTER_ADDR", addr.c_str(), 1);
-      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      ::execv(argv[0], argv.data());
-      std::fprintf(stderr, "launcher: cannot start rank %d: %s\n", r, std::strerror(errno));
+      ::execve(argv[0], argv.data(), envp.data());
+      // Only async-signal-safe calls here: the errno as digits, no strerror.
+      char digits[16];
+      int n = 0;
+      for (int code = errno; n == 0 || code > 0; code /= 10) digits[n++] = char('0' + code % 10);
+      ssize_t ignored = ::write(2, exec_failed.data(), exec_failed.size());
+      while (n > 0) ignored = ::write(2, &digits[--n], 1);
+      ignored = ::write(2, ")\n", 2);
+      (void)ignored;
       ::_exit(127);
     }
     ::close(out[1]);
