@@ -172,9 +172,11 @@ def measure_side_by_side(specs, repeat):
             runs[label].append(measure_once(argv, core))
     out = {}
     for label, _, _ in specs:
-        rs = sorted(runs[label], key=lambda r: r[0])
+        rs = sorted(runs[label], key=lambda r: (r[0] != r[0], r[0]))  # a run without a time last
         seconds, peak_mb, _, tail = rs[len(rs) // 2]
         ok = all(r[2] for r in rs)
+        if not ok:
+            tail = next(r[3] for r in rs if not r[2])  # what a failed run said
         print("  %-20s %8.2f s  %8.0f MB  %s (median of %d, taking turns)" % (
             label, seconds, max(r[1] for r in rs), "ok" if ok else "FAILED: " + " | ".join(tail), repeat), flush=True)
         out[label] = (seconds, max(r[1] for r in rs), ok)

@@ -9,7 +9,6 @@
 #include <limits>
 #include <stdexcept>
 #include <map>
-#include <memory>
 #include <numeric>
 
 namespace pil::trace {
@@ -166,9 +165,12 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       rows.back().device_work = on_device;
       first_seen.push_back({e.start_ns, i});
     }
-    first_seen[*slot].first = std::min(first_seen[*slot].first, e.start_ns);
-    first_seen[*slot].second = std::min(first_seen[*slot].second, i);
     KeyAverage& r = rows[*slot];
+    first_seen[*slot].first = std::min(first_seen[*slot].first, e.start_ns);
+    if (i < first_seen[*slot].second) {  // GPU work or not, as the row's first event in the trace
+      first_seen[*slot].second = i;
+      r.device_work = on_device;
+    }
     r.calls += 1;
     return r;
   };

@@ -10,12 +10,12 @@
 #include <exception>
 #include <filesystem>
 #include <map>
-#include <unordered_map>
 #include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "trace/reports.h"
 #include "trace/svg.h"

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <system_error>
 #include <unordered_map>
 
 namespace pil::trace {
@@ -201,13 +202,11 @@ TraceIndex::~TraceIndex() {
 }
 
 const KeyAverages& TraceIndex::key_averages() const {
-  std::call_once(key_averages_once_, [&] { key_averages_ = trace::key_averages(t_); });
-  return *key_averages_;
+  return key_averages_.get([&] { return trace::key_averages(t_); });
 }
 
 const std::vector<MemoryRow>& TraceIndex::memory() const {
-  std::call_once(memory_once_, [&] { memory_ = memory_report(*this); });
-  return *memory_;
+  return memory_.get([&] { return memory_report(*this); });
 }
 
 std::string device_label(const MemoryRow& row) {
@@ -223,20 +222,20 @@ const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows) {
 
 int64_t TraceIndex::stream_free_before(size_t i) const {
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
-  std::call_once(stream_free_before_once_, [&] {
+  const std::vector<int64_t>& free_before = stream_free_before_.get([&] {
     const auto& ev = t_.events;
-    stream_free_before_.assign(device_work_.size(), kNone);
+    std::vector<int64_t> free(device_work_.size(), kNone);
     for (const Stream& s : streams_) {
       int64_t busy_until = kNone;  // the latest end of the work before, in start order
       for (size_t k : s.work) {
-        stream_free_before_[ordinal_[k]] = busy_until;
+        free[ordinal_[k]] = busy_until;
         busy_until = std::max(busy_until, ev[k].end_ns());
       }
     }
+    return free;
   });
-  return i < t_.events.size() && is_device_work(t_.events[i].category)
-             ? stream_free_before_[ordinal_[i]]
-             : kNone;
+  return i < t_.events.size() && is_device_work(t_.events[i].category) ? free_before[ordinal_[i]]
+                                                                         : kNone;
 }
 
 long TraceIndex::launch_of(size_t i) const {

@@ -4,6 +4,7 @@
 /// API calls, launch delays, GPU busy and idle time per stream, the chain from a named range
 /// down to its GPU work, and the difference between two runs. Each report is plain data; the
 /// text and JSON forms are in report_format.h.
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -43,9 +44,33 @@ std::string device_label(const MemoryRow& row);
 /// null when there are no rows.
 const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows);
 
+/// A value made on first use, once, by whichever thread asks first while the others wait; if
+/// making it throws, the next caller tries again. (std::call_once is not used: its retry after an
+/// exception hangs on some platforms, libstdc++ bug 66146.)
+template <typename T>
+class Lazy {
+ public:
+  template <typename Make>
+  const T& get(Make make) const {
+    if (!ready_.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!ready_.load(std::memory_order_relaxed)) {
+        value_.emplace(make());
+        ready_.store(true, std::memory_order_release);
+      }
+    }
+    return *value_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::atomic<bool> ready_{false};
+  mutable std::optional<T> value_;
+};
+
 /// Lookups shared by the reports: which launch call and which GPU work share a correlation id,
-/// which CPU slice has an external id, the GPU work of each stream, and the profiled window.
-/// Built in one pass over the events; the reports then visit only the events they are about.
+/// the GPU work of each stream, the steps, and the profiled window. One pass over the events
+/// sorts them by kind; the lookups and the reports then visit only the events they are about.
 class TraceIndex {
  public:
   /// `threads`: how many the summary's reports may use at once (summarize). With more than one
@@ -106,9 +131,9 @@ class TraceIndex {
  private:
   const Trace& t_;
   unsigned threads_ = 1;
-  mutable std::once_flag key_averages_once_, memory_once_, stream_free_before_once_;
-  mutable std::optional<KeyAverages> key_averages_;
-  mutable std::optional<std::vector<MemoryRow>> memory_;
+  Lazy<KeyAverages> key_averages_;
+  Lazy<std::vector<MemoryRow>> memory_;
+  Lazy<std::vector<int64_t>> stream_free_before_;  ///< by GPU work ordinal
   std::thread table_thread_;  // the operator table, when computed beside the index
   void build();  // everything but the operator table
   static constexpr uint32_t kNoOrdinal = 0xffffffffu;
@@ -123,7 +148,6 @@ class TraceIndex {
   /// is work_[first_work_[c], first_work_[c + 1]).
   std::vector<size_t> work_;
   std::vector<uint32_t> first_work_;
-  mutable std::vector<int64_t> stream_free_before_;  ///< by GPU work ordinal
 };
 
 /// The named ranges' rows of the operator table (CPU ranges other than the steps: a lesson's

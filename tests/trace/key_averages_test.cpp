@@ -128,6 +128,21 @@ TEST(KeyAverages, RowsComeInOrderOfFirstAppearanceTiesByFirstEventInTheTrace) {
   EXPECT_EQ(t.find("A")->self_cpu_ns, 20 * us);  // (30 - 10 - 10) + 10
 }
 
+TEST(KeyAverages, ARowSharedByAKernelAndAnOperatorIsWhatItsFirstEventIs) {
+  // One name, a kernel first in the trace, then an operator: one row, GPU work, as when the rows
+  // were made in trace order (its totals count under the device, not the CPU).
+  const std::vector<Event> events = {
+      gpu("aten::add", Category::Kernel, 0, 5, 9, 999),
+      cpu("aten::add", Category::CpuOp, 10, 20, 1),
+  };
+  const KeyAverages t = key_averages(events);
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_TRUE(t.rows[0].device_work);
+  EXPECT_EQ(t.rows[0].calls, 2);
+  EXPECT_EQ(t.self_device_total_ns, 5 * us);
+  EXPECT_EQ(t.self_cpu_total_ns, 0);
+}
+
 TEST(KeyAverages, NestedSameNameRangesAndZeroLengthEvents) {
   // thread 2: outer [0,50] > outer [10,20]; outer [0,50] > aten::empty [30,30] (zero length)
   const std::vector<Event> events = {
