@@ -1353,7 +1353,7 @@ class ParallelRead {
       array_open_ = head.read_head_only();
       bare_array_ = head.bare_array();
     }
-    const size_t chunk = std::max<size_t>(options_.chunk_bytes, 4096);
+    const size_t chunk = std::max<size_t>(options_.chunk_bytes, 16);
     cuts_ = find_cuts(data_, array_open_ + 1, size_, chunk);
     if (cuts_.empty()) return false;
     for (const Cut& c : cuts_) {

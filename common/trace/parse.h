@@ -26,7 +26,10 @@ struct ParseError : std::runtime_error {
 };
 
 struct ParseOptions {
-  size_t chunk_bytes = size_t(4) << 20;  ///< bytes read per chunk (grows for huge events)
+  /// Bytes read per chunk (grows for huge events). The parallel read cuts the file this far
+  /// apart, down to 16 bytes (tests cut small traces everywhere); one thread's buffer holds at
+  /// least 4 KB.
+  size_t chunk_bytes = size_t(4) << 20;
   /// Threads reading the event array. Above 1, a plain file is memory-mapped, cut into chunks
   /// of about chunk_bytes at event boundaries and read on that many threads; the trace comes
   /// out exactly as one thread reads it (same events in the same order, same names, same
