@@ -152,20 +152,13 @@ def cores(n):
 
 def measure(label, argv, core="0", repeat=1):
     """Runs argv on the cores `core` `repeat` times; returns (median seconds, peak MB, ok)."""
-    runs = [measure_once(argv, core) for _ in range(repeat)]
-    runs.sort(key=lambda r: r[0])
-    seconds, peak_mb, ok, tail = runs[len(runs) // 2]
-    ok = all(r[2] for r in runs)
-    extra = " (median of %d)" % repeat if repeat > 1 else ""
-    print("  %-20s %8.2f s  %8.0f MB  %s%s" % (label, seconds, peak_mb, "ok" if ok else "FAILED: " + " | ".join(tail), extra),
-          flush=True)
-    return seconds, peak_mb, ok
+    return measure_side_by_side([(label, argv, core)], repeat)[label]
 
 
 def measure_side_by_side(specs, repeat):
     """Runs each (label, argv, core) once per round, `repeat` rounds, the tools taking turns, so
     a machine that drifts (another tenant, the page cache) weighs on all of them alike; returns
-    {label: (median seconds, peak MB, ok)}."""
+    {label: (median seconds, largest peak MB, ok)}."""
     runs = {label: [] for label, _, _ in specs}
     for _ in range(repeat):
         for label, argv, core in specs:
@@ -173,13 +166,17 @@ def measure_side_by_side(specs, repeat):
     out = {}
     for label, _, _ in specs:
         rs = sorted(runs[label], key=lambda r: (r[0] != r[0], r[0]))  # a run without a time last
-        seconds, peak_mb, _, tail = rs[len(rs) // 2]
+        seconds, _, _, tail = rs[len(rs) // 2]
+        peak_mb = max(r[1] for r in rs)
         ok = all(r[2] for r in rs)
         if not ok:
             tail = next(r[3] for r in rs if not r[2])  # what a failed run said
-        print("  %-20s %8.2f s  %8.0f MB  %s (median of %d, taking turns)" % (
-            label, seconds, max(r[1] for r in rs), "ok" if ok else "FAILED: " + " | ".join(tail), repeat), flush=True)
-        out[label] = (seconds, max(r[1] for r in rs), ok)
+        extra = ""
+        if repeat > 1:
+            extra = " (median of %d%s)" % (repeat, ", taking turns" if len(specs) > 1 else "")
+        print("  %-20s %8.2f s  %8.0f MB  %s%s" % (
+            label, seconds, peak_mb, "ok" if ok else "FAILED: " + " | ".join(tail), extra), flush=True)
+        out[label] = (seconds, peak_mb, ok)
     return out
 
 
@@ -252,6 +249,9 @@ def main():
                     help="also time the full analysis of a generated trace of this many GB")
     ap.add_argument("--ranks", action="store_true", help="measure pil-trace ranks on two rank traces instead")
     args = ap.parse_args()
+    if args.size_mb < 64:
+        ap.error("--size-mb %d: at least 64 (allowed: 64 and up; a smaller trace is read in less "
+                 "time than /usr/bin/time measures, 10 ms)" % args.size_mb)
     if args.ranks:
         return bench_ranks(args)
     n_cores = usable_cores()
