@@ -97,8 +97,9 @@ int64_t hidden(const pil::Problem& p) { return p.options.flag("--hidden"); }
 pil::Tensors make_inputs(const pil::Problem& p) {
   g_state->mlp = GeGLU(model(p), hidden(p));
   g_state->mlp->to(p.device, p.dtype);
+  // eps as the dtype holds it: LibTorch's default 1e-8 is 0 in fp16 (pil::adamw_eps says why).
   g_state->optimizer = std::make_unique<torch::optim::AdamW>(
-      g_state->mlp->parameters(), torch::optim::AdamWOptions(1e-4));
+      g_state->mlp->parameters(), torch::optim::AdamWOptions(1e-4).eps(pil::adamw_eps(p.dtype)));
   g_state->gate = g_state->up = g_state->copy_src = g_state->copy_dst = torch::Tensor();
   const auto draw = torch::TensorOptions().dtype(torch::kFloat).device(p.device);
   const std::vector<int64_t> shape{p.options.size, seq(p), model(p)};

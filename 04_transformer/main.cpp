@@ -236,8 +236,9 @@ pil::Tensors make_inputs(const pil::Problem& p) {
   g_state->block = Block(model(p), heads(p));
   g_state->block->aten_linear = p.options.flag("--linear") == 1;
   g_state->block->to(p.device, p.dtype);
+  // eps as the dtype holds it: LibTorch's default 1e-8 is 0 in fp16 (pil::adamw_eps says why).
   g_state->optimizer = std::make_unique<torch::optim::AdamW>(
-      g_state->block->parameters(), torch::optim::AdamWOptions(1e-4));
+      g_state->block->parameters(), torch::optim::AdamWOptions(1e-4).eps(pil::adamw_eps(p.dtype)));
   const auto draw = torch::TensorOptions().dtype(torch::kFloat).device(p.device);
   const std::vector<int64_t> shape{p.options.size, seq(p), model(p)};
   return {torch::randn(shape, draw).to(p.dtype), torch::randn(shape, draw).to(p.dtype)};

@@ -90,6 +90,23 @@ if(PIL_LESSONS_CUDA AND NOT PIL_TORCH_HAS_CUDA)
 endif()
 get_filename_component(PIL_TORCH_PREFIX "${Torch_DIR}/../../.." ABSOLUTE)
 
+# Which CUDA libraries the executables load. Linking the toolkit's cuBLAS puts the toolkit's lib
+# folder in their RUNPATH ahead of LibTorch's, so LibTorch from the wheel would run on the
+# toolkit's cuBLAS (13.0 here) instead of its own (13.1, in the wheel's nvidia/cu13/lib): the
+# first library of a name loaded is the one every other library gets. When LibTorch is the
+# wheel's, its CUDA libraries' folder comes first; otherwise the order stays as CMake makes it.
+set(PIL_CUDA_RUNTIME_LIBS "")
+if(PIL_TORCH_HAS_CUDA)
+  file(GLOB _pil_wheel_cuda_libs LIST_DIRECTORIES true "${PIL_TORCH_PREFIX}/../nvidia/cu[0-9]*/lib")
+  foreach(_dir IN LISTS _pil_wheel_cuda_libs)
+    get_filename_component(PIL_CUDA_RUNTIME_LIBS "${_dir}" ABSOLUTE)
+    break()
+  endforeach()
+  if(PIL_CUDA_RUNTIME_LIBS)
+    list(PREPEND CMAKE_BUILD_RPATH "${PIL_CUDA_RUNTIME_LIBS}")
+  endif()
+endif()
+
 # --- A Python torch for AOTInductor (the lessons' `compiled` variants) ----------------------
 # The packages are compiled by the Python torch of LibTorch's own version: the set-up's cache is
 # a full Python torch (its folder goes on PYTHONPATH), else the user's python3 with torch
@@ -188,6 +205,14 @@ function(pil_print_summary)
                        "architectures ${CMAKE_CUDA_ARCHITECTURES}\n")
   else()
     string(APPEND _out "  CUDA toolkit      not found (or PIL_WITH_CUDA=OFF): CPU paths only\n")
+  endif()
+  if(PIL_HAVE_CUDA AND PIL_BUILD_LESSONS)
+    if(PIL_CUDA_RUNTIME_LIBS)
+      string(APPEND _out "  CUDA at run time  LibTorch's own (its wheel's ${PIL_CUDA_RUNTIME_LIBS}: cuBLAS, "
+                         "cuBLASLt, CUPTI), ahead of the toolkit's, in the executables' RUNPATH\n")
+    else()
+      string(APPEND _out "  CUDA at run time  the toolkit's libraries (this LibTorch brings none of its own)\n")
+    endif()
   endif()
   if(PIL_HAVE_CUDA)
     _pil_row("cuBLAS            " PIL_HAVE_cublas)

@@ -1,5 +1,5 @@
 # pil_add_lesson(<name> [DISTRIBUTED] [SOURCES files...] [CUDA_SOURCES files...] [CPU_TEST_ARGS flags...]
-#                [COMPILED_FLAGS "flag=value ..."...])
+#                [GPU_LARGE_ARGS flags...] [COMPILED_FLAGS "flag=value ..."...])
 #   SOURCES default: main.cpp; CPU_TEST_ARGS: flags for the <name>.cpu test (a smaller shape
 #   where the lesson's default takes minutes on a CPU); DISTRIBUTED: a data-parallel lesson
 #   (one process per rank): no Google Benchmark suite, its tests start two ranks
@@ -8,7 +8,8 @@
 #   target     = folder name (01_matmul_add), executable in <build>/bin/
 #   links      = the harness in common/ (and CUDA sources only when a toolkit was found)
 #   ctest      = <name>.cpu  every variant on the CPU, for real
-#                <name>.gpu  every variant on CUDA; label gpu; exits 77 (skipped) without a GPU
+#                <name>.gpu  every variant on CUDA; labels gpu, gpu_trace; exits 77 (skipped)
+#                            without a GPU; <name>.gpu_large the same with GPU_LARGE_ARGS
 #                <name>.*    the lesson's end-to-end checks, tests/lessons/<name>_test.cpp
 #                <name>.gpu_checks  its suites named *Gpu, on CUDA; label gpu; 77 without a GPU
 #                <name>.bench_smoke  the benchmark binary on the smallest CPU case
@@ -18,7 +19,8 @@
 #                fix the weights' shapes), redone when compiled.py or the compile script changes;
 #                a failed compile writes its reason (.status) and the build goes on
 function(pil_add_lesson name)
-  cmake_parse_arguments(ARG "DISTRIBUTED" "" "SOURCES;CUDA_SOURCES;CPU_TEST_ARGS;COMPILED_FLAGS" ${ARGN})
+  cmake_parse_arguments(ARG "DISTRIBUTED" "" "SOURCES;CUDA_SOURCES;CPU_TEST_ARGS;GPU_LARGE_ARGS;COMPILED_FLAGS"
+                        ${ARGN})
   if(NOT ARG_SOURCES)
     set(ARG_SOURCES main.cpp)
   endif()
@@ -48,6 +50,15 @@ function(pil_add_lesson name)
     add_test(NAME ${name}.bench_smoke
              COMMAND ${name}_bench --benchmark_filter=/cpu/fp32/ --benchmark_min_time=0.01)
     set_tests_properties(${name}.bench_smoke PROPERTIES LABELS "lesson;bench")
+    # A case is decided when it runs: one the build has no package for reports itself skipped,
+    # with the reason, and is no failure.
+    if(EXISTS ${PROJECT_SOURCE_DIR}/${name}/compiled.py)
+      add_test(NAME ${name}.bench_skip
+               COMMAND ${name}_bench --benchmark_filter=^compiled/cpu/bf16/ --benchmark_min_time=0.01)
+      set_tests_properties(${name}.bench_skip PROPERTIES LABELS "lesson;bench"
+        PASS_REGULAR_EXPRESSION "skipped: unavailable here: [^\n]*AOTInductor"
+        FAIL_REGULAR_EXPRESSION "benchmark\\(s\\) failed|no benchmark matched")
+    endif()
   endif()
 
   set(_out ${PROJECT_BINARY_DIR}/test-output/${name})
@@ -57,9 +68,16 @@ function(pil_add_lesson name)
   if(ARG_DISTRIBUTED)  # ranks talk over loopback ports: bounded, and not beside each other
     set_tests_properties(${name}.cpu PROPERTIES TIMEOUT 120 RESOURCE_LOCK ${name})
   endif()
+  # The GPU trace runs (label gpu_trace: scripts/gpu-check.sh runs them first and keeps their
+  # traces), at the lesson's defaults and, with GPU_LARGE_ARGS, once more at a large shape.
   add_test(NAME ${name}.gpu
            COMMAND ${name} --device cuda --variant all --out ${_out}/gpu)
-  set_tests_properties(${name}.gpu PROPERTIES LABELS "lesson;gpu" SKIP_RETURN_CODE 77)
+  set_tests_properties(${name}.gpu PROPERTIES LABELS "lesson;gpu;gpu_trace" SKIP_RETURN_CODE 77)
+  if(ARG_GPU_LARGE_ARGS)
+    add_test(NAME ${name}.gpu_large
+             COMMAND ${name} --device cuda --variant all ${ARG_GPU_LARGE_ARGS} --out ${_out}/gpu_large)
+    set_tests_properties(${name}.gpu_large PROPERTIES LABELS "lesson;gpu;gpu_trace" SKIP_RETURN_CODE 77)
+  endif()
 
   set(_checks ${PROJECT_SOURCE_DIR}/tests/lessons/${name}_test.cpp)
   if(EXISTS ${_checks} AND TARGET pil_test_support)

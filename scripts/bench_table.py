@@ -4,6 +4,7 @@ measured in the same run, and the lesson's goals checked.
 
   build/bin/01_matmul_add_bench --benchmark_out=bench.json --benchmark_out_format=json
   scripts/bench_table.py bench.json
+  scripts/bench_table.py --goal-filter 01_matmul_add     # the rows its goals need (a filter)
 
 Exit code: 0 when every goal checkable in the run is met, 1 when one is missed.
 
@@ -23,6 +24,15 @@ the rows:
 import json
 import sys
 from collections import defaultdict
+
+# The rows each lesson's goals are checked on (a --benchmark_filter), for a GPU check that runs
+# only those: scripts/gpu-check.sh asks `bench_table.py --goal-filter LESSON`. A lesson without
+# goals has none.
+GOAL_ROWS = {
+    "01_matmul_add": "/cuda/bf16/(64|8192)(/|$)",
+    "03_mlp": "^(kernel_.*|ceiling_copy)/cuda/",
+    "04_transformer": "^(attention_.*|training|ceiling_gemm)/cuda/bf16/",
+}
 
 
 def load(path):
@@ -47,8 +57,12 @@ def load(path):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: bench_table.py BENCH.json")
+    if len(sys.argv) == 3 and sys.argv[1] == "--goal-filter":
+        print(GOAL_ROWS.get(sys.argv[2], ""))
+        return 0
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
+        print("usage: bench_table.py BENCH.json | --goal-filter LESSON", file=sys.stderr)
+        return 2
     context, rows = load(sys.argv[1])
     print("host: %s, %s CPUs; date %s" % (context.get("host_name", "?"), context.get("num_cpus", "?"),
                                          context.get("date", "?")))

@@ -92,9 +92,11 @@ def main():
                     sys.exit(f"first_step_gap.py: {' '.join(cmd)}: skipped (no usable GPU):\n{p.stdout[-500:]}")
                 if p.returncode != 0:
                     sys.exit(f"first_step_gap.py: {' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
-                device = "cuda:0" if a.device == "cuda" else "cpu"
-                stem = os.path.join(out, f"eager_{device}_{a.dtype}_n{a.size}")
-                trace, summary = stem + ".pt.trace.json", stem + ".summary.json"
+                # The files the run says it wrote ("trace: PATH", "summary: PATH"), not a guess at
+                # their names.
+                said = dict(line.split(": ", 1) for line in p.stdout.splitlines()
+                            if line.startswith(("trace: ", "summary: ")))
+                trace, summary = said["trace"], said["summary"]
                 first.append(gap_us(tool, trace, 0))
                 later.append(statistics.median([gap_us(tool, trace, k) for k in (1, 2)]))
                 s_first.append(step_us(summary, 0))

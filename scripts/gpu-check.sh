@@ -1,144 +1,221 @@
 #!/usr/bin/env bash
 # The project's own GPU check, for a session lent the GPU machine (../shared/device/README.md).
-# A session has 15 minutes of device time in all and at most 10 minutes a call, so the check
-# comes in two parts, one device call each:
+# A session has 15 minutes of device time in all, the machine's start (1-2 minutes) included,
+# and at most 10 minutes a call, so the check comes in three parts, one device call each, each
+# against a budget it prints at every phase; a phase that runs out of time is stopped and what
+# was done still comes back:
 #
-#   part 1 (tests):  configure for the GPU's own architecture (native), build only what the GPU
-#                    runs (the lessons, their checks, pil-trace: no docs, no benchmarks), run the
-#                    gpu-labelled checks, and every lesson's variants at their default shapes in
-#                    bf16, keeping small traces;                              budget: 480 s
-#   part 2 (bench):  build the benchmarks and run the rows that carry the lessons' goals with
-#                    short min-times (lesson 02 has no goal and is left out); budget: 300 s
+#   part 1 (tests, 360 s): configure for the GPU's own architecture (nvidia-smi's compute_cap:
+#       9.0 -> 90) with the compiled variants off, build the lessons and pil-trace, run every
+#       lesson's trace runs (ctest label gpu_trace) and archive their traces under $OUT at
+#       once, then build the lessons' checks and run the other gpu-labelled tests (-j4);
+#   part 2 (bench, 240 s): build the benchmarks and run the rows that carry the lessons' goals
+#       (scripts/bench_table.py --goal-filter names them) with short min-times;
+#   part 3 (aoti, only if time is left): turn the compiled variants on, and run each lesson's
+#       `compiled` variant on the GPU in bf16, which compiles its AOTInductor CUDA package
+#       (one package per dtype used; TORCHINDUCTOR_COMPILE_THREADS set) and records its trace.
 #
 # Here, once:   bash ../shared/device/prepare.sh nlohmann-json3-dev zlib1g-dev
-# Then the device tool's run, carry [".device"], timeout_s 540:
-#               bash scripts/gpu-check.sh tests
-# and, while the machine is warm (its build folder is kept), timeout_s 360:
-#               bash scripts/gpu-check.sh bench
+# Then the device tool's run, carry [".device"], timeout_s 420, 300, 300:
+#               bash scripts/gpu-check.sh tests     (then bench, then aoti; the build folder
+#                                                    is kept while the machine is warm)
+# Anywhere:     scripts/gpu-check.sh --dry-run tests   prints what it would run (it asks
+#               nvidia-smi and the build's target list, and runs nothing else); the project's
+#               CPU tests check that plan against a fake nvidia-smi (tests/scripts).
 #
-# The time budget, measured on this project's 2-core machine (2026-11-30, ccache off, nice'd
-# under other builds, so CPU time is the figure that holds): a clean build of what part 1
-# needs (50 steps, the CUDA kernels included) took 614 CPU-seconds (user 581 s + sys 33 s);
-# part 2's three benchmark binaries 244 CPU-seconds more. On the GPU machine's 16 cores that is
-# about 40 s of compiling spread ideally; the heaviest single step (a lesson's main.cpp with
-# LibTorch's headers, about a minute) bounds it from below: expect 1.5-2 minutes for part 1's
-# build and under a minute for part 2's. The script prints each phase's time and the budget
-# left, so the first GPU run replaces these estimates with measurements.
-#
-# Leaves in $OUT (at most 8 files come back): gpu-check.log, ctest.txt, traces.tar.gz (part 1);
-# bench.tar.gz and bench-table.txt (part 2). A failed build, check, lesson or benchmark, or a
-# missed benchmark goal, makes the exit status 1.
+# The lessons are the project's lesson folders (NN_name/ with a CMakeLists.txt); every target
+# built is one the configure made (`cmake --build build-gpu --target help`), not a fixed list.
+# Leaves in $OUT (at most 8 files come back): gpu-check.log, traces.tar.gz and ctest.txt
+# (part 1), bench.tar.gz and bench-table.txt (part 2), aoti.tar.gz (part 3). A failed build,
+# check, lesson or benchmark, a missed goal or a phase out of time makes the exit status 1.
 set -uo pipefail
-part=${1:-tests}
+
+dry=0
+if [[ ${1:-} == --dry-run ]]; then
+  dry=1
+  shift
+fi
+part=${1:-}
 case $part in
-  tests) budget=480 ;;
-  bench) budget=300 ;;
-  *) echo "usage: scripts/gpu-check.sh tests|bench (part 1: build and checks; part 2: benchmarks)" >&2; exit 2 ;;
+  tests) budget=360 ;;
+  bench) budget=240 ;;
+  aoti) budget=${PIL_AOTI_BUDGET:-240} ;;
+  *) echo "usage: scripts/gpu-check.sh [--dry-run] tests|bench|aoti (part 1: build, traces and checks;" \
+          "part 2: benchmarks; part 3: the AOTInductor CUDA packages)" >&2
+     exit 2 ;;
 esac
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+build=${PIL_GPU_BUILD_DIR:-build-gpu}
 out=${OUT:-$root/gpu-out}
 mkdir -p "$out"
-exec > >(tee -a "$out/gpu-check.log") 2>&1
+if ((!dry)); then exec > >(tee -a "$out/gpu-check.log") 2>&1; fi
 
 t_start=$SECONDS
-phase() {  # phase NAME: prints the time so far and what is left of the budget
-  local used=$((SECONDS - t_start))
-  echo "== [$part ${used}s of ${budget}s] $*"
+status=0
+left() { echo $((budget - (SECONDS - t_start))); }
+phase() {  # phase NAME: the time used so far and what is left of the part's budget
+  echo "== [$part $((SECONDS - t_start))s of ${budget}s, $(left)s left] $*"
 }
+# run CMD...: prints the command, and runs it unless this is a dry run.
+run() {
+  echo "+ $*"
+  ((dry)) || "$@"
+}
+# within SECONDS CMD...: run with a time limit (exit 124 when it ran out: said, not fatal here).
+within() {
+  local limit=$1
+  shift
+  if ((limit < 10)); then
+    echo "out of time: not run: $*"
+    status=1
+    return 124
+  fi
+  echo "+ [at most ${limit}s] $*"
+  ((dry)) && return 0
+  timeout --kill-after=10 "$limit" "$@"
+  local rc=$?
+  if ((rc == 124 || rc == 137)); then
+    echo "out of time after ${limit}s: $*"
+    status=1
+  fi
+  return "$rc"
+}
+
+# The GPU's architecture for CMAKE_CUDA_ARCHITECTURES: nvidia-smi's compute_cap "9.0" -> "90".
+arch_from_compute_cap() {
+  if [[ $1 =~ ^([0-9]+)\.([0-9])$ ]]; then
+    echo "${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
+  else
+    return 1
+  fi
+}
+
+phase "the machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
+cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' ')
+arch=$(arch_from_compute_cap "$cap") || {
+  echo "gpu-check: nvidia-smi gave no compute capability ('$cap'): is a GPU there?" >&2
+  exit 1
+}
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+echo "compute capability $cap: CMAKE_CUDA_ARCHITECTURES=$arch; $gpus GPU(s)"
+if ((!dry)); then
+  python3 -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)' || true
+  nvcc --version | tail -1 || true
+fi
 
 carried=$root/.device/root
 export LD_LIBRARY_PATH="$carried/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
-python3 -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)'
-nvcc --version | tail -1
-
-status=0
-lessons=(01_matmul_add 02_linear 03_mlp 04_transformer)
-phase "configure"
-if [[ ! -f build-gpu/build.ninja ]]; then
-  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native \
-    -DPIL_USE_CCACHE=OFF -DCMAKE_PREFIX_PATH="$torch_prefix;$carried/usr" || exit 1
+torch_prefix=${PIL_TORCH_PREFIX:-}
+if [[ -z $torch_prefix ]]; then
+  torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null) ||
+    torch_prefix="<the Python torch's cmake_prefix_path>"
 fi
+
+# configure AOTI: (re)configures the build folder, compiled variants on or off.
+configure() {
+  phase "configure (compiled variants $1)"
+  run cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+    -DPIL_WITH_AOTI="$1" -DPIL_USE_CCACHE=OFF -DCMAKE_PREFIX_PATH="$torch_prefix;$carried/usr" || exit 1
+}
+
+# The configure's targets (Ninja's "name: phony" lines), and the lessons among them.
+targets_of_build() {
+  cmake --build "$build" --target help 2>/dev/null | sed -n 's/^\([A-Za-z0-9_.+-]*\): .*/\1/p' | sort -u
+}
+lessons=()
+for dir in [0-9][0-9]_*/; do
+  [[ -f $dir/CMakeLists.txt ]] && lessons+=("${dir%/}")
+done
+# present TARGET: whether the configure made it.
+present() { grep -qxF "$1" <<<"$known"; }
+
+# The executables' CUDA libraries (the wheel's ahead of the toolkit's: cmake/PilDependencies).
+log_libraries() {
+  local exe
+  for exe in "$@"; do
+    [[ -x $build/bin/$exe ]] || continue
+    echo "$exe loads:"
+    ldd "$build/bin/$exe" | grep -E 'lib(cublas|cublasLt|cupti|cudart|torch_cuda)\.so' | sed 's/^/  /'
+  done
+}
 
 if [[ $part == tests ]]; then
-  targets=(pil-trace)
-  for lesson in "${lessons[@]}"; do targets+=("$lesson" "${lesson}_test"); done
-  if (($(nvidia-smi -L 2>/dev/null | wc -l) >= 2)); then targets+=(05_data_parallel); fi
-  phase "build: ${targets[*]}"
-  cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" || exit 1
-
-  # The gpu-labelled checks; the <lesson>.gpu runs are the ones below, which keep their traces.
-  phase "ctest -L gpu"
-  ctest --test-dir build-gpu --output-on-failure -j 2 -L gpu -E '[.]gpu$' | tee "$out/ctest.txt"
-  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
-
-  # Small traces of every variant of every lesson (bf16), for the docs and CPU-only tests.
-  traces=$(mktemp -d)
-  # Runs one lesson command, keeps its key lines, and marks the check failed if the lesson did.
-  run() {
-    local log rc
-    log=$(mktemp)
-    "$@" > "$log" 2>&1
-    rc=$?
-    grep -E '^(RESULT|trace|tracer|verify|agrees|memory|==|.* left out)' "$log"
-    if [[ $rc != 0 ]]; then
-      echo "FAILED (exit $rc): $*"
-      tail -20 "$log"
-      status=1
-    fi
-    rm -f "$log"
-  }
-  for size in 64 4096; do
-    phase "01_matmul_add --size $size"
-    run build-gpu/bin/01_matmul_add --device cuda --dtype bf16 --size "$size" --variant all \
-      --active 3 --out "$traces/01_matmul_add"
-  done
-  phase "02_linear"
-  run build-gpu/bin/02_linear --device cuda --dtype bf16 --variant all --active 3 --out "$traces/02_linear"
-  phase "03_mlp"
-  run build-gpu/bin/03_mlp --device cuda --dtype bf16 --variant all --active 3 --out "$traces/03_mlp"
-  phase "04_transformer"
-  run build-gpu/bin/04_transformer --device cuda --dtype bf16 --size 2 --seq 512 --variant all \
-    --active 3 --out "$traces/04_transformer"
-  # 05_data_parallel needs one GPU per rank for NCCL (two NCCL ranks cannot share one GPU): on a
-  # one-GPU machine it is left out here, and its CPU run (Gloo) is part of ./run-tests.
-  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
-  if ((gpus >= 2)); then
-    phase "05_data_parallel"
-    run build-gpu/bin/05_data_parallel --ranks 2 --backend nccl --variant all --active 3 \
-      --out "$traces/05_data_parallel"
-  else
-    echo "05_data_parallel: left out: NCCL needs one GPU per rank and this machine has $gpus"
-  fi
-  tar -czf "$out/traces.tar.gz" -C "$traces" .
-else
+  [[ -f $build/build.ninja ]] && ((!dry)) || configure OFF
+  known=$(targets_of_build)
   targets=()
-  for lesson in 01_matmul_add 03_mlp 04_transformer; do targets+=("${lesson}_bench"); done
+  present pil-trace && targets+=(pil-trace)
+  for l in "${lessons[@]}"; do present "$l" && targets+=("$l"); done
   phase "build: ${targets[*]}"
-  cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" || exit 1
-  # Each lesson's rows that carry its goals (scripts/bench_table.py), verified, then timed.
-  declare -A filter=(
-    [01_matmul_add]='/cuda/bf16/(64|8192)(/|$)'
-    [03_mlp]='^(kernel_.*|ceiling_copy)/cuda/'
-    [04_transformer]='^(attention_.*|training|ceiling_gemm)/cuda/bf16/'
-  )
-  benches=$(mktemp -d)
-  : > "$out/bench-table.txt"
-  for lesson in 01_matmul_add 03_mlp 04_transformer; do
-    phase "${lesson}_bench ${filter[$lesson]}"
-    build-gpu/bin/${lesson}_bench --benchmark_filter="${filter[$lesson]}" --benchmark_min_time=0.05 \
-      --benchmark_out="$benches/bench-$lesson.json" --benchmark_out_format=json > /dev/null || status=1
-    echo "== $lesson" | tee -a "$out/bench-table.txt"
-    python3 scripts/bench_table.py "$benches/bench-$lesson.json" | tee -a "$out/bench-table.txt"
+  within "$(left)" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" || exit 1
+  ((dry)) || log_libraries "${lessons[@]}"
+
+  # Every lesson's trace runs first (one at a time: they time the GPU), archived at once.
+  phase "the lessons' trace runs (ctest -L gpu_trace)"
+  within "$(($(left) - 150))" ctest --test-dir "$build" --output-on-failure -L gpu_trace -j 1 || status=1
+  phase "archive the traces"
+  run tar -czf "$out/traces.tar.gz" -C "$build" test-output
+
+  checks=()
+  for l in "${lessons[@]}"; do present "${l}_test" && checks+=("${l}_test"); done
+  if ((${#checks[@]})); then
+    phase "build: ${checks[*]}"
+    within "$(($(left) - 60))" cmake --build "$build" -j "$(nproc)" --target "${checks[@]}" || status=1
+  fi
+  phase "ctest -L gpu (the checks)"
+  if ((dry)); then
+    within "$(left)" ctest --test-dir "$build" --output-on-failure -j 4 -L gpu -LE gpu_trace
+  else
+    within "$(left)" ctest --test-dir "$build" --output-on-failure -j 4 -L gpu -LE gpu_trace |
+      tee "$out/ctest.txt"
     [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  fi
+elif [[ $part == bench ]]; then
+  [[ -f $build/build.ninja ]] || ((dry)) || { echo "gpu-check bench: run part 1 (tests) first"; exit 1; }
+  known=$(targets_of_build)
+  benches=()
+  for l in "${lessons[@]}"; do
+    filter=$(python3 scripts/bench_table.py --goal-filter "$l")
+    present "${l}_bench" && [[ -n $filter ]] && benches+=("$l")
   done
-  tar -czf "$out/bench.tar.gz" -C "$benches" .
+  targets=("${benches[@]/%/_bench}")
+  phase "build: ${targets[*]}"
+  within "$(($(left) - 60))" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" || exit 1
+  dir=$(mktemp -d)
+  : > "$out/bench-table.txt"
+  for l in "${benches[@]}"; do
+    filter=$(python3 scripts/bench_table.py --goal-filter "$l")
+    phase "${l}_bench $filter"
+    within "$(($(left) - 10))" "$build/bin/${l}_bench" --benchmark_filter="$filter" --benchmark_min_time=0.05 \
+      --benchmark_out="$dir/bench-$l.json" --benchmark_out_format=json || status=1
+    if ((!dry)) && [[ -f $dir/bench-$l.json ]]; then
+      echo "== $l" | tee -a "$out/bench-table.txt"
+      python3 scripts/bench_table.py "$dir/bench-$l.json" | tee -a "$out/bench-table.txt"
+      [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+    fi
+  done
+  run tar -czf "$out/bench.tar.gz" -C "$dir" .
+else
+  [[ -f $build/build.ninja ]] || ((dry)) || { echo "gpu-check aoti: run part 1 (tests) first"; exit 1; }
+  configure ON
+  known=$(targets_of_build)
+  compiled=()
+  for l in "${lessons[@]}"; do
+    [[ -f $l/compiled.py ]] && present "$l" && compiled+=("$l")
+  done
+  phase "build: ${compiled[*]}"
+  within "$(($(left) - 60))" cmake --build "$build" -j "$(nproc)" --target "${compiled[@]}" || exit 1
+  # One package per dtype used: bf16, the GPU's default; Inductor's compile uses every core.
+  export TORCHINDUCTOR_COMPILE_THREADS=$(nproc)
+  for l in "${compiled[@]}"; do
+    phase "$l --variant compiled (compiles its CUDA package first)"
+    within "$(($(left) - 10))" "$build/bin/$l" --device cuda --dtype bf16 --variant compiled --active 3 \
+      --out "$build/aoti-output/$l" || status=1
+  done
+  run tar -czf "$out/aoti.tar.gz" -C "$build" aoti-output
 fi
+
 phase "done"
-if ((SECONDS - t_start > budget)); then
-  echo "note: part $part took $((SECONDS - t_start)) s, over its budget of $budget s: shorten it"
-fi
 echo "gpu-check $part exit: $status"
 exit "$status"

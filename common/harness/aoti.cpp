@@ -94,7 +94,16 @@ Expected expected_for(const Build& build, const Spec& spec, const Problem& p) {
   return {build.lesson, p.device.is_cuda() ? "cuda" : "cpu", dtype_name(p.dtype), flags};
 }
 
-Package::Package(const std::string& path, const Expected& expected) : path_(path), expected_(expected) {
+bool device_matches(const c10::Device& device, const std::string& package_device) {
+  return c10::DeviceTypeName(device.type(), /*lower_case=*/true) == package_device;
+}
+
+namespace {
+
+/// The package's metadata, checked against what it must have been made for; throws
+/// PackageRefused with one line naming what is wrong. Opens no library.
+std::unordered_map<std::string, std::string> checked_metadata(const std::string& path,
+                                                              const Expected& expected) {
   const std::string where = fs::path(path).filename().string();
   if (const std::string why = not_a_package(path); !why.empty())
     throw PackageRefused(where + ": not a readable AOTInductor package (" + why + ")");
@@ -119,7 +128,25 @@ Package::Package(const std::string& path, const Expected& expected) : path_(path
   differs("pil_device", expected.device, "device");
   differs("pil_dtype", expected.dtype, "dtype");
   differs("pil_flags", expected.flags, "flags");
-  inputs_ = parse_signature<Input>(get("pil_inputs"));
+  return meta;
+}
+
+}  // namespace
+
+std::string refusal(const std::string& path, const Expected& expected) {
+  try {
+    checked_metadata(path, expected);
+    return {};
+  } catch (const PackageRefused& e) {
+    return e.what();
+  }
+}
+
+Package::Package(const std::string& path, const Expected& expected) : path_(path), expected_(expected) {
+  const std::string where = fs::path(path).filename().string();
+  const auto meta = checked_metadata(path, expected);
+  const auto inputs = meta.find("pil_inputs");
+  inputs_ = parse_signature<Input>(inputs == meta.end() ? std::string() : inputs->second);
   if (inputs_.empty()) throw PackageRefused(where + ": its metadata names no inputs (pil_inputs)");
   try {
     loader_ = std::make_unique<torch::inductor::AOTIModelPackageLoader>(path, "model");
@@ -145,7 +172,7 @@ std::string Package::check_inputs(const Tensors& inputs) const {
       return "package input " + in.name + ": " + why + "; the package takes " + sig +
              " (a number fixed, a name the same size wherever it appears)";
     };
-    if (std::string(dtype_name(t.scalar_type())) != expected_.dtype || t.device().str() != expected_.device)
+    if (std::string(dtype_name(t.scalar_type())) != expected_.dtype || !device_matches(t.device(), expected_.device))
       return refuse(std::string("is ") + dtype_name(t.scalar_type()) + " on " + t.device().str() +
                     ", not " + expected_.dtype + " on " + expected_.device);
     if (size_t(t.dim()) != in.dims.size()) return refuse("has shape " + shape_str(t));
@@ -169,8 +196,8 @@ Variant compiled_variant(Spec spec, Build build) {
     std::shared_ptr<Package> current;
   };
   auto state = std::make_shared<Loaded>();
-  // The package whose inputs these are: the last one used, else another one loaded (the
-  // benchmarks load every case's package before they run any).
+  // The package whose inputs these are: the one prepare() loaded last, else another one
+  // loaded in this process whose inputs match.
   auto run = [spec, state](const Tensors& in) {
     const Tensors args = spec.inputs(in);
     if (!state->current) throw PackageRefused("compiled: no AOTInductor package loaded");
@@ -187,17 +214,13 @@ Variant compiled_variant(Spec spec, Build build) {
   Variant v{"compiled", "the workload compiled ahead of time by AOTInductor (torch.compile's C++ route)",
             run};
   // Where the package is missing, stale or foreign: a skip (exit 77) with the reason and the
-  // command that makes it. On a GPU the first run compiles it (Inductor compiles its kernels for
-  // the device it sees) and keeps it in the build folder. [untested here: no GPU]
+  // command that makes it. A quick look: nothing compiled or loaded (--list asks it too).
   v.unavailable = [spec, build, state](const Problem& p) -> std::string {
     if (build.compile_command.empty())
       return "no AOTInductor package: " + build.no_compiler_reason;
     const std::string path = package_path(build, spec, p);
+    if (state->packages.count(path)) return {};
     const std::string cmd = compile_command(build, spec, p);
-    if (auto it = state->packages.find(path); it != state->packages.end()) {
-      state->current = it->second;
-      return {};
-    }
     if (!fs::exists(path)) {
       const std::string status = read_status(path);
       if (status.rfind("failed ", 0) == 0)
@@ -205,6 +228,23 @@ Variant compiled_variant(Spec spec, Build build) {
       if (!p.device.is_cuda())
         return "no AOTInductor package for this shape and dtype (the build makes the ones the tests "
                "and docs use); compile it with: " + cmd;
+      return {};  // on a GPU, prepare() compiles it
+    }
+    if (const std::string why = refusal(path, expected_for(build, spec, p)); !why.empty())
+      return why + " (with: " + cmd + ")";
+    return {};
+  };
+  // On a GPU the first run compiles the package (Inductor compiles its kernels for the device
+  // it sees) and keeps it in the build folder; then it is loaded, once per process.
+  // [untested here: no GPU]
+  v.prepare = [spec, build, state](const Problem& p) {
+    const std::string path = package_path(build, spec, p);
+    if (auto it = state->packages.find(path); it != state->packages.end()) {
+      state->current = it->second;
+      return;
+    }
+    const std::string cmd = compile_command(build, spec, p);
+    if (!fs::exists(path)) {
       std::cout << "compiling the AOTInductor package for " << p.device.str() << " "
                 << dtype_name(p.dtype) << " (once; kept in " << build.package_dir << "): " << cmd
                 << std::endl;
@@ -213,19 +253,18 @@ Variant compiled_variant(Spec spec, Build build) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (rc != 0 || !fs::exists(path)) {
         const std::string status_now = read_status(path);
-        return "the AOTInductor compile for " + p.device.str() + " failed" +
-               (status_now.rfind("failed ", 0) == 0 ? " at " + status_now.substr(7) : "") +
-               " (command: " + cmd + ")";
+        throw VariantUnavailable("the AOTInductor compile for " + p.device.str() + " failed" +
+                                 (status_now.rfind("failed ", 0) == 0 ? " at " + status_now.substr(7) : "") +
+                                 " (command: " + cmd + ")");
       }
       std::cout << "compiled " << path << " in " << s << " s" << std::endl;
     }
     try {
       state->current = std::make_shared<Package>(path, expected_for(build, spec, p));
     } catch (const PackageRefused& e) {
-      return std::string(e.what()) + " (with: " + cmd + ")";
+      throw VariantUnavailable(std::string(e.what()) + " (with: " + cmd + ")");
     }
     state->packages[path] = state->current;
-    return {};
   };
   return v;
 }

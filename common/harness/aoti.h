@@ -61,6 +61,15 @@ struct Expected {
 };
 Expected expected_for(const Build& build, const Spec& spec, const Problem& p);
 
+/// Whether a tensor on `device` is one a package made for `package_device` ("cpu", "cuda")
+/// takes: the device's type decides, whatever its index (a tensor on "cuda:0" is on a "cuda"
+/// device).
+bool device_matches(const c10::Device& device, const std::string& package_device);
+
+/// Empty when the file at `path` is a package made for `expected` (its metadata read, its
+/// library not opened: a quick look); else the one-line reason, as Package would refuse it.
+std::string refusal(const std::string& path, const Expected& expected);
+
 /// A loaded package, checked against what it must run. Throws PackageRefused with one line
 /// naming what is wrong and what the package takes; never aborts on a bad file.
 class Package {
@@ -90,7 +99,10 @@ struct PackageRefused : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// The lesson's `compiled` variant: agrees_with is the lesson's to set.
+/// The lesson's `compiled` variant: agrees_with is the lesson's to set. Its unavailable() looks
+/// for the package (a CPU package the build did not make, a failed or foreign one: why, and the
+/// command that makes it); its prepare() compiles a missing GPU package (Inductor compiles for
+/// the device it sees) and loads it, throwing VariantUnavailable when that fails.
 Variant compiled_variant(Spec spec, Build build);
 
 }  // namespace pil::aoti

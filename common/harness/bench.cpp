@@ -63,19 +63,31 @@ Options bench_options(const Lesson& lesson, c10::Device device, int64_t size) {
   return o;
 }
 
+/// Whether the case runs, decided when it runs (so a filter that leaves it out costs nothing:
+/// no package compiled, no library asked): a skip with the reason when the variant cannot
+/// take the problem or the library lacks it here (Google Benchmark 1.7 has no skip of its own:
+/// an error row starting "skipped:", not counted as a failure).
+bool case_runs(benchmark::State& state, const Variant& v, const Problem& p) {
+  const VariantChoice c = choose_variant(v, p, /*device_usable=*/true);
+  switch (c.status) {
+    case VariantChoice::Status::Runs:
+      return true;
+    case VariantChoice::Status::Refused:
+      state.SkipWithError(("skipped: refused: " + c.why).c_str());
+      return false;
+    default:
+      state.SkipWithError(("skipped: unavailable here: " + c.why).c_str());
+      return false;
+  }
+}
+
 void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, c10::Device device,
                c10::ScalarType dtype, int64_t size, bool verify_first) {
   const Options o = bench_options(lesson, device, size);
   const Problem p{o, device, dtype};
-  if (v.check) {
-    const std::string why = v.check(p);
-    if (!why.empty()) {
-      state.SkipWithError(why.c_str());
-      return;
-    }
-  }
-
   try {
+    if (!case_runs(state, v, p)) return;
+    if (v.prepare) v.prepare(p);
     at::manual_seed(0);
     const Tensors in = lesson.make_inputs(p);
     at::Tensor out;
@@ -119,7 +131,9 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
       state.counters["bytes/s"] = benchmark::Counter(bytes(p) * calls, benchmark::Counter::kIsRate);
   } catch (const cuda::Unavailable& e) {
     // The library lacks it here (no cuBLASLt algorithm, say): reported, not a failure.
-    state.SkipWithError((std::string("unavailable here: ") + e.what()).c_str());
+    state.SkipWithError((std::string("skipped: unavailable here: ") + e.what()).c_str());
+  } catch (const VariantUnavailable& e) {
+    state.SkipWithError((std::string("skipped: unavailable here: ") + e.what()).c_str());
   } catch (const std::exception& e) {
     ++failures;
     state.SkipWithError(e.what());
@@ -145,14 +159,6 @@ int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
         for (const int64_t size : cuda ? lesson.bench_sizes_gpu : lesson.bench_sizes_cpu) {
           const std::string name = v.name + "/" + (cuda ? "cuda" : "cpu") + "/" +
                                    dtype_name(dtype) + "/" + std::to_string(size);
-          if (v.unavailable) {  // the library has no kernel for it here: left out, said once
-            const Options o = bench_options(lesson, device, size);
-            const std::string why = v.unavailable(Problem{o, device, dtype});
-            if (!why.empty()) {
-              std::cout << lesson.name << ": " << name << " left out: " << why << "\n";
-              continue;
-            }
-          }
           benchmark::RegisterBenchmark(name.c_str(), [&lesson, &v, device, dtype, size, verify_first](benchmark::State& s) {
             bench_one(s, lesson, v, device, dtype, size, verify_first);
           })->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -144,7 +144,6 @@ bool loopback(const std::string& host) {
 
 }  // namespace
 
-const char* to_string(Backend b) { return b == Backend::Nccl ? "nccl" : "gloo"; }
 
 RankEnv read_rank_env() {
   RankEnv e;
@@ -305,6 +304,14 @@ int launch_ranks(int ranks, const std::vector<std::string>& args, std::chrono::s
             << std::endl;
   std::cout << "RESULT: FAILED" << std::endl;
   return 1;
+}
+
+bool build_has_nccl() {
+#if PIL_HAVE_C10D_NCCL
+  return true;
+#else
+  return false;
+#endif
 }
 
 Group open_group(const RankEnv& e, Backend backend, std::chrono::milliseconds timeout) {

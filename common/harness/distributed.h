@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/backend_choice.h"
+
 namespace pil::dist {
 
 /// What a launcher told this process (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
@@ -46,8 +48,8 @@ RankEnv read_rank_env();
 /// and a final `RESULT:` line.
 int launch_ranks(int ranks, const std::vector<std::string>& args, std::chrono::seconds grace);
 
-enum class Backend { Gloo, Nccl };
-const char* to_string(Backend b);
+/// Whether this build has c10d's NCCL backend (a LibTorch with CUDA and nccl.h).
+bool build_has_nccl();
 
 /// The process group of this run, and who this process is in it.
 struct Group {

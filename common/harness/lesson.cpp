@@ -13,7 +13,9 @@
 #include <memory>
 #include <optional>
 #include <iostream>
+#include <limits>
 #include <thread>
+#include <variant>
 
 #include "base/atomic_file.h"
 #include "base/system_info.h"
@@ -223,41 +225,64 @@ void print_comparison(const std::vector<VariantLine>& lines) {
             << table.str();
 }
 
-/// One variant: warm up, profile on the schedule, verify, report. Returns its exit code and
-/// fills `line` for the comparison.
-int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
-                const std::string& device_name, VariantLine& line) {
-  const Options& o = p.options;
-  std::cout << "\n== " << lesson.name << " | variant " << variant.name << " | " << p.device.str()
-            << " (" << device_name << ") | " << dtype_name(p.dtype) << " | size " << o.size
-            << " | seed " << o.seed << "\n";
-
-  at::manual_seed(o.seed);
-  const Tensors inputs = lesson.make_inputs(p);
-
-  // One call of the variant (data-parallel runs: where the failure tests make a rank stop).
-  auto call = [&]() {
+/// A variant's inputs and its one call (data-parallel runs: where the failure tests make a rank
+/// stop).
+struct VariantCall {
+  const Lesson& lesson;
+  const Variant& variant;
+  Tensors inputs;
+  at::Tensor operator()() const {
 #if PIL_HAVE_DISTRIBUTED
     if (lesson.distributed) dist::test_failure_point();
 #endif
     return variant.run(inputs);
-  };
-  at::Tensor out;
-  {
-    Progress progress("warm-up calls", o.warmup_calls);
-    for (int i = 0; i < o.warmup_calls; ++i) {
-      out = call();
-      progress.update(i + 1);
-    }
-    synchronize(p.device);
   }
+};
 
-  if (p.device.is_cuda()) at::accelerator::resetPeakStats(p.device.index());
-  // One cycle of torch.profiler's schedule; the steps are ProfilerStep#N, N the schedule's step.
+/// Set-up: the run's header line, the variant's own preparation (a package compiled and
+/// loaded), the seeded inputs.
+VariantCall set_up(const Lesson& lesson, const Variant& variant, const Problem& p,
+                   const std::string& device_name) {
+  const Options& o = p.options;
+  std::cout << "\n== " << lesson.name << " | variant " << variant.name << " | " << p.device.str()
+            << " (" << device_name << ") | " << dtype_name(p.dtype) << " | size " << o.size
+            << " | seed " << o.seed << "\n";
+  if (variant.prepare) variant.prepare(p);
+  at::manual_seed(o.seed);
+  return {lesson, variant, lesson.make_inputs(p)};
+}
+
+/// Warm-up: the plain calls before the profiler starts; returns the last output.
+at::Tensor warm_up(const VariantCall& call, const Problem& p) {
+  const int calls = p.options.warmup_calls;
+  at::Tensor out;
+  Progress progress("warm-up calls", calls);
+  for (int i = 0; i < calls; ++i) {
+    out = call();
+    progress.update(i + 1);
+  }
+  synchronize(p.device);
+  return out;
+}
+
+/// What recording the steps leaves for verifying and reporting.
+struct Recording {
+  std::unique_ptr<profiler::profile> prof;   ///< its events, table and trace
+  at::Tensor out;                            ///< the last step's output
+  std::vector<RunSummary::Step> wall_steps;  ///< for --profiler off (else the trace has them)
+  int64_t cuda_peak = -1;                    ///< the caching allocator's peak over the steps
+};
+
+/// Recording: one cycle of torch.profiler's schedule, the steps named ProfilerStep#N (N the
+/// schedule's step).
+Recording record_steps(const Variant& variant, const VariantCall& call, const Problem& p) {
+  const Options& o = p.options;
   const profiler::Schedule schedule(o.wait, o.warmup, o.active, /*repeat=*/1);
   std::cout << "schedule: " << o.warmup_calls << " warm-up calls, then wait " << o.wait
             << ", warmup " << o.warmup << ", active " << o.active << " ("
             << schedule.total_steps() << " steps)\n";
+  if (p.device.is_cuda()) at::accelerator::resetPeakStats(p.device.index());
+  Recording rec;
   // [profile-steps]
   profiler::ProfileOptions settings;
   settings.activities = {profiler::ProfilerActivity::CPU};
@@ -266,22 +291,21 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   settings.record_shapes = o.record_shapes;
   settings.profile_memory = o.profile_memory;
   settings.tracer = make_recorder(variant, o.profiler);
-  profiler::profile prof(std::move(settings));
+  rec.prof = std::make_unique<profiler::profile>(std::move(settings));
+  profiler::profile& prof = *rec.prof;
   std::cout << "tracer: " << prof.tracer_name() << "\n";
-  // The recorded steps' wall time, for --profiler off (otherwise the trace has them).
-  std::vector<RunSummary::Step> wall_steps;
   Progress step_progress("steps", static_cast<int>(schedule.total_steps()));
   prof.start();
   for (int64_t step = 0; step < schedule.total_steps(); ++step) {
     const profiler::ProfilerAction action = prof.current_action();
     const auto t0 = std::chrono::steady_clock::now();
-    out = call();
+    rec.out = call();
     // The last step waits for the GPU, so the trace holds every kernel it launched.
     if (action == profiler::ProfilerAction::RECORD_AND_SAVE) synchronize(p.device);
     if (profiler::records(action))
-      wall_steps.push_back({trace::step_name(prof.step_num()),
-                            std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::steady_clock::now() - t0).count()});
+      rec.wall_steps.push_back({trace::step_name(prof.step_num()),
+                                std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - t0).count()});
 #if PIL_HAVE_DISTRIBUTED
     // Kineto's distributedInfo (rank, world size, backend), as torch.distributed writes it.
     if (action == profiler::ProfilerAction::RECORD_AND_SAVE && rank_of().on)
@@ -303,23 +327,36 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
 
   // The allocator's peak over the steps alone, read before the reference and any comparison
   // allocate (the float64 reference can be far larger than the variant).
-  int64_t cuda_peak = -1;
   if (p.device.is_cuda()) {
     synchronize(p.device);
-    cuda_peak = at::accelerator::getDeviceStats(p.device.index())
-                    .allocated_bytes[size_t(c10::CachingAllocator::StatType::AGGREGATE)]
-                    .peak;
+    rec.cuda_peak = at::accelerator::getDeviceStats(p.device.index())
+                        .allocated_bytes[size_t(c10::CachingAllocator::StatType::AGGREGATE)]
+                        .peak;
   }
+  return rec;
+}
 
-  // The reference after the runs: a variant that trains has changed its weights by now, and its
-  // collect() and reference both use them as they are.
+/// Verifying: the result against the float64 reference, after the runs (a variant that trains
+/// has changed its weights by now, and its collect() and reference both use them as they are),
+/// then against the variant it must agree with. Prints each comparison.
+Verdict verify_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
+                       const Tensors& inputs, const at::Tensor& out) {
   Progress check_progress("verify (the result against the float64 reference)", 0);
   const at::Tensor result = variant.result(inputs, out);
   Verdict verdict = verify(result, lesson.reference_for(variant.name)(inputs), lesson.tolerance_of(p));
   check_progress.finish();
   std::cout << verdict.describe();
   if (!variant.agrees_with.empty()) verdict = check_agreement(lesson, variant, inputs, result, p, verdict);
+  return verdict;
+}
 
+/// Reporting: the table, the summary, the trace and what it says, the `RESULT:` line; fills
+/// `line` for the comparison. Returns the exit code.
+int report_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
+                   const std::string& device_name, const Recording& rec, const Verdict& verdict,
+                   VariantLine& line) {
+  const Options& o = p.options;
+  profiler::profile& prof = *rec.prof;
   const trace::TraceIndex index(prof.events());
   const trace::KeyAverages& table = index.key_averages();
   trace::TableOptions table_options;
@@ -330,8 +367,8 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   std::cout << table_text;
 
   const RankOf me = rank_of();
-  const std::string run_stem = variant.name + "_" + p.device.str() + "_" + dtype_name(p.dtype) +
-                               "_n" + std::to_string(o.size);
+  const std::string run_stem = variant.name + "_" + file_device_name(p.device) + "_" +
+                               dtype_name(p.dtype) + "_n" + std::to_string(o.size);
   const std::string stem = me.on ? run_stem + "_rank" + std::to_string(me.rank) : run_stem;
   const fs::path dir(o.out_dir);
   const fs::path trace_path = dir / (stem + ".pt.trace.json");
@@ -370,12 +407,12 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
     const trace::Event& e = prof.events().events[i];
     s.steps.push_back({std::string(e.name), e.dur_ns});
   }
-  if (!o.profiler) s.steps = wall_steps;  // wall clock on the CPU (a GPU's last step synchronized)
+  if (!o.profiler) s.steps = rec.wall_steps;  // wall clock on the CPU (a GPU's last step synchronized)
   s.operators = table;
   s.memory = index.memory();
-  s.cuda_peak_allocated = cuda_peak;
-  if (cuda_peak >= 0)
-    std::cout << "memory: the caching allocator's peak over the steps: " << trace::format_bytes(cuda_peak)
+  s.cuda_peak_allocated = rec.cuda_peak;
+  if (rec.cuda_peak >= 0)
+    std::cout << "memory: the caching allocator's peak over the steps: " << trace::format_bytes(rec.cuda_peak)
               << " allocated on " << p.device.str() << "\n";
 
   write_text_atomically(summary_path, to_json(s));
@@ -391,7 +428,6 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   if (o.profiler) report_across_ranks(dir, run_stem);
   std::cout << "RESULT: " << (verdict.passed ? "PASSED" : "FAILED") << std::endl;
 
-  line.name = variant.name;
   line.result = s.result;
   std::vector<int64_t> steps;
   for (const auto& st : s.steps) steps.push_back(st.cpu_ns);
@@ -404,6 +440,18 @@ int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
   return verdict.passed ? kPassed : kFailed;
 }
 
+/// One variant: set up, warm up, record the steps, verify, report. Returns its exit code and
+/// fills `line` for the comparison.
+int run_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
+                const std::string& device_name, VariantLine& line) {
+  line.name = variant.name;
+  const VariantCall call = set_up(lesson, variant, p, device_name);
+  warm_up(call, p);
+  const Recording rec = record_steps(variant, call, p);
+  const Verdict verdict = verify_variant(lesson, variant, p, call.inputs, rec.out);
+  return report_variant(lesson, variant, p, device_name, rec, verdict, line);
+}
+
 /// --device cuda on a machine without a usable GPU: the SKIPPED result, saying why; else nothing.
 std::optional<int> skip_without_cuda(const Lesson& lesson, const Options& o) {
   if (o.device != DeviceChoice::Cuda || torch::cuda::is_available()) return std::nullopt;
@@ -414,61 +462,74 @@ std::optional<int> skip_without_cuda(const Lesson& lesson, const Options& o) {
   return kSkipped;
 }
 
-int run_parsed(const Lesson& lesson, const Options& o) {
-  const bool cuda_usable = torch::cuda::is_available();
-  if (const auto skipped = skip_without_cuda(lesson, o)) return *skipped;
+/// The device a run uses: CUDA when asked for, or on auto when a GPU is usable; data-parallel
+/// ranks on one machine each take their own GPU (LOCAL_RANK).
+c10::Device run_device(const Options& o, bool cuda_usable) {
   const bool cuda = o.device == DeviceChoice::Cuda || (o.device == DeviceChoice::Auto && cuda_usable);
-  // Data-parallel ranks on one machine each take their own GPU (LOCAL_RANK).
+  if (!cuda) return c10::Device(c10::kCPU);
   int gpu = 0;
 #if PIL_HAVE_DISTRIBUTED
   if (dist::group_open()) gpu = dist::group().local_rank;
 #endif
-  const c10::Device device = cuda ? c10::Device(c10::kCUDA, c10::DeviceIndex(gpu)) : c10::Device(c10::kCPU);
-  const Problem problem{o, device, resolve_dtype(o.dtype, cuda)};
-  const std::string device_name = cuda ? cuda::device_name(gpu) : cpu_model_name();
+  return c10::Device(c10::kCUDA, c10::DeviceIndex(gpu));
+}
 
-  // Variants that need CUDA: asked for by name on the CPU, a usage error; in "all", left out.
-  std::vector<const Variant*> chosen;
-  for (const auto& name : o.variants)
-    for (const auto& v : lesson.variants)
-      if (v.name == name) chosen.push_back(&v);
+/// The variants to run, in order, after the one-line reports of those left out. A single
+/// variant asked for by name that cannot run is the run's verdict instead: a usage error
+/// (thrown), or a skip (returned).
+std::variant<std::vector<const Variant*>, int> variants_to_run(const Lesson& lesson, const Problem& p) {
+  const Options& o = p.options;
+  const std::vector<VariantChoice> choices = choose_variants(lesson, p, o.variants, /*device_usable=*/true);
+  const bool one = choices.size() == 1;
   std::vector<const Variant*> runnable;
-  for (const Variant* v : chosen) {
-    if (v->needs_cuda && !cuda) {
-      if (chosen.size() > 1) {
-        std::cout << lesson.name << ": variant " << v->name << " runs on CUDA only: left out\n";
-        continue;
-      }
-      if (o.device == DeviceChoice::Auto) {
-        std::cout << lesson.name << ": --variant " << v->name
-                  << " needs a CUDA GPU: no usable CUDA GPU: " << cuda::unavailable_reason()
-                  << "\nRESULT: SKIPPED" << std::endl;
-        return kSkipped;
-      }
-      std::string cpu_variants;
-      for (const auto& w : lesson.variants)
-        if (!w.needs_cuda) cpu_variants += (cpu_variants.empty() ? "" : "|") + w.name;
-      throw UsageError{"--variant " + v->name + ": runs on CUDA only; allowed with --device cpu: " +
-                       cpu_variants};
-    }
-    if (v->check) {
-      const std::string why = v->check(problem);
-      if (!why.empty()) throw UsageError{why};
-    }
-    if (v->unavailable) {
-      const std::string why = v->unavailable(problem);
-      if (!why.empty()) {
-        if (chosen.size() > 1) {
-          std::cout << lesson.name << ": variant " << v->name << " left out: " << why << "\n";
-          continue;
+  for (const VariantChoice& c : choices) {
+    const std::string& name = c.variant->name;
+    switch (c.status) {
+      case VariantChoice::Status::Runs:
+        runnable.push_back(c.variant);
+        break;
+      case VariantChoice::Status::Refused:
+        throw UsageError{c.why};
+      case VariantChoice::Status::CudaOnly: {
+        if (!one) {
+          std::cout << lesson.name << ": variant " << name << " runs on CUDA only: left out\n";
+          break;
         }
-        std::cout << lesson.name << ": --variant " << v->name << ": " << why << "\nRESULT: SKIPPED"
+        if (o.device == DeviceChoice::Auto) {
+          std::cout << lesson.name << ": --variant " << name
+                    << " needs a CUDA GPU: no usable CUDA GPU: " << cuda::unavailable_reason()
+                    << "\nRESULT: SKIPPED" << std::endl;
+          return kSkipped;
+        }
+        std::string cpu_variants;
+        for (const auto& w : lesson.variants)
+          if (!w.needs_cuda) cpu_variants += (cpu_variants.empty() ? "" : "|") + w.name;
+        throw UsageError{"--variant " + name + ": runs on CUDA only; allowed with --device cpu: " +
+                         cpu_variants};
+      }
+      case VariantChoice::Status::Unavailable:
+      case VariantChoice::Status::DecidedOnDevice:
+        if (!one) {
+          std::cout << lesson.name << ": variant " << name << " left out: " << c.why << "\n";
+          break;
+        }
+        std::cout << lesson.name << ": --variant " << name << ": " << c.why << "\nRESULT: SKIPPED"
                   << std::endl;
         return kSkipped;
-      }
     }
-    runnable.push_back(v);
   }
+  return runnable;
+}
+
+int run_parsed(const Lesson& lesson, const Options& o) {
+  if (const auto skipped = skip_without_cuda(lesson, o)) return *skipped;
+  const c10::Device device = run_device(o, torch::cuda::is_available());
+  const Problem problem{o, device, resolve_dtype(o.dtype, device.is_cuda())};
+  const std::string device_name = device.is_cuda() ? cuda::device_name(device.index()) : cpu_model_name();
+
+  auto chosen = variants_to_run(lesson, problem);
+  if (const int* verdict = std::get_if<int>(&chosen)) return *verdict;
+  const std::vector<const Variant*>& runnable = std::get<std::vector<const Variant*>>(chosen);
 
 #if PIL_HAVE_CUPTI
   // NVTX ranges reach CUPTI only if NVTX is pointed at it before its first range.
@@ -482,28 +543,43 @@ int run_parsed(const Lesson& lesson, const Options& o) {
   fs::create_directories(o.out_dir, ec);
   if (ec) throw UsageError{"--out: cannot create " + o.out_dir + ": " + ec.message()};
 
+  // Several variants: one that throws is that variant's FAILED line, and the others still run
+  // (not a data-parallel lesson's, where the other ranks would wait on this one).
+  const bool go_on_after_errors = runnable.size() > 1 && !lesson.distributed;
   int worst = kPassed;
   std::vector<VariantLine> lines;
   for (const Variant* v : runnable) {
     lines.emplace_back();
     try {
       worst = std::max(worst, run_variant(lesson, *v, problem, device_name, lines.back()));
-    } catch (const cuda::Unavailable& e) {
-      // The library turned out to lack what the variant needs here (no cuBLASLt algorithm for
-      // its epilogue and dtype, say): a skip with the library's reason, as for `unavailable`.
-      release_after_variant();
-      lines.pop_back();
-      std::cout << std::flush;
-      if (runnable.size() > 1) {
-        std::cout << lesson.name << ": variant " << v->name << " left out: " << e.what() << "\n";
-        continue;
-      }
-      std::cout << lesson.name << ": --variant " << v->name << ": " << e.what() << "\nRESULT: SKIPPED"
-                << std::endl;
-      return kSkipped;
-    } catch (...) {
+    } catch (const UsageError&) {
       release_after_variant();
       throw;
+    } catch (const std::exception& e) {
+      release_after_variant();
+      std::cout << std::flush;
+      // The library or the build turned out to lack what the variant needs here (no cuBLASLt
+      // algorithm for its epilogue and dtype, a package that did not compile): a skip with the
+      // reason, as for `unavailable`.
+      if (dynamic_cast<const cuda::Unavailable*>(&e) || dynamic_cast<const VariantUnavailable*>(&e)) {
+        lines.pop_back();
+        if (runnable.size() > 1) {
+          std::cout << lesson.name << ": variant " << v->name << " left out: " << e.what() << "\n";
+          continue;
+        }
+        std::cout << lesson.name << ": --variant " << v->name << ": " << e.what() << "\nRESULT: SKIPPED"
+                  << std::endl;
+        return kSkipped;
+      }
+      if (!go_on_after_errors) throw;
+      const bool oom = dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr;
+      std::cerr << lesson.name << ": variant " << v->name << ": " << (oom ? "out of memory: " : "error: ")
+                << one_line(e) << std::endl;
+      std::cout << "RESULT: FAILED" << std::endl;
+      lines.back().name = v->name;
+      lines.back().result = "FAILED";
+      worst = kFailed;
+      continue;
     }
     release_after_variant();
   }
@@ -512,6 +588,75 @@ int run_parsed(const Lesson& lesson, const Options& o) {
 }
 
 }  // namespace
+
+VariantChoice choose_variant(const Variant& v, const Problem& p, bool device_usable) {
+  VariantChoice c;
+  c.variant = &v;
+  if (v.needs_cuda && !p.device.is_cuda()) {
+    c.status = VariantChoice::Status::CudaOnly;
+    c.why = "runs on CUDA only";
+  } else if (std::string why = v.check ? v.check(p) : ""; !why.empty()) {
+    c.status = VariantChoice::Status::Refused;
+    c.why = why;
+  } else if (v.unavailable) {
+    try {
+      c.why = v.unavailable(p);
+      if (!c.why.empty()) c.status = VariantChoice::Status::Unavailable;
+    } catch (const std::exception&) {
+      if (device_usable) throw;
+      c.status = VariantChoice::Status::DecidedOnDevice;
+      c.why = "LibTorch asks the device whether it has this kernel, and no " + p.device.str() +
+              " is usable here";
+    }
+  }
+  return c;
+}
+
+std::vector<VariantChoice> choose_variants(const Lesson& lesson, const Problem& p,
+                                           const std::vector<std::string>& names, bool device_usable) {
+  std::vector<VariantChoice> out;
+  for (const auto& name : names)
+    for (const auto& v : lesson.variants)
+      if (v.name == name) out.push_back(choose_variant(v, p, device_usable));
+  return out;
+}
+
+std::string list_variants(const Lesson& lesson, const Problem* p, bool device_usable) {
+  auto line = [](const Variant& v, bool mark_cuda) {
+    std::string s = v.name + "\t" + v.summary;
+    if (mark_cuda && v.needs_cuda) s += " [CUDA only]";
+    if (!v.agrees_with.empty()) s += " [agrees with " + v.agrees_with + "]";
+    return s + "\n";
+  };
+  std::string text;
+  if (!p) {
+    for (const auto& v : lesson.variants) text += line(v, true);
+    return text;
+  }
+  std::vector<std::string> names;
+  for (const auto& v : lesson.variants) names.push_back(v.name);
+  std::string left_out;
+  for (const VariantChoice& c : choose_variants(lesson, *p, names, device_usable)) {
+    if (c.status == VariantChoice::Status::Runs)
+      text += line(*c.variant, false);
+    else if (c.status == VariantChoice::Status::DecidedOnDevice)
+      left_out += "# " + c.variant->name + ": not known here: " + c.why + "\n";
+    else
+      left_out += "# " + c.variant->name + ": left out: " + c.why + "\n";
+  }
+  return text + left_out;
+}
+
+std::string file_device_name(const c10::Device& d) {
+  if (!d.is_cuda()) return "cpu";
+  return "cuda" + std::to_string(d.has_index() ? int(d.index()) : 0);
+}
+
+double adamw_eps(c10::ScalarType dtype) {
+  constexpr double kDefault = 1e-8;  // LibTorch's AdamWOptions default
+  if (dtype == at::kHalf) return std::max(kDefault, double(std::numeric_limits<c10::Half>::min()));
+  return kDefault;
+}
 
 namespace {
 std::vector<std::function<void()>>& releases() {
@@ -557,6 +702,20 @@ int guarded(const Lesson& lesson, const std::function<int()>& body) {
   return kFailed;
 }
 
+/// --list: every variant; with --device, those that would run there (for the dtype, size and
+/// flags given). CUDA without a GPU here is listed all the same, as decided from the flags and
+/// the build: only what LibTorch must ask the device is marked so.
+int print_list(const Lesson& lesson, const Options& o) {
+  if (o.device == DeviceChoice::Auto) {
+    std::cout << list_variants(lesson, nullptr, false);
+    return kPassed;
+  }
+  const bool cuda = o.device == DeviceChoice::Cuda;
+  const Problem p{o, cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU), resolve_dtype(o.dtype, cuda)};
+  std::cout << list_variants(lesson, &p, !cuda || torch::cuda::is_available());
+  return kPassed;
+}
+
 /// The flags every data-parallel lesson takes, beside its own.
 std::vector<LessonFlag> distributed_flags() {
   return {{"--ranks", "Ranks to start, one process each (when no launcher set RANK, WORLD_SIZE)", 2, 1, 64, {}},
@@ -570,6 +729,12 @@ std::vector<LessonFlag> distributed_flags() {
 /// Data-parallel: start the ranks (no launcher around), or be one rank of the group.
 int run_distributed(const Lesson& lesson, Options o, int argc, const char* const argv[]) {
   const std::chrono::seconds timeout(o.flag("--comm-timeout-s"));
+  const auto requested = static_cast<dist::BackendChoice>(o.flag("--backend"));
+  // A usage error every rank would hit is found before any rank starts.
+  if (const std::string why = dist::backend_usage_error(requested, o.device); !why.empty()) {
+    std::cerr << lesson.name << ": error: " << why << std::endl;
+    return kUsage;
+  }
   dist::RankEnv env;
   try {
     env = dist::read_rank_env();
@@ -582,29 +747,21 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
     return kUsage;
   }
   if (const auto skipped = skip_without_cuda(lesson, o)) return *skipped;
-  const bool gpus = torch::cuda::is_available() && o.device != DeviceChoice::Cpu;
-  const int64_t choice = o.flag("--backend");
-  const dist::Backend backend = choice == 2 || (choice == 0 && gpus) ? dist::Backend::Nccl : dist::Backend::Gloo;
-  if (backend == dist::Backend::Gloo && o.device == DeviceChoice::Cuda) {
-    std::cerr << lesson.name << ": error: --backend gloo runs on the CPU here; allowed: --device cpu, "
-              << "or --backend nccl on GPUs" << std::endl;
+  const int gpus = torch::cuda::is_available() ? int(torch::cuda::device_count()) : 0;
+  const dist::BackendDecision choice =
+      dist::choose_backend(requested, o.device, gpus, env.local_world_size, dist::build_has_nccl());
+  if (choice.verdict == dist::BackendDecision::Verdict::Usage) {
+    std::cerr << lesson.name << ": error: " << choice.why << std::endl;
     return kUsage;
   }
-  if (backend == dist::Backend::Nccl && o.device == DeviceChoice::Cpu) {
-    std::cerr << lesson.name << ": error: --backend nccl runs on GPUs; allowed: --device cuda (or auto), "
-              << "or --backend gloo on the CPU" << std::endl;
-    return kUsage;
+  if (choice.verdict == dist::BackendDecision::Verdict::Skip) {
+    std::cout << lesson.name << ": --backend " << dist::to_string(choice.backend) << ": " << choice.why
+              << "\nRESULT: SKIPPED" << std::endl;
+    return kSkipped;
   }
-  if (backend == dist::Backend::Nccl) {
-    const int have = torch::cuda::is_available() ? int(torch::cuda::device_count()) : 0;
-    if (have < env.local_world_size) {
-      std::cout << lesson.name << ": --backend nccl needs one CUDA GPU per rank: " << env.local_world_size
-                << " ranks on this machine, " << have << " GPU(s) usable\nRESULT: SKIPPED" << std::endl;
-      return kSkipped;
-    }
-    o.device = DeviceChoice::Cuda;
-  } else {
-    o.device = DeviceChoice::Cpu;
+  const dist::Backend backend = choice.backend;
+  o.device = choice.device;
+  if (backend == dist::Backend::Gloo) {
     // Ranks sharing a machine share its cores: each takes its part for its operators.
     at::set_num_threads(std::max(1, int(std::thread::hardware_concurrency()) / env.local_world_size));
   }
@@ -630,6 +787,7 @@ int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
     for (auto& f : distributed_flags()) info.flags.push_back(f);
   for (const auto& v : lesson.variants) info.variants.push_back({v.name, v.summary});
   const ParsedArgs parsed = parse_options(info, argc, argv);
+  if (parsed.list) return guarded(lesson, [&] { return print_list(lesson, parsed.options); });
   if (!parsed.run) {
     (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.text
                                                      << (parsed.exit_code ? "\n" : "");

@@ -12,8 +12,9 @@
 
 #include <functional>
 #include <map>
-#include <utility>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/options.h"
@@ -67,8 +68,13 @@ struct Variant {
   std::function<double(const Problem&)> flops;
   /// Empty when the library can run this variant here; otherwise why not, in LibTorch's words
   /// ("no flash attention kernel for fp32 on this device"). Reported as a skip (exit 77), not a
-  /// usage error: the request was fine, the machine lacks it.
+  /// usage error: the request was fine, the machine lacks it. A quick look that changes nothing
+  /// (--list asks it too): what takes long or may fail belongs in `prepare`.
   std::function<std::string(const Problem&)> unavailable;
+  /// Set-up before the variant's first call that takes long or may fail for want of what the
+  /// machine lacks (compiling and loading an AOTInductor package); run only when the variant is
+  /// about to run. Throws VariantUnavailable: a skip with its reason.
+  std::function<void(const Problem&)> prepare;
   /// Another variant whose result this one must also match, under the same tolerance (a fused
   /// kernel against the eager operators it replaces). Checked after profiling, beside the
   /// float64 reference. Empty: none.
@@ -78,6 +84,13 @@ struct Variant {
   at::Tensor result(const Tensors& inputs, const at::Tensor& out) const {
     return collect ? collect(inputs) : out;
   }
+};
+
+/// A variant cannot run here for want of something the machine or the build lacks (a package
+/// that could not be compiled or loaded). Thrown by Variant::prepare; reported as a skip (exit 77)
+/// with this reason, as cuda::Unavailable is.
+struct VariantUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 /// Bytes a run needs, checked before anything is allocated.
@@ -139,6 +152,48 @@ struct Lesson {
 
 /// The dtype's short name, as flags, file names and summaries spell it: fp32, bf16, fp16, fp64.
 const char* dtype_name(c10::ScalarType t);
+
+/// Where one variant stands for one problem, decided before anything runs.
+struct VariantChoice {
+  enum class Status {
+    Runs,             ///< it runs (its prepare() may still find the machine lacking)
+    CudaOnly,         ///< needs a CUDA device; the problem is on the CPU
+    Refused,          ///< its check() refuses the problem (a usage error: `why` says what is allowed)
+    Unavailable,      ///< the library or the build lacks it here (a skip: `why` says why)
+    DecidedOnDevice,  ///< LibTorch must ask the device, which this machine cannot (no GPU)
+  };
+  const Variant* variant = nullptr;
+  Status status = Status::Runs;
+  std::string why;
+};
+
+/// Whether each variant named in `names` runs for `p`: a function of the problem (device type,
+/// dtype, size, flags) and of what the build has, computed the same way on a machine without
+/// the device, so the decisions are tested on the CPU. Asks each variant's check() and
+/// unavailable(), never prepare() (nothing is compiled or loaded). `device_usable`: whether
+/// `p.device` can be asked (false for CUDA without a GPU: a variant whose unavailable() needs
+/// the device is then DecidedOnDevice). The runner, --list and the benchmarks all use it.
+std::vector<VariantChoice> choose_variants(const Lesson& lesson, const Problem& p,
+                                           const std::vector<std::string>& names, bool device_usable);
+/// The same for one variant (or ceiling) of the lesson.
+VariantChoice choose_variant(const Variant& v, const Problem& p, bool device_usable);
+
+/// What --list prints. With `p` null (no --device): every variant, one line each
+/// (`name<TAB>summary`), CUDA-only ones marked `[CUDA only]`. With a problem: only the variants
+/// that would run there, and a `# name: left out: why` line for each other. A variant that is
+/// also checked against another ends with `[agrees with OTHER]`, so the tests derive how many
+/// `RESULT:` and `agrees with` lines a run must print from what the lesson says it will run.
+std::string list_variants(const Lesson& lesson, const Problem* p, bool device_usable);
+
+/// The device as file names spell it: "cpu", "cuda0", "cuda1" (no colon: awkward in shells and
+/// refused by some filesystems).
+std::string file_device_name(const c10::Device& d);
+
+/// AdamW's epsilon for parameters of `dtype`: 1e-8 (LibTorch's default) where the dtype holds
+/// it; in fp16, whose smallest normal number is about 6.1e-5 and which rounds 1e-8 to 0, that
+/// smallest normal. With eps 0, a second moment that underflows (gradients below about 2.4e-4
+/// square to 0 in fp16) makes the update divide by zero: inf and NaN weights within steps.
+double adamw_eps(c10::ScalarType dtype);
 
 /// Registers `release` to run once the current variant is done (after its checks, before the
 /// next variant and before the process exits): for what a variant holds beyond one call, such as

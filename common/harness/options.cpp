@@ -90,7 +90,9 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
       ->capture_default_str();
   app.add_option("--variant", variant, variant_names + "|all (default: " +
                                            lesson.variants.front().name + ")");
-  app.add_flag("--list", list, "List the variants and exit");
+  app.add_flag("--list", list,
+               "List the variants and exit; with --device, only those that would run there "
+               "(for --dtype, --size and the lesson's flags)");
   app.add_option("--wait", wait, "Profiler schedule: steps run before the profiler starts")
       ->capture_default_str();
   app.add_option("--warmup", warmup, "Profiler schedule: steps profiled and thrown away")
@@ -139,11 +141,6 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   } catch (const CLI::ParseError& e) {
     result.exit_code = 2;
     result.text = lesson.name + ": error: " + e.what() + " (see --help)";
-    return result;
-  }
-
-  if (list) {
-    for (const auto& v : lesson.variants) result.text += v.name + "\t" + v.summary + "\n";
     return result;
   }
 
@@ -212,7 +209,8 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     result.text = lesson.name + ": error: " + bad.message;
     return result;
   }
-  result.run = true;
+  result.run = !list;
+  result.list = list;
   return result;
 }
 

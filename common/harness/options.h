@@ -66,10 +66,12 @@ struct Options {
   int64_t flag(const std::string& name) const { return extra.at(name); }
 };
 
-/// What parsing decided: run with these options, or exit now with this code and text
-/// (help and --list go to stdout with code 0; a bad flag is one line for stderr with code 2).
+/// What parsing decided: run with these options, list the variants for them (--list; the
+/// lesson knows which would run), or exit now with this code and text (help goes to stdout with
+/// code 0; a bad flag is one line for stderr with code 2).
 struct ParsedArgs {
   bool run = false;
+  bool list = false;  ///< --list, with the options checked (--device, --dtype, --size, flags)
   int exit_code = 0;
   std::string text;
   Options options;

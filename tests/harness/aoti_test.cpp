@@ -38,7 +38,7 @@ struct ScratchFile {
 };
 
 /// The one-line reason `open` is refused with; fails the test when it is not refused.
-std::string refusal(const std::string& path, const Expected& expected) {
+std::string refused_with(const std::string& path, const Expected& expected) {
   try {
     Package p(path, expected);
   } catch (const PackageRefused& e) {
@@ -58,22 +58,22 @@ void need(const std::string& path) {
 TEST(Aoti, ACorruptFileIsRefusedNotLoaded) {
   const ScratchFile bad("cpu_fp32.pt2");
   std::ofstream(bad.path) << "not a zip archive";
-  EXPECT_NE(refusal(bad.path, kMatmulAdd).find("cpu_fp32.pt2: not a readable AOTInductor package (not a zip archive"),
+  EXPECT_NE(refused_with(bad.path, kMatmulAdd).find("cpu_fp32.pt2: not a readable AOTInductor package (not a zip archive"),
             std::string::npos);
-  EXPECT_NE(refusal(bad.path + ".missing", kMatmulAdd).find("not a readable AOTInductor package (no such file)"),
+  EXPECT_NE(refused_with(bad.path + ".missing", kMatmulAdd).find("not a readable AOTInductor package (no such file)"),
             std::string::npos);
 }
 
 TEST(Aoti, APackageOfAnotherLessonOrShapeIsRefused) {
   need(kLesson04);
-  EXPECT_NE(refusal(kLesson04, kMatmulAdd).find("made for lesson '04_transformer', this run needs '01_matmul_add'"),
+  EXPECT_NE(refused_with(kLesson04, kMatmulAdd).find("made for lesson '04_transformer', this run needs '01_matmul_add'"),
             std::string::npos);
   const Expected other_heads{"04_transformer", "cpu", "fp32", "--head-dim 32 --heads 8"};
-  EXPECT_NE(refusal(kLesson04, other_heads).find("made for flags '--head-dim 32 --heads 4', this run needs "
+  EXPECT_NE(refused_with(kLesson04, other_heads).find("made for flags '--head-dim 32 --heads 4', this run needs "
                                                  "'--head-dim 32 --heads 8'"), std::string::npos);
   const Expected bf16{"01_matmul_add", "cpu", "bf16", ""};
   need(kLesson01);
-  EXPECT_NE(refusal(kLesson01, bf16).find("made for dtype 'fp32', this run needs 'bf16'"), std::string::npos);
+  EXPECT_NE(refused_with(kLesson01, bf16).find("made for dtype 'fp32', this run needs 'bf16'"), std::string::npos);
 }
 
 TEST(Aoti, AStalePackageOfAnotherTorchIsRefused) {
@@ -82,7 +82,7 @@ TEST(Aoti, AStalePackageOfAnotherTorchIsRefused) {
   const std::string make = std::string(PIL_PYTHON) + " " + PIL_STALE_SCRIPT + " " + kLesson01 + " " +
                            stale.path + " 2.10.0";
   ASSERT_EQ(std::system(make.c_str()), 0) << make;
-  EXPECT_NE(refusal(stale.path, kMatmulAdd).find(std::string("made for torch '2.10.0', this run needs '") +
+  EXPECT_NE(refused_with(stale.path, kMatmulAdd).find(std::string("made for torch '2.10.0', this run needs '") +
                                             TORCH_VERSION + "'"), std::string::npos);
 }
 

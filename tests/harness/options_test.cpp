@@ -165,11 +165,19 @@ TEST(Options, HelpListsEveryFlagAndExits0) {
     EXPECT_NE(p.text.find(flag), std::string::npos) << flag;
 }
 
-TEST(Options, ListPrintsTheVariantTable) {
-  const ParsedArgs p = parse({"--list"});
+// --list is the lesson's to print (it knows which variants would run); parsing checks the flags
+// it is given with, so a bad one is still a usage error.
+TEST(Options, ListIsAskedWithTheOptionsChecked) {
+  const ParsedArgs p = parse({"--list", "--device", "cuda", "--dtype", "fp16", "--size", "8"});
   EXPECT_FALSE(p.run);
+  EXPECT_TRUE(p.list);
   EXPECT_EQ(p.exit_code, 0);
-  EXPECT_EQ(p.text, "eager\ttwo ops\nfused\tone op\n");
+  EXPECT_EQ(p.options.device, DeviceChoice::Cuda);
+  EXPECT_EQ(p.options.dtype, DTypeChoice::F16);
+  EXPECT_EQ(p.options.size, 8);
+  const ParsedArgs bad = parse({"--list", "--device", "tpu"});
+  EXPECT_FALSE(bad.list);
+  EXPECT_EQ(bad.exit_code, 2);
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <utility>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -152,6 +154,19 @@ TEST(DataParallel, AnUnreachableStoreIsOneLine) {
   EXPECT_EQ(count_lines_starting_with(run.r.err, "05_data_parallel: error: rank 1: cannot reach the c10d store"), 1)
       << run.r.err;
   EXPECT_EQ(std::count(run.r.err.begin(), run.r.err.end(), '\n'), 1) << run.r.err;
+}
+
+// A usage error every rank would hit is the launcher's to say, before any rank starts: exit 2 and
+// one line, not a RESULT: FAILED from each rank.
+TEST(DataParallel, ContradictoryBackendAndDeviceAreRefusedBeforeTheRanksStart) {
+  for (const auto& [backend, device] : {std::pair<const char*, const char*>{"nccl", "cpu"}, {"gloo", "cuda"}}) {
+    const RanksRun run({"--ranks", "2", "--backend", backend, "--device", device});
+    EXPECT_EQ(run.r.exit_code, 2) << run.r.out << run.r.err;
+    EXPECT_EQ(std::count(run.r.err.begin(), run.r.err.end(), '\n'), 1) << run.r.err;
+    EXPECT_EQ(run.r.err.rfind(std::string("05_data_parallel: error: --backend ") + backend, 0), 0u) << run.r.err;
+    EXPECT_EQ(run.r.out.find("[rank"), std::string::npos) << "no rank started\n" << run.r.out;
+    EXPECT_EQ(run.r.out.find("RESULT:"), std::string::npos) << run.r.out;
+  }
 }
 
 TEST(DataParallel, BadLauncherVariablesAreOneLine) {

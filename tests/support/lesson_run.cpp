@@ -1,6 +1,7 @@
 #include "support/lesson_run.h"
 
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -58,6 +59,20 @@ LessonRun::LessonRun(const std::string& exe, std::vector<std::string> args,
   args.insert(args.end(), {"--device", "cpu", "--out", dir.path()});
   r = run_process(exe, args);
   trace = line_value(r.out, "trace");
+}
+
+Listed listed_variants(const std::string& exe, std::vector<std::string> args) {
+  args.insert(args.begin(), "--list");
+  const ProcessResult r = run_process(exe, args);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  Listed l;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;  // a variant left out, and why
+    l.variants.push_back(line.substr(0, line.find('\t')));
+    if (line.find(" [agrees with ") != std::string::npos) ++l.agreeing;
+  }
+  return l;
 }
 
 GpuLessonRun::GpuLessonRun(const std::string& exe, std::vector<std::string> args) {

@@ -46,6 +46,16 @@ struct LessonRun {
 /// else that it passed and agreed with `agrees_with`, and returns true (the trace is there).
 bool compiled_run_passed(const LessonRun& run, const std::string& agrees_with, bool built);
 
+/// What a lesson says it will run for `args` (`--list` with them, e.g. --device cuda --dtype
+/// bf16): the variants, and how many are also checked against another. The checks derive the
+/// `RESULT:` and `agrees with` lines a run must print from it, so a new variant or a build
+/// option cannot silently break them.
+struct Listed {
+  std::vector<std::string> variants;
+  size_t agreeing = 0;
+};
+Listed listed_variants(const std::string& exe, std::vector<std::string> args);
+
 /// The lesson `exe` run on CUDA with `args`, into a fresh folder, for the *Gpu suites. Where no
 /// GPU is usable the lesson exits 77, and so does the test process: the suite is a skip. (A
 /// variant that is unavailable on the GPU at hand leaves its exit code 77 for the test to see.)

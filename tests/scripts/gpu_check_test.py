@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""scripts/gpu-check.sh --dry-run against a fake nvidia-smi (an H200: compute capability 9.0) and
+a fake cmake that answers only `--build DIR --target help` with a target list of the test's
+own: the plan it prints configures for sm_90 with the compiled variants off, builds only targets
+that both are lesson folders and were in that list, archives the traces before the checks run,
+and names the goal benchmarks bench_table.py gives. The dry run runs nothing else: the fake
+cmake fails any other call, and the test sees it."""
+import os
+import re
+import stat
+import subprocess
+import tempfile
+import unittest
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+SCRIPT = os.path.join(ROOT, "scripts", "gpu-check.sh")
+LESSONS = sorted(d for d in os.listdir(ROOT)
+                 if re.fullmatch(r"[0-9]{2}_\w+", d) and os.path.isfile(os.path.join(ROOT, d, "CMakeLists.txt")))
+
+NVIDIA_SMI = """#!/bin/sh
+case "$*" in
+  *compute_cap*) echo "${FAKE_COMPUTE_CAP}" ;;
+  -L) echo "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)" ;;
+  *) echo "name, driver_version, memory.total [MiB], clocks.max.sm [MHz]"
+     echo "NVIDIA H200, 580.95.05, 143771 MiB, 1980 MHz" ;;
+esac
+"""
+CMAKE = """#!/bin/sh
+case "$*" in
+  "--build "*" --target help") echo "[1/1] All primary targets available:"; cat "$FAKE_TARGETS" ;;
+  *) echo "fake cmake: not a dry run: cmake $*" >&2; exit 3 ;;
+esac
+"""
+
+
+def executable(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+
+
+class GpuCheckDryRun(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        bin_dir = os.path.join(self.tmp.name, "bin")
+        os.mkdir(bin_dir)
+        executable(os.path.join(bin_dir, "nvidia-smi"), NVIDIA_SMI)
+        executable(os.path.join(bin_dir, "cmake"), CMAKE)
+        # The configure made: two of the lessons (the first and the third), their checks and
+        # benchmarks, pil-trace, and a target that is no lesson folder.
+        self.made = [LESSONS[0], LESSONS[2]]
+        names = ["pil-trace", "99_not_a_lesson", "99_not_a_lesson_test", "docs", LESSONS[0] + "/test"]
+        for lesson in self.made:
+            names += [lesson, lesson + "_test", lesson + "_bench"]
+        self.targets = os.path.join(self.tmp.name, "targets.txt")
+        with open(self.targets, "w") as f:
+            f.write("".join(n + ": phony\n" for n in names))
+        self.env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], FAKE_TARGETS=self.targets,
+                        FAKE_COMPUTE_CAP="9.0", OUT=os.path.join(self.tmp.name, "out"),
+                        PIL_GPU_BUILD_DIR=os.path.join(self.tmp.name, "build-gpu"), PIL_TORCH_PREFIX="/torch")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def plan(self, part, **env):
+        p = subprocess.run(["bash", SCRIPT, "--dry-run", part], capture_output=True, text=True, cwd=ROOT,
+                           env=dict(self.env, **env), timeout=120)
+        return p
+
+    def commands(self, out):
+        """The commands the plan names, without their time limits ("[at most 120s] ")."""
+        return [re.sub(r"^\[at most \d+s\] ", "", line[2:]) for line in out.splitlines() if line.startswith("+ ")]
+
+    def index(self, commands, pattern):
+        found = [i for i, c in enumerate(commands) if re.search(pattern, c)]
+        self.assertEqual(len(found), 1, "one command matching %r in:\n%s" % (pattern, "\n".join(commands)))
+        return found[0]
+
+    def test_part1_configures_for_the_gpu_and_keeps_the_traces_before_the_checks(self):
+        p = self.plan("tests")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        cmds = self.commands(p.stdout)
+        configure = cmds[self.index(cmds, r"^cmake -S \. -B ")]
+        self.assertIn("-DCMAKE_CUDA_ARCHITECTURES=90 ", configure)
+        self.assertIn("-DPIL_WITH_AOTI=OFF", configure)
+        build = cmds[self.index(cmds, r"cmake --build .* --target pil-trace")]
+        self.assertEqual(build.split("--target ")[1].split(), ["pil-trace"] + self.made)
+        checks = cmds[self.index(cmds, r"cmake --build .* --target \S+_test")]
+        self.assertEqual(checks.split("--target ")[1].split(), [m + "_test" for m in self.made])
+        traces = self.index(cmds, r"ctest .*-L gpu_trace -j 1")
+        archive = self.index(cmds, r"^tar -czf \S+/traces\.tar\.gz ")
+        ctest = self.index(cmds, r"ctest .*-j 4 -L gpu -LE gpu_trace")
+        self.assertLess(traces, archive)
+        self.assertLess(archive, self.index(cmds, r"--target \S+_test"))
+        self.assertLess(archive, ctest)
+        for c in cmds:
+            self.assertNotIn("99_not_a_lesson", c)
+        # Each phase prints the budget left.
+        self.assertRegex(p.stdout, r"== \[tests \d+s of 360s, \d+s left\] the lessons' trace runs")
+
+    def test_the_architecture_is_the_gpus_own(self):
+        p = self.plan("tests", FAKE_COMPUTE_CAP="8.6")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("-DCMAKE_CUDA_ARCHITECTURES=86 ", p.stdout)
+        bad = self.plan("tests", FAKE_COMPUTE_CAP="[N/A]")
+        self.assertEqual(bad.returncode, 1, bad.stdout + bad.stderr)
+        self.assertIn("nvidia-smi gave no compute capability", bad.stderr)
+
+    def test_part2_runs_the_goal_rows_of_the_benchmarks_built(self):
+        p = self.plan("bench")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        cmds = self.commands(p.stdout)
+        with_goals = [m for m in self.made if subprocess.run(
+            ["python3", os.path.join(ROOT, "scripts", "bench_table.py"), "--goal-filter", m],
+            capture_output=True, text=True).stdout.strip()]
+        build = cmds[self.index(cmds, r"cmake --build .* --target ")]
+        self.assertEqual(build.split("--target ")[1].split(), [m + "_bench" for m in with_goals])
+        for m in with_goals:
+            self.index(cmds, r"bin/%s_bench --benchmark_filter=" % m)
+
+    def test_part3_compiles_the_packages_with_the_compiled_variants_on(self):
+        p = self.plan("aoti")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        cmds = self.commands(p.stdout)
+        self.assertIn("-DPIL_WITH_AOTI=ON", cmds[self.index(cmds, r"^cmake -S ")])
+        runs = [c for c in cmds if "--variant compiled" in c]
+        expected = [m for m in self.made if os.path.isfile(os.path.join(ROOT, m, "compiled.py"))]
+        self.assertEqual([os.path.basename(r.split()[0]) for r in runs], expected)
+        for r in runs:
+            self.assertIn("--device cuda --dtype bf16", r)
+
+    def test_a_bad_part_is_a_usage_error(self):
+        p = self.plan("everything")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
