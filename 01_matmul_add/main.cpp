@@ -239,6 +239,7 @@ pil::Lesson make_lesson() {
   l.default_size = 64;
   l.max_size = 65536;
   l.make_inputs = make_inputs;
+  l.row_inputs = {0, 2};  // y's rows: x's rows times w, plus b's rows
   l.reference = reference;
   l.memory_need = memory_need;
   l.variants = variants();

@@ -414,6 +414,7 @@ pil::Lesson make_lesson() {
              {"--model", "Model width (features in and out)", 768, 1, 1 << 16, {}},
              {"--hidden", "Hidden width of gate and up", 3072, 1, 1 << 18, {}}};
   l.make_inputs = make_inputs;
+  l.row_inputs = {0, 1};  // batch elements: x's and g's
   l.memory_need = memory_need;
   l.reference = reference;
   l.references = {{"training", training_reference},

@@ -469,6 +469,9 @@ pil::Lesson make_lesson() {
               0, 0, 1, {"module", "aten"}}};
   l.profile_memory = true;
   l.make_inputs = make_inputs;
+  l.row_inputs = {0, 1};  // batch elements: x's and g's
+  // On the CPU one sequence (the page's shape): a default run in seconds, not minutes.
+  l.default_size_cpu = 1;
   l.memory_need = memory_need;
   l.reference = reference;
   l.references = {{"graph", forward_reference}, {"compiled", forward_reference}};

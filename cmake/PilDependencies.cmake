@@ -94,16 +94,22 @@ get_filename_component(PIL_TORCH_PREFIX "${Torch_DIR}/../../.." ABSOLUTE)
 # folder in their RUNPATH ahead of LibTorch's, so LibTorch from the wheel would run on the
 # toolkit's cuBLAS (13.0 here) instead of its own (13.1, in the wheel's nvidia/cu13/lib): the
 # first library of a name loaded is the one every other library gets. When LibTorch is the
-# wheel's, its CUDA libraries' folder comes first; otherwise the order stays as CMake makes it.
+# wheel's, its CUDA libraries' folders come first (CUDA 13 wheels: nvidia/cu13/lib; CUDA 12
+# wheels: one folder a library, nvidia/cublas/lib, nvidia/cuda_cupti/lib, ...); otherwise the
+# order stays as CMake makes it.
 set(PIL_CUDA_RUNTIME_LIBS "")
 if(PIL_TORCH_HAS_CUDA)
-  file(GLOB _pil_wheel_cuda_libs LIST_DIRECTORIES true "${PIL_TORCH_PREFIX}/../nvidia/cu[0-9]*/lib")
-  foreach(_dir IN LISTS _pil_wheel_cuda_libs)
-    get_filename_component(PIL_CUDA_RUNTIME_LIBS "${_dir}" ABSOLUTE)
-    break()
-  endforeach()
+  get_filename_component(_pil_wheel_nvidia "${PIL_TORCH_PREFIX}/../nvidia" ABSOLUTE)
+  file(GLOB _pil_wheel_cuda_libs LIST_DIRECTORIES true "${_pil_wheel_nvidia}/cu[0-9]*/lib"
+       "${_pil_wheel_nvidia}/cublas/lib" "${_pil_wheel_nvidia}/cuda_cupti/lib"
+       "${_pil_wheel_nvidia}/cuda_runtime/lib")
+  set(PIL_CUDA_RUNTIME_LIBS ${_pil_wheel_cuda_libs})
   if(PIL_CUDA_RUNTIME_LIBS)
-    list(PREPEND CMAKE_BUILD_RPATH "${PIL_CUDA_RUNTIME_LIBS}")
+    list(PREPEND CMAKE_BUILD_RPATH ${PIL_CUDA_RUNTIME_LIBS})
+  elseif(IS_DIRECTORY "${_pil_wheel_nvidia}")
+    message(WARNING "LibTorch at ${PIL_TORCH_PREFIX} comes with CUDA libraries (${_pil_wheel_nvidia}) in a "
+      "layout this project does not know: the lessons may load the toolkit's cuBLAS and CUPTI instead of "
+      "LibTorch's own (cmake/PilDependencies.cmake)")
   endif()
 endif()
 
@@ -208,10 +214,12 @@ function(pil_print_summary)
   endif()
   if(PIL_HAVE_CUDA AND PIL_BUILD_LESSONS)
     if(PIL_CUDA_RUNTIME_LIBS)
-      string(APPEND _out "  CUDA at run time  LibTorch's own (its wheel's ${PIL_CUDA_RUNTIME_LIBS}: cuBLAS, "
+      list(JOIN PIL_CUDA_RUNTIME_LIBS " " _dirs)
+      string(APPEND _out "  CUDA at run time  LibTorch's own (its wheel's ${_dirs}: cuBLAS, "
                          "cuBLASLt, CUPTI), ahead of the toolkit's, in the executables' RUNPATH\n")
     else()
-      string(APPEND _out "  CUDA at run time  the toolkit's libraries (this LibTorch brings none of its own)\n")
+      string(APPEND _out "  CUDA at run time  the toolkit's libraries, in the order CMake links them (no "
+                         "wheel's CUDA libraries found beside LibTorch)\n")
     endif()
   endif()
   if(PIL_HAVE_CUDA)

@@ -24,6 +24,7 @@ function(pil_add_lesson name)
   if(NOT ARG_SOURCES)
     set(ARG_SOURCES main.cpp)
   endif()
+  set_property(GLOBAL PROPERTY PIL_AOTI_FLAGS_${name} "${ARG_COMPILED_FLAGS}")
   add_executable(${name} ${ARG_SOURCES})
   # The CUDA parts (kernels, cuBLAS, cuBLASLt, CUDA graphs) are built whenever a toolkit and a
   # LibTorch with CUDA are there, GPU or not; PIL_LESSON_CUDA tells the sources.
@@ -36,6 +37,12 @@ function(pil_add_lesson name)
   target_link_libraries(${name} PRIVATE pil::harness pil_flags)
   set_property(GLOBAL APPEND PROPERTY PIL_LESSONS ${name})
   _pil_lesson_compiled(${name} "${ARG_COMPILED_FLAGS}")
+  # The lesson's target builds what its page uses: pil-trace, and the compiled variant's package
+  # (./run-lesson builds this target alone).
+  add_dependencies(${name} pil-trace)
+  if(TARGET ${name}_aoti)
+    add_dependencies(${name} ${name}_aoti)
+  endif()
 
   # <name>_bench: the same lesson source built around Google Benchmark (PIL_BENCHMARK).
   if(TARGET pil_bench AND NOT ARG_DISTRIBUTED)
@@ -63,7 +70,7 @@ function(pil_add_lesson name)
 
   set(_out ${PROJECT_BINARY_DIR}/test-output/${name})
   add_test(NAME ${name}.cpu
-           COMMAND ${name} --device cpu --variant all --active 2 ${ARG_CPU_TEST_ARGS} --out ${_out}/cpu)
+           COMMAND ${name} --device cpu --variant all --active 2 --verify full ${ARG_CPU_TEST_ARGS} --out ${_out}/cpu)
   set_tests_properties(${name}.cpu PROPERTIES LABELS lesson)
   if(ARG_DISTRIBUTED)  # ranks talk over loopback ports: bounded, and not beside each other
     set_tests_properties(${name}.cpu PROPERTIES TIMEOUT 120 RESOURCE_LOCK ${name})
@@ -71,11 +78,11 @@ function(pil_add_lesson name)
   # The GPU trace runs (label gpu_trace: scripts/gpu-check.sh runs them first and keeps their
   # traces), at the lesson's defaults and, with GPU_LARGE_ARGS, once more at a large shape.
   add_test(NAME ${name}.gpu
-           COMMAND ${name} --device cuda --variant all --out ${_out}/gpu)
+           COMMAND ${name} --device cuda --variant all --verify full --out ${_out}/gpu)
   set_tests_properties(${name}.gpu PROPERTIES LABELS "lesson;gpu;gpu_trace" SKIP_RETURN_CODE 77)
   if(ARG_GPU_LARGE_ARGS)
     add_test(NAME ${name}.gpu_large
-             COMMAND ${name} --device cuda --variant all ${ARG_GPU_LARGE_ARGS} --out ${_out}/gpu_large)
+             COMMAND ${name} --device cuda --variant all --verify full ${ARG_GPU_LARGE_ARGS} --out ${_out}/gpu_large)
     set_tests_properties(${name}.gpu_large PROPERTIES LABELS "lesson;gpu;gpu_trace" SKIP_RETURN_CODE 77)
   endif()
 
@@ -112,9 +119,30 @@ function(_pil_aoti_definitions target lesson)
   if(NOT EXISTS ${_src}/compiled.py)
     set(_why "${lesson} has no compiled.py")
   endif()
+  # The packages the build itself makes (cpu_fp32[_FLAGS]), and the command that makes them.
+  set(_built "")
+  if(_cmd)
+    get_property(_sets GLOBAL PROPERTY PIL_AOTI_FLAGS_${lesson})
+    if(NOT _sets)
+      set(_sets "-")
+    endif()
+    foreach(_set IN LISTS _sets)
+      set(_stem cpu_fp32)
+      if(NOT _set STREQUAL "-")
+        separate_arguments(_flags UNIX_COMMAND "${_set}")
+        foreach(_f IN LISTS _flags)
+          string(REGEX REPLACE "^([^=]+)=(.*)$" "\\1\\2" _part "${_f}")
+          string(APPEND _stem "_${_part}")
+        endforeach()
+      endif()
+      string(APPEND _built " ${_stem}.pt2")
+    endforeach()
+    string(STRIP "${_built}" _built)
+  endif()
   target_compile_definitions(${target} PRIVATE PIL_AOTI_LESSON="${lesson}"
     PIL_AOTI_DIR="${PROJECT_BINARY_DIR}/aoti/${lesson}" PIL_AOTI_COMPILE="${_cmd}"
-    PIL_AOTI_NO_COMPILER="${_why}")
+    PIL_AOTI_NO_COMPILER="${_why}" PIL_AOTI_BUILT="${_built}"
+    PIL_AOTI_BUILD_TARGET="cmake --build ${PROJECT_BINARY_DIR} --target ${lesson}_aoti")
 endfunction()
 
 function(_pil_lesson_compiled name flag_sets)

@@ -11,12 +11,15 @@
 #       once, then build the lessons' checks and run the other gpu-labelled tests (-j4);
 #   part 2 (bench, 240 s): build the benchmarks and run the rows that carry the lessons' goals
 #       (scripts/bench_table.py --goal-filter names them) with short min-times;
-#   part 3 (aoti, only if time is left): turn the compiled variants on, and run each lesson's
-#       `compiled` variant on the GPU in bf16, which compiles its AOTInductor CUDA package
-#       (one package per dtype used; TORCHINDUCTOR_COMPILE_THREADS set) and records its trace.
+#   part 3 (aoti, only if time is left: PIL_AOTI_BUDGET seconds, default 150): turn the
+#       compiled variants on, and run each lesson's `compiled` variant on the GPU in bf16, which
+#       compiles its AOTInductor CUDA package (one package per dtype used;
+#       TORCHINDUCTOR_COMPILE_THREADS set) and records its trace, archived after each lesson.
 #
 # Here, once:   bash ../shared/device/prepare.sh nlohmann-json3-dev zlib1g-dev
-# Then the device tool's run, carry [".device"], timeout_s 420, 300, 300:
+# Then the device tool's run, carry [".device"]: part 1 with timeout_s 420, part 2 with 300
+# (about 12 minutes of the 15 with the machine's start); part 3 only with what `status` says is
+# left, its budget under it: PIL_AOTI_BUDGET=<left - 60> bash scripts/gpu-check.sh aoti
 #               bash scripts/gpu-check.sh tests     (then bench, then aoti; the build folder
 #                                                    is kept while the machine is warm)
 # Anywhere:     scripts/gpu-check.sh --dry-run tests   prints what it would run (it asks
@@ -39,11 +42,12 @@ part=${1:-}
 case $part in
   tests) budget=360 ;;
   bench) budget=240 ;;
-  aoti) budget=${PIL_AOTI_BUDGET:-240} ;;
+  aoti) budget=${PIL_AOTI_BUDGET:-150} ;;
   *) echo "usage: scripts/gpu-check.sh [--dry-run] tests|bench|aoti (part 1: build, traces and checks;" \
           "part 2: benchmarks; part 3: the AOTInductor CUDA packages)" >&2
      exit 2 ;;
 esac
+budget=${PIL_GPU_CHECK_BUDGET:-$budget}  # the tests' own, to run a phase out of time
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 build=${PIL_GPU_BUILD_DIR:-build-gpu}
@@ -141,8 +145,18 @@ log_libraries() {
   done
 }
 
+# archive NAME DIR: DIR (under the build folder) as $out/NAME, or a failure when nothing is there.
+archive() {
+  if ((dry)) || [[ -d $build/$2 ]]; then
+    run tar -czf "$out/$1" -C "$build" "$2" || status=1
+  else
+    echo "nothing to archive: $build/$2 was not written"
+    status=1
+  fi
+}
+
 if [[ $part == tests ]]; then
-  [[ -f $build/build.ninja ]] && ((!dry)) || configure OFF
+  configure OFF  # every time: a warm machine's build folder may hold part 3's configure
   known=$(targets_of_build)
   targets=()
   present pil-trace && targets+=(pil-trace)
@@ -151,11 +165,13 @@ if [[ $part == tests ]]; then
   within "$(left)" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" || exit 1
   ((dry)) || log_libraries "${lessons[@]}"
 
-  # Every lesson's trace runs first (one at a time: they time the GPU), archived at once.
+  # Every lesson's trace runs first (one at a time: they time the GPU), archived at once; an
+  # earlier run's traces are not taken for this one's.
   phase "the lessons' trace runs (ctest -L gpu_trace)"
+  run rm -rf "$build/test-output"
   within "$(($(left) - 150))" ctest --test-dir "$build" --output-on-failure -L gpu_trace -j 1 || status=1
   phase "archive the traces"
-  run tar -czf "$out/traces.tar.gz" -C "$build" test-output
+  archive traces.tar.gz test-output
 
   checks=()
   for l in "${lessons[@]}"; do present "${l}_test" && checks+=("${l}_test"); done
@@ -208,12 +224,13 @@ else
   within "$(($(left) - 60))" cmake --build "$build" -j "$(nproc)" --target "${compiled[@]}" || exit 1
   # One package per dtype used: bf16, the GPU's default; Inductor's compile uses every core.
   export TORCHINDUCTOR_COMPILE_THREADS=$(nproc)
+  run rm -rf "$build/aoti-output"
   for l in "${compiled[@]}"; do
     phase "$l --variant compiled (compiles its CUDA package first)"
     within "$(($(left) - 10))" "$build/bin/$l" --device cuda --dtype bf16 --variant compiled --active 3 \
       --out "$build/aoti-output/$l" || status=1
+    archive aoti.tar.gz aoti-output  # after each lesson: a call stopped later keeps what was done
   done
-  run tar -czf "$out/aoti.tar.gz" -C "$build" aoti-output
 fi
 
 phase "done"

@@ -222,13 +222,16 @@ Variant compiled_variant(Spec spec, Build build) {
     if (state->packages.count(path)) return {};
     const std::string cmd = compile_command(build, spec, p);
     if (!fs::exists(path)) {
+      if (p.device.is_cuda()) return {};  // prepare() compiles it (again, after a failed try)
       const std::string status = read_status(path);
       if (status.rfind("failed ", 0) == 0)
         return "the build's AOTInductor compile failed at " + status.substr(7) + "; rerun it: " + cmd;
-      if (!p.device.is_cuda())
-        return "no AOTInductor package for this shape and dtype (the build makes the ones the tests "
-               "and docs use); compile it with: " + cmd;
-      return {};  // on a GPU, prepare() compiles it
+      const std::string name = fs::path(path).filename().string();
+      if ((" " + build.built_packages + " ").find(" " + name + " ") != std::string::npos)
+        return "its package " + name + " is one the build makes, and it has not been built yet; "
+               "build it with: " + build.build_command;
+      return "no AOTInductor package for this shape and dtype (the build makes the ones the tests "
+             "and docs use); compile it with: " + cmd;
     }
     if (const std::string why = refusal(path, expected_for(build, spec, p)); !why.empty())
       return why + " (with: " + cmd + ")";

@@ -36,6 +36,10 @@ struct Build {
   /// --lesson-dir); empty when the build found no usable Python torch.
   std::string compile_command;
   std::string no_compiler_reason;  ///< why compile_command is empty
+  /// The packages the build itself makes ("cpu_fp32.pt2 ..."), and the command that makes them
+  /// (`cmake --build <build> --target <lesson>_aoti`): a missing one is named as such.
+  std::string built_packages;
+  std::string build_command;
 };
 
 /// What the lesson tells the adapter about its workload.
@@ -109,4 +113,7 @@ Variant compiled_variant(Spec spec, Build build);
 
 /// The Build of the lesson being compiled (its target carries the definitions).
 #define PIL_AOTI_BUILD                                                                   \
-  pil::aoti::Build { PIL_AOTI_LESSON, PIL_AOTI_DIR, PIL_AOTI_COMPILE, PIL_AOTI_NO_COMPILER }
+  pil::aoti::Build {                                                                     \
+    PIL_AOTI_LESSON, PIL_AOTI_DIR, PIL_AOTI_COMPILE, PIL_AOTI_NO_COMPILER, PIL_AOTI_BUILT, \
+        PIL_AOTI_BUILD_TARGET                                                              \
+  }

@@ -1,6 +1,7 @@
 #include "harness/lesson.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/DeviceAccelerator.h>
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
@@ -210,7 +211,7 @@ void print_comparison(const std::vector<VariantLine>& lines) {
   headers.insert(headers.end(), {"Result", "Variant"});
   trace::TextTable table(headers);
   for (const auto& l : lines) {
-    std::vector<std::string> row{trace::format_duration(l.median_step_ns)};
+    std::vector<std::string> row{l.median_step_ns >= 0 ? trace::format_duration(l.median_step_ns) : "-"};
     if (memory) {
       row.push_back(l.peak_bytes >= 0 ? trace::format_bytes(l.peak_bytes) : "-");
       row.push_back(l.peak_range.empty() ? "-" : l.peak_range);
@@ -336,6 +337,18 @@ Recording record_steps(const Variant& variant, const VariantCall& call, const Pr
   return rec;
 }
 
+/// The rows a sampled check takes (sorted, on the CPU), or an undefined tensor for a check of
+/// the whole result: --verify full, a lesson without independent rows, a variant checked
+/// against a reference of its own or on what its collect() gathers, or too few rows to sample.
+at::Tensor sampled_rows(const Lesson& lesson, const Variant& variant, const Problem& p, const Tensors& inputs) {
+  if (p.options.verify_full || lesson.row_inputs.empty() || variant.collect || lesson.references.count(variant.name))
+    return {};
+  const int64_t rows = inputs.at(lesson.row_inputs.front()).size(0);
+  if (rows <= kSampleRows) return {};
+  at::Generator gen = at::detail::createCPUGenerator(p.options.seed);
+  return std::get<0>(at::randperm(rows, gen).slice(0, 0, kSampleRows).sort());
+}
+
 /// Verifying: the result against the float64 reference, after the runs (a variant that trains
 /// has changed its weights by now, and its collect() and reference both use them as they are),
 /// then against the variant it must agree with. Prints each comparison.
@@ -343,7 +356,27 @@ Verdict verify_variant(const Lesson& lesson, const Variant& variant, const Probl
                        const Tensors& inputs, const at::Tensor& out) {
   Progress check_progress("verify (the result against the float64 reference)", 0);
   const at::Tensor result = variant.result(inputs, out);
-  Verdict verdict = verify(result, lesson.reference_for(variant.name)(inputs), lesson.tolerance_of(p));
+  Verdict verdict;
+  if (const at::Tensor rows = sampled_rows(lesson, variant, p, inputs); rows.defined()) {
+    // The reference for the sampled rows alone: their inputs' rows, the rest as they are.
+    Tensors sample = inputs;
+    const at::Tensor at_device = rows.to(inputs.at(lesson.row_inputs.front()).device());
+    for (size_t i : lesson.row_inputs) sample.at(i) = inputs.at(i).index_select(0, at_device);
+    if (std::string why = unusable(result); !why.empty()) {
+      verdict.reason = why;
+      verdict.elements = result.numel();
+    } else {
+      verdict = verify(result.index_select(0, rows.to(result.device())), lesson.reference(sample),
+                       lesson.tolerance_of(p));
+    }
+    std::string picked;
+    for (int64_t i = 0; i < rows.numel(); ++i) picked += (i ? ", " : "") + std::to_string(rows[i].item<int64_t>());
+    verdict.scope = "a sample: rows " + picked + " of " + std::to_string(result.size(0)) + " (seed " +
+                    std::to_string(p.options.seed) + "), the whole result checked for NaN, infinity and "
+                    "all zeros; --verify full checks every row";
+  } else {
+    verdict = verify(result, lesson.reference_for(variant.name)(inputs), lesson.tolerance_of(p));
+  }
   check_progress.finish();
   std::cout << verdict.describe();
   if (!variant.agrees_with.empty()) verdict = check_agreement(lesson, variant, inputs, result, p, verdict);
@@ -462,6 +495,15 @@ std::optional<int> skip_without_cuda(const Lesson& lesson, const Options& o) {
   return kSkipped;
 }
 
+/// The options with the lesson's CPU defaults for the flags not given, on the CPU.
+Options with_device_defaults(const Lesson& lesson, Options o, const c10::Device& device) {
+  if (device.is_cuda()) return o;
+  if (lesson.default_size_cpu > 0 && !o.given.count("--size")) o.size = lesson.default_size_cpu;
+  for (const auto& [flag, value] : lesson.flag_defaults_cpu)
+    if (!o.given.count(flag)) o.extra[flag] = value;
+  return o;
+}
+
 /// The device a run uses: CUDA when asked for, or on auto when a GPU is usable; data-parallel
 /// ranks on one machine each take their own GPU (LOCAL_RANK).
 c10::Device run_device(const Options& o, bool cuda_usable) {
@@ -489,6 +531,10 @@ std::variant<std::vector<const Variant*>, int> variants_to_run(const Lesson& les
         runnable.push_back(c.variant);
         break;
       case VariantChoice::Status::Refused:
+        if (!one) {  // as --list says: left out of "all", with what it takes
+          std::cout << lesson.name << ": variant " << name << " left out: " << c.why << "\n";
+          break;
+        }
         throw UsageError{c.why};
       case VariantChoice::Status::CudaOnly: {
         if (!one) {
@@ -521,9 +567,10 @@ std::variant<std::vector<const Variant*>, int> variants_to_run(const Lesson& les
   return runnable;
 }
 
-int run_parsed(const Lesson& lesson, const Options& o) {
-  if (const auto skipped = skip_without_cuda(lesson, o)) return *skipped;
-  const c10::Device device = run_device(o, torch::cuda::is_available());
+int run_parsed(const Lesson& lesson, const Options& given) {
+  if (const auto skipped = skip_without_cuda(lesson, given)) return *skipped;
+  const c10::Device device = run_device(given, torch::cuda::is_available());
+  const Options o = with_device_defaults(lesson, given, device);
   const Problem problem{o, device, resolve_dtype(o.dtype, device.is_cuda())};
   const std::string device_name = device.is_cuda() ? cuda::device_name(device.index()) : cpu_model_name();
 
@@ -578,6 +625,7 @@ int run_parsed(const Lesson& lesson, const Options& o) {
       std::cout << "RESULT: FAILED" << std::endl;
       lines.back().name = v->name;
       lines.back().result = "FAILED";
+      lines.back().median_step_ns = -1;  // it recorded no step
       worst = kFailed;
       continue;
     }
@@ -647,10 +695,7 @@ std::string list_variants(const Lesson& lesson, const Problem* p, bool device_us
   return text + left_out;
 }
 
-std::string file_device_name(const c10::Device& d) {
-  if (!d.is_cuda()) return "cpu";
-  return "cuda" + std::to_string(d.has_index() ? int(d.index()) : 0);
-}
+std::string file_device_name(const c10::Device& d) { return d.is_cuda() ? "cuda" : "cpu"; }
 
 double adamw_eps(c10::ScalarType dtype) {
   constexpr double kDefault = 1e-8;  // LibTorch's AdamWOptions default
@@ -705,13 +750,15 @@ int guarded(const Lesson& lesson, const std::function<int()>& body) {
 /// --list: every variant; with --device, those that would run there (for the dtype, size and
 /// flags given). CUDA without a GPU here is listed all the same, as decided from the flags and
 /// the build: only what LibTorch must ask the device is marked so.
-int print_list(const Lesson& lesson, const Options& o) {
-  if (o.device == DeviceChoice::Auto) {
+int print_list(const Lesson& lesson, const Options& given) {
+  if (given.device == DeviceChoice::Auto) {
     std::cout << list_variants(lesson, nullptr, false);
     return kPassed;
   }
-  const bool cuda = o.device == DeviceChoice::Cuda;
-  const Problem p{o, cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU), resolve_dtype(o.dtype, cuda)};
+  const bool cuda = given.device == DeviceChoice::Cuda;
+  const c10::Device device = cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  const Options o = with_device_defaults(lesson, given, device);
+  const Problem p{o, device, resolve_dtype(o.dtype, cuda)};
   std::cout << list_variants(lesson, &p, !cuda || torch::cuda::is_available());
   return kPassed;
 }
@@ -719,7 +766,8 @@ int print_list(const Lesson& lesson, const Options& o) {
 /// The flags every data-parallel lesson takes, beside its own.
 std::vector<LessonFlag> distributed_flags() {
   return {{"--ranks", "Ranks to start, one process each (when no launcher set RANK, WORLD_SIZE)", 2, 1, 64, {}},
-          {"--backend", "c10d backend: auto (nccl with a GPU per rank, else gloo), gloo (CPU), nccl (GPU)",
+          {"--backend", "c10d backend: auto (nccl with a GPU per rank, else gloo on the CPU; with --device "
+                        "cuda and too few GPUs, a skip), gloo (CPU), nccl (GPU)",
            0, 0, 2, {"auto", "gloo", "nccl"}},
           {"--comm-timeout-s", "Seconds a collective waits for the other ranks before the run stops",
            30, 1, 3600, {}}};
@@ -755,8 +803,8 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
     return kUsage;
   }
   if (choice.verdict == dist::BackendDecision::Verdict::Skip) {
-    std::cout << lesson.name << ": --backend " << dist::to_string(choice.backend) << ": " << choice.why
-              << "\nRESULT: SKIPPED" << std::endl;
+    std::cout << lesson.name << ": --backend " << (requested == dist::BackendChoice::Auto ? "auto" : dist::to_string(choice.backend))
+              << ": " << choice.why << "\nRESULT: SKIPPED" << std::endl;
     return kSkipped;
   }
   const dist::Backend backend = choice.backend;
@@ -783,6 +831,8 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
 int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
   LessonInfo info{lesson.name, lesson.description, lesson.default_size, lesson.max_size, {},
                   lesson.size_help, lesson.flags, lesson.profile_memory};
+  info.default_size_cpu = lesson.default_size_cpu;
+  info.flag_defaults_cpu = lesson.flag_defaults_cpu;
   if (lesson.distributed)
     for (auto& f : distributed_flags()) info.flags.push_back(f);
   for (const auto& v : lesson.variants) info.variants.push_back({v.name, v.summary});

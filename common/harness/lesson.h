@@ -93,6 +93,9 @@ struct VariantUnavailable : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Rows a sampled float64 check takes (--verify sample, the default).
+inline constexpr int64_t kSampleRows = 8;
+
 /// Bytes a run needs, checked before anything is allocated.
 struct MemoryNeed {
   double device_bytes = 0;  ///< on the chosen device (inputs, outputs, workspace)
@@ -106,6 +109,16 @@ struct Lesson {
   int64_t max_size = 65536;
   std::string size_help = "Problem size N";  ///< what --size means here ("batch (rows of x)")
   std::vector<LessonFlag> flags;             ///< the lesson's own flags
+  /// On the CPU, the defaults where they differ, so that a default run takes seconds there:
+  /// --size (0: default_size) and the lesson's own flags. Flags given are kept as given.
+  int64_t default_size_cpu = 0;
+  std::map<std::string, int64_t> flag_defaults_cpu;
+  /// The inputs whose first dimension holds rows the reference computes independently of one
+  /// another (x and the bias matrix in y = x·w + b; x and g of a block, by batch element). A
+  /// default run (--verify sample) checks a seeded sample of kSampleRows of them against the
+  /// float64 reference, computed for those rows alone; --verify full checks all. Empty: all,
+  /// always. Only for variants checked against `reference` on their own output (no collect()).
+  std::vector<size_t> row_inputs;
   bool profile_memory = false;  ///< --profile-memory's default (allocations in the trace)
   std::function<Tensors(const Problem&)> make_inputs;
   /// The expected result in float64, computed from the same inputs (on their device or the CPU),
@@ -185,8 +198,9 @@ VariantChoice choose_variant(const Variant& v, const Problem& p, bool device_usa
 /// `RESULT:` and `agrees with` lines a run must print from what the lesson says it will run.
 std::string list_variants(const Lesson& lesson, const Problem* p, bool device_usable);
 
-/// The device as file names spell it: "cpu", "cuda0", "cuda1" (no colon: awkward in shells and
-/// refused by some filesystems).
+/// The device as file names spell it: "cpu" or "cuda" (no colon: "cuda:0" is awkward in shells
+/// and refused by some filesystems; no index, so the ranks of one run, each on its own GPU,
+/// name their files alike but for `_rank<k>`).
 std::string file_device_name(const c10::Device& d);
 
 /// AdamW's epsilon for parameters of `dtype`: 1e-8 (LibTorch's default) where the dtype holds

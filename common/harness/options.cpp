@@ -77,7 +77,8 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
               active = std::to_string(o.active), warmup_calls = std::to_string(o.warmup_calls),
               out = o.out_dir, row_limit = std::to_string(o.row_limit), sort,
               seed = std::to_string(o.seed), profile_memory = lesson.profile_memory ? "on" : "off",
-              profiler = o.profiler ? "on" : "off", record_shapes = o.record_shapes ? "on" : "off";
+              profiler = o.profiler ? "on" : "off", record_shapes = o.record_shapes ? "on" : "off",
+              verify = "sample";
   bool list = false;
   CLI::App app{lesson.name + ": " + lesson.description, lesson.name};
   app.set_help_flag("-h,--help", "Print this help and exit");
@@ -85,9 +86,12 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
       ->capture_default_str();
   app.add_option("--dtype", dtype, "auto|fp32|bf16|fp16 (auto: bf16 on a GPU, fp32 on the CPU)")
       ->capture_default_str();
+  const std::string cpu_size = lesson.default_size_cpu > 0 && lesson.default_size_cpu != lesson.default_size
+                                   ? ", " + std::to_string(lesson.default_size_cpu) + " on the CPU"
+                                   : "";
   app.add_option("--size", size,
-                 lesson.size_help + " (1 to " + std::to_string(lesson.max_size) + ")")
-      ->capture_default_str();
+                 lesson.size_help + " (1 to " + std::to_string(lesson.max_size) + "; default " + size +
+                     cpu_size + ")");
   app.add_option("--variant", variant, variant_names + "|all (default: " +
                                            lesson.variants.front().name + ")");
   app.add_flag("--list", list,
@@ -120,6 +124,11 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   app.add_option("--profile-memory", profile_memory,
                  "on|off: record allocations and frees (memory columns, peak per device)")
       ->capture_default_str();
+  app.add_option("--verify", verify,
+                 "sample|full: the float64 check of a seeded sample of rows (where the lesson's rows are "
+                 "independent; the whole result still checked for NaN, infinity and all zeros), or of "
+                 "the whole result")
+      ->capture_default_str();
   app.add_option("--record-shapes", record_shapes,
                  "on|off: record each operator's input shapes (torch.profiler's record_shapes)")
       ->capture_default_str();
@@ -129,8 +138,11 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     text = f.choices.empty() ? std::to_string(f.default_value) : f.choices.at(size_t(f.default_value));
     std::string allowed;
     for (const auto& c : f.choices) allowed += (allowed.empty() ? "" : "|") + c;
-    app.add_option(f.name, text, f.help + (allowed.empty() ? "" : " (" + allowed + ")"))
-        ->capture_default_str();
+    const auto cpu = lesson.flag_defaults_cpu.find(f.name);
+    const std::string on_cpu = cpu == lesson.flag_defaults_cpu.end() ? ""
+                               : "; " + std::to_string(cpu->second) + " on the CPU";
+    app.add_option(f.name, text, f.help + (allowed.empty() ? "" : " (" + allowed + ")") +
+                                     " [default: " + text + on_cpu + "]");
   }
 
   try {
@@ -175,6 +187,9 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     o.profile_memory = one_of<bool>("--profile-memory", profile_memory, {{"on", true}, {"off", false}});
     o.profiler = one_of<bool>("--profiler", profiler, {{"on", true}, {"off", false}});
     o.record_shapes = one_of<bool>("--record-shapes", record_shapes, {{"on", true}, {"off", false}});
+    o.verify_full = one_of<bool>("--verify", verify, {{"sample", false}, {"full", true}});
+    for (const CLI::Option* opt : app.get_options())
+      if (opt->count() > 0 && !opt->get_lnames().empty()) o.given.insert("--" + opt->get_lnames().front());
     if (!o.profiler && !expect.empty())
       throw BadValue{"--expect " + expect.front() + ": needs a trace; allowed with --profiler on"};
     for (const auto& e : expect) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ struct LessonInfo {
   std::string size_help = "Problem size N";  ///< what --size means in this lesson
   std::vector<LessonFlag> flags;             ///< the lesson's own flags
   bool profile_memory = false;               ///< --profile-memory's default
+  /// The defaults on the CPU, where they differ (a shape a CPU runs in seconds): --size (0: the
+  /// same) and the lesson's own flags by name. Said in --help; applied by the lesson runner once
+  /// the device is known, to the flags not given.
+  int64_t default_size_cpu = 0;
+  std::map<std::string, int64_t> flag_defaults_cpu;
 };
 
 /// The shared flags, checked. Defaults follow the "Profiling in PyTorch" series.
@@ -60,7 +66,12 @@ struct Options {
   /// (Nsight Systems, Nsight Compute) can attach; CUPTI takes one subscriber.
   bool profiler = true;
   std::vector<trace::Expectation> expect; ///< predictions checked after the run ("kernels=5")
+  /// --verify full: the whole result against float64. Off (sample, the default): where the
+  /// lesson's rows are independent, a seeded sample of rows, the whole result still checked for
+  /// NaN, infinity and all zeros.
+  bool verify_full = false;
   std::map<std::string, int64_t> extra;   ///< the lesson's own flags by name ("--bias" -> 1)
+  std::set<std::string> given;            ///< the flags given on the command line ("--size")
 
   /// A lesson flag's value (for a choice flag, the index of the word given).
   int64_t flag(const std::string& name) const { return extra.at(name); }

@@ -33,6 +33,15 @@ std::string index_text(int64_t flat, at::IntArrayRef sizes) {
 
 }  // namespace
 
+std::string unusable(const at::Tensor& out) {
+  if (out.numel() == 0) return "output is empty";
+  const at::Tensor t = out.detach();
+  const int64_t not_finite = (~at::isfinite(t)).sum().item<int64_t>();
+  if (not_finite > 0) return "output has " + std::to_string(not_finite) + " NaN or infinite values";
+  if (t.abs().max().item<double>() == 0.0) return "output is all zeros";
+  return {};
+}
+
 Verdict verify(const at::Tensor& out, const at::Tensor& ref, c10::ScalarType dtype) {
   return verify(out, ref, tolerance_for(dtype));
 }
@@ -49,17 +58,8 @@ Verdict verify(const at::Tensor& out, const at::Tensor& ref, const Tolerance& to
   const at::Tensor got = out.detach().to(at::kCPU, at::kDouble).contiguous();
   const at::Tensor want = ref.detach().to(at::kCPU, at::kDouble).contiguous();
   v.elements = got.numel();
-  if (v.elements == 0) {
-    v.reason = "output is empty";
-    return v;
-  }
-  const int64_t not_finite = (~at::isfinite(got)).sum().item<int64_t>();
-  if (not_finite > 0) {
-    v.reason = "output has " + std::to_string(not_finite) + " NaN or infinite values";
-    return v;
-  }
-  if (got.abs().max().item<double>() == 0.0) {
-    v.reason = "output is all zeros";
+  if (std::string why = unusable(got); !why.empty()) {
+    v.reason = why;
     return v;
   }
   const at::Tensor abs_ref = want.abs();
@@ -99,6 +99,7 @@ std::string Verdict::describe(const std::string& label) const {
                 max_abs_err, max_rel_err, static_cast<long long>(elements), tolerance.rtol, atol,
                 tolerance.atol_scale, static_cast<long long>(mismatches));
   std::string s = label + buf;
+  if (!scope.empty()) s += label + ": " + scope + "\n";
   for (const auto& m : first_mismatches) s += "  mismatch " + m + "\n";
   if (!passed) s += label + ": FAILED: " + reason + "\n";
   return s;

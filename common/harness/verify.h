@@ -34,11 +34,17 @@ struct Verdict {
   double atol = 0.0;
   Tolerance tolerance;
   std::vector<std::string> first_mismatches;  ///< "[i, j] got 1.5, want 1.25"
+  /// What was compared, when not the whole result ("a seeded sample of 8 of 64 rows: 3, 9, ...;
+  /// --verify full checks all"): said after the figures.
+  std::string scope;
 
   /// The lines to print: errors, tolerance and, on failure, the first mismatches; each line
   /// starts with `label` ("verify: max abs err ...").
   std::string describe(const std::string& label = "verify") const;
 };
+
+/// Empty when `out` could be a result: not empty, no NaN or infinity, not all zeros; else why not.
+std::string unusable(const at::Tensor& out);
 
 /// Compares `out` (any dtype, any device) with `ref` (float64, same shape) under the tolerance
 /// for `dtype`.

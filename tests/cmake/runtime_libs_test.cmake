@@ -1,4 +1,4 @@
-# cmake -DEXE=<a lesson> -DDIR=<the wheel's CUDA libraries> -P runtime_libs_test.cmake
+# cmake -DEXE=<a lesson> "-DDIR=<the wheel's CUDA library folders>" -P runtime_libs_test.cmake
 # The lesson loads LibTorch's own cuBLAS, cuBLASLt and CUPTI (the wheel's, DIR), not the toolkit's
 # older ones that linking put in its RUNPATH too: the first library of a name loaded is the one
 # LibTorch gets (cmake/PilDependencies.cmake).
@@ -13,8 +13,14 @@ foreach(lib cublas cublasLt cupti)
   set(found "${CMAKE_MATCH_1}")
   get_filename_component(found_dir "${found}" DIRECTORY)
   get_filename_component(found_dir "${found_dir}" REALPATH)
-  get_filename_component(want_dir "${DIR}" REALPATH)
-  if(NOT found_dir STREQUAL want_dir)
+  set(ours FALSE)
+  foreach(dir IN LISTS DIR)
+    get_filename_component(want_dir "${dir}" REALPATH)
+    if(found_dir STREQUAL want_dir)
+      set(ours TRUE)
+    endif()
+  endforeach()
+  if(NOT ours)
     message(FATAL_ERROR "lib${lib} resolves to ${found}, not LibTorch's own in ${DIR}")
   endif()
   message(STATUS "lib${lib}: ${found}")

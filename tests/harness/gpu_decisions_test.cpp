@@ -132,9 +132,9 @@ TEST(GpuDecisions, APackageTakesATensorOnAnyDeviceOfItsType) {
 
 TEST(GpuDecisions, FileNamesHaveNoColon) {
   EXPECT_EQ(pil::file_device_name(c10::Device("cpu")), "cpu");
-  EXPECT_EQ(pil::file_device_name(c10::Device("cuda:0")), "cuda0");
-  EXPECT_EQ(pil::file_device_name(c10::Device("cuda:3")), "cuda3");
-  EXPECT_EQ(pil::file_device_name(c10::Device("cuda")), "cuda0");
+  EXPECT_EQ(pil::file_device_name(c10::Device("cuda:0")), "cuda");
+  EXPECT_EQ(pil::file_device_name(c10::Device("cuda:3")), "cuda") << "ranks on GPUs 0 and 3 name files alike";
+  EXPECT_EQ(pil::file_device_name(c10::Device("cuda")), "cuda");
 }
 
 TEST(GpuDecisions, AdamWEpsilonExistsInTheDtype) {
@@ -181,17 +181,25 @@ struct PackageDir {
 TEST(GpuDecisions, CompiledIsAvailableOnAGpuWithoutItsPackageAndOnTheCpuOnlyWithIt) {
   const PackageDir dir;
   const pil::aoti::Spec spec{"range", {}, [](const Tensors& in) { return in; }};
-  const pil::aoti::Build build{"99_decisions", dir.path.string(), "python3 compile.py", ""};
+  const pil::aoti::Build build{"99_decisions", dir.path.string(), "python3 compile.py", "", "cpu_fp32.pt2",
+                               "cmake --build B --target 99_decisions_aoti"};
   const Variant v = pil::aoti::compiled_variant(spec, build);
   Options o;
   EXPECT_EQ(v.unavailable(Problem{o, kCuda, at::kBFloat16}), "") << "prepare() compiles it on the GPU";
   EXPECT_NE(v.unavailable(Problem{o, kCpu, at::kBFloat16}).find("no AOTInductor package for this shape and dtype"),
             std::string::npos);
-  // A compile that failed at build time is said, with the command that reruns it.
-  std::ofstream(dir.path / "cuda_bf16.status") << "failed export: an error\n";
-  EXPECT_EQ(v.unavailable(Problem{o, kCuda, at::kBFloat16}),
-            "the build's AOTInductor compile failed at export: an error; rerun it: python3 compile.py --device cuda "
-            "--dtype bf16 --out " + (dir.path / "cuda_bf16.pt2").string());
+  // A compile that failed at build time is said, with the command that reruns it; on a GPU,
+  // prepare() tries again.
+  std::ofstream(dir.path / "cpu_bf16.status") << "failed export: an error\n";
+  EXPECT_EQ(v.unavailable(Problem{o, kCpu, at::kBFloat16}),
+            "the build's AOTInductor compile failed at export: an error; rerun it: python3 compile.py --device cpu "
+            "--dtype bf16 --out " + (dir.path / "cpu_bf16.pt2").string());
+  std::ofstream(dir.path / "cuda_bf16.status") << "failed compile: an earlier try\n";
+  EXPECT_EQ(v.unavailable(Problem{o, kCuda, at::kBFloat16}), "");
+  // A package the build makes but has not made yet: the command that builds it, not a shape.
+  EXPECT_EQ(v.unavailable(Problem{o, kCpu, at::kFloat}),
+            "its package cpu_fp32.pt2 is one the build makes, and it has not been built yet; build it with: "
+            "cmake --build B --target 99_decisions_aoti");
   // A file that is not a package: refused without loading anything.
   std::ofstream(dir.path / "cpu_fp32.pt2") << "not a zip archive";
   EXPECT_NE(v.unavailable(Problem{o, kCpu, at::kFloat}).find("cpu_fp32.pt2: not a readable AOTInductor package"),
@@ -199,6 +207,30 @@ TEST(GpuDecisions, CompiledIsAvailableOnAGpuWithoutItsPackageAndOnTheCpuOnlyWith
   // Without a Python torch nothing can be compiled anywhere.
   const Variant none = pil::aoti::compiled_variant(spec, {"99_decisions", dir.path.string(), "", "no python3"});
   EXPECT_EQ(none.unavailable(Problem{o, kCuda, at::kBFloat16}), "no AOTInductor package: no python3");
+}
+
+// prepare(): a GPU package that does not compile, and a CPU file that is no package, are skips
+// (VariantUnavailable) with the reason; nothing is loaded blind.
+TEST(GpuDecisions, CompiledPrepareTurnsAFailedCompileOrABadPackageIntoASkip) {
+  const PackageDir dir;
+  const pil::aoti::Spec spec{"range", {}, [](const Tensors& in) { return in; }};
+  const Variant v = pil::aoti::compiled_variant(spec, {"99_decisions", dir.path.string(), "false", "", "", ""});
+  Options o;
+  try {
+    v.prepare(Problem{o, kCuda, at::kBFloat16});
+    ADD_FAILURE() << "a compile that fails must not pass";
+  } catch (const pil::VariantUnavailable& e) {
+    EXPECT_EQ(std::string(e.what()), "the AOTInductor compile for cuda:0 failed (command: false --device cuda "
+                                     "--dtype bf16 --out " + (dir.path / "cuda_bf16.pt2").string() + ")");
+  }
+  std::ofstream(dir.path / "cpu_fp32.pt2") << "not a zip archive";
+  try {
+    v.prepare(Problem{o, kCpu, at::kFloat});
+    ADD_FAILURE() << "a file that is no package must not load";
+  } catch (const pil::VariantUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu_fp32.pt2: not a readable AOTInductor package"), std::string::npos)
+        << e.what();
+  }
 }
 
 // --variant all goes on past a variant that throws: its own FAILED line, the others still run,
@@ -210,6 +242,9 @@ TEST(GpuDecisions, AVariantThatThrowsIsItsOwnFailure) {
   l.variants.emplace_back("throws", "throws at its first call",
                           [](const Tensors&) -> at::Tensor { throw std::runtime_error("the library said no"); });
   l.variants.emplace_back("last", "runs after it", [](const Tensors& in) { return in.at(0) + 1; });
+  l.variants.emplace_back("unprepared", "its preparation finds the machine lacking",
+                          [](const Tensors& in) { return in.at(0) + 1; });
+  l.variants.back().prepare = [](const Problem&) { throw pil::VariantUnavailable("no package here"); };
   l.make_inputs = [](const Problem&) { return Tensors{at::zeros({4, 4})}; };
   l.reference = [](const Tensors& in) { return in.at(0).to(at::kDouble) + 1; };
   l.memory_need = [](const Problem&) { return pil::MemoryNeed{}; };
@@ -230,6 +265,18 @@ TEST(GpuDecisions, AVariantThatThrowsIsItsOwnFailure) {
     (stdout_text.compare(at, 14, "RESULT: PASSED") == 0 ? passed : failed) += 1;
   EXPECT_EQ(passed, 2u) << stdout_text;
   EXPECT_EQ(failed, 1u) << stdout_text;
+  EXPECT_NE(stdout_text.find("99_decisions: variant unprepared left out: no package here"), std::string::npos)
+      << stdout_text;
+  // The failed variant recorded no step: no time in the comparison.
+  EXPECT_NE(stdout_text.find("-  FAILED  throws"), std::string::npos) << stdout_text;
+
+  // Asked for alone, a variant whose preparation fails is a skip (exit 77), not a failure.
+  const char* one[] = {"99_decisions", "--device", "cpu", "--variant", "unprepared", "--out", dir.c_str()};
+  testing::internal::CaptureStdout();
+  const int skipped = pil::run_lesson(l, int(std::size(one)), one);
+  const std::string skip_text = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(skipped, 77);
+  EXPECT_NE(skip_text.find("--variant unprepared: no package here\nRESULT: SKIPPED"), std::string::npos) << skip_text;
 }
 
 }  // namespace

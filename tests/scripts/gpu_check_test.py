@@ -4,7 +4,9 @@ a fake cmake that answers only `--build DIR --target help` with a target list of
 own: the plan it prints configures for sm_90 with the compiled variants off, builds only targets
 that both are lesson folders and were in that list, archives the traces before the checks run,
 and names the goal benchmarks bench_table.py gives. The dry run runs nothing else: the fake
-cmake fails any other call, and the test sees it."""
+cmake fails any other call, and the test sees it. Then the script for real with a fake cmake and
+ctest: it configures on a warm rerun too, archives only its own traces, and stops a phase that
+runs out of its time, saying so, with what the phase wrote still archived."""
 import os
 import re
 import stat
@@ -133,6 +135,84 @@ class GpuCheckDryRun(unittest.TestCase):
         p = self.plan("everything")
         self.assertEqual(p.returncode, 2)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+
+FAKE_CMAKE_REAL = """#!/bin/sh
+echo "cmake $*" >> "$FAKE_LOG"
+case "$*" in
+  "--build "*" --target help") echo "[1/1] All primary targets available:"; cat "$FAKE_TARGETS" ;;
+  "-S "*) build=$(echo "$*" | sed 's/.*-B \\([^ ]*\\).*/\\1/'); mkdir -p "$build"; touch "$build/build.ninja" ;;
+  "--build "*) ;;
+  *) echo "fake cmake: unexpected: $*" >&2; exit 3 ;;
+esac
+"""
+# The trace runs write a trace, then take FAKE_TRACE_SECONDS; the checks pass at once.
+FAKE_CTEST = """#!/bin/sh
+echo "ctest $*" >> "$FAKE_LOG"
+case "$*" in
+  *"-L gpu_trace"*) build=$(echo "$*" | sed 's/.*--test-dir \\([^ ]*\\).*/\\1/')
+                    mkdir -p "$build/test-output/01_matmul_add/gpu"
+                    echo '{"traceEvents": []}' > "$build/test-output/01_matmul_add/gpu/eager.pt.trace.json"
+                    sleep "$FAKE_TRACE_SECONDS" ;;
+  *) echo "100% tests passed, 0 tests failed out of 3" ;;
+esac
+"""
+
+
+class GpuCheckRun(unittest.TestCase):
+    """The script for real, with fake tools: the configure every time, traces archived, a phase
+    that runs out of its time stopped and said, and what was done still archived."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        bin_dir = os.path.join(self.tmp.name, "bin")
+        os.mkdir(bin_dir)
+        executable(os.path.join(bin_dir, "nvidia-smi"), NVIDIA_SMI)
+        executable(os.path.join(bin_dir, "cmake"), FAKE_CMAKE_REAL)
+        executable(os.path.join(bin_dir, "ctest"), FAKE_CTEST)
+        self.targets = os.path.join(self.tmp.name, "targets.txt")
+        with open(self.targets, "w") as f:
+            f.write("pil-trace: phony\n%s: phony\n%s_test: phony\n" % (LESSONS[0], LESSONS[0]))
+        self.log = os.path.join(self.tmp.name, "calls.log")
+        self.out = os.path.join(self.tmp.name, "out")
+        self.env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], FAKE_TARGETS=self.targets,
+                        FAKE_COMPUTE_CAP="9.0", FAKE_LOG=self.log, FAKE_TRACE_SECONDS="0", OUT=self.out,
+                        PIL_GPU_BUILD_DIR=os.path.join(self.tmp.name, "build-gpu"), PIL_TORCH_PREFIX="/torch")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def check(self, **env):
+        return subprocess.run(["bash", SCRIPT, "tests"], capture_output=True, text=True, cwd=ROOT,
+                              env=dict(self.env, **env), timeout=300)
+
+    def archived(self):
+        listing = subprocess.run(["tar", "-tzf", os.path.join(self.out, "traces.tar.gz")], capture_output=True,
+                                 text=True)
+        return listing.stdout
+
+    def test_a_warm_rerun_configures_again_and_archives_only_its_own_traces(self):
+        first = self.check()
+        self.assertEqual(first.returncode, 0, first.stdout + first.stderr)
+        self.assertIn("eager.pt.trace.json", self.archived())
+        self.assertTrue(os.path.isfile(os.path.join(self.out, "ctest.txt")))
+        stale = os.path.join(self.env["PIL_GPU_BUILD_DIR"], "test-output", "stale.json")
+        with open(stale, "w") as f:
+            f.write("{}")
+        second = self.check()
+        self.assertEqual(second.returncode, 0, second.stdout + second.stderr)
+        with open(self.log) as f:
+            configures = [c for c in f.read().splitlines() if c.startswith("cmake -S ")]
+        self.assertEqual(len(configures), 2, "configured on the warm rerun too")
+        self.assertNotIn("stale.json", self.archived())
+
+    def test_a_phase_out_of_time_is_stopped_and_what_it_wrote_comes_back(self):
+        # Budget 165 s: the trace runs get 15 s (the budget less 150 for the checks), and take 60.
+        p = self.check(PIL_GPU_CHECK_BUDGET="165", FAKE_TRACE_SECONDS="60")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"out of time after 15s: ctest .*-L gpu_trace")
+        self.assertIn("eager.pt.trace.json", self.archived())
+        self.assertIn("gpu-check tests exit: 1", p.stdout)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,8 @@ LessonRun::LessonRun(const std::string& exe, std::vector<std::string> args,
                      const std::vector<std::string>& shape) {
   args.insert(args.end(), shape.begin(), shape.end());
   args.insert(args.end(), {"--device", "cpu", "--out", dir.path()});
+  // The tests check the whole result (a learner's default run checks a sample of rows).
+  if (std::find(args.begin(), args.end(), "--verify") == args.end()) args.insert(args.end(), {"--verify", "full"});
   r = run_process(exe, args);
   trace = line_value(r.out, "trace");
 }
@@ -77,6 +79,7 @@ Listed listed_variants(const std::string& exe, std::vector<std::string> args) {
 
 GpuLessonRun::GpuLessonRun(const std::string& exe, std::vector<std::string> args) {
   args.insert(args.end(), {"--device", "cuda", "--out", dir.path()});
+  if (std::find(args.begin(), args.end(), "--verify") == args.end()) args.insert(args.end(), {"--verify", "full"});
   r = run_process(exe, args);
   // No GPU here: the whole suite is a skip. A variant the library lacks on this GPU also exits
   // 77, but that is this test's answer (its assertions report it), not a reason to skip the rest.
