@@ -195,6 +195,42 @@ void TraceIndex::build() {
     for (const auto& e : ev)
       if (e.category != Category::Other) extend(e);
   }
+  // The GPU figures' window: the same, widened to every GPU work item (the GPU runs behind).
+  for (size_t i : device_work_) extend(ev[i]);
+  gpu_window_start = window_start;
+  gpu_window_end = window_end;
+  if (!steps.empty()) {
+    window_start = ev[steps.front()].start_ns;
+    window_end = ev[steps.front()].end_ns();
+    for (size_t i : steps) {
+      window_start = std::min(window_start, ev[i].start_ns);
+      window_end = std::max(window_end, ev[i].end_ns());
+    }
+  }
+  // Each GPU work item's step: by its launch call's start, else by its own start.
+  for (size_t i : steps) {
+    step_starts_.push_back(ev[i].start_ns);
+    step_ends_.push_back(ev[i].end_ns());
+  }
+  step_of_work_.assign(device_work_.size(), -1);
+  if (!steps.empty())
+    for (size_t k = 0; k < device_work_.size(); ++k) {
+      const uint32_t c = call_of_work_[k];
+      const int64_t at = c != kNoOrdinal ? ev[api_calls_[c]].start_ns : ev[device_work_[k]].start_ns;
+      step_of_work_[k] = int32_t(step_at(at));
+    }
+}
+
+long TraceIndex::step_at(int64_t t) const {
+  // The last step starting at or before t (steps are in time order).
+  const size_t k = size_t(std::upper_bound(step_starts_.begin(), step_starts_.end(), t) -
+                          step_starts_.begin());
+  return k >= 1 && t < step_ends_[k - 1] ? long(k - 1) : -1;
+}
+
+long TraceIndex::step_of_work(size_t i) const {
+  if (i >= t_.events.size() || !is_device_work(t_.events[i].category)) return -1;
+  return step_of_work_[ordinal_[i]];
 }
 
 TraceIndex::~TraceIndex() {
@@ -444,19 +480,20 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
 StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
   const Trace& t = index.trace();
   StreamReport r;
-  r.window_start = index.window_start;
-  r.window_end = index.window_end;
+  r.window_start = index.gpu_window_start;
+  r.window_end = index.gpu_window_end;
   r.gap_threshold_ns = gap_threshold_ns;
-  const int64_t lo = index.window_start, hi = index.window_end;
+  const int64_t lo = r.window_start, hi = r.window_end;
 
   std::vector<std::pair<int64_t, int64_t>> all_busy;  // every stream's busy intervals
+  std::vector<std::pair<int64_t, int>> edges;          // their starts (+1) and ends (-1)
   for (const TraceIndex::Stream& stream : index.streams()) {
     const std::vector<size_t>& idx = stream.work;  // in start order
     StreamRow row;
     row.device = stream.device;
     row.stream = stream.stream;
     row.window_ns = hi - lo;
-    // Busy: the union of the work clipped to the window (overlapping work counted once).
+    // Busy: the union of the work (overlapping work counted once); the window holds it all.
     std::vector<std::pair<int64_t, int64_t>> iv;
     iv.reserve(idx.size());
     for (size_t i : idx) {
@@ -495,26 +532,62 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
       if (k < busy.size()) prev_end = busy[k].second;
     }
     r.streams.push_back(row);
+    for (const auto& iv : busy) edges.push_back({iv.first, +1}), edges.push_back({iv.second, -1});
     if (all_busy.empty())
       all_busy = std::move(busy);
     else
       all_busy.insert(all_busy.end(), busy.begin(), busy.end());
   }
   const auto merged_all = merge(std::move(all_busy));  // the union of the streams' unions
+  r.busy_ns = covered(merged_all, lo, hi);
+  // Two or more streams at once: a sweep over the streams' busy intervals (ends before starts
+  // at the same time, so work that merely touches does not count).
+  std::sort(edges.begin(), edges.end());
+  int running = 0;
+  for (size_t k = 0; k < edges.size(); ++k) {
+    if (running >= 2 && k > 0) r.overlap_ns += edges[k].first - edges[k - 1].first;
+    running += edges[k].second;
+  }
   std::vector<int64_t> starts;
   starts.reserve(index.device_work().size());
   for (size_t i : index.device_work()) starts.push_back(t.events[i].start_ns);
   if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
-  for (size_t s : index.steps) {
-    const Event& step = t.events[s];
-    StepUtilization u;
+  // Per step, the work it launched (wherever it ran); the rest is outside every step.
+  const size_t n_steps = index.steps.size();
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> launched(n_steps);
+  std::vector<std::pair<int64_t, int64_t>> outside;
+  std::vector<StepUtilization> rows(n_steps);
+  for (size_t i : index.device_work()) {
+    const Event& e = t.events[i];
+    if (!index.has_launch(i)) ++r.without_launch_work_items;
+    if (n_steps == 0) continue;
+    const long k = index.step_of_work(i);
+    if (k < 0) {
+      outside.push_back({e.start_ns, e.end_ns()});
+      ++r.outside_steps_work_items;
+      continue;
+    }
+    StepUtilization& u = rows[size_t(k)];
+    launched[size_t(k)].push_back({e.start_ns, e.end_ns()});
+    ++u.launched_work_items;
+    if (e.category == Category::Kernel) ++u.launched_kernels;
+    u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(k)]].start_ns);
+  }
+  if (!outside.empty()) {
+    const auto u = merge(std::move(outside));
+    r.outside_steps_busy_ns = covered(u, lo, hi);
+  }
+  for (size_t k = 0; k < n_steps; ++k) {
+    const Event& step = t.events[index.steps[k]];
+    StepUtilization& u = rows[k];
     u.step = std::string(step.name);
     u.duration_ns = step.dur_ns;
+    if (!launched[k].empty()) u.launched_busy_ns = covered(merge(std::move(launched[k])), lo, hi);
     u.busy_ns = covered(merged_all, step.start_ns, step.end_ns());
     u.kernels = std::lower_bound(starts.begin(), starts.end(), step.end_ns()) -
                 std::lower_bound(starts.begin(), starts.end(), step.start_ns);
-    r.steps.push_back(u);
   }
+  r.steps = std::move(rows);
   return r;
 }
 
@@ -741,7 +814,7 @@ Summary summarize(const TraceIndex& index) {
   m.streams = streams.get();
   if (!m.streams.steps.empty()) {
     std::vector<int64_t> k;
-    for (const auto& s : m.streams.steps) k.push_back(s.kernels);
+    for (const auto& s : m.streams.steps) k.push_back(s.launched_work_items);
     m.work_items_per_step = int64_t(DurationStats::of(k).median);
   }
   return m;
@@ -802,16 +875,54 @@ std::string explain(const TraceIndex& index) {
   line("top kernel: " + top.name.substr(0, 80) + " — " + pct(top.share) + " of kernel time, " +
        std::to_string(top.time.count) + " calls, median " + format_duration(int64_t(top.time.median)));
   if (m.work_items_per_step)
-    line(std::to_string(*m.work_items_per_step) + " GPU work items per step (median over steps)");
-  const StreamReport::Totals tot = m.streams.totals();
-  const int64_t busy = tot.busy_ns, host = tot.host_wait_ns, kwait = tot.kernel_wait_ns,
-                other = tot.other_idle_ns, window = tot.window_ns, idle = tot.idle_ns();
-  line("GPU busy " + pct(window ? double(busy) / double(window) : 0) + " of the window on " +
-       std::to_string(m.streams.streams.size()) + " stream(s); idle split: host wait " +
-       pct(idle ? double(host) / double(idle) : 0) + ", kernel wait " +
-       pct(idle ? double(kwait) / double(idle) : 0) + ", other " +
+    line(std::to_string(*m.work_items_per_step) + " GPU work items launched per step (median over steps)");
+  const StreamReport& sr = m.streams;
+  const StreamReport::Totals tot = sr.totals();
+  const int64_t host = tot.host_wait_ns, kwait = tot.kernel_wait_ns, other = tot.other_idle_ns,
+                idle = tot.idle_ns();
+  const int64_t window = sr.window_ns();
+  std::string busy_line = "GPU busy " + pct(sr.busy_share()) + " of the window (any stream; " +
+                          format_duration(window) +
+                          (index.steps.empty() ? ", the whole trace" : ", the steps and every GPU work item") +
+                          ") on " +
+                          std::to_string(sr.streams.size()) + " stream(s)";
+  if (sr.streams.size() > 1) {
+    const bool devices = sr.streams.front().device != sr.streams.back().device;  // sorted by device
+    busy_line += ": ";
+    for (size_t k = 0; k < sr.streams.size(); ++k) {
+      const StreamRow& row = sr.streams[k];
+      busy_line += std::string(k ? ", " : "") + "stream " + std::to_string(row.stream) +
+                   (devices ? " (device " + std::to_string(row.device) + ")" : "") +
+                   " " + pct(row.utilization());
+    }
+    busy_line += "; two or more at once " + pct(window ? double(sr.overlap_ns) / double(window) : 0);
+  }
+  line(busy_line + "; idle split over the streams: host wait " + pct(idle ? double(host) / double(idle) : 0) +
+       ", kernel wait " + pct(idle ? double(kwait) / double(idle) : 0) + ", other " +
        pct(idle ? double(other) / double(idle) : 0) +
-       (window && busy < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));
+       (window && sr.busy_ns < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));
+  if (!sr.steps.empty()) {
+    std::vector<int64_t> tail, launched_busy;
+    for (const StepUtilization& u : sr.steps)
+      if (u.launched_work_items) tail.push_back(u.to_gpu_end_ns), launched_busy.push_back(u.launched_busy_ns);
+    if (!tail.empty()) {
+      const int64_t to_end = int64_t(DurationStats::of(tail).median);
+      const int64_t step = int64_t(m.steps.median);
+      line("GPU work a step launched (median over steps): busy " +
+           format_duration(int64_t(DurationStats::of(launched_busy).median)) + ", done " +
+           format_duration(to_end) + " after the step's start, against " + format_duration(step) +
+           " of CPU step" +
+           (to_end > step ? ": the GPU runs behind the CPU (see `pil-trace streams`, `svg --step K`)"
+                          : ""));
+    }
+    const int64_t after = index.gpu_window_end - index.window_end;
+    if (after > 0)
+      line("the GPU ran " + format_duration(after) + " past the last step's CPU end");
+    if (sr.outside_steps_work_items > 0)
+      line(std::to_string(sr.outside_steps_work_items) + " GPU work items (" +
+           format_duration(sr.outside_steps_busy_ns) +
+           " busy) belong to no step: launched outside every step (counted in the totals above)");
+  }
   const LaunchReport& lr = m.launches;
   if (lr.delay.count > 0) {
     std::string s = "launch delay (GPU work start - launch call end), in two kinds: ";

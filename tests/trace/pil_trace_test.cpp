@@ -83,7 +83,8 @@ TEST_F(PilTrace, PerStepGpuFiguresForTorchProfilersStepsAndTheOldName) {
     ASSERT_EQ(streams.exit_code, 0) << streams.err;
     const auto j = nlohmann::json::parse(streams.out);
     ASSERT_EQ(j["steps"].size(), 1u) << streams.out;
-    EXPECT_GT(j["steps"][0]["busy_ns"].get<int64_t>(), 0);
+    EXPECT_GT(j["steps"][0]["in_wall_time"]["busy_ns"].get<int64_t>(), 0);
+    EXPECT_GT(j["steps"][0]["launched"]["busy_ns"].get<int64_t>(), 0);
     const auto e = run_process(kTool, {"expect", path, "steps=1", "kernels=6"});
     EXPECT_EQ(e.exit_code, 0) << e.out << e.err;
   }
