@@ -396,7 +396,12 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     KernelRow r;
     r.name = std::string(kernels.names[g]);
     r.time = DurationStats::of(durations(t, idx));
-    if (const KernelInfo* k = t.kernel_info(t.events[idx.front()])) r.launch = *k;
+    if (const KernelInfo* k = t.kernel_info(t.events[idx.front()])) {
+      r.launch = *k;
+    } else if (const long call = index.launch_of(idx.front()); call >= 0) {
+      // HIP's traces give the launch shape on the launch call, not on the kernel.
+      if (const KernelInfo* c = t.kernel_info(t.events[size_t(call)])) r.launch = *c;
+    }
     all += r.time.total;
     rows.push_back(std::move(r));
   }
@@ -446,7 +451,7 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     l.queued = free_at > call.end_ns();
     if (l.queued) l.queue_ns = std::min(free_at, first.start_ns) - call.end_ns();
     if (l.work_shorter_than_call) ++r.shorter_than_call;
-    if (work.size() > 1 || call.name == "cudaGraphLaunch") {
+    if (work.size() > 1 || is_graph_launch(call.name)) {
       ++r.graph_launches;
       r.graph_kernels += int64_t(work.size());
     }
@@ -902,18 +907,18 @@ std::string explain(const TraceIndex& index) {
        pct(idle ? double(other) / double(idle) : 0) +
        (window && sr.busy_ns < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));
   if (!sr.steps.empty()) {
-    std::vector<int64_t> tail, launched_busy;
+    std::vector<int64_t> tail, launched_busy;  // per step that launched GPU work
     for (const StepUtilization& u : sr.steps)
-      if (u.launched_work_items) tail.push_back(u.to_gpu_end_ns), launched_busy.push_back(u.launched_busy_ns);
+      if (u.launched_work_items)
+        tail.push_back(u.to_gpu_end_ns - u.duration_ns), launched_busy.push_back(u.launched_busy_ns);
     if (!tail.empty()) {
-      const int64_t to_end = int64_t(DurationStats::of(tail).median);
-      const int64_t step = int64_t(m.steps.median);
+      const int64_t past = int64_t(DurationStats::of(tail).median);
       line("GPU work a step launched (median over steps): busy " +
-           format_duration(int64_t(DurationStats::of(launched_busy).median)) + ", done " +
-           format_duration(to_end) + " after the step's start, against " + format_duration(step) +
-           " of CPU step" +
-           (to_end > step ? ": the GPU runs behind the CPU (see `pil-trace streams`, `svg --step K`)"
-                          : ""));
+           format_duration(int64_t(DurationStats::of(launched_busy).median)) +
+           (past > 0 ? ", its last item done " + format_duration(past) +
+                           " after the step's CPU end: the GPU runs behind the CPU (its tail: "
+                           "`pil-trace streams`, `svg --step K`)"
+                     : ", all done within the step's CPU time"));
     }
     const int64_t after = index.gpu_window_end - index.window_end;
     if (after > 0)

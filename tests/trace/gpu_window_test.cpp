@@ -83,7 +83,7 @@ TEST_F(LaggingGpu, SummarySaysTheTailAndTheUnion) {
   EXPECT_NE(text.find("GPU busy 61.5% of the window (any stream"), std::string::npos) << text;
   EXPECT_NE(text.find("two or more at once 3.8%"), std::string::npos) << text;
   EXPECT_NE(text.find("the GPU ran 150 us past the last step's CPU end"), std::string::npos) << text;
-  EXPECT_NE(text.find("done 250 us after the step's start, against 100 us of CPU step"),
+  EXPECT_NE(text.find("busy 100 us, its last item done 150 us after the step's CPU end"),
             std::string::npos) << text;
   EXPECT_NE(text.find("1 GPU work items (10.0 us busy) belong to no step"), std::string::npos) << text;
 }

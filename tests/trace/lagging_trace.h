@@ -16,7 +16,8 @@
 //                   step 1's k1 [250,300] k2 [300,350]; step 2's [350,400] [400,450];
 //                   step 3's [450,500] [500,550] (each kernel 50 us, back to back)
 //   GPU 0 stream 8: Memcpy DtoD [420,440] corr 60 (overlaps stream 7's [400,450] by 20 us)
-//   GPU 0 stream 9: orphan [220,230] corr 77 (no launch call in the trace: placed by its start)
+//   GPU 0 stream 9: orphan [220,230] corr 77 (no launch call in the trace: placed by its start;
+//                   no launch shape either, as on ROCm, where the shape is on the call)
 //   GPU 0 stream 7: a gpu_user_annotation "step_range" [250,550] (not busy time)
 //
 // two_stream_trace(): no steps; GPU 0 stream 7 kernel a [0,100] corr 1, stream 8 kernel b
@@ -56,16 +57,15 @@ class EventWriter {
   }
   /// GPU work on device 0.
   void work(const char* cat, const std::string& name, int stream, double ts, double end, int corr,
-            int ext = 0) {
+            int ext = 0, bool shape = true) {
     const bool rocm = f_ == Flavor::Rocm;
     std::string args = "\"External id\": " + std::to_string(ext) + ", \"device\": 0, \"stream\": " +
                        std::to_string(stream) + ", \"correlation\": " + std::to_string(corr);
     if (rocm)
       args += std::string(", \"kind\": \"") +
               (std::string(cat) == "kernel" ? "Dispatch Kernel" : "DtoD") + "\"";
-    else if (std::string(cat) == "kernel")
-      args += ", \"grid\": [4, 1, 1], \"block\": [256, 1, 1], \"registers per thread\": 32, "
-              "\"shared memory\": 0";
+    else if (std::string(cat) == "kernel" && shape)  // the shape HIP gives too (no registers)
+      args += ", \"grid\": [4, 1, 1], \"block\": [256, 1, 1], \"shared memory\": 0";
     x(cat, name, "0", std::to_string(stream), ts, end, args);
   }
   void range(const char* cat, const std::string& name, const char* pid, const char* tid, double ts,
@@ -112,7 +112,7 @@ inline std::string lagging_gpu_trace(Flavor flavor = Flavor::Cuda) {
   }
   w.call("cudaMemcpyAsync", 270, 272, 60, 2, /*copy=*/true);
   w.work("gpu_memcpy", "Memcpy DtoD (Device -> Device)", 8, 420, 440, 60, 2);
-  w.work("kernel", "orphan", 9, 220, 230, 77);
+  w.work("kernel", "orphan", 9, 220, 230, 77, 0, /*shape=*/false);  // as HIP's: no call, no shape
   w.range("gpu_user_annotation", "step_range", "0", "7", 250, 550, 2);
   w.call("cudaDeviceSynchronize", 400, 560, 99);
   return w.str();

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_process.h"
+#include "trace/lagging_trace.h"
 #include "trace/synthetic_ranks.h"
 #include "trace/synthetic_trace.h"
 
@@ -210,6 +211,79 @@ TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
     EXPECT_EQ(r.err.rfind("pil-trace: error: ", 0), 0u) << r.err;
   }
   EXPECT_FALSE(std::ifstream(dir.path() + "/x.svg").good()) << "nothing is written on error";
+}
+
+// A ROCm trace, as Kineto writes it there (HIP names, "stream": "0x5612a0c3e4f0" on the launch
+// call, "size" and "kind" as decimal strings, the launch shape on the call), gives the same
+// answers as its CUDA twin from every report, up to the API names; neither says anything on
+// stderr.
+TEST_F(PilTrace, ARocmTraceEqualsItsCudaTwin) {
+  using pil::test::Flavor;
+  for (auto make : {pil::test::lagging_gpu_trace, pil::test::two_stream_trace}) {
+    const std::string cuda = dir.path() + "/cuda.json", rocm = dir.path() + "/rocm.json";
+    std::ofstream(cuda) << make(Flavor::Cuda);
+    std::ofstream(rocm) << make(Flavor::Rocm);
+    // The API names mapped, and the blanks and rules a longer name adds to a table collapsed.
+    auto same_names = [](std::string s) {
+      for (size_t at = 0; (at = s.find("hip", at)) != std::string::npos;) s.replace(at, 3, "cuda");
+      std::string out;
+      for (char ch : s)
+        if ((ch != ' ' && ch != '-') || out.empty() || out.back() != ch) out += ch;
+      return out;
+    };
+    for (std::vector<std::string> args :
+         {std::vector<std::string>{"summary"}, {"summary", "--json"}, {"ops"}, {"ops", "--json"},
+          {"kernels"}, {"kernels", "--json"}, {"api", "--json"}, {"launches", "--json"},
+          {"streams"}, {"streams", "--json"}, {"expect", "kernels=2"}}) {
+      SCOPED_TRACE(args[0] + (args.size() > 1 ? " " + args[1] : ""));
+      auto with = [&](const std::string& path) {
+        auto a = args;
+        a.insert(a.begin() + 1, path);
+        return run_process(kTool, a);
+      };
+      const auto c = with(cuda), r = with(rocm);
+      EXPECT_EQ(c.exit_code, r.exit_code);
+      EXPECT_EQ(r.err, "");
+      EXPECT_EQ(c.err, "");
+      EXPECT_EQ(same_names(r.out), same_names(c.out));
+    }
+    EXPECT_NE(run_process(kTool, {"api", rocm}).out.find("hipLaunchKernel"), std::string::npos);
+    for (const std::string& p : {cuda, rocm}) {
+      const auto svg = run_process(kTool, {"svg", p, "--out", p + ".svg", "--title", "t", "--step", "0"});
+      EXPECT_EQ(svg.exit_code, make == pil::test::two_stream_trace ? 2 : 0) << svg.err;
+    }
+  }
+}
+
+// An argument of an unexpected type is read as absent and counted: the trace still reads, with
+// one line on stderr; malformed JSON is still refused.
+TEST_F(PilTrace, AnArgumentOfAnUnexpectedTypeIsSkippedAndSaidOnce) {
+  std::string odd = pil::test::synthetic_gpu_trace();
+  for (const std::string& from : {std::string("\"External id\": 3}"),
+                                  std::string("\"correlation\": 13, \"External id\": 0}")}) {
+    const size_t at = odd.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    odd.replace(at, from.size(), from.substr(0, from.find(':') + 2) + "{\"odd\": [1]}}");
+  }
+  const std::string path = dir.path() + "/odd.json";
+  std::ofstream(path) << odd;
+  const auto r = run_process(kTool, {"summary", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("2 event(s) had an argument of an unexpected type, read as absent "
+                       "('External id' 1, 'correlation' 1)"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("what this trace says"), std::string::npos);
+  const auto clean = run_process(kTool, {"summary", trace});
+  EXPECT_EQ(clean.err, "") << "nothing said when nothing was skipped";
+  for (const char* threads : {"1", "3"}) {  // the parallel read counts the same
+    const auto t = run_process(kTool, {"api", path, "--threads", threads});
+    EXPECT_EQ(t.err, r.err);
+  }
+  std::ofstream(path) << odd.substr(0, odd.size() / 2);  // malformed: cut in the middle
+  const auto bad = run_process(kTool, {"summary", path});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.rfind("pil-trace: error: ", 0), 0u) << bad.err;
 }
 
 }  // namespace

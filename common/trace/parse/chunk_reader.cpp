@@ -349,6 +349,7 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
       const size_t n_events = out_->events.size(), n_kernels = out_->kernels.size(),
                    n_memory = out_->memory.size();
       const FlowCounts n_flows = out_->flows;
+      const SkippedFields n_skipped = out_->skipped;
       const size_t n_fixes = part_ ? part_->lane_fixes.size() : 0,
                    n_metas = part_ ? part_->metas.size() : 0;
       auto undo = [&] {  // everything read_event may have added
@@ -356,6 +357,7 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
         out_->kernels.resize(n_kernels);
         out_->memory.resize(n_memory);
         out_->flows = n_flows;
+        out_->skipped = n_skipped;
         if (part_) {
           part_->lane_fixes.resize(n_fixes);
           part_->metas.resize(n_metas);

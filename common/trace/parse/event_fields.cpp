@@ -1,6 +1,7 @@
 #include "trace/parse/event_fields.h"
 
 #include <cctype>
+#include <limits>
 
 #include "trace/parse.h"
 #include "trace/parse/json_text.h"
@@ -33,12 +34,31 @@ bool optional_whole(od::value& v, int64_t& out) {
   return true;
 }
 
-/// An argument the reports need (ids, device, stream, launch shape): a number, else the event
-/// is refused.
-int64_t whole(od::value& v, const char* what) {
+/// An id (correlation, External id, device, stream): a number, or a string holding one in
+/// decimal or in hex ("0x0": HIP writes a stream as a pointer). False for anything else.
+bool id_of(od::value& v, int64_t& out) {
   int64_t n = 0;
-  if (!optional_whole(v, n)) throw BadEvent{std::string("'") + what + "' is not a number"};
-  return n;
+  if (!v.get_int64().get(n)) {
+    out = n;
+    return true;
+  }
+  std::string_view s;
+  if (v.get_string().get(s)) return optional_whole(v, out);
+  if (s.empty() || s.size() > 18) return false;
+  uint64_t value = 0;
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  for (size_t i = hex ? 2 : 0; i < s.size(); ++i) {
+    const char c = s[i];
+    int digit = -1;
+    if (c >= '0' && c <= '9') digit = c - '0';
+    else if (hex && c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+    else if (hex && c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+    if (digit < 0) return false;
+    value = value * (hex ? 16 : 10) + uint64_t(digit);
+  }
+  if (value > uint64_t(std::numeric_limits<int64_t>::max())) return false;
+  out = int64_t(value);
+  return true;
 }
 
 bool optional_real(od::value& v, double& out) {
@@ -142,6 +162,7 @@ void EventFields::read_event(od::object& obj) {
   std::string_view meta_name;
   uint8_t lanes_named = 0;  // bit 0: pid is a named lane, bit 1: tid
   Category category = Category::Other;
+  SkippedFields skipped;  // this event's, added to the trace's once it is read
   for (auto field : obj) {
     od::raw_json_string key;
     od::value v;
@@ -190,17 +211,22 @@ void EventFields::read_event(od::object& obj) {
         if (a.key().get(k) || a.value().get(av)) throw BadEvent{"malformed args"};
         const char* ak = k.raw();
         if (is_key(ak, "External id")) {
-          external = uint64_t(whole(av, "External id"));
+          int64_t id = 0;
+          if (id_of(av, id)) external = uint64_t(id);
+          else skipped.count[0] += 1;
           // An operator or range needs nothing else from its args (input shapes and the
           // like): leave the rest for simdjson to skip, which is much quicker than reading.
           if (is_torch_scope(category)) break;
         } else if (is_key(ak, "correlation")) {
-          correlation = uint64_t(whole(av, "correlation"));
-          if (is_launch_call(category) && external) break;
+          int64_t id = 0;
+          if (id_of(av, id)) correlation = uint64_t(id);
+          else skipped.count[1] += 1;
+          // A CUDA launch call needs nothing after it; HIP's carries its kernel's launch shape.
+          if (is_launch_call(category) && external && name.rfind("hip", 0) != 0) break;
         } else if (is_key(ak, "device")) {
-          device = whole(av, "device");
+          if (!id_of(av, device)) device = -1, skipped.count[2] += 1;
         } else if (is_key(ak, "stream")) {
-          stream = whole(av, "stream");
+          if (!id_of(av, stream)) stream = -1, skipped.count[3] += 1;
         } else if (is_key(ak, "grid")) {
           triple(av, kinfo.grid, "grid");
           has_kinfo = true;
@@ -208,10 +234,12 @@ void EventFields::read_event(od::object& obj) {
           triple(av, kinfo.block, "block");
           has_kinfo = true;
         } else if (is_key(ak, "registers per thread")) {
-          kinfo.registers = int32_t(whole(av, "registers per thread"));
+          int64_t n = 0;
+          if (optional_whole(av, n)) kinfo.registers = int32_t(n);
+          else skipped.count[4] += 1;
           has_kinfo = true;
         } else if (is_key(ak, "shared memory")) {
-          kinfo.shared_memory = whole(av, "shared memory");
+          if (!optional_whole(av, kinfo.shared_memory)) kinfo.shared_memory = 0, skipped.count[5] += 1;
           has_kinfo = true;
         } else if (is_key(ak, "est. achieved occupancy %")) {
           if (optional_real(av, kinfo.est_occupancy_pct)) has_kinfo = true;
@@ -249,7 +277,8 @@ void EventFields::read_event(od::object& obj) {
       if (device >= 0) e.pid = device, lanes_named &= uint8_t(~1u);
       if (stream >= 0) e.tid = stream, lanes_named &= uint8_t(~2u);
     }
-    if (has_kinfo && e.category == Category::Kernel) {
+    // A kernel's launch shape; HIP writes it on the launch call instead (hipLaunchKernel).
+    if (has_kinfo && (e.category == Category::Kernel || is_launch_call(e.category))) {
       e.kernel_info = uint32_t(out_->kernels.size());
       out_->kernels.push_back(kinfo);
     }
@@ -281,5 +310,11 @@ void EventFields::read_event(od::object& obj) {
     }
   }
   // Other phases (other instant events, counters "C", ...) carry nothing the reports use.
+  for (int64_t c : skipped.count)
+    if (c) {
+      skipped.events = 1;
+      out_->skipped.add(skipped);
+      break;
+    }
 }
 }  // namespace pil::trace::detail

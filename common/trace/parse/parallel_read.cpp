@@ -290,6 +290,7 @@ class ParallelRead {
     out_->memory.insert(out_->memory.end(), p.t.memory.begin(), p.t.memory.end());
     out_->flows.starts += p.t.flows.starts;
     out_->flows.finishes += p.t.flows.finishes;
+    out_->skipped.add(p.t.skipped);
     elements_ += p.elements;
   }
 

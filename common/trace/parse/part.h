@@ -98,6 +98,7 @@ struct Part {
     t.kernels.clear();
     t.memory.clear();
     t.flows = {};
+    t.skipped = {};
     names.clear();
     lanes.clear();
     lane_fixes.clear();

@@ -151,6 +151,20 @@ json summary_json(const TraceIndex& index) {
   return j;
 }
 
+// One line on stderr when the reader skipped arguments of an unexpected type (nothing when it
+// skipped none, so stdout and stderr stay as they were).
+void note_skipped(const std::string& path, const Trace& t) {
+  if (!t.skipped.any()) return;
+  std::string fields;
+  for (size_t k = 0; k < SkippedFields::kKinds; ++k)
+    if (t.skipped.count[k])
+      fields += std::string(fields.empty() ? "" : ", ") + "'" + SkippedFields::kNames[k] + "' " +
+                std::to_string(t.skipped.count[k]);
+  std::cerr << "pil-trace: note: " << path << ": " << t.skipped.events
+            << " event(s) had an argument of an unexpected type, read as absent (" << fields
+            << ")\n";
+}
+
 int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) {
   const KeyAverages k = key_averages(t);
   if (as_json) {
@@ -610,6 +624,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const Trace t = parse_trace_file(path, read_options);
+    note_skipped(path, t);
     // The summary and the predictions ask for the operator table: it starts beside the index.
     const TraceIndex index(t, read_options.threads, /*table_ahead=*/*summary || *expect);
     if (*summary) {
@@ -636,7 +651,11 @@ int main(int argc, char** argv) {
       return all ? 0 : 1;
     }
     if (*chain) return report_chain(index, range, instance, as_json);
-    if (*diff) return report_diff(t, parse_trace_file(path_b, read_options), tolerance, as_json);
+    if (*diff) {
+      const Trace b = parse_trace_file(path_b, read_options);
+      note_skipped(path_b, b);
+      return report_diff(t, b, tolerance, as_json);
+    }
     if (*svg) {
       SvgOptions o;
       o.width = width;
