@@ -113,6 +113,23 @@ TEST(PilTracePython, TorchProfilersStepsAreStepsInAPythonTrace) {
   EXPECT_EQ(step_calls, 3) << ops.out;
 }
 
+// Python's printed key_averages().table(sort_by="cpu_time_total", row_limit=15) for the trace
+// Python wrote (tests/trace/fixtures/make_python_table.py), byte for byte: a name of 53
+// characters cut to 52 and "...", averages rounded as Python prints them.
+TEST(PilTracePython, OpsPrintsPythonsTableToTheByte) {
+  const std::string dir = PIL_FIXTURES_DIR;
+  std::ifstream in(dir + "/python_backward_steps.table.txt");
+  const std::string python((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(python.find("autograd::engine::evaluate_function: NllLossBackward..."), std::string::npos);
+  for (const char* threads : {"1", "2"}) {
+    const auto r = run_process(kTool, {"ops", dir + "/python_backward_steps.pt.trace.json",
+                                       "--sort", "cpu_time_total", "--row-limit", "15",
+                                       "--threads", threads});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, python);
+  }
+}
+
 TEST_F(PilTrace, DiffOfARunWithItselfIsAllSame) {
   const auto d = run_process(kTool, {"diff", trace, trace, "--json"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
