@@ -491,7 +491,6 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
   const int64_t lo = r.window_start, hi = r.window_end;
 
   std::vector<std::pair<int64_t, int64_t>> all_busy;  // every stream's busy intervals
-  std::vector<std::pair<int64_t, int>> edges;          // their starts (+1) and ends (-1)
   for (const TraceIndex::Stream& stream : index.streams()) {
     const std::vector<size_t>& idx = stream.work;  // in start order
     StreamRow row;
@@ -501,12 +500,8 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
     // Busy: the union of the work (overlapping work counted once); the window holds it all.
     std::vector<std::pair<int64_t, int64_t>> iv;
     iv.reserve(idx.size());
-    for (size_t i : idx) {
-      const Event& e = t.events[i];
-      if (e.end_ns() <= lo || e.start_ns >= hi) continue;
-      iv.push_back({std::max(e.start_ns, lo), std::min(e.end_ns(), hi)});
-      ++row.work_items;
-    }
+    for (size_t i : idx) iv.push_back({t.events[i].start_ns, t.events[i].end_ns()});
+    row.work_items = int64_t(idx.size());
     auto busy = merge(std::move(iv));
     row.busy_ns = covered(busy, lo, hi);
     // Idle gaps, each put in one class by what ended it: the next work and its launch call.
@@ -537,60 +532,73 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
       if (k < busy.size()) prev_end = busy[k].second;
     }
     r.streams.push_back(row);
-    for (const auto& iv : busy) edges.push_back({iv.first, +1}), edges.push_back({iv.second, -1});
     if (all_busy.empty())
       all_busy = std::move(busy);
     else
       all_busy.insert(all_busy.end(), busy.begin(), busy.end());
   }
+  // Two or more streams at once: each stream's intervals are disjoint, so where two intervals
+  // overlap two streams ran. In start order, the part of an interval before the largest end so
+  // far (e1) is covered twice, less what was already covered twice (before the second largest
+  // end, e2).
+  std::sort(all_busy.begin(), all_busy.end());
+  {
+    int64_t e1 = std::numeric_limits<int64_t>::min(), e2 = e1;
+    for (const auto& [a, b] : all_busy) {
+      const int64_t from = std::max(a, e2), to = std::min(b, e1);
+      if (to > from) r.overlap_ns += to - from;
+      if (b > e1) e2 = e1, e1 = b;
+      else if (b > e2) e2 = b;
+    }
+  }
   const auto merged_all = merge(std::move(all_busy));  // the union of the streams' unions
   r.busy_ns = covered(merged_all, lo, hi);
-  // Two or more streams at once: a sweep over the streams' busy intervals (ends before starts
-  // at the same time, so work that merely touches does not count).
-  std::sort(edges.begin(), edges.end());
-  int running = 0;
-  for (size_t k = 0; k < edges.size(); ++k) {
-    if (running >= 2 && k > 0) r.overlap_ns += edges[k].first - edges[k - 1].first;
-    running += edges[k].second;
-  }
-  std::vector<int64_t> starts;
-  starts.reserve(index.device_work().size());
-  for (size_t i : index.device_work()) starts.push_back(t.events[i].start_ns);
-  if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
-  // Per step, the work it launched (wherever it ran); the rest is outside every step.
+
+  // GPU work in start order (ordinals into device_work): per step, the union of the work it
+  // launched grows as each item comes (what it adds past the latest end so far), and the items
+  // that start in a step's wall time are a range of this order.
+  const auto& work = index.device_work();
+  std::vector<uint32_t> by_start(work.size());
+  for (size_t k = 0; k < work.size(); ++k) by_start[k] = uint32_t(k);
+  auto start_of = [&](uint32_t k) { return t.events[work[k]].start_ns; };
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [&](uint32_t a, uint32_t b) { return start_of(a) < start_of(b); });
   const size_t n_steps = index.steps.size();
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> launched(n_steps);
-  std::vector<std::pair<int64_t, int64_t>> outside;
   std::vector<StepUtilization> rows(n_steps);
-  for (size_t i : index.device_work()) {
+  std::vector<int64_t> latest_end(n_steps, std::numeric_limits<int64_t>::min());
+  int64_t outside_end = std::numeric_limits<int64_t>::min();
+  auto grow = [](int64_t& busy, int64_t& latest, const Event& e) {
+    busy += std::max<int64_t>(0, e.end_ns() - std::max(e.start_ns, latest));
+    latest = std::max(latest, e.end_ns());
+  };
+  for (uint32_t k : by_start) {
+    const size_t i = work[k];
     const Event& e = t.events[i];
     if (!index.has_launch(i)) ++r.without_launch_work_items;
     if (n_steps == 0) continue;
-    const long k = index.step_of_work(i);
-    if (k < 0) {
-      outside.push_back({e.start_ns, e.end_ns()});
+    const long step = index.step_of_work(i);
+    if (step < 0) {
       ++r.outside_steps_work_items;
+      grow(r.outside_steps_busy_ns, outside_end, e);
       continue;
     }
-    StepUtilization& u = rows[size_t(k)];
-    launched[size_t(k)].push_back({e.start_ns, e.end_ns()});
+    StepUtilization& u = rows[size_t(step)];
+    grow(u.launched_busy_ns, latest_end[size_t(step)], e);
     ++u.launched_work_items;
     if (e.category == Category::Kernel) ++u.launched_kernels;
-    u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(k)]].start_ns);
-  }
-  if (!outside.empty()) {
-    const auto u = merge(std::move(outside));
-    r.outside_steps_busy_ns = covered(u, lo, hi);
+    u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(step)]].start_ns);
   }
   for (size_t k = 0; k < n_steps; ++k) {
     const Event& step = t.events[index.steps[k]];
     StepUtilization& u = rows[k];
     u.step = std::string(step.name);
     u.duration_ns = step.dur_ns;
-    if (!launched[k].empty()) u.launched_busy_ns = covered(merge(std::move(launched[k])), lo, hi);
     u.busy_ns = covered(merged_all, step.start_ns, step.end_ns());
-    u.kernels = std::lower_bound(starts.begin(), starts.end(), step.end_ns()) -
-                std::lower_bound(starts.begin(), starts.end(), step.start_ns);
+    auto first_at = [&](int64_t at) {
+      return std::lower_bound(by_start.begin(), by_start.end(), at,
+                              [&](uint32_t w, int64_t v) { return start_of(w) < v; });
+    };
+    u.kernels = first_at(step.end_ns()) - first_at(step.start_ns);
   }
   r.steps = std::move(rows);
   return r;
