@@ -343,6 +343,22 @@ TEST_F(PilTraceRanks, TablesJsonAndALanePerRank) {
   EXPECT_EQ(j["ranks"][0]["steps"][0]["overlap_ns"], 10000);
 }
 
+// A rank whose trace had an argument of an unexpected type: read, and said once, by its file.
+TEST_F(PilTraceRanks, ASkippedArgumentIsSaidForItsRank) {
+  std::string odd = pil::test::synthetic_rank_trace(1);
+  const std::string from = "\"External id\": 3}";
+  const size_t at = odd.find(from);
+  ASSERT_NE(at, std::string::npos);
+  odd.replace(at, from.size(), "\"External id\": [3]}");
+  const std::string a = write("k_rank0.json", pil::test::synthetic_rank_trace(0));
+  const std::string b = write("k_rank1.json", odd);
+  const auto r = run_process(kTool, {"ranks", a, b});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "pil-trace: note: " + b +
+                       ": 1 event(s) had an argument of an unexpected type, read as absent "
+                       "('External id' 1)\n");
+}
+
 TEST_F(PilTraceRanks, BadInputsAreOneLine) {
   const std::string r0 = write("s_rank0.json", pil::test::synthetic_rank_trace(0));
   const std::string other = write("s_rank1.json", pil::test::synthetic_rank_trace(1, 2, "another-run"));

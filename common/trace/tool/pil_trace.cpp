@@ -153,14 +153,14 @@ json summary_json(const TraceIndex& index) {
 
 // One line on stderr when the reader skipped arguments of an unexpected type (nothing when it
 // skipped none, so stdout and stderr stay as they were).
-void note_skipped(const std::string& path, const Trace& t) {
-  if (!t.skipped.any()) return;
+void note_skipped(const std::string& path, const SkippedFields& skipped) {
+  if (!skipped.any()) return;
   std::string fields;
   for (size_t k = 0; k < SkippedFields::kKinds; ++k)
-    if (t.skipped.count[k])
+    if (skipped.count[k])
       fields += std::string(fields.empty() ? "" : ", ") + "'" + SkippedFields::kNames[k] + "' " +
-                std::to_string(t.skipped.count[k]);
-  std::cerr << "pil-trace: note: " << path << ": " << t.skipped.events
+                std::to_string(skipped.count[k]);
+  std::cerr << "pil-trace: note: " << path << ": " << skipped.events
             << " event(s) had an argument of an unexpected type, read as absent (" << fields
             << ")\n";
 }
@@ -604,6 +604,7 @@ int main(int argc, char** argv) {
     }
     if (*ranks) {
       const RanksReport r = read_ranks(rank_paths, threads);
+      for (const RankProfile& p : r.ranks) note_skipped(p.label, p.skipped);
       if (rank_step >= long(r.steps.size())) {
         std::cerr << "pil-trace: error: --step " << rank_step << ": the ranks recorded " << r.steps.size()
                   << " steps" << steps_allowed(r.steps.size()) << "\n";
@@ -624,7 +625,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const Trace t = parse_trace_file(path, read_options);
-    note_skipped(path, t);
+    note_skipped(path, t.skipped);
     // The summary and the predictions ask for the operator table: it starts beside the index.
     const TraceIndex index(t, read_options.threads, /*table_ahead=*/*summary || *expect);
     if (*summary) {
@@ -653,7 +654,7 @@ int main(int argc, char** argv) {
     if (*chain) return report_chain(index, range, instance, as_json);
     if (*diff) {
       const Trace b = parse_trace_file(path_b, read_options);
-      note_skipped(path_b, b);
+      note_skipped(path_b, b.skipped);
       return report_diff(t, b, tolerance, as_json);
     }
     if (*svg) {
