@@ -165,8 +165,10 @@ void EventFields::read_event(od::object& obj) {
   SkippedFields skipped;  // this event's, added to the trace's once it is read
   for (auto field : obj) {
     od::raw_json_string key;
-    od::value v;
-    if (field.key().get(key) || field.value().get(v)) throw BadEvent{"malformed field"};
+    if (field.key().get(key)) throw BadEvent{"malformed field"};
+    auto value = field.value();  // used in place: a copy of the value costs a store stall
+    if (value.error()) throw BadEvent{"malformed field"};
+    od::value& v = value.value_unsafe();
     const char* kr = key.raw();
     if (is_key(kr, "ph")) {
       if (!string_of(v, ph)) throw BadEvent{"'ph' is not a string"};
@@ -207,8 +209,10 @@ void EventFields::read_event(od::object& obj) {
       if (v.get_object().get(args)) continue;
       for (auto a : args) {
         od::raw_json_string k;
-        od::value av;
-        if (a.key().get(k) || a.value().get(av)) throw BadEvent{"malformed args"};
+        if (a.key().get(k)) throw BadEvent{"malformed args"};
+        auto arg = a.value();
+        if (arg.error()) throw BadEvent{"malformed args"};
+        od::value& av = arg.value_unsafe();
         const char* ak = k.raw();
         if (is_key(ak, "External id")) {
           int64_t id = 0;
