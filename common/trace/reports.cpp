@@ -13,6 +13,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <queue>
 #include <system_error>
 #include <unordered_map>
 
@@ -554,15 +555,10 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
   const auto merged_all = merge(std::move(all_busy));  // the union of the streams' unions
   r.busy_ns = covered(merged_all, lo, hi);
 
-  // GPU work in start order (ordinals into device_work): per step, the union of the work it
-  // launched grows as each item comes (what it adds past the latest end so far), and the items
-  // that start in a step's wall time are a range of this order.
-  const auto& work = index.device_work();
-  std::vector<uint32_t> by_start(work.size());
-  for (size_t k = 0; k < work.size(); ++k) by_start[k] = uint32_t(k);
-  auto start_of = [&](uint32_t k) { return t.events[work[k]].start_ns; };
-  std::stable_sort(by_start.begin(), by_start.end(),
-                   [&](uint32_t a, uint32_t b) { return start_of(a) < start_of(b); });
+  // GPU work in start order, merged from the streams' lists (each in start order, a handful of
+  // streams): per step, the union of the work it launched grows as each item comes (what it
+  // adds past the latest end so far).
+  const auto& streams = index.streams();
   const size_t n_steps = index.steps.size();
   std::vector<StepUtilization> rows(n_steps);
   std::vector<int64_t> latest_end(n_steps, std::numeric_limits<int64_t>::min());
@@ -571,34 +567,49 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
     busy += std::max<int64_t>(0, e.end_ns() - std::max(e.start_ns, latest));
     latest = std::max(latest, e.end_ns());
   };
-  for (uint32_t k : by_start) {
-    const size_t i = work[k];
-    const Event& e = t.events[i];
-    if (!index.has_launch(i)) ++r.without_launch_work_items;
-    if (n_steps == 0) continue;
-    const long step = index.step_of_work(i);
-    if (step < 0) {
-      ++r.outside_steps_work_items;
-      grow(r.outside_steps_busy_ns, outside_end, e);
-      continue;
+  {
+    using Head = std::pair<int64_t, size_t>;  // (start, stream): the earliest unread first
+    std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+    std::vector<size_t> next(streams.size(), 0);
+    for (size_t s = 0; s < streams.size(); ++s)
+      if (!streams[s].work.empty()) heads.push({t.events[streams[s].work[0]].start_ns, s});
+    while (!heads.empty()) {
+      const size_t s = heads.top().second;
+      heads.pop();
+      const size_t i = streams[s].work[next[s]++];
+      if (next[s] < streams[s].work.size()) heads.push({t.events[streams[s].work[next[s]]].start_ns, s});
+      const Event& e = t.events[i];
+      if (!index.has_launch(i)) ++r.without_launch_work_items;
+      if (n_steps == 0) continue;
+      const long step = index.step_of_work(i);
+      if (step < 0) {
+        ++r.outside_steps_work_items;
+        grow(r.outside_steps_busy_ns, outside_end, e);
+        continue;
+      }
+      StepUtilization& u = rows[size_t(step)];
+      grow(u.launched_busy_ns, latest_end[size_t(step)], e);
+      ++u.launched_work_items;
+      if (e.category == Category::Kernel) ++u.launched_kernels;
+      u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(step)]].start_ns);
     }
-    StepUtilization& u = rows[size_t(step)];
-    grow(u.launched_busy_ns, latest_end[size_t(step)], e);
-    ++u.launched_work_items;
-    if (e.category == Category::Kernel) ++u.launched_kernels;
-    u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(step)]].start_ns);
   }
+  // The items that start in a step's wall time, counted per stream.
+  auto starting_before = [&](int64_t at) {
+    int64_t n = 0;
+    for (const TraceIndex::Stream& st : streams)
+      n += std::lower_bound(st.work.begin(), st.work.end(), at,
+                            [&](size_t w, int64_t v) { return t.events[w].start_ns < v; }) -
+           st.work.begin();
+    return n;
+  };
   for (size_t k = 0; k < n_steps; ++k) {
     const Event& step = t.events[index.steps[k]];
     StepUtilization& u = rows[k];
     u.step = std::string(step.name);
     u.duration_ns = step.dur_ns;
     u.busy_ns = covered(merged_all, step.start_ns, step.end_ns());
-    auto first_at = [&](int64_t at) {
-      return std::lower_bound(by_start.begin(), by_start.end(), at,
-                              [&](uint32_t w, int64_t v) { return start_of(w) < v; });
-    };
-    u.kernels = first_at(step.end_ns()) - first_at(step.start_ns);
+    u.kernels = starting_before(step.end_ns()) - starting_before(step.start_ns);
   }
   r.steps = std::move(rows);
   return r;

@@ -162,14 +162,18 @@ void EventFields::read_event(od::object& obj) {
   std::string_view meta_name;
   uint8_t lanes_named = 0;  // bit 0: pid is a named lane, bit 1: tid
   Category category = Category::Other;
-  SkippedFields skipped;  // this event's, added to the trace's once it is read
-  for (auto field : obj) {
-    od::raw_json_string key;
-    if (field.key().get(key)) throw BadEvent{"malformed field"};
-    auto value = field.value();  // used in place: a copy of the value costs a store stall
-    if (value.error()) throw BadEvent{"malformed field"};
-    od::value& v = value.value_unsafe();
-    const char* kr = key.raw();
+  bool skipped = false;  // an argument was skipped (counted in out_->skipped by name)
+  auto skip = [&](size_t which) {
+    out_->skipped.count[which] += 1;
+    skipped = true;
+  };
+  for (auto result : obj) {
+    // The field used in place: each copy of simdjson's field or value (key(), value() on the
+    // result) is a store-to-load stall in this loop, the parser's hottest.
+    if (result.error()) throw BadEvent{"malformed field"};
+    od::field& field = result.value_unsafe();
+    od::value& v = field.value();
+    const char* kr = field.key().raw();
     if (is_key(kr, "ph")) {
       if (!string_of(v, ph)) throw BadEvent{"'ph' is not a string"};
     } else if (is_key(kr, "name")) {
@@ -208,29 +212,27 @@ void EventFields::read_event(od::object& obj) {
       od::object args;
       if (v.get_object().get(args)) continue;
       for (auto a : args) {
-        od::raw_json_string k;
-        if (a.key().get(k)) throw BadEvent{"malformed args"};
-        auto arg = a.value();
-        if (arg.error()) throw BadEvent{"malformed args"};
-        od::value& av = arg.value_unsafe();
-        const char* ak = k.raw();
+        if (a.error()) throw BadEvent{"malformed args"};
+        od::field& arg = a.value_unsafe();
+        od::value& av = arg.value();
+        const char* ak = arg.key().raw();
         if (is_key(ak, "External id")) {
           int64_t id = 0;
           if (id_of(av, id)) external = uint64_t(id);
-          else skipped.count[0] += 1;
+          else skip(0);
           // An operator or range needs nothing else from its args (input shapes and the
           // like): leave the rest for simdjson to skip, which is much quicker than reading.
           if (is_torch_scope(category)) break;
         } else if (is_key(ak, "correlation")) {
           int64_t id = 0;
           if (id_of(av, id)) correlation = uint64_t(id);
-          else skipped.count[1] += 1;
+          else skip(1);
           // A CUDA launch call needs nothing after it; HIP's carries its kernel's launch shape.
           if (is_launch_call(category) && external && name.rfind("hip", 0) != 0) break;
         } else if (is_key(ak, "device")) {
-          if (!id_of(av, device)) device = -1, skipped.count[2] += 1;
+          if (!id_of(av, device)) device = -1, skip(2);
         } else if (is_key(ak, "stream")) {
-          if (!id_of(av, stream)) stream = -1, skipped.count[3] += 1;
+          if (!id_of(av, stream)) stream = -1, skip(3);
         } else if (is_key(ak, "grid")) {
           triple(av, kinfo.grid, "grid");
           has_kinfo = true;
@@ -240,10 +242,10 @@ void EventFields::read_event(od::object& obj) {
         } else if (is_key(ak, "registers per thread")) {
           int64_t n = 0;
           if (optional_whole(av, n)) kinfo.registers = int32_t(n);
-          else skipped.count[4] += 1;
+          else skip(4);
           has_kinfo = true;
         } else if (is_key(ak, "shared memory")) {
-          if (!optional_whole(av, kinfo.shared_memory)) kinfo.shared_memory = 0, skipped.count[5] += 1;
+          if (!optional_whole(av, kinfo.shared_memory)) kinfo.shared_memory = 0, skip(5);
           has_kinfo = true;
         } else if (is_key(ak, "est. achieved occupancy %")) {
           if (optional_real(av, kinfo.est_occupancy_pct)) has_kinfo = true;
@@ -314,11 +316,6 @@ void EventFields::read_event(od::object& obj) {
     }
   }
   // Other phases (other instant events, counters "C", ...) carry nothing the reports use.
-  for (int64_t c : skipped.count)
-    if (c) {
-      skipped.events = 1;
-      out_->skipped.add(skipped);
-      break;
-    }
+  if (skipped) out_->skipped.events += 1;
 }
 }  // namespace pil::trace::detail
