@@ -197,16 +197,11 @@ void TraceIndex::build() {
       if (e.category != Category::Other) extend(e);
   }
   // The GPU figures' window: the same, widened to every GPU work item (the GPU runs behind).
-  for (size_t i : device_work_) extend(ev[i]);
   gpu_window_start = window_start;
   gpu_window_end = window_end;
-  if (!steps.empty()) {
-    window_start = ev[steps.front()].start_ns;
-    window_end = ev[steps.front()].end_ns();
-    for (size_t i : steps) {
-      window_start = std::min(window_start, ev[i].start_ns);
-      window_end = std::max(window_end, ev[i].end_ns());
-    }
+  for (size_t i : device_work_) {
+    gpu_window_start = std::min(gpu_window_start, ev[i].start_ns);
+    gpu_window_end = std::max(gpu_window_end, ev[i].end_ns());
   }
   // Each GPU work item's step: by its launch call's start, else by its own start.
   for (size_t i : steps) {
@@ -548,8 +543,12 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
     for (const auto& [a, b] : all_busy) {
       const int64_t from = std::max(a, e2), to = std::min(b, e1);
       if (to > from) r.overlap_ns += to - from;
-      if (b > e1) e2 = e1, e1 = b;
-      else if (b > e2) e2 = b;
+      if (b > e1) {
+        e2 = e1;
+        e1 = b;
+      } else if (b > e2) {
+        e2 = b;
+      }
     }
   }
   const auto merged_all = merge(std::move(all_busy));  // the union of the streams' unions
@@ -945,7 +944,8 @@ std::string explain(const TraceIndex& index) {
     if (sr.outside_steps_work_items > 0)
       line(std::to_string(sr.outside_steps_work_items) + " GPU work items (" +
            format_duration(sr.outside_steps_busy_ns) +
-           " busy) belong to no step: launched outside every step (counted in the totals above)");
+           " busy) belong to no step (launched, or without a launch call started, outside every "
+           "step; in the totals above)");
   }
   const LaunchReport& lr = m.launches;
   if (lr.delay.count > 0) {

@@ -415,7 +415,8 @@ int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
               << steps.str();
     if (r.outside_steps_work_items)
       std::cout << r.outside_steps_work_items << " GPU work items (" << grouped(r.outside_steps_busy_ns)
-                << " ns busy) belong to no step: launched outside every step\n";
+                << " ns busy) belong to no step (launched, or without a launch call started, "
+                   "outside every step)\n";
   }
   if (r.without_launch_work_items)
     std::cout << r.without_launch_work_items
