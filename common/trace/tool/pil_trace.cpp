@@ -419,8 +419,9 @@ int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
                    "outside every step)\n";
   }
   if (r.without_launch_work_items)
-    std::cout << r.without_launch_work_items
-              << " GPU work items have no launch call in the trace: placed in the step their own start falls in\n";
+    std::cout << r.without_launch_work_items << " GPU work items have no launch call in the trace"
+              << (r.steps.empty() ? " (no launch delay for them)\n"
+                                  : ": placed in the step their own start falls in\n");
   if (!syncs.empty()) {
     TextTable table({"Wait (ns)", "GPU busy (ns)", "GPU idle (%)", "Work items", "Synchronize"});
     for (const auto& y : syncs)
