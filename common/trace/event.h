@@ -48,6 +48,13 @@ inline bool is_torch_scope(Category c) {
 /// True for a CUDA runtime or driver call: what launches GPU work (joined by correlation id).
 inline bool is_launch_call(Category c) { return c == Category::Runtime || c == Category::Driver; }
 
+/// True for a launch of a whole graph (one call, many kernels): CUDA's runtime and driver calls
+/// and HIP's.
+inline bool is_graph_launch(std::string_view call_name) {
+  return call_name == "cudaGraphLaunch" || call_name == "cuGraphLaunch" ||
+         call_name == "hipGraphLaunch";
+}
+
 /// True for the slices of a CPU thread that nest: operators, ranges, runtime and driver calls.
 inline bool is_cpu_slice(Category c) { return is_torch_scope(c) || is_launch_call(c); }
 
@@ -94,7 +101,8 @@ struct Event {
   /// Runtime/driver calls and GPU work: the CUPTI correlation id joining a launch to its GPU
   /// work; 0 for CPU operators.
   uint64_t correlation = 0;
-  /// Kernels: index into Trace::kernels (grid, block, registers, shared memory).
+  /// Kernels (and HIP's launch calls, which carry the shape): index into Trace::kernels (grid,
+  /// block, registers, shared memory).
   uint32_t kernel_info = kNoKernelInfo;
   /// Memory events: index into Trace::memory (bytes, device, total allocated).
   uint32_t memory_info = kNoKernelInfo;

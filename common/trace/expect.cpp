@@ -39,30 +39,6 @@ std::string per_step(double v) {
   return buf;
 }
 
-/// The step each time falls in (index into index.steps), or -1: step k holds the times from its
-/// start to the next step's start, or to its own end if that is later (a time in two
-/// overlapping steps counts for the later). A binary search: a big trace has thousands of steps.
-class StepOf {
- public:
-  explicit StepOf(const TraceIndex& index) {
-    const auto& ev = index.trace().events;
-    for (size_t k = 0; k < index.steps.size(); ++k) {
-      const Event& s = ev[index.steps[k]];
-      const int64_t next = k + 1 < index.steps.size() ? ev[index.steps[k + 1]].start_ns : s.end_ns();
-      starts_.push_back(s.start_ns);
-      ends_.push_back(std::max(next, s.end_ns()));
-    }
-  }
-  long operator()(int64_t t) const {
-    // The last step starting at or before t (steps are in time order).
-    const size_t k = size_t(std::upper_bound(starts_.begin(), starts_.end(), t) - starts_.begin());
-    return k >= 1 && t < ends_[k - 1] ? long(k - 1) : -1;
-  }
-
- private:
-  std::vector<int64_t> starts_, ends_;
-};
-
 }  // namespace
 
 std::string expectation_keys() {
@@ -114,13 +90,11 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
   } else if (e.key == "kernels") {
     // A kernel counts for the step its launch call ran in (a GPU may run it after the step).
     std::vector<int64_t> per(std::max<size_t>(steps, 1), 0);
-    const StepOf step_of(index);
     int64_t total = 0;
     for (size_t i = 0; i < t.events.size(); ++i) {
       if (t.events[i].category != Category::Kernel) continue;
       ++total;
-      const long call = index.launch_of(i);
-      const long k = steps ? step_of(call >= 0 ? t.events[size_t(call)].start_ns : t.events[i].start_ns) : 0;
+      const long k = steps ? index.step_of_work(i) : 0;
       if (k >= 0) per[size_t(k)] += 1;
     }
     if (total == 0) {

@@ -260,6 +260,22 @@ std::string format_time_ns(int64_t ns) {
   return buf;
 }
 
+std::string format_average_ns(int64_t total_ns, int64_t count) {
+  if (count <= 0) count = 1;
+  // The unit by the value, as format_time_ns picks it; then the exact quotient rounded to the
+  // printed digit (1 ns in us, 1 us in ms, 1 ms in s), halves up.
+  const double us = double(total_ns) / double(count) / 1e3;
+  const char* unit = us >= 1e6 ? "s" : us >= 1e3 ? "ms" : "us";
+  const __int128 step = us >= 1e6 ? 1'000'000 : us >= 1e3 ? 1'000 : 1;
+  const bool negative = total_ns < 0;
+  const __int128 total = negative ? -__int128(total_ns) : __int128(total_ns);
+  const __int128 digits = (2 * total + __int128(count) * step) / (2 * __int128(count) * step);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s%lld.%03lld%s", negative ? "-" : "",
+                static_cast<long long>(digits / 1000), static_cast<long long>(digits % 1000), unit);
+  return buf;
+}
+
 std::string format_bytes(int64_t bytes) {
   constexpr double kKB = 1024.0, kMB = kKB * 1024, kGB = kMB * 1024;
   const double b = double(bytes), a = b < 0 ? -b : b;
@@ -310,8 +326,10 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
 
   // Right-aligned cells as Python prints them; only names are cut ("..."), a longer header
   // ("CUDA time avg") overflows its column as it does there.
+  // A name of kMaxName - 3 characters or more is cut there and ends in "...", as Python's
+  // _build_table does (whatever the column's width).
   auto cell = [&](std::string s, size_t width, bool trim) {
-    if (trim && s.size() > width) s = s.substr(0, width - 3) + "...";
+    if (trim && s.size() >= kMaxName - 3) s = s.substr(0, kMaxName - 3) + "...";
     const size_t pad = s.size() < width ? width - s.size() : 0;
     return std::string(pad, ' ') + s + std::string(kSpacing, ' ');
   };
@@ -337,12 +355,13 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
                                   format_time_ns(r->self_cpu_ns),
                                   percent(r->cpu_total_ns, table.self_cpu_total_ns),
                                   format_time_ns(r->cpu_total_ns),
-                                  format_time_ns(r->cpu_total_ns / calls)};
+                                  // averages rounded, not truncated, as Python prints them
+                                  format_average_ns(r->cpu_total_ns, calls)};
     if (device) {
       c.push_back(format_time_ns(r->self_device_ns));
       c.push_back(percent(r->self_device_ns, table.self_device_total_ns));
       c.push_back(format_time_ns(r->device_total_ns));
-      c.push_back(format_time_ns(r->device_total_ns / calls));
+      c.push_back(format_average_ns(r->device_total_ns, calls));
     }
     if (host_mem) {
       c.push_back(format_bytes(r->cpu_mem));

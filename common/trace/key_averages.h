@@ -83,6 +83,10 @@ std::string format_table(const KeyAverages& table, const TableOptions& options);
 
 /// Time as Python's profiler prints it: "812.000us", "1.234ms", "2.500s".
 std::string format_time_ns(int64_t ns);
+/// An average (total / count) in the same format, the exact quotient rounded to the printed
+/// digit. Python divides float totals and rounds when printing; where the quotient falls exactly
+/// halfway (1462.5 ns), its float noise decides, which a trace cannot tell: halves go up here.
+std::string format_average_ns(int64_t total_ns, int64_t count);
 
 /// Bytes as Python's profiler prints them: "512 B", "3.81 MB", "-1.50 GB" (powers of 1024).
 std::string format_bytes(int64_t bytes);

@@ -83,6 +83,7 @@ struct RankProfile {
   std::vector<RankStep> steps;
   std::vector<Collective> collectives;  ///< in start order
   std::vector<Interval> compute, comm;  ///< merged unions inside the steps (for the picture)
+  SkippedFields skipped;  ///< arguments of an unexpected type its reader skipped
 };
 
 /// One rank's trace, analysed. `args`: its record_param_comms arguments in issue order (for the

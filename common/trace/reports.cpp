@@ -13,6 +13,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <queue>
 #include <system_error>
 #include <unordered_map>
 
@@ -195,6 +196,37 @@ void TraceIndex::build() {
     for (const auto& e : ev)
       if (e.category != Category::Other) extend(e);
   }
+  // The GPU figures' window: the same, widened to every GPU work item (the GPU runs behind).
+  gpu_window_start = window_start;
+  gpu_window_end = window_end;
+  for (size_t i : device_work_) {
+    gpu_window_start = std::min(gpu_window_start, ev[i].start_ns);
+    gpu_window_end = std::max(gpu_window_end, ev[i].end_ns());
+  }
+  // Each GPU work item's step: by its launch call's start, else by its own start.
+  for (size_t i : steps) {
+    step_starts_.push_back(ev[i].start_ns);
+    step_ends_.push_back(ev[i].end_ns());
+  }
+  step_of_work_.assign(device_work_.size(), -1);
+  if (!steps.empty())
+    for (size_t k = 0; k < device_work_.size(); ++k) {
+      const uint32_t c = call_of_work_[k];
+      const int64_t at = c != kNoOrdinal ? ev[api_calls_[c]].start_ns : ev[device_work_[k]].start_ns;
+      step_of_work_[k] = int32_t(step_at(at));
+    }
+}
+
+long TraceIndex::step_at(int64_t t) const {
+  // The last step starting at or before t (steps are in time order).
+  const size_t k = size_t(std::upper_bound(step_starts_.begin(), step_starts_.end(), t) -
+                          step_starts_.begin());
+  return k >= 1 && t < step_ends_[k - 1] ? long(k - 1) : -1;
+}
+
+long TraceIndex::step_of_work(size_t i) const {
+  if (i >= t_.events.size() || !is_device_work(t_.events[i].category)) return -1;
+  return step_of_work_[ordinal_[i]];
 }
 
 TraceIndex::~TraceIndex() {
@@ -360,7 +392,12 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     KernelRow r;
     r.name = std::string(kernels.names[g]);
     r.time = DurationStats::of(durations(t, idx));
-    if (const KernelInfo* k = t.kernel_info(t.events[idx.front()])) r.launch = *k;
+    if (const KernelInfo* k = t.kernel_info(t.events[idx.front()])) {
+      r.launch = *k;
+    } else if (const long call = index.launch_of(idx.front()); call >= 0) {
+      // HIP's traces give the launch shape on the launch call, not on the kernel.
+      if (const KernelInfo* c = t.kernel_info(t.events[size_t(call)])) r.launch = *c;
+    }
     all += r.time.total;
     rows.push_back(std::move(r));
   }
@@ -410,7 +447,7 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     l.queued = free_at > call.end_ns();
     if (l.queued) l.queue_ns = std::min(free_at, first.start_ns) - call.end_ns();
     if (l.work_shorter_than_call) ++r.shorter_than_call;
-    if (work.size() > 1 || call.name == "cudaGraphLaunch") {
+    if (work.size() > 1 || is_graph_launch(call.name)) {
       ++r.graph_launches;
       r.graph_kernels += int64_t(work.size());
     }
@@ -444,10 +481,10 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
 StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
   const Trace& t = index.trace();
   StreamReport r;
-  r.window_start = index.window_start;
-  r.window_end = index.window_end;
+  r.window_start = index.gpu_window_start;
+  r.window_end = index.gpu_window_end;
   r.gap_threshold_ns = gap_threshold_ns;
-  const int64_t lo = index.window_start, hi = index.window_end;
+  const int64_t lo = r.window_start, hi = r.window_end;
 
   std::vector<std::pair<int64_t, int64_t>> all_busy;  // every stream's busy intervals
   for (const TraceIndex::Stream& stream : index.streams()) {
@@ -456,15 +493,11 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
     row.device = stream.device;
     row.stream = stream.stream;
     row.window_ns = hi - lo;
-    // Busy: the union of the work clipped to the window (overlapping work counted once).
+    // Busy: the union of the work (overlapping work counted once); the window holds it all.
     std::vector<std::pair<int64_t, int64_t>> iv;
     iv.reserve(idx.size());
-    for (size_t i : idx) {
-      const Event& e = t.events[i];
-      if (e.end_ns() <= lo || e.start_ns >= hi) continue;
-      iv.push_back({std::max(e.start_ns, lo), std::min(e.end_ns(), hi)});
-      ++row.work_items;
-    }
+    for (size_t i : idx) iv.push_back({t.events[i].start_ns, t.events[i].end_ns()});
+    row.work_items = int64_t(idx.size());
     auto busy = merge(std::move(iv));
     row.busy_ns = covered(busy, lo, hi);
     // Idle gaps, each put in one class by what ended it: the next work and its launch call.
@@ -500,21 +533,84 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
     else
       all_busy.insert(all_busy.end(), busy.begin(), busy.end());
   }
+  // Two or more streams at once: each stream's intervals are disjoint, so where two intervals
+  // overlap two streams ran. In start order, the part of an interval before the largest end so
+  // far (e1) is covered twice, less what was already covered twice (before the second largest
+  // end, e2).
+  std::sort(all_busy.begin(), all_busy.end());
+  {
+    int64_t e1 = std::numeric_limits<int64_t>::min(), e2 = e1;
+    for (const auto& [a, b] : all_busy) {
+      const int64_t from = std::max(a, e2), to = std::min(b, e1);
+      if (to > from) r.overlap_ns += to - from;
+      if (b > e1) {
+        e2 = e1;
+        e1 = b;
+      } else if (b > e2) {
+        e2 = b;
+      }
+    }
+  }
   const auto merged_all = merge(std::move(all_busy));  // the union of the streams' unions
-  std::vector<int64_t> starts;
-  starts.reserve(index.device_work().size());
-  for (size_t i : index.device_work()) starts.push_back(t.events[i].start_ns);
-  if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
-  for (size_t s : index.steps) {
-    const Event& step = t.events[s];
-    StepUtilization u;
+  r.busy_ns = covered(merged_all, lo, hi);
+
+  // GPU work in start order, merged from the streams' lists (each in start order, a handful of
+  // streams): per step, the union of the work it launched grows as each item comes (what it
+  // adds past the latest end so far).
+  const auto& streams = index.streams();
+  const size_t n_steps = index.steps.size();
+  std::vector<StepUtilization> rows(n_steps);
+  std::vector<int64_t> latest_end(n_steps, std::numeric_limits<int64_t>::min());
+  int64_t outside_end = std::numeric_limits<int64_t>::min();
+  auto grow = [](int64_t& busy, int64_t& latest, const Event& e) {
+    busy += std::max<int64_t>(0, e.end_ns() - std::max(e.start_ns, latest));
+    latest = std::max(latest, e.end_ns());
+  };
+  {
+    using Head = std::pair<int64_t, size_t>;  // (start, stream): the earliest unread first
+    std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+    std::vector<size_t> next(streams.size(), 0);
+    for (size_t s = 0; s < streams.size(); ++s)
+      if (!streams[s].work.empty()) heads.push({t.events[streams[s].work[0]].start_ns, s});
+    while (!heads.empty()) {
+      const size_t s = heads.top().second;
+      heads.pop();
+      const size_t i = streams[s].work[next[s]++];
+      if (next[s] < streams[s].work.size()) heads.push({t.events[streams[s].work[next[s]]].start_ns, s});
+      const Event& e = t.events[i];
+      if (!index.has_launch(i)) ++r.without_launch_work_items;
+      if (n_steps == 0) continue;
+      const long step = index.step_of_work(i);
+      if (step < 0) {
+        ++r.outside_steps_work_items;
+        grow(r.outside_steps_busy_ns, outside_end, e);
+        continue;
+      }
+      StepUtilization& u = rows[size_t(step)];
+      grow(u.launched_busy_ns, latest_end[size_t(step)], e);
+      ++u.launched_work_items;
+      if (e.category == Category::Kernel) ++u.launched_kernels;
+      u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(step)]].start_ns);
+    }
+  }
+  // The items that start in a step's wall time, counted per stream.
+  auto starting_before = [&](int64_t at) {
+    int64_t n = 0;
+    for (const TraceIndex::Stream& st : streams)
+      n += std::lower_bound(st.work.begin(), st.work.end(), at,
+                            [&](size_t w, int64_t v) { return t.events[w].start_ns < v; }) -
+           st.work.begin();
+    return n;
+  };
+  for (size_t k = 0; k < n_steps; ++k) {
+    const Event& step = t.events[index.steps[k]];
+    StepUtilization& u = rows[k];
     u.step = std::string(step.name);
     u.duration_ns = step.dur_ns;
     u.busy_ns = covered(merged_all, step.start_ns, step.end_ns());
-    u.kernels = std::lower_bound(starts.begin(), starts.end(), step.end_ns()) -
-                std::lower_bound(starts.begin(), starts.end(), step.start_ns);
-    r.steps.push_back(u);
+    u.kernels = starting_before(step.end_ns()) - starting_before(step.start_ns);
   }
+  r.steps = std::move(rows);
   return r;
 }
 
@@ -741,7 +837,7 @@ Summary summarize(const TraceIndex& index) {
   m.streams = streams.get();
   if (!m.streams.steps.empty()) {
     std::vector<int64_t> k;
-    for (const auto& s : m.streams.steps) k.push_back(s.kernels);
+    for (const auto& s : m.streams.steps) k.push_back(s.launched_work_items);
     m.work_items_per_step = int64_t(DurationStats::of(k).median);
   }
   return m;
@@ -802,16 +898,55 @@ std::string explain(const TraceIndex& index) {
   line("top kernel: " + top.name.substr(0, 80) + " — " + pct(top.share) + " of kernel time, " +
        std::to_string(top.time.count) + " calls, median " + format_duration(int64_t(top.time.median)));
   if (m.work_items_per_step)
-    line(std::to_string(*m.work_items_per_step) + " GPU work items per step (median over steps)");
-  const StreamReport::Totals tot = m.streams.totals();
-  const int64_t busy = tot.busy_ns, host = tot.host_wait_ns, kwait = tot.kernel_wait_ns,
-                other = tot.other_idle_ns, window = tot.window_ns, idle = tot.idle_ns();
-  line("GPU busy " + pct(window ? double(busy) / double(window) : 0) + " of the window on " +
-       std::to_string(m.streams.streams.size()) + " stream(s); idle split: host wait " +
-       pct(idle ? double(host) / double(idle) : 0) + ", kernel wait " +
-       pct(idle ? double(kwait) / double(idle) : 0) + ", other " +
+    line(std::to_string(*m.work_items_per_step) + " GPU work items launched per step (median over steps)");
+  const StreamReport& sr = m.streams;
+  const StreamReport::Totals tot = sr.totals();
+  const int64_t host = tot.host_wait_ns, kwait = tot.kernel_wait_ns, other = tot.other_idle_ns,
+                idle = tot.idle_ns();
+  const int64_t window = sr.window_ns();
+  std::string busy_line = "GPU busy " + pct(sr.busy_share()) + " of the window (any stream; " +
+                          format_duration(window) +
+                          (index.steps.empty() ? ", the whole trace" : ", the steps and every GPU work item") +
+                          ") on " +
+                          std::to_string(sr.streams.size()) + " stream(s)";
+  if (sr.streams.size() > 1) {
+    const bool devices = sr.streams.front().device != sr.streams.back().device;  // sorted by device
+    busy_line += ": ";
+    for (size_t k = 0; k < sr.streams.size(); ++k) {
+      const StreamRow& row = sr.streams[k];
+      busy_line += std::string(k ? ", " : "") + "stream " + std::to_string(row.stream) +
+                   (devices ? " (device " + std::to_string(row.device) + ")" : "") +
+                   " " + pct(row.utilization());
+    }
+    busy_line += "; two or more at once " + pct(window ? double(sr.overlap_ns) / double(window) : 0);
+  }
+  line(busy_line + "; idle split over the streams: host wait " + pct(idle ? double(host) / double(idle) : 0) +
+       ", kernel wait " + pct(idle ? double(kwait) / double(idle) : 0) + ", other " +
        pct(idle ? double(other) / double(idle) : 0) +
-       (window && busy < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));
+       (window && sr.busy_ns < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));
+  if (!sr.steps.empty()) {
+    std::vector<int64_t> tail, launched_busy;  // per step that launched GPU work
+    for (const StepUtilization& u : sr.steps)
+      if (u.launched_work_items)
+        tail.push_back(u.to_gpu_end_ns - u.duration_ns), launched_busy.push_back(u.launched_busy_ns);
+    if (!tail.empty()) {
+      const int64_t past = int64_t(DurationStats::of(tail).median);
+      line("GPU work a step launched (median over steps): busy " +
+           format_duration(int64_t(DurationStats::of(launched_busy).median)) +
+           (past > 0 ? ", its last item done " + format_duration(past) +
+                           " after the step's CPU end: the GPU runs behind the CPU (its tail: "
+                           "`pil-trace streams`, `svg --step K`)"
+                     : ", all done within the step's CPU time"));
+    }
+    const int64_t after = index.gpu_window_end - index.window_end;
+    if (after > 0)
+      line("the GPU ran " + format_duration(after) + " past the last step's CPU end");
+    if (sr.outside_steps_work_items > 0)
+      line(std::to_string(sr.outside_steps_work_items) + " GPU work items (" +
+           format_duration(sr.outside_steps_busy_ns) +
+           " busy) belong to no step (launched, or without a launch call started, outside every "
+           "step; in the totals above)");
+  }
   const LaunchReport& lr = m.launches;
   if (lr.delay.count > 0) {
     std::string s = "launch delay (GPU work start - launch call end), in two kinds: ";

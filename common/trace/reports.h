@@ -120,9 +120,22 @@ class TraceIndex {
   /// Every stream with GPU work, by device, then stream.
   const std::vector<Stream>& streams() const { return streams_; }
   /// The profiled window: the span of the ProfilerStep#N ranges, or of all events without them.
+  /// The origin of `svg --from-us`.
   int64_t window_start = 0, window_end = 0;
+  /// The window of the GPU figures: the profiled window widened to every GPU work item of the
+  /// trace. The GPU runs behind the CPU: work launched in the last steps runs after the last
+  /// step's CPU end, and a window of the steps alone would cut it off.
+  int64_t gpu_window_start = 0, gpu_window_end = 0;
   /// ProfilerStep#N ranges (old traces: ProfileStep#N) in time order.
   std::vector<size_t> steps;
+  /// The step (index into `steps`) whose CPU range [start, end) holds time `t`, or -1.
+  long step_at(int64_t t) const;
+  /// The step GPU work `i` belongs to: the one whose CPU range its launch call started in (by
+  /// correlation; a graph launch's kernels all go with the call), else, where the trace has no
+  /// launch for it, the one whose range its own start falls in; -1 outside every step.
+  long step_of_work(size_t i) const;
+  /// True when GPU work `i` has a launch call in the trace (else it went by its own start).
+  bool has_launch(size_t i) const { return launch_of(i) >= 0; }
   /// For GPU work `i`: when the earlier work on its stream (same device and stream, started
   /// before it) had all ended, or INT64_MIN when it is the stream's first. Work launched
   /// before that time waited in the stream's queue. Computed on first use.
@@ -143,6 +156,8 @@ class TraceIndex {
   std::vector<uint32_t> ordinal_;
   std::vector<size_t> launch_calls_, api_calls_, device_work_, synchronizes_, named_ranges_;
   std::vector<uint32_t> call_of_work_;  ///< by GPU work: the ordinal of its launch call
+  std::vector<int32_t> step_of_work_;   ///< by GPU work: its step (step_of_work), or -1
+  std::vector<int64_t> step_starts_, step_ends_;  ///< the steps' CPU ranges, in time order
   std::vector<Stream> streams_;
   /// GPU work grouped by launch call, each call's in start order: the work of call ordinal c
   /// is work_[first_work_[c], first_work_[c + 1]).
@@ -230,39 +245,64 @@ struct StreamRow {
   double utilization() const { return window_ns > 0 ? double(busy_ns) / double(window_ns) : 0; }
 };
 
+/// One profiled step's GPU figures, both ways. The GPU runs behind the CPU, so the work a step
+/// launched and the GPU time inside its wall time differ: a GPU-bound run launches step N while
+/// the GPU still runs step N-1.
 struct StepUtilization {
   std::string step;
-  int64_t duration_ns = 0;
-  int64_t busy_ns = 0;  ///< union over every stream
+  int64_t duration_ns = 0;  ///< the step's CPU wall time
+  // Work launched by the step (step_of_work), wherever it ran:
+  int64_t launched_busy_ns = 0;    ///< union over every stream of that work
+  int64_t launched_work_items = 0; ///< kernels, copies and sets
+  int64_t launched_kernels = 0;
+  /// From the step's start to the end of the last GPU work it launched: past duration_ns, the
+  /// GPU tail; 0 when it launched none.
+  int64_t to_gpu_end_ns = 0;
+  // GPU time inside the step's wall time, whoever launched it:
+  int64_t busy_ns = 0;  ///< union over every stream, clipped to the step
   int64_t kernels = 0;  ///< GPU work items that start in the step
 };
 
 struct StreamReport {
+  /// The GPU window (TraceIndex::gpu_window_start/end): the steps and every GPU work item.
   int64_t window_start = 0, window_end = 0;
   int64_t gap_threshold_ns = 0;
   std::vector<StreamRow> streams;
   std::vector<StepUtilization> steps;
+  /// "GPU busy": time any stream ran GPU work (the union over the streams), and the time two
+  /// or more ran at once.
+  int64_t busy_ns = 0, overlap_ns = 0;
+  /// GPU work that belongs to no step (launched, or without a launch started, outside every
+  /// step), where there are steps: items and their busy time (union).
+  int64_t outside_steps_work_items = 0, outside_steps_busy_ns = 0;
+  /// GPU work whose launch call is not in the trace (placed by its own start).
+  int64_t without_launch_work_items = 0;
+  int64_t window_ns() const { return window_end - window_start; }
+  double busy_share() const {
+    return window_ns() > 0 ? double(busy_ns) / double(window_ns()) : 0;
+  }
 
-  /// The streams added up: busy time and the idle split over every stream, and their windows.
+  /// The streams' idle time added up (each stream's host wait, kernel wait and other): how the
+  /// idle split reads over the streams.
   struct Totals {
-    int64_t busy_ns = 0, host_wait_ns = 0, kernel_wait_ns = 0, other_idle_ns = 0, window_ns = 0;
+    int64_t host_wait_ns = 0, kernel_wait_ns = 0, other_idle_ns = 0;
     int64_t idle_ns() const { return host_wait_ns + kernel_wait_ns + other_idle_ns; }
   };
   Totals totals() const {
     Totals t;
     for (const StreamRow& s : streams) {
-      t.busy_ns += s.busy_ns;
       t.host_wait_ns += s.host_wait_ns;
       t.kernel_wait_ns += s.kernel_wait_ns;
       t.other_idle_ns += s.other_idle_ns;
-      t.window_ns += s.window_ns;
     }
     return t;
   }
 };
 
-/// GPU time per stream over the profiled window, idle time split as Holistic Trace Analysis
-/// does: host wait, kernel wait (gaps up to `gap_threshold_ns`), other.
+/// GPU time per stream over the GPU window (no GPU work left out), idle time split as Holistic
+/// Trace Analysis does: host wait, kernel wait (gaps up to `gap_threshold_ns`), other; the
+/// union over the streams and their overlap; per step, the work each step launched and the GPU
+/// time inside its wall time.
 StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns = 30'000);
 
 /// A synchronize call (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize and
@@ -338,7 +378,8 @@ struct Summary {
   // On a GPU (`kernels` empty without GPU work; the rest is then left empty):
   std::vector<KernelRow> kernels;
   StreamReport streams;
-  std::optional<int64_t> work_items_per_step;  ///< median over the steps, where there are steps
+  /// GPU work items launched per step (median over the steps), where there are steps.
+  std::optional<int64_t> work_items_per_step;
   LaunchReport launches;
   std::vector<SyncRow> syncs;
 };

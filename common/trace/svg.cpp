@@ -171,6 +171,9 @@ bool step_window(const TraceIndex& index, size_t step, int64_t& from, int64_t& t
   const Event& e = index.trace().events[index.steps[step]];
   from = e.start_ns;
   to = e.end_ns();
+  // Widened to the end of the GPU work the step launched: its GPU tail is in the picture.
+  for (size_t i : index.device_work())
+    if (index.step_of_work(i) == long(step)) to = std::max(to, index.trace().events[i].end_ns());
   return true;
 }
 

@@ -22,7 +22,8 @@ struct SvgOptions {
   std::vector<std::string> marks;
 };
 
-/// The window of the `step`-th profiled step (0-based, in time order). False if there is none.
+/// The window of the `step`-th profiled step (0-based, in time order): its CPU range, widened to
+/// the end of the GPU work it launched (its GPU tail). False if there is none.
 bool step_window(const TraceIndex& index, size_t step, int64_t& from, int64_t& to);
 /// The window of the `instance`-th slice named `name`. False if there is none.
 bool range_window(const TraceIndex& index, const std::string& name, size_t instance,

@@ -40,7 +40,7 @@ class NamePool {
   std::string_view recent_[1024];
 };
 
-/// How a kernel was launched (Kineto's kernel args).
+/// How a kernel was launched (Kineto's kernel args; on ROCm, its launch call's).
 struct KernelInfo {
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
@@ -69,6 +69,22 @@ struct FlowCounts {
   int64_t starts = 0, finishes = 0;
 };
 
+/// Arguments of an unexpected type that the reader skipped (read as absent) instead of refusing
+/// the event: one odd field must not cost a user the whole trace. Counted per argument name.
+struct SkippedFields {
+  /// The arguments counted, in the order of `count`.
+  static constexpr const char* kNames[] = {"External id", "correlation", "device", "stream",
+                                           "registers per thread", "shared memory"};
+  static constexpr size_t kKinds = sizeof(kNames) / sizeof(kNames[0]);
+  int64_t events = 0;             ///< events with at least one skipped argument
+  int64_t count[kKinds] = {};     ///< skipped arguments, by name
+  bool any() const { return events > 0; }
+  void add(const SkippedFields& o) {
+    events += o.events;
+    for (size_t k = 0; k < kKinds; ++k) count[k] += o.count[k];
+  }
+};
+
 struct Trace {
   std::vector<Event> events;
   std::vector<KernelInfo> kernels;
@@ -77,6 +93,7 @@ struct Trace {
   /// event's `input_shapes` indexes here.
   std::vector<std::string_view> input_shapes;
   FlowCounts flows;
+  SkippedFields skipped;
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
   /// Lane names from the metadata events: (pid, tid) -> "thread 4676 (01_matmul_add)";
   /// (pid, -1) -> the process name.

@@ -8,6 +8,7 @@
 
 #include "support/run_process.h"
 #include "trace/key_averages.h"
+#include "trace/reports.h"
 #include "trace/synthetic_trace.h"
 
 namespace pil::trace {
@@ -231,6 +232,35 @@ TEST(Parse, UnpairedFlowsAndUnknownPhasesAreFine) {
   ASSERT_EQ(t.events.size(), 1u);
   EXPECT_LT(t.events[0].pid, 0);  // a named lane
   EXPECT_EQ(t.events[0].dur_ns, 0);
+}
+
+// HIP writes ids as strings: a stream as a pointer in hex ("0x0"), sizes and kinds in decimal.
+TEST(Parse, IdsGivenAsHexOrDecimalStrings) {
+  const std::string text = R"({"traceEvents": [
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 2, "tid": 0, "ts": 5, "dur": 1, "args": {"device": "3", "stream": "0x1f", "correlation": "0x10", "External id": "12", "kind": "Dispatch Kernel"}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "hipGraphLaunch", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"External id": 12, "correlation": 16, "stream": "0x5612a0c3e4f0", "size": "4096", "kind": "3"}}
+  ]})";
+  const Trace t = parse_trace_text(text);
+  ASSERT_EQ(t.events.size(), 2u);
+  EXPECT_EQ(t.events[0].pid, 3);
+  EXPECT_EQ(t.events[0].tid, 31);
+  EXPECT_EQ(t.events[0].correlation, 16u);
+  EXPECT_EQ(t.events[0].external_id, 12u);
+  EXPECT_FALSE(t.skipped.any());
+  const TraceIndex index(t);
+  EXPECT_EQ(index.launch_of(0), 1);
+  const LaunchReport r = launch_report(index);
+  EXPECT_EQ(r.graph_launches, 1) << "hipGraphLaunch is a graph launch, as cudaGraphLaunch is";
+  EXPECT_EQ(index.synchronizes().size(), 0u);
+}
+
+TEST(Parse, HipSynchronizesAreSynchronizes) {
+  for (const char* name : {"hipDeviceSynchronize", "hipStreamSynchronize", "hipEventSynchronize"}) {
+    Event e;
+    e.name = name;
+    e.category = Category::Runtime;
+    EXPECT_TRUE(is_synchronize(e)) << name;
+  }
 }
 
 }  // namespace

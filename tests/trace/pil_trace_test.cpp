@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_process.h"
+#include "trace/lagging_trace.h"
 #include "trace/synthetic_ranks.h"
 #include "trace/synthetic_trace.h"
 
@@ -83,7 +84,8 @@ TEST_F(PilTrace, PerStepGpuFiguresForTorchProfilersStepsAndTheOldName) {
     ASSERT_EQ(streams.exit_code, 0) << streams.err;
     const auto j = nlohmann::json::parse(streams.out);
     ASSERT_EQ(j["steps"].size(), 1u) << streams.out;
-    EXPECT_GT(j["steps"][0]["busy_ns"].get<int64_t>(), 0);
+    EXPECT_GT(j["steps"][0]["in_wall_time"]["busy_ns"].get<int64_t>(), 0);
+    EXPECT_GT(j["steps"][0]["launched"]["busy_ns"].get<int64_t>(), 0);
     const auto e = run_process(kTool, {"expect", path, "steps=1", "kernels=6"});
     EXPECT_EQ(e.exit_code, 0) << e.out << e.err;
   }
@@ -109,6 +111,23 @@ TEST(PilTracePython, TorchProfilersStepsAreStepsInAPythonTrace) {
   for (const auto& r : j["operators"])
     if (r["name"] == "ProfilerStep*") step_calls = r["calls"];
   EXPECT_EQ(step_calls, 3) << ops.out;
+}
+
+// Python's printed key_averages().table(sort_by="cpu_time_total", row_limit=15) for the trace
+// Python wrote (tests/trace/fixtures/make_python_table.py), byte for byte: a name of 53
+// characters cut to 52 and "...", averages rounded as Python prints them.
+TEST(PilTracePython, OpsPrintsPythonsTableToTheByte) {
+  const std::string dir = PIL_FIXTURES_DIR;
+  std::ifstream in(dir + "/python_backward_steps.table.txt");
+  const std::string python((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(python.find("autograd::engine::evaluate_function: NllLossBackward..."), std::string::npos);
+  for (const char* threads : {"1", "2"}) {
+    const auto r = run_process(kTool, {"ops", dir + "/python_backward_steps.pt.trace.json",
+                                       "--sort", "cpu_time_total", "--row-limit", "15",
+                                       "--threads", threads});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, python);
+  }
 }
 
 TEST_F(PilTrace, DiffOfARunWithItselfIsAllSame) {
@@ -211,6 +230,79 @@ TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
   EXPECT_FALSE(std::ifstream(dir.path() + "/x.svg").good()) << "nothing is written on error";
 }
 
+// A ROCm trace, as Kineto writes it there (HIP names, "stream": "0x5612a0c3e4f0" on the launch
+// call, "size" and "kind" as decimal strings, the launch shape on the call), gives the same
+// answers as its CUDA twin from every report, up to the API names; neither says anything on
+// stderr.
+TEST_F(PilTrace, ARocmTraceEqualsItsCudaTwin) {
+  using pil::test::Flavor;
+  for (auto make : {pil::test::lagging_gpu_trace, pil::test::two_stream_trace}) {
+    const std::string cuda = dir.path() + "/cuda.json", rocm = dir.path() + "/rocm.json";
+    std::ofstream(cuda) << make(Flavor::Cuda);
+    std::ofstream(rocm) << make(Flavor::Rocm);
+    // The API names mapped, and the blanks and rules a longer name adds to a table collapsed.
+    auto same_names = [](std::string s) {
+      for (size_t at = 0; (at = s.find("hip", at)) != std::string::npos;) s.replace(at, 3, "cuda");
+      std::string out;
+      for (char ch : s)
+        if ((ch != ' ' && ch != '-') || out.empty() || out.back() != ch) out += ch;
+      return out;
+    };
+    for (std::vector<std::string> args :
+         {std::vector<std::string>{"summary"}, {"summary", "--json"}, {"ops"}, {"ops", "--json"},
+          {"kernels"}, {"kernels", "--json"}, {"api", "--json"}, {"launches", "--json"},
+          {"streams"}, {"streams", "--json"}, {"expect", "kernels=2"}}) {
+      SCOPED_TRACE(args[0] + (args.size() > 1 ? " " + args[1] : ""));
+      auto with = [&](const std::string& path) {
+        auto a = args;
+        a.insert(a.begin() + 1, path);
+        return run_process(kTool, a);
+      };
+      const auto c = with(cuda), r = with(rocm);
+      EXPECT_EQ(c.exit_code, r.exit_code);
+      EXPECT_EQ(r.err, "");
+      EXPECT_EQ(c.err, "");
+      EXPECT_EQ(same_names(r.out), same_names(c.out));
+    }
+    EXPECT_NE(run_process(kTool, {"api", rocm}).out.find("hipLaunchKernel"), std::string::npos);
+    for (const std::string& p : {cuda, rocm}) {
+      const auto svg = run_process(kTool, {"svg", p, "--out", p + ".svg", "--title", "t", "--step", "0"});
+      EXPECT_EQ(svg.exit_code, make == pil::test::two_stream_trace ? 2 : 0) << svg.err;
+    }
+  }
+}
+
+// An argument of an unexpected type is read as absent and counted: the trace still reads, with
+// one line on stderr; malformed JSON is still refused.
+TEST_F(PilTrace, AnArgumentOfAnUnexpectedTypeIsSkippedAndSaidOnce) {
+  std::string odd = pil::test::synthetic_gpu_trace();
+  for (const std::string& from : {std::string("\"External id\": 3}"),
+                                  std::string("\"correlation\": 13, \"External id\": 0}")}) {
+    const size_t at = odd.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    odd.replace(at, from.size(), from.substr(0, from.find(':') + 2) + "{\"odd\": [1]}}");
+  }
+  const std::string path = dir.path() + "/odd.json";
+  std::ofstream(path) << odd;
+  const auto r = run_process(kTool, {"summary", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("2 event(s) had an argument of an unexpected type, read as absent "
+                       "('External id' 1, 'correlation' 1)"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("what this trace says"), std::string::npos);
+  const auto clean = run_process(kTool, {"summary", trace});
+  EXPECT_EQ(clean.err, "") << "nothing said when nothing was skipped";
+  for (const char* threads : {"1", "3"}) {  // the parallel read counts the same
+    const auto t = run_process(kTool, {"api", path, "--threads", threads});
+    EXPECT_EQ(t.err, r.err);
+  }
+  std::ofstream(path) << odd.substr(0, odd.size() / 2);  // malformed: cut in the middle
+  const auto bad = run_process(kTool, {"summary", path});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.rfind("pil-trace: error: ", 0), 0u) << bad.err;
+}
+
 }  // namespace
 
 // pil-trace ranks: the report and its picture from two synthetic ranks; traces that cannot be
@@ -249,6 +341,22 @@ TEST_F(PilTraceRanks, TablesJsonAndALanePerRank) {
   EXPECT_EQ(j["steps"][0]["slowest_rank"], 1);
   EXPECT_EQ(j["steps"][0]["wait_ns"][0], 30000);
   EXPECT_EQ(j["ranks"][0]["steps"][0]["overlap_ns"], 10000);
+}
+
+// A rank whose trace had an argument of an unexpected type: read, and said once, by its file.
+TEST_F(PilTraceRanks, ASkippedArgumentIsSaidForItsRank) {
+  std::string odd = pil::test::synthetic_rank_trace(1);
+  const std::string from = "\"External id\": 3}";
+  const size_t at = odd.find(from);
+  ASSERT_NE(at, std::string::npos);
+  odd.replace(at, from.size(), "\"External id\": [3]}");
+  const std::string a = write("k_rank0.json", pil::test::synthetic_rank_trace(0));
+  const std::string b = write("k_rank1.json", odd);
+  const auto r = run_process(kTool, {"ranks", a, b});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "pil-trace: note: " + b +
+                       ": 1 event(s) had an argument of an unexpected type, read as absent "
+                       "('External id' 1)\n");
 }
 
 TEST_F(PilTraceRanks, BadInputsAreOneLine) {

@@ -117,9 +117,20 @@ json summary_json(const TraceIndex& index) {
   g["top_kernel"] = {{"name", top.name}, {"share", top.share}, {"calls", top.time.count},
                      {"median_ns", int64_t(top.time.median)}};
   g["work_items_per_step"] = m.work_items_per_step.value_or(0);
-  const StreamReport::Totals tot = m.streams.totals();
+  const StreamReport& sr = m.streams;
+  const StreamReport::Totals tot = sr.totals();
   auto share = [](int64_t a, int64_t b) { return b ? double(a) / double(b) : 0.0; };
-  g["busy_share"] = share(tot.busy_ns, tot.window_ns);
+  g["window_ns"] = sr.window_ns();
+  g["busy_ns"] = sr.busy_ns;
+  g["busy_share"] = sr.busy_share();
+  g["overlap_share"] = share(sr.overlap_ns, sr.window_ns());
+  g["streams"] = json::array();
+  for (const StreamRow& row : sr.streams)
+    g["streams"].push_back({{"device", row.device}, {"stream", row.stream},
+                            {"busy_ns", row.busy_ns}, {"busy_share", row.utilization()}});
+  g["past_last_step_ns"] = index.steps.empty() ? 0 : std::max<int64_t>(0, index.gpu_window_end - index.window_end);
+  g["outside_steps"] = {{"work_items", sr.outside_steps_work_items},
+                        {"busy_ns", sr.outside_steps_busy_ns}};
   g["idle"] = {{"host_wait_share", share(tot.host_wait_ns, tot.idle_ns())},
                {"kernel_wait_share", share(tot.kernel_wait_ns, tot.idle_ns())},
                {"other_share", share(tot.other_idle_ns, tot.idle_ns())}};
@@ -138,6 +149,20 @@ json summary_json(const TraceIndex& index) {
                                  {"gpu_idle_share", y.idle_share(t)}});
   j["gpu"] = g;
   return j;
+}
+
+// One line on stderr when the reader skipped arguments of an unexpected type (nothing when it
+// skipped none, so stdout and stderr stay as they were).
+void note_skipped(const std::string& path, const SkippedFields& skipped) {
+  if (!skipped.any()) return;
+  std::string fields;
+  for (size_t k = 0; k < SkippedFields::kKinds; ++k)
+    if (skipped.count[k])
+      fields += std::string(fields.empty() ? "" : ", ") + "'" + SkippedFields::kNames[k] + "' " +
+                std::to_string(skipped.count[k]);
+  std::cerr << "pil-trace: note: " << path << ": " << skipped.events
+            << " event(s) had an argument of an unexpected type, read as absent (" << fields
+            << ")\n";
 }
 
 int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) {
@@ -320,6 +345,12 @@ int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
     json j = {{"window_start_ns", r.window_start},
               {"window_end_ns", r.window_end},
               {"gap_threshold_ns", r.gap_threshold_ns},
+              {"busy_ns", r.busy_ns},
+              {"busy_share", r.busy_share()},
+              {"overlap_ns", r.overlap_ns},
+              {"outside_steps", {{"work_items", r.outside_steps_work_items},
+                                 {"busy_ns", r.outside_steps_busy_ns}}},
+              {"without_launch_work_items", r.without_launch_work_items},
               {"streams", json::array()},
               {"steps", json::array()},
               {"synchronizes", json::array()}};
@@ -336,8 +367,11 @@ int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
     for (const auto& s : r.steps)
       j["steps"].push_back({{"step", s.step},
                             {"duration_ns", s.duration_ns},
-                            {"busy_ns", s.busy_ns},
-                            {"work_items", s.kernels}});
+                            {"launched", {{"busy_ns", s.launched_busy_ns},
+                                          {"work_items", s.launched_work_items},
+                                          {"kernels", s.launched_kernels},
+                                          {"to_gpu_end_ns", s.to_gpu_end_ns}}},
+                            {"in_wall_time", {{"busy_ns", s.busy_ns}, {"work_items", s.kernels}}}});
     for (const auto& y : syncs)
       j["synchronizes"].push_back({{"call", std::string(t.events[y.call].name)},
                                    {"start_ns", t.events[y.call].start_ns},
@@ -352,8 +386,9 @@ int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
     std::cout << "no GPU work in this trace\n";
     return 0;
   }
-  std::cout << "window " << grouped(r.window_end - r.window_start) << " ns; kernel wait = gaps up to "
-            << grouped(r.gap_threshold_ns) << " ns\n";
+  std::cout << "window " << grouped(r.window_ns()) << " ns ("
+            << (index.steps.empty() ? "the whole trace" : "the steps and every GPU work item") << "); "
+            << "kernel wait = gaps up to " << grouped(r.gap_threshold_ns) << " ns\n";
   TextTable table({"Device", "Stream", "Busy (%)", "Busy (ns)", "Host wait (ns)",
                    "Kernel wait (ns)", "Other idle (ns)", "Work items"});
   for (const auto& s : r.streams)
@@ -361,13 +396,32 @@ int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
                grouped(s.busy_ns), grouped(s.host_wait_ns), grouped(s.kernel_wait_ns),
                grouped(s.other_idle_ns), grouped(s.work_items)});
   std::cout << table.str();
+  std::cout << "GPU busy (any stream): " << fixed(100 * r.busy_share()) << "% of the window, "
+            << grouped(r.busy_ns) << " ns";
+  if (r.streams.size() > 1)
+    std::cout << "; two or more streams at once " << grouped(r.overlap_ns) << " ns";
+  std::cout << "\n";
   if (!r.steps.empty()) {
-    TextTable steps({"Busy (%)", "Busy (ns)", "Step (ns)", "Work items", "Step"});
+    TextTable steps({"Step (ns)", "Launched: busy (ns)", "Work items", "Kernels",
+                     "Start to GPU end (ns)", "In wall time: busy (%)", "Busy (ns)", "Work items",
+                     "Step"});
     for (const auto& s : r.steps)
-      steps.add({fixed(s.duration_ns ? 100.0 * double(s.busy_ns) / double(s.duration_ns) : 0),
-                 grouped(s.busy_ns), grouped(s.duration_ns), grouped(s.kernels), s.step});
-    std::cout << "per profiler step (all streams):\n" << steps.str();
+      steps.add({grouped(s.duration_ns), grouped(s.launched_busy_ns), grouped(s.launched_work_items),
+                 grouped(s.launched_kernels), grouped(s.to_gpu_end_ns),
+                 fixed(s.duration_ns ? 100.0 * double(s.busy_ns) / double(s.duration_ns) : 0),
+                 grouped(s.busy_ns), grouped(s.kernels), s.step});
+    std::cout << "per profiler step (all streams): the GPU work each step launched, wherever it ran, "
+                 "and the GPU time inside the step's wall time:\n"
+              << steps.str();
+    if (r.outside_steps_work_items)
+      std::cout << r.outside_steps_work_items << " GPU work items (" << grouped(r.outside_steps_busy_ns)
+                << " ns busy) belong to no step (launched, or without a launch call started, "
+                   "outside every step)\n";
   }
+  if (r.without_launch_work_items)
+    std::cout << r.without_launch_work_items << " GPU work items have no launch call in the trace"
+              << (r.steps.empty() ? " (no launch delay for them)\n"
+                                  : ": placed in the step their own start falls in\n");
   if (!syncs.empty()) {
     TextTable table({"Wait (ns)", "GPU busy (ns)", "GPU idle (%)", "Work items", "Synchronize"});
     for (const auto& y : syncs)
@@ -552,6 +606,7 @@ int main(int argc, char** argv) {
     }
     if (*ranks) {
       const RanksReport r = read_ranks(rank_paths, threads);
+      for (const RankProfile& p : r.ranks) note_skipped(p.label, p.skipped);
       if (rank_step >= long(r.steps.size())) {
         std::cerr << "pil-trace: error: --step " << rank_step << ": the ranks recorded " << r.steps.size()
                   << " steps" << steps_allowed(r.steps.size()) << "\n";
@@ -572,6 +627,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const Trace t = parse_trace_file(path, read_options);
+    note_skipped(path, t.skipped);
     // The summary and the predictions ask for the operator table: it starts beside the index.
     const TraceIndex index(t, read_options.threads, /*table_ahead=*/*summary || *expect);
     if (*summary) {
@@ -598,7 +654,11 @@ int main(int argc, char** argv) {
       return all ? 0 : 1;
     }
     if (*chain) return report_chain(index, range, instance, as_json);
-    if (*diff) return report_diff(t, parse_trace_file(path_b, read_options), tolerance, as_json);
+    if (*diff) {
+      const Trace b = parse_trace_file(path_b, read_options);
+      note_skipped(path_b, b.skipped);
+      return report_diff(t, b, tolerance, as_json);
+    }
     if (*svg) {
       SvgOptions o;
       o.width = width;

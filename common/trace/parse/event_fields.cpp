@@ -1,0 +1,321 @@
+#include "trace/parse/event_fields.h"
+
+#include <cctype>
+#include <limits>
+
+#include "trace/parse.h"
+#include "trace/parse/json_text.h"
+#include "trace/parse/numbers.h"
+
+namespace pil::trace::detail {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// A flow arrow's phase: start, finish, or step.
+bool is_flow_phase(std::string_view ph) { return ph == "s" || ph == "f" || ph == "t"; }
+
+/// An argument that only adds detail (memory sizes, occupancy): read when it is a number,
+/// ignored when it is not, so one odd value never makes a trace unreadable.
+bool optional_whole(od::value& v, int64_t& out) {
+  int64_t n = 0;
+  if (!v.get_int64().get(n)) {
+    out = n;
+    return true;
+  }
+  int64_t ns = 0;
+  if (!text_to_ns(v.raw_json_token(), ns)) return false;
+  out = ns / 1000;
+  return true;
+}
+
+/// An id (correlation, External id, device, stream): a number, or a string holding one in
+/// decimal or in hex ("0x0": HIP writes a stream as a pointer). False for anything else.
+bool id_of(od::value& v, int64_t& out) {
+  int64_t n = 0;
+  if (!v.get_int64().get(n)) {
+    out = n;
+    return true;
+  }
+  std::string_view s;
+  if (v.get_string().get(s)) return optional_whole(v, out);
+  if (s.empty() || s.size() > 18) return false;
+  uint64_t value = 0;
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  for (size_t i = hex ? 2 : 0; i < s.size(); ++i) {
+    const char c = s[i];
+    int digit = -1;
+    if (c >= '0' && c <= '9') digit = c - '0';
+    else if (hex && c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+    else if (hex && c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+    if (digit < 0) return false;
+    value = value * (hex ? 16 : 10) + uint64_t(digit);
+  }
+  if (value > uint64_t(std::numeric_limits<int64_t>::max())) return false;
+  out = int64_t(value);
+  return true;
+}
+
+bool optional_real(od::value& v, double& out) {
+  double d = 0;
+  if (v.get_double().get(d)) return false;
+  out = d;
+  return true;
+}
+
+/// A string value as it stands in the buffer when it has no escapes (no copy), else unescaped.
+simdjson_inline bool string_of(od::value& v, std::string_view& out) {
+  std::string_view tok = v.raw_json_token();
+  while (!tok.empty() && is_space(tok.back())) tok.remove_suffix(1);
+  if (tok.size() >= 2 && tok.front() == '"' && tok.back() == '"' &&
+      tok.find('\\') == std::string_view::npos) {
+    out = tok.substr(1, tok.size() - 2);
+    return true;
+  }
+  return !v.get_string().get(out);
+}
+
+/// A launch shape ("grid": [x, y, z]): its numbers are kept, anything else in it is passed
+/// over, but an array that is not valid JSON refuses the event (reading on past it would
+/// read the events after it from the wrong place).
+void triple(od::value& v, int32_t out[3], const char* what) {
+  od::array a;
+  if (v.get_array().get(a)) return;
+  int k = 0;
+  for (auto x : a) {
+    od::value element;
+    if (x.get(element)) throw BadEvent{std::string("'") + what + "' is not a valid array"};
+    int64_t n = 0;
+    if (k < 3 && !element.get_int64().get(n)) out[k] = int32_t(n);
+    ++k;
+  }
+}
+
+}  // namespace
+
+Category category_from(std::string_view cat) {
+  const std::string c = lower(cat);
+  for (const auto& n : kCategoryNames)
+    if (n.category != Category::Memory && c == n.kineto) return n.category;
+  if (c == "operator") return Category::CpuOp;
+  if (c == "runtime") return Category::Runtime;
+  if (c == "driver") return Category::Driver;
+  if (c == "memcpy") return Category::Memcpy;
+  if (c == "memset") return Category::Memset;
+  return Category::Other;
+}
+
+void EventFields::use_part(Part* part) {
+  part_ = part;
+  out_ = &part->t;
+  named_lanes_.clear();
+  categories_.clear();
+}
+
+simdjson_inline std::string_view EventFields::intern(std::string_view s) {
+  return part_ ? part_->names.intern(s) : out_->intern(s);
+}
+
+/// A pid or tid; `named` is set for a named lane (a string), whose id a stretch of a parallel
+/// read numbers on its own until the merge.
+simdjson_inline int64_t EventFields::lane_id(od::value& v, bool& named) {
+  switch (v.type().value_unsafe()) {
+    case od::json_type::number: {
+      int64_t id = 0;
+      if (!v.get_int64().get(id)) return id;
+      if (text_to_ns(v.raw_json_token(), id)) return id / 1000;
+      throw BadEvent{"pid/tid is not a whole number"};
+    }
+    case od::json_type::string: {
+      std::string_view s;
+      if (v.get_string().get(s)) throw BadEvent{"bad pid/tid string"};
+      // Named lanes ("Spans", "PyTorch Profiler") get negative ids of their own.
+      const std::string_view name = intern(s);
+      auto [it, fresh] = named_lanes_.emplace(name, -int64_t(named_lanes_.size()) - 1);
+      if (fresh && part_) part_->lanes.push_back(name);
+      named = true;
+      return it->second;
+    }
+    default:
+      return 0;
+  }
+}
+
+/// A stretch of a parallel read notes which events name their lanes, for the merge.
+simdjson_inline void EventFields::note_lanes(uint8_t lanes_named) {
+  if (part_ && lanes_named) part_->lane_fixes.push_back({uint32_t(out_->events.size()), lanes_named});
+}
+
+void EventFields::read_event(od::object& obj) {
+  std::string_view ph, cat, name, ts_text, dur_text;
+  int64_t pid = 0, tid = 0;
+  uint64_t external = 0, correlation = 0;
+  int64_t device = -1, stream = -1;
+  KernelInfo kinfo;
+  MemoryInfo minfo;
+  bool has_kinfo = false, has_ts = false, has_dur = false, has_minfo = false;
+  std::string_view meta_name;
+  uint8_t lanes_named = 0;  // bit 0: pid is a named lane, bit 1: tid
+  Category category = Category::Other;
+  bool skipped = false;  // an argument was skipped (counted in out_->skipped by name)
+  auto skip = [&](size_t which) {
+    out_->skipped.count[which] += 1;
+    skipped = true;
+  };
+  for (auto result : obj) {
+    // The field used in place: each copy of simdjson's field or value (key(), value() on the
+    // result) is a store-to-load stall in this loop, the parser's hottest.
+    if (result.error()) throw BadEvent{"malformed field"};
+    od::field& field = result.value_unsafe();
+    od::value& v = field.value();
+    const char* kr = field.key().raw();
+    if (is_key(kr, "ph")) {
+      if (!string_of(v, ph)) throw BadEvent{"'ph' is not a string"};
+    } else if (is_key(kr, "name")) {
+      // Kept (interned) only by the events that are stored, below: a flow arrow is only counted.
+      if (!string_of(v, name)) throw BadEvent{"'name' is not a string"};
+    } else if (is_key(kr, "cat")) {
+      if (!string_of(v, cat)) throw BadEvent{"'cat' is not a string"};
+      category = categories_(cat);
+    } else if (is_key(kr, "ts")) {
+      ts_text = v.raw_json_token();
+      has_ts = true;
+      if (!ts_text.empty() && ts_text.front() == '"') {
+        if (v.get_string().get(ts_text)) throw BadEvent{"bad 'ts'"};
+      }
+      int64_t ns = 0;
+      if (!text_to_ns(ts_text, ns))
+        throw BadEvent{"'ts' " + std::string(ts_text) + " is not a number or is too large"};
+      ts_ns_ = ns;
+    } else if (is_key(kr, "dur")) {
+      dur_text = v.raw_json_token();
+      has_dur = true;
+      int64_t ns = 0;
+      if (!text_to_ns(dur_text, ns))
+        throw BadEvent{"'dur' " + std::string(dur_text) + " is not a number or is too large"};
+      if (ns < 0) throw BadEvent{"negative duration " + std::string(dur_text)};
+      dur_ns_ = ns;
+    } else if (is_key(kr, "pid")) {
+      bool named = false;
+      pid = lane_id(v, named);
+      lanes_named = (lanes_named & ~1u) | (named ? 1u : 0u);
+    } else if (is_key(kr, "tid")) {
+      bool named = false;
+      tid = lane_id(v, named);
+      lanes_named = (lanes_named & ~2u) | (named ? 2u : 0u);
+    } else if (is_key(kr, "args")) {
+      od::object args;
+      if (v.get_object().get(args)) continue;
+      for (auto a : args) {
+        if (a.error()) throw BadEvent{"malformed args"};
+        od::field& arg = a.value_unsafe();
+        od::value& av = arg.value();
+        const char* ak = arg.key().raw();
+        if (is_key(ak, "External id")) {
+          int64_t id = 0;
+          if (id_of(av, id)) external = uint64_t(id);
+          else skip(0);
+          // An operator or range needs nothing else from its args (input shapes and the
+          // like): leave the rest for simdjson to skip, which is much quicker than reading.
+          if (is_torch_scope(category)) break;
+        } else if (is_key(ak, "correlation")) {
+          int64_t id = 0;
+          if (id_of(av, id)) correlation = uint64_t(id);
+          else skip(1);
+          // A CUDA launch call needs nothing after it; HIP's carries its kernel's launch shape.
+          if (is_launch_call(category) && external && name.rfind("hip", 0) != 0) break;
+        } else if (is_key(ak, "device")) {
+          if (!id_of(av, device)) device = -1, skip(2);
+        } else if (is_key(ak, "stream")) {
+          if (!id_of(av, stream)) stream = -1, skip(3);
+        } else if (is_key(ak, "grid")) {
+          triple(av, kinfo.grid, "grid");
+          has_kinfo = true;
+        } else if (is_key(ak, "block")) {
+          triple(av, kinfo.block, "block");
+          has_kinfo = true;
+        } else if (is_key(ak, "registers per thread")) {
+          int64_t n = 0;
+          if (optional_whole(av, n)) kinfo.registers = int32_t(n);
+          else skip(4);
+          has_kinfo = true;
+        } else if (is_key(ak, "shared memory")) {
+          if (!optional_whole(av, kinfo.shared_memory)) kinfo.shared_memory = 0, skip(5);
+          has_kinfo = true;
+        } else if (is_key(ak, "est. achieved occupancy %")) {
+          if (optional_real(av, kinfo.est_occupancy_pct)) has_kinfo = true;
+        } else if (is_key(ak, "blocks per SM")) {
+          if (optional_real(av, kinfo.blocks_per_sm)) has_kinfo = true;
+        } else if (is_key(ak, "name")) {
+          std::string_view s;
+          if (!av.get_string().get(s)) meta_name = intern(s);
+        } else if (is_key(ak, "Bytes")) {
+          has_minfo = optional_whole(av, minfo.bytes);
+        } else if (is_key(ak, "Total Allocated")) {
+          if (!optional_whole(av, minfo.total_allocated)) minfo.total_allocated = -1;
+        } else if (is_key(ak, "Device Type")) {
+          int64_t type = 0;
+          if (optional_whole(av, type)) minfo.cuda = type == 1;
+        } else if (is_key(ak, "Device Id")) {
+          int64_t device = -1;
+          if (optional_whole(av, device)) minfo.device = int32_t(device);
+        }
+      }
+    }
+  }
+  if (ph == "X") {
+    if (!has_ts) throw BadEvent{"complete event without 'ts'"};
+    Event e;
+    e.name = intern(name);
+    e.category = category;
+    e.start_ns = ts_ns_;
+    e.dur_ns = has_dur ? dur_ns_ : 0;
+    e.pid = pid;
+    e.tid = tid;
+    e.external_id = external;
+    e.correlation = correlation;
+    if (e.on_device()) {
+      if (device >= 0) e.pid = device, lanes_named &= uint8_t(~1u);
+      if (stream >= 0) e.tid = stream, lanes_named &= uint8_t(~2u);
+    }
+    // A kernel's launch shape; HIP writes it on the launch call instead (hipLaunchKernel).
+    if (has_kinfo && (e.category == Category::Kernel || is_launch_call(e.category))) {
+      e.kernel_info = uint32_t(out_->kernels.size());
+      out_->kernels.push_back(kinfo);
+    }
+    note_lanes(lanes_named);
+    out_->events.push_back(e);
+  } else if (ph == "i" && has_minfo && name == "[memory]") {
+    if (!has_ts) throw BadEvent{"memory event without 'ts'"};
+    Event e;
+    e.name = intern(name);
+    e.category = Category::Memory;
+    e.start_ns = ts_ns_;
+    e.pid = pid;
+    e.tid = tid;
+    e.memory_info = uint32_t(out_->memory.size());
+    out_->memory.push_back(minfo);
+    note_lanes(lanes_named);
+    out_->events.push_back(e);
+  } else if (is_flow_phase(ph)) {
+    if (!has_ts) throw BadEvent{"flow event without 'ts'"};
+    (ph == "s" ? out_->flows.starts : out_->flows.finishes) += 1;
+  } else if (ph == "M") {
+    const bool thread = name == "thread_name", process = name == "process_name";
+    if (part_ && (thread || process)) {
+      part_->metas.push_back({pid, process ? -1 : tid,
+                              uint8_t(process ? lanes_named & 1u : lanes_named), meta_name});
+    } else {
+      if (thread) out_->lane_names[{pid, tid}] = std::string(meta_name);
+      if (process) out_->lane_names[{pid, -1}] = std::string(meta_name);
+    }
+  }
+  // Other phases (other instant events, counters "C", ...) carry nothing the reports use.
+  if (skipped) out_->skipped.events += 1;
+}
+}  // namespace pil::trace::detail

@@ -1,0 +1,80 @@
+#pragma once
+/// \file
+/// One trace event's fields into the model: its phase, name, category, times, lanes and the
+/// args the reports need (correlation, External id, device, stream, launch shape, memory).
+/// Internal to the trace parser; the chunk reader hands it each event as simdjson finds it.
+#include <simdjson.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "trace/parse/part.h"
+#include "trace/trace.h"
+
+namespace pil::trace::detail {
+
+namespace od = simdjson::ondemand;
+
+/// Thrown inside the event loop for an event that is complete but wrong; becomes a ParseError
+/// naming the event.
+struct BadEvent {
+  std::string what;
+};
+
+/// Kineto's category names (any case), and the older or shorter names other writers use. A
+/// memory event is told by its name and phase, not its category (an instant of cpu_instant_event).
+Category category_from(std::string_view cat);
+
+
+/// The category of each "cat" text met so far: a trace has a handful, so a short list, compared
+/// text to text, answers without a hash (and without keeping the text in the name pool).
+class Categories {
+ public:
+  Category operator()(std::string_view cat) {
+    for (size_t k = 0; k < used_; ++k)
+      if (seen_[k].text == cat) return seen_[k].category;
+    const Category c = category_from(cat);
+    Seen& slot = seen_[used_ < kSize ? used_++ : next_++ % kSize];
+    slot.text.assign(cat);
+    slot.category = c;
+    return c;
+  }
+  void clear() { used_ = next_ = 0; }
+
+ private:
+  static constexpr size_t kSize = 16;
+  struct Seen {
+    std::string text;
+    Category category = Category::Other;
+  };
+  Seen seen_[kSize];
+  size_t used_ = 0, next_ = 0;
+};
+
+/// Reads events into a trace, or into one stretch of a parallel read (names and named lanes
+/// numbered on their own until the merge).
+class EventFields {
+ public:
+  explicit EventFields(Trace* out) : out_(out) {}
+  /// Reads into `part` from now on.
+  void use_part(Part* part);
+  /// Reads one event; throws BadEvent for an event that is whole but wrong.
+  void read_event(od::object& obj);
+
+ private:
+  // Defined inline in event_fields.cpp, the one place that calls them (kept in read_event's
+  // loop: a call per field costs about a third of the parse).
+  std::string_view intern(std::string_view s);
+  int64_t lane_id(od::value& v, bool& named);
+  void note_lanes(uint8_t lanes_named);
+
+  Trace* out_;
+  Part* part_ = nullptr;
+  int64_t ts_ns_ = 0, dur_ns_ = 0;
+  std::unordered_map<std::string_view, int64_t> named_lanes_;
+  Categories categories_;
+};
+
+}  // namespace pil::trace::detail

@@ -1,0 +1,35 @@
+#pragma once
+/// \file
+/// Small facts about JSON text that the reader's stages share: blanks, where strings are, and
+/// keys compared in place. Internal to the trace parser.
+#include <cstddef>
+#include <cstring>
+
+namespace pil::trace::detail {
+
+inline bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+/// Follows JSON strings byte by byte, from a place outside any string: outside(c) is true for a
+/// byte outside every string (a string's quotes count as inside).
+struct StringTracker {
+  bool in_string = false, escaped = false;
+  bool outside(char c) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      return false;
+    }
+    if (c == '"') in_string = true;
+    return !in_string;
+  }
+};
+
+/// A raw (still escaped) key from simdjson equals `lit`: the text matches and the closing quote
+/// follows. Quicker than a general comparison, for the few keys a trace event has.
+template <size_t N>
+inline bool is_key(const char* raw, const char (&lit)[N]) {
+  return std::memcmp(raw, lit, N - 1) == 0 && raw[N - 1] == '"';
+}
+
+}  // namespace pil::trace::detail

@@ -1,0 +1,95 @@
+#include "trace/parse/sources.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <simdjson.h>
+
+#include <cerrno>
+
+#include "trace/parse.h"
+
+namespace pil::trace::detail {
+
+namespace {
+
+class FileSource : public Source {
+ public:
+  FileSource(int fd, std::string label) : fd_(fd), label_(std::move(label)) {}
+  ~FileSource() override { ::close(fd_); }
+  size_t read(char* dst, size_t n) override {
+    for (;;) {
+      const ssize_t got = ::read(fd_, dst, n);
+      if (got >= 0) return size_t(got);
+      if (errno != EINTR) throw ParseError(label_ + ": read failed: " + std::strerror(errno));
+    }
+  }
+
+ private:
+  int fd_;
+  std::string label_;
+};
+
+class GzipSource : public Source {
+ public:
+  GzipSource(gzFile f, std::string label) : f_(f), label_(std::move(label)) {}
+  ~GzipSource() override { gzclose(f_); }
+  size_t read(char* dst, size_t n) override {
+    const unsigned want = unsigned(std::min<size_t>(n, 1u << 30));
+    const int got = gzread(f_, dst, want);
+    if (got < 0) {
+      int err = 0;
+      throw ParseError(label_ + ": not a readable gzip file: " + gzerror(f_, &err));
+    }
+    return size_t(got);
+  }
+
+ private:
+  gzFile f_;
+  std::string label_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> open_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw ParseError(path + ": cannot open: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw ParseError(path + ": is a folder, not a trace file");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw ParseError(path + ": cannot open: " + std::strerror(errno));
+  unsigned char magic[2] = {0, 0};
+  const ssize_t got = ::pread(fd, magic, 2, 0);
+  if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    gzFile f = gzdopen(fd, "rb");
+    if (!f) {
+      ::close(fd);
+      throw ParseError(path + ": cannot open as gzip");
+    }
+    gzbuffer(f, 1u << 20);
+    return std::make_unique<GzipSource>(f, path);
+  }
+  return std::make_unique<FileSource>(fd, path);
+}
+
+Mapping::Mapping(int fd, size_t size) : size_(size) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  length_ = (size + 1 + simdjson::SIMDJSON_PADDING + page - 1) / page * page;
+  void* base = mmap(nullptr, length_, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) return;
+  if (mmap(base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+    munmap(base, length_);
+    return;
+  }
+  base_ = static_cast<char*>(base);
+}
+
+Mapping::~Mapping() {
+  if (base_) munmap(base_, length_);
+}
+
+}  // namespace pil::trace::detail
