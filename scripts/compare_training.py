@@ -135,7 +135,7 @@ def spliced(nests, names):
 def compare(title, py, cpp, expect):
     """Checks one C++ run against the Python run; prints the differences; returns the failures."""
     print("== %s" % title)
-    if sorted(py) != sorted(cpp):
+    if sorted(py) != sorted(cpp) or not any(STEP.match(s) for s in py):
         return ["recorded steps: Python %s, C++ %s" % (sorted(py), sorted(cpp))]
     failures = []
     rows = {e.suffix[-1]: e for e in expect}
