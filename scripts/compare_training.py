@@ -37,6 +37,7 @@ import sys
 import tempfile
 from collections import Counter, namedtuple
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree from the imports below
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_with_python import SKIP, chains, python_torch  # noqa: E402
 
