@@ -29,6 +29,18 @@ from collections import Counter
 SKIP = 77
 
 
+def python_torch():
+    """True when Python's torch.profiler imports; else prints why (a skip, not a pass)."""
+    try:
+        import torch.profiler  # noqa: F401
+    except Exception as e:
+        print("SKIPPED: no Python torch to compare with (%s: %s); set PYTHONPATH to the torch "
+              "wheel (scripts/setup.sh caches it in ~/.cache/profiling-in-libtorch)"
+              % (type(e).__name__, e))
+        return False
+    return True
+
+
 def python_run(size, out_dir):
     """The workload under torch.profiler; returns (table rows {name: calls}, trace path)."""
     import torch
@@ -71,13 +83,14 @@ def cpp_run(lesson, size, out_dir):
     return rows, value("trace")
 
 
-def nesting(trace_path):
-    """Every CPU slice's chain of enclosing slices on its thread, counted."""
+def chains(trace_path):
+    """Every CPU slice (operator or named range) as its chain of enclosing slices on its thread,
+    outermost first: a list of tuples of names, ('ProfilerStep#2', 'matmul_add', 'aten::matmul')."""
     with open(trace_path) as f:
         events = json.load(f)["traceEvents"]
     slices = [e for e in events if e.get("ph") == "X"
               and e.get("cat") in ("cpu_op", "user_annotation")]
-    chains = Counter()
+    out = []
     by_thread = {}
     for e in slices:
         by_thread.setdefault((e["pid"], e["tid"]), []).append(e)
@@ -89,11 +102,20 @@ def nesting(trace_path):
             start, end = float(e["ts"]), float(e["ts"]) + float(e["dur"])
             while stack and not (start >= stack[-1][0] and end <= stack[-1][1]):
                 stack.pop()
-            name = re.sub(r"^ProfilerStep#\d+$", "ProfilerStep*", e["name"])
-            chain = (stack[-1][2] + " > " if stack else "") + name
-            chains[chain] += 1
+            chain = (stack[-1][2] if stack else ()) + (e["name"],)
+            out.append(chain)
             stack.append((start, end, chain))
-    return chains
+    return out
+
+
+def step_name(name):
+    """ProfilerStep#N as Python's table groups the steps: ProfilerStep*."""
+    return re.sub(r"^ProfilerStep#\d+$", "ProfilerStep*", name)
+
+
+def nesting(trace_path):
+    """Every CPU slice's chain of enclosing slices on its thread, counted."""
+    return Counter(" > ".join(step_name(n) for n in c) for c in chains(trace_path))
 
 
 def side_by_side(title, a, b):
@@ -124,12 +146,7 @@ def main():
     if args.size < 1:
         print("compare_with_python: --size %d: allowed: 1 or more" % args.size, file=sys.stderr)
         return 2
-    try:
-        import torch.profiler  # noqa: F401
-    except Exception as e:  # no Python torch here: a skip, not a pass
-        print("SKIPPED: no Python torch to compare with (%s: %s); set PYTHONPATH to the torch "
-              "wheel (scripts/setup.sh caches it in ~/.cache/profiling-in-libtorch)"
-              % (type(e).__name__, e))
+    if not python_torch():
         return SKIP
     os.environ.setdefault("KINETO_LOG_LEVEL", "5")  # no "gpuGetDeviceCount failed" without a GPU
     out = args.out or tempfile.mkdtemp(prefix="pil_compare_")
