@@ -44,6 +44,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "base/atomic_file.h"
@@ -94,9 +95,9 @@ std::string steps_allowed(size_t steps) {
 // summary --json: the figures of "what this trace says" as data, for the docs' fig markers
 // (scripts/docs_page.py reads them by dotted key: steps.median_ns, gpu.busy_share, ...).
 // Keys ending in _ns are nanoseconds, in share or _share fractions 0..1, in _bytes bytes.
-json summary_json(const TraceIndex& index) {
+json summary_json(const TraceIndex& index, IdleRule idle_rule) {
   const Trace& t = index.trace();
-  const Summary m = summarize(index);
+  const Summary m = summarize(index, idle_rule);
   const auto& d = m.step_ns;
   json j;
   j["steps"] = {{"count", d.size()},
@@ -140,7 +141,11 @@ json summary_json(const TraceIndex& index) {
   g["past_last_step_ns"] = index.steps.empty() ? 0 : std::max<int64_t>(0, index.gpu_window_end - index.window_end);
   g["outside_steps"] = {{"work_items", sr.outside_steps_work_items},
                         {"busy_ns", sr.outside_steps_busy_ns}};
-  g["idle"] = {{"host_wait_share", share(tot.host_wait_ns, tot.idle_ns())},
+  g["idle"] = {{"rule", to_string(idle_rule)},
+               {"host_wait_ns", tot.host_wait_ns},
+               {"kernel_wait_ns", tot.kernel_wait_ns},
+               {"other_ns", tot.other_idle_ns},
+               {"host_wait_share", share(tot.host_wait_ns, tot.idle_ns())},
                {"kernel_wait_share", share(tot.kernel_wait_ns, tot.idle_ns())},
                {"other_share", share(tot.other_idle_ns, tot.idle_ns())}};
   const LaunchReport& lr = m.launches;
@@ -346,14 +351,15 @@ int report_memory(const TraceIndex& index, bool as_json) {
   return 0;
 }
 
-int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
+int report_streams(const TraceIndex& index, double gap_us, IdleRule idle_rule, bool as_json) {
   const Trace& t = index.trace();
-  const StreamReport r = stream_report(index, int64_t(gap_us * 1000));
+  const StreamReport r = stream_report(index, int64_t(gap_us * 1000), idle_rule);
   const std::vector<SyncRow> syncs = sync_report(index);
   if (as_json) {
     json j = {{"window_start_ns", r.window_start},
               {"window_end_ns", r.window_end},
               {"gap_threshold_ns", r.gap_threshold_ns},
+              {"idle_rule", to_string(idle_rule)},
               {"busy_ns", r.busy_ns},
               {"busy_share", r.busy_share()},
               {"overlap_ns", r.overlap_ns},
@@ -396,8 +402,15 @@ int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
     return 0;
   }
   std::cout << "window " << grouped(r.window_ns()) << " ns ("
-            << (index.steps.empty() ? "the whole trace" : "the steps and every GPU work item") << "); "
-            << "kernel wait = gaps up to " << grouped(r.gap_threshold_ns) << " ns\n";
+            << (index.steps.empty() ? "the whole trace" : "the steps and every GPU work item") << "); ";
+  if (idle_rule == IdleRule::Hta)
+    std::cout << "idle split by Holistic Trace Analysis's rule: gaps between consecutive work items "
+                 "in start order (overlaps not merged, times rounded to whole us as HTA does), host "
+                 "wait when the next item's launch call started after the previous item ended, "
+                 "kernel wait for gaps under "
+              << grouped(r.gap_threshold_ns) << " ns\n";
+  else
+    std::cout << "kernel wait = gaps up to " << grouped(r.gap_threshold_ns) << " ns\n";
   TextTable table({"Device", "Stream", "Busy (%)", "Busy (ns)", "Host wait (ns)",
                    "Kernel wait (ns)", "Other idle (ns)", "Work items"});
   for (const auto& s : r.streams)
@@ -571,6 +584,16 @@ int main(int argc, char** argv) {
   launches->add_option("--top", top, "Rows of the largest delays")->check(CLI::PositiveNumber);
   auto* streams = app.add_subcommand("streams", "GPU busy and idle time per stream and step");
   trace_arg(streams);
+  IdleRule idle_rule = IdleRule::Pil;
+  const std::map<std::string, IdleRule> idle_rules = {{"pil", IdleRule::Pil}, {"hta", IdleRule::Hta}};
+  auto idle_rule_opt = [&](CLI::App* c) {
+    c->add_option("--idle-rule", idle_rule,
+                  "How idle gaps are split: pil (default: merged overlaps, the launch call's end) or "
+                  "hta (Holistic Trace Analysis's get_idle_time_breakdown)")
+        ->transform(CLI::CheckedTransformer(idle_rules, CLI::ignore_case));
+  };
+  idle_rule_opt(streams);
+  idle_rule_opt(summary);
   streams->add_option("--gap-threshold-us", gap_us, "Largest gap counted as kernel wait")
       ->check(CLI::NonNegativeNumber);
   auto* memory = app.add_subcommand("memory", "Allocations, the peak and where it came from");
@@ -684,17 +707,17 @@ int main(int argc, char** argv) {
     const TraceIndex index(t, read_options.threads, /*table_ahead=*/*summary || *expect);
     if (*summary) {
       if (as_json) {
-        std::cout << summary_json(index).dump(2) << "\n";
+        std::cout << summary_json(index, idle_rule).dump(2) << "\n";
         return 0;
       }
-      std::cout << explain(index);
+      std::cout << explain(index, idle_rule);
       return 0;
     }
     if (*ops) return report_ops(t, sort, rows, as_json);
     if (*kernels) return report_kernels(index, range, as_json);
     if (*api) return report_api(index, as_json);
     if (*launches) return report_launches(index, top, as_json);
-    if (*streams) return report_streams(index, gap_us, as_json);
+    if (*streams) return report_streams(index, gap_us, idle_rule, as_json);
     if (*memory) return report_memory(index, as_json);
     if (*expect) {  // exit 0 when every prediction holds, 1 when one does not
       bool all = true;
