@@ -35,6 +35,8 @@ struct ParseOptions {
   /// out exactly as one thread reads it (same events in the same order, same names, same
   /// errors). Gzip files and pipes are read by one thread. usable_cores() gives all of them.
   unsigned threads = 1;
+  /// Also note where each element of the event array sits in the file (Trace::sources).
+  bool keep_sources = false;
 };
 
 /// The cores this process may run on (its CPU affinity), at least 1.

@@ -438,6 +438,12 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
   // One run: the same world size and run id everywhere, each rank once, none missing.
   int world = -1;
   const RankProfile* world_from = nullptr;
+  bool single_process = false;
+  if (ranks.size() == 1 && ranks[0].id.rank < 0) {  // one process: rank 0 of 1, and said
+    ranks[0].id.rank = 0;
+    ranks[0].id.world_size = 1;
+    single_process = true;
+  }
   for (const RankProfile& p : ranks) {
     if (p.id.rank < 0)
       throw RanksError(p.label + ": cannot tell which rank this is (no distributedInfo in the trace, no "
@@ -469,15 +475,13 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
                        "each rank once");
     by_rank[size_t(p.id.rank)] = &p;
   }
-  std::string missing, have;
-  for (int r = 0; r < world; ++r)
-    (by_rank[size_t(r)] ? have : missing) += (by_rank[size_t(r)] ? (have.empty() ? "" : ", ") : (missing.empty() ? "" : ", ")) + std::to_string(r);
-  if (!missing.empty())
-    throw RanksError("missing rank " + missing + " of " + std::to_string(world) + " (given: rank " + have +
-                     "); allowed: every rank's trace of the run");
-
   RanksReport out;
-  for (RankProfile* p : by_rank) out.ranks.push_back(std::move(*p));
+  out.world_size = world;
+  out.single_process = single_process;
+  for (int r = 0; r < world; ++r) {
+    if (by_rank[size_t(r)]) out.ranks.push_back(std::move(*by_rank[size_t(r)]));
+    else out.missing.push_back(r);
+  }
   // The same steps everywhere.
   std::vector<int64_t> numbers;
   for (const RankStep& s : out.ranks[0].steps) numbers.push_back(s.number);
@@ -528,6 +532,32 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
       for (size_t r = 0; r < n; ++r) s.wait_ns[r] = s.dur_ns[size_t(s.slowest)] - s.dur_ns[r];
     }
     out.steps.push_back(std::move(s));
+  }
+  // Clocks: a rank whose steps start, by the median over the steps, more than half a median
+  // step away from the median rank's start (absolute times: baseTimeNanoseconds + ts).
+  if (n > 1 && !numbers.empty()) {
+    std::vector<int64_t> all_steps;
+    for (const RankProfile& p : out.ranks)
+      for (const RankStep& st : p.steps) all_steps.push_back(st.dur_ns);
+    std::nth_element(all_steps.begin(), all_steps.begin() + ptrdiff_t(all_steps.size() / 2), all_steps.end());
+    const int64_t step_ns = all_steps[all_steps.size() / 2];
+    std::vector<int64_t> offset(n, 0);  // median over the steps of (start - the steps' median start)
+    for (size_t r = 0; r < n; ++r) {
+      std::vector<int64_t> d;
+      for (size_t si = 0; si < numbers.size(); ++si) {
+        std::vector<int64_t> starts;
+        for (size_t q = 0; q < n; ++q) starts.push_back(out.ranks[q].steps[si].start_ns);
+        std::nth_element(starts.begin(), starts.begin() + ptrdiff_t(n / 2), starts.end());
+        d.push_back(out.ranks[r].steps[si].start_ns - starts[n / 2]);
+      }
+      std::nth_element(d.begin(), d.begin() + ptrdiff_t(d.size() / 2), d.end());
+      offset[r] = d[d.size() / 2];
+      if (std::abs(offset[r]) * 2 > step_ns)
+        out.clock_notes.push_back("rank " + std::to_string(out.rank_of(r)) + "'s steps start " +
+                                  grouped(offset[r]) + " ns from the others' (median step " +
+                                  grouped(step_ns) + " ns): its clock disagrees, or it ran behind; "
+                                  "the waits across ranks are not to be trusted");
+    }
   }
   return out;
 }
@@ -611,7 +641,17 @@ std::string pct(int64_t part, int64_t whole) { return whole > 0 ? fixed(100.0 * 
 std::string format_ranks(const RanksReport& r) {
   std::ostringstream o;
   const RankProfile& r0 = r.ranks.front();
-  o << r.ranks.size() << " ranks" << (r0.id.backend.empty() ? "" : ", backend " + r0.id.backend) << ", "
+  if (r.single_process)
+    o << "one process: no distributedInfo in " << label_of(r0) << ", read as rank 0 of 1\n";
+  if (r.partial()) {
+    std::string missing;
+    for (int m : r.missing) missing += (missing.empty() ? "" : ", ") + std::to_string(m);
+    o << "missing rank " << missing << " of " << r.world_size << ": PARTIAL — the slowest rank and "
+      << "the waits are among the " << r.ranks.size() << " ranks given only\n";
+  }
+  for (const std::string& note : r.clock_notes) o << "clocks: " << note << "\n";
+  o << r.ranks.size() << " ranks" << (r.partial() ? " of " + std::to_string(r.world_size) : "")
+    << (r0.id.backend.empty() ? "" : ", backend " + r0.id.backend) << ", "
     << r.steps.size() << " steps; communication read from "
     << (r0.gpu ? "NCCL kernels (nccl*), computation from the other GPU work"
                : "the backend's slices (gloo:*), computation from the operators on other threads")
@@ -631,7 +671,7 @@ std::string format_ranks(const RanksReport& r) {
       bytes.push_back(b);
     }
     const int64_t m_comm = median(comm), m_both = median(both);
-    ranks.add({std::to_string(i), grouped(median(step)), grouped(median(compute)), grouped(m_comm),
+    ranks.add({std::to_string(r.rank_of(i)), grouped(median(step)), grouped(median(compute)), grouped(m_comm),
                grouped(m_both), grouped(median(exposed)), pct(m_both, m_comm), grouped(median(colls)),
                median(bytes) > 0 ? format_bytes(median(bytes)) : "-", label_of(p)});
   }
@@ -639,7 +679,7 @@ std::string format_ranks(const RanksReport& r) {
   if (!r.steps.empty()) {
     o << "per step: the slowest rank (the one the others waited for in their collectives) and the waits (ns):\n";
     std::vector<std::string> headers{"Step", "Slowest", "Its step"};
-    for (size_t i = 0; i < r.ranks.size(); ++i) headers.push_back("Wait r" + std::to_string(i));
+    for (size_t i = 0; i < r.ranks.size(); ++i) headers.push_back("Wait r" + std::to_string(r.rank_of(i)));
     headers.push_back("Matched collectives");
     TextTable steps(headers);
     // A long run: the steps with the longest waits, in step order (--json lists every step).
@@ -655,7 +695,7 @@ std::string format_ranks(const RanksReport& r) {
     }
     for (const StepAcross* sp : shown) {
       const StepAcross& s = *sp;
-      std::vector<std::string> row{"#" + std::to_string(s.number), "rank " + std::to_string(s.slowest),
+      std::vector<std::string> row{"#" + std::to_string(s.number), "rank " + std::to_string(r.rank_of(size_t(s.slowest))),
                                    grouped(s.dur_ns[size_t(s.slowest)])};
       for (int64_t w : s.wait_ns) row.push_back(grouped(w));
       row.push_back(std::to_string(s.matched_collectives));
@@ -668,7 +708,7 @@ std::string format_ranks(const RanksReport& r) {
       for (size_t i = 0; i < s.wait_ns.size(); ++i) waited[i] += s.wait_ns[i];
     }
     for (size_t i = 0; i < r.ranks.size(); ++i)
-      o << "rank " << i << ": the slowest in " << slowest[i] << " of " << r.steps.size()
+      o << "rank " << r.rank_of(i) << ": the slowest in " << slowest[i] << " of " << r.steps.size()
         << " steps; waited " << format_time_ns(waited[i]) << " for others in all\n";
   }
   // Collectives per rank, grouped by name and size.
@@ -681,7 +721,7 @@ std::string format_ranks(const RanksReport& r) {
     for (auto& [key, durs] : groups) {
       int64_t total = 0;
       for (int64_t d : durs) total += d;
-      colls.add({std::to_string(i), grouped(int64_t(durs.size())), key.second >= 0 ? format_bytes(key.second) : "-",
+      colls.add({std::to_string(r.rank_of(i)), grouped(int64_t(durs.size())), key.second >= 0 ? format_bytes(key.second) : "-",
                  grouped(median(durs)), grouped(total), key.first});
       any = true;
     }
@@ -691,11 +731,13 @@ std::string format_ranks(const RanksReport& r) {
 }
 
 std::string ranks_json(const RanksReport& r) {
-  nlohmann::ordered_json j = {{"world_size", r.ranks.size()}, {"ranks", nlohmann::ordered_json::array()},
+  nlohmann::ordered_json j = {{"world_size", r.world_size}, {"missing_ranks", r.missing},
+                              {"partial", r.partial()}, {"single_process", r.single_process},
+                              {"clock_notes", r.clock_notes}, {"ranks", nlohmann::ordered_json::array()},
                               {"steps", nlohmann::ordered_json::array()}};
   for (size_t i = 0; i < r.ranks.size(); ++i) {
     const RankProfile& p = r.ranks[i];
-    nlohmann::ordered_json rank = {{"rank", i},       {"trace", p.label},  {"backend", p.id.backend},
+    nlohmann::ordered_json rank = {{"rank", r.rank_of(i)},       {"trace", p.label},  {"backend", p.id.backend},
                                    {"run_id", p.id.run_id}, {"gpu", p.gpu}, {"steps", nlohmann::ordered_json::array()},
                                    {"collectives", nlohmann::ordered_json::array()}};
     for (const RankStep& s : p.steps)
@@ -709,7 +751,7 @@ std::string ranks_json(const RanksReport& r) {
     j["ranks"].push_back(rank);
   }
   for (const StepAcross& s : r.steps)
-    j["steps"].push_back({{"step", s.number}, {"slowest_rank", s.slowest}, {"duration_ns", s.dur_ns},
+    j["steps"].push_back({{"step", s.number}, {"slowest_rank", r.rank_of(size_t(s.slowest))}, {"partial", r.partial()}, {"duration_ns", s.dur_ns},
                           {"wait_ns", s.wait_ns}, {"max_wait_ns", s.max_wait_ns()},
                           {"matched_collectives", s.matched_collectives}});
   return j.dump(2) + "\n";
@@ -757,7 +799,7 @@ std::string render_ranks_svg(const RanksReport& r, int width, long step, const s
   };
   for (size_t i = 0; i < r.ranks.size(); ++i) {
     const double y = top + double(i) * lane_h;
-    s << "<text x=\"10\" y=\"" << y + 24 << "\">rank " << i << "</text>\n";
+    s << "<text x=\"10\" y=\"" << y + 24 << "\">rank " << r.rank_of(i) << "</text>\n";
     s << "<rect x=\"" << label_w << "\" y=\"" << y << "\" width=\"" << plot_w << "\" height=\"" << lane_h - 6
       << "\" fill=\"#f4f4f4\"/>\n";
     lane(r.ranks[i].compute, y + 2, 18, "#4c78a8", "computation");

@@ -105,12 +105,24 @@ struct StepAcross {
 };
 
 struct RanksReport {
-  std::vector<RankProfile> ranks;  ///< indexed by rank
+  std::vector<RankProfile> ranks;  ///< the ranks given, in rank order (ranks[i].id.rank)
   std::vector<StepAcross> steps;   ///< steps every rank recorded, in order
+  int world_size = 0;              ///< the run's, from distributedInfo (else the ranks given)
+  std::vector<int> missing;        ///< ranks of the run with no trace given
+  /// One trace without distributedInfo or a rank in its name: read as rank 0 of 1, and said.
+  bool single_process = false;
+  /// Ranks whose steps start far from the others' (clocks that disagree): one line each.
+  std::vector<std::string> clock_notes;
+  /// Figures that need every rank (the slowest rank, the waits) are partial: ranks are missing.
+  bool partial() const { return !missing.empty(); }
+  int rank_of(size_t i) const { return ranks[i].id.rank; }
 };
 
 /// Puts ranks side by side: checks they are one run (same world size and run id, each rank
-/// once, none missing, the same steps) and computes the waits. Throws RanksError.
+/// once, the same steps) and computes the waits. Ranks missing from the run are listed and the
+/// figures across ranks marked partial; one trace that says no rank is rank 0 of 1. Clocks that
+/// disagree (a rank's steps starting over half a median step from the others') are noted.
+/// Throws RanksError.
 RanksReport compare_ranks(std::vector<RankProfile> ranks);
 
 /// Trace files, or folders whose `*.json` / `*.json.gz` files are read (the ones with `rank` in

@@ -6,6 +6,7 @@
 #include "trace/text_table.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -478,9 +479,59 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
 
 // --- Streams ---------------------------------------------------------------------------------
 
-StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
+const char* to_string(IdleRule rule) { return rule == IdleRule::Hta ? "hta" : "pil"; }
+
+namespace {
+
+// Holistic Trace Analysis's idle split of one stream (IdleRule::Hta), into `row`.
+void hta_idle_split(const TraceIndex& index, const std::vector<size_t>& work, int64_t threshold_ns,
+                    StreamRow& row) {
+  const Trace& t = index.trace();
+  // HTA's parser rounds times kept in floating point microseconds: the start up, the end down
+  // (hta/common/trace_parser.py, round_down_time_stamps); whole microseconds stay as they are.
+  auto up = [](int64_t ns) { return ns >= 0 ? (ns + 999) / 1000 : -((-ns) / 1000); };
+  auto down = [](int64_t ns) { return ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000); };
+  row.host_wait_ns = row.kernel_wait_ns = row.other_idle_ns = 0;
+  // With two or more step names, HTA keeps only the GPU work whose launch call started before
+  // the last step did (the last step may be incomplete: hta/common/trace.py,
+  // _filter_irrelevant_gpu_kernels), which drops work without a launch call too.
+  std::vector<size_t> kept;
+  const std::vector<size_t>* items = &work;
+  std::unordered_set<std::string_view> step_names;
+  int64_t last_step_start = std::numeric_limits<int64_t>::min();
+  for (size_t s : index.steps)
+    if (t.events[s].name.find("ProfilerStep") != std::string_view::npos) {
+      step_names.insert(t.events[s].name);
+      last_step_start = std::max(last_step_start, up(t.events[s].start_ns));
+    }
+  if (step_names.size() >= 2) {
+    for (size_t w : work) {
+      const long call = index.launch_of(w);
+      if (call >= 0 && up(t.events[size_t(call)].start_ns) < last_step_start) kept.push_back(w);
+    }
+    items = &kept;
+  }
+  for (size_t k = 1; k < items->size(); ++k) {
+    const Event& prev = t.events[(*items)[k - 1]];
+    const Event& e = t.events[(*items)[k]];
+    const int64_t prev_end = down(prev.end_ns()), start = up(e.start_ns);
+    const int64_t gap_us = start - prev_end;
+    const long call = index.launch_of((*items)[k]);
+    if (call >= 0 && up(t.events[size_t(call)].start_ns) > prev_end)
+      row.host_wait_ns += gap_us * 1000;
+    else if (gap_us * 1000 < threshold_ns)
+      row.kernel_wait_ns += gap_us * 1000;
+    else
+      row.other_idle_ns += gap_us * 1000;
+  }
+}
+
+}  // namespace
+
+StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, IdleRule idle_rule) {
   const Trace& t = index.trace();
   StreamReport r;
+  r.idle_rule = idle_rule;
   r.window_start = index.gpu_window_start;
   r.window_end = index.gpu_window_end;
   r.gap_threshold_ns = gap_threshold_ns;
@@ -527,6 +578,7 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns) {
       }
       if (k < busy.size()) prev_end = busy[k].second;
     }
+    if (idle_rule == IdleRule::Hta) hta_idle_split(index, idx, gap_threshold_ns, row);
     r.streams.push_back(row);
     if (all_busy.empty())
       all_busy = std::move(busy);
@@ -809,7 +861,7 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
 
 // --- Explain ---------------------------------------------------------------------------------
 
-Summary summarize(const TraceIndex& index) {
+Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
   const Trace& t = index.trace();
   Summary m;
   // On a GPU trace the stream report runs beside the others when the index has threads (the
@@ -817,7 +869,7 @@ Summary summarize(const TraceIndex& index) {
   const bool gpu = std::any_of(index.device_work().begin(), index.device_work().end(),
                                [&](size_t i) { return t.events[i].category == Category::Kernel; });
   std::future<StreamReport> streams;
-  if (gpu) streams = beside(index.threads() > 1, [&] { return stream_report(index); });
+  if (gpu) streams = beside(index.threads() > 1, [&] { return stream_report(index, 30'000, idle_rule); });
   for (size_t s : index.steps) m.step_ns.push_back(t.events[s].dur_ns);
   m.steps = DurationStats::of(m.step_ns);
   if (gpu) {
@@ -843,9 +895,9 @@ Summary summarize(const TraceIndex& index) {
   return m;
 }
 
-std::string explain(const TraceIndex& index) {
+std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   const Trace& t = index.trace();
-  const Summary m = summarize(index);
+  const Summary m = summarize(index, idle_rule);
   std::string out = "what this trace says:\n";
   auto line = [&](const std::string& s) { out += "  - " + s + "\n"; };
 
@@ -920,7 +972,9 @@ std::string explain(const TraceIndex& index) {
     }
     busy_line += "; two or more at once " + pct(window ? double(sr.overlap_ns) / double(window) : 0);
   }
-  line(busy_line + "; idle split over the streams: host wait " + pct(idle ? double(host) / double(idle) : 0) +
+  line(busy_line + "; idle split over the streams" +
+       (idle_rule == IdleRule::Hta ? std::string(" (Holistic Trace Analysis's rule)") : std::string()) +
+       ": host wait " + pct(idle ? double(host) / double(idle) : 0) +
        ", kernel wait " + pct(idle ? double(kwait) / double(idle) : 0) + ", other " +
        pct(idle ? double(other) / double(idle) : 0) +
        (window && sr.busy_ns < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));

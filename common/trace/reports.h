@@ -263,7 +263,24 @@ struct StepUtilization {
   int64_t kernels = 0;  ///< GPU work items that start in the step
 };
 
+/// How an idle gap on a stream is put in a class.
+enum class IdleRule {
+  /// pil-trace's: over the union of the stream's work (overlaps merged), host wait when the
+  /// next work's launch call *ended* after the stream went idle, kernel wait for a gap up to the
+  /// threshold, other for the rest (the time after the last work included).
+  Pil,
+  /// Holistic Trace Analysis 0.5's (get_idle_time_breakdown): the work sorted by start and not
+  /// merged, times rounded as its parser does (start up, end down, to whole microseconds),
+  /// gaps only between the first and the last work item, each the next item's start minus the
+  /// previous item's end (negative where they overlap, and added up all the same); host wait
+  /// when the next item's launch call *started* after that end, else kernel wait when the gap
+  /// is strictly under the threshold, else other.
+  Hta,
+};
+const char* to_string(IdleRule rule);
+
 struct StreamReport {
+  IdleRule idle_rule = IdleRule::Pil;
   /// The GPU window (TraceIndex::gpu_window_start/end): the steps and every GPU work item.
   int64_t window_start = 0, window_end = 0;
   int64_t gap_threshold_ns = 0;
@@ -303,7 +320,8 @@ struct StreamReport {
 /// Trace Analysis does: host wait, kernel wait (gaps up to `gap_threshold_ns`), other; the
 /// union over the streams and their overlap; per step, the work each step launched and the GPU
 /// time inside its wall time.
-StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns = 30'000);
+StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns = 30'000,
+                           IdleRule idle_rule = IdleRule::Pil);
 
 /// A synchronize call (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize and
 /// their driver forms) and the GPU work that ran while the CPU waited in it. A long synchronize
@@ -383,10 +401,10 @@ struct Summary {
   LaunchReport launches;
   std::vector<SyncRow> syncs;
 };
-Summary summarize(const TraceIndex& index);
+Summary summarize(const TraceIndex& index, IdleRule idle_rule = IdleRule::Pil);
 
 /// A few lines that say what the trace shows: steps, where the CPU time went, and on a GPU the
 /// kernels per step, busy time, idle split and launch delay. Lessons print it after a run.
-std::string explain(const TraceIndex& index);
+std::string explain(const TraceIndex& index, IdleRule idle_rule = IdleRule::Pil);
 
 }  // namespace pil::trace

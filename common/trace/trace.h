@@ -85,8 +85,20 @@ struct SkippedFields {
   }
 };
 
+/// Where one element of the event array sits in the file, for `pil-trace slice` (which copies
+/// the events it keeps byte for byte): kept only with ParseOptions::keep_sources.
+struct ElementSource {
+  uint64_t offset = 0;             ///< byte offset of its '{' (of the unpacked text for .json.gz)
+  int64_t ts_ns = 0;               ///< its ts, 0 when it has none
+  uint32_t event = kNoKernelInfo;  ///< its index in Trace::events; none for flows, metadata...
+  char ph = 0;                     ///< its phase's first letter ('X', 's', 'f', 'M', 'i', ...)
+};
+
 struct Trace {
   std::vector<Event> events;
+  /// Every element of the event array in file order (flow arrows and metadata included), with
+  /// ParseOptions::keep_sources; empty otherwise.
+  std::vector<ElementSource> sources;
   std::vector<KernelInfo> kernels;
   std::vector<MemoryInfo> memory;
   /// Operators' input shapes as Python prints them ("[[64, 64], [64, 64]]"), interned; an

@@ -359,11 +359,32 @@ TEST_F(PilTraceRanks, ASkippedArgumentIsSaidForItsRank) {
                        "('External id' 1)\n");
 }
 
+// One of two ranks: analysed, with rank 1 said missing and the figures across ranks partial;
+// a single process's trace (no distributedInfo) is rank 0 of 1, and said.
+TEST_F(PilTraceRanks, OneOfTwoRanksPrintsPartialFigures) {
+  const std::string r1 = write("p_rank1.json", pil::test::synthetic_rank_trace(1));
+  const auto text = run_process(kTool, {"ranks", r1});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("missing rank 0 of 2: PARTIAL"), std::string::npos) << text.out;
+  const auto j = nlohmann::json::parse(run_process(kTool, {"ranks", r1, "--json"}).out);
+  EXPECT_EQ(j["partial"], true);
+  EXPECT_EQ(j["missing_ranks"], nlohmann::json::array({0}));
+  EXPECT_EQ(j["ranks"][0]["rank"], 1);
+  EXPECT_EQ(j["steps"][0]["slowest_rank"], 1);
+  EXPECT_EQ(j["steps"][0]["partial"], true);
+  std::string single = pil::test::synthetic_rank_trace(0);
+  const size_t at = single.find("\"distributedInfo\"");
+  ASSERT_NE(at, std::string::npos);
+  single.replace(at, 17, "\"notDistributed\"");
+  const auto s = run_process(kTool, {"ranks", write("single.json", single)});
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.out.find("read as rank 0 of 1"), std::string::npos) << s.out;
+}
+
 TEST_F(PilTraceRanks, BadInputsAreOneLine) {
   const std::string r0 = write("s_rank0.json", pil::test::synthetic_rank_trace(0));
   const std::string other = write("s_rank1.json", pil::test::synthetic_rank_trace(1, 2, "another-run"));
   expect_refusal({"ranks", r0, other}, "ranks of different runs");
-  expect_refusal({"ranks", r0}, "missing rank 1 of 2");
   const std::string full = pil::test::synthetic_rank_trace(1);
   const std::string cut = write("t_rank1.json", full.substr(0, full.size() * 2 / 3));
   expect_refusal({"ranks", r0, cut}, "t_rank1.json");

@@ -26,6 +26,7 @@ Reader::Reader(std::unique_ptr<Source> source, std::string label, const ParseOpt
                Trace* out)
     : source_(std::move(source)), label_(std::move(label)), out_(out), fields_(out) {
   cap_ = std::max<size_t>(options.chunk_bytes, 4096);
+  fields_.keep_sources = options.keep_sources;
   buf_ = std::make_unique<char[]>(cap_ + simdjson::SIMDJSON_PADDING);
   data_ = buf_.get();
 }
@@ -326,6 +327,7 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
       break;
     }
     size_t after = 0;
+    fields_.element_offset = uint64_t(offset(at));
     if (careful_ || (walk_only_ && !walk_fields_)) {
       // Check the event's extent before reading it: an unbalanced one needs more data.
       std::string_view raw;
@@ -347,7 +349,7 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
       careful_ = false;
     } else {
       const size_t n_events = out_->events.size(), n_kernels = out_->kernels.size(),
-                   n_memory = out_->memory.size();
+                   n_memory = out_->memory.size(), n_sources = out_->sources.size();
       const FlowCounts n_flows = out_->flows;
       const SkippedFields n_skipped = out_->skipped;
       const size_t n_fixes = part_ ? part_->lane_fixes.size() : 0,
@@ -356,6 +358,7 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
         out_->events.resize(n_events);
         out_->kernels.resize(n_kernels);
         out_->memory.resize(n_memory);
+        out_->sources.resize(n_sources);
         out_->flows = n_flows;
         out_->skipped = n_skipped;
         if (part_) {

@@ -163,6 +163,7 @@ void EventFields::read_event(od::object& obj) {
   uint8_t lanes_named = 0;  // bit 0: pid is a named lane, bit 1: tid
   Category category = Category::Other;
   bool skipped = false;  // an argument was skipped (counted in out_->skipped by name)
+  const size_t events_before = out_->events.size();
   auto skip = [&](size_t which) {
     out_->skipped.count[which] += 1;
     skipped = true;
@@ -317,5 +318,13 @@ void EventFields::read_event(od::object& obj) {
   }
   // Other phases (other instant events, counters "C", ...) carry nothing the reports use.
   if (skipped) out_->skipped.events += 1;
+  if (keep_sources) {
+    ElementSource src;
+    src.offset = element_offset;
+    src.ts_ns = has_ts ? ts_ns_ : 0;
+    if (out_->events.size() > events_before) src.event = uint32_t(events_before);
+    src.ph = ph.empty() ? '\0' : ph.front();
+    out_->sources.push_back(src);
+  }
 }
 }  // namespace pil::trace::detail

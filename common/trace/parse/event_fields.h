@@ -62,6 +62,9 @@ class EventFields {
   void use_part(Part* part);
   /// Reads one event; throws BadEvent for an event that is whole but wrong.
   void read_event(od::object& obj);
+  /// With keep_sources, read_event notes each element at `element_offset` in Trace::sources.
+  bool keep_sources = false;
+  uint64_t element_offset = 0;
 
  private:
   // Defined inline in event_fields.cpp, the one place that calls them (kept in read_event's

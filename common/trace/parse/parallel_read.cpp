@@ -288,6 +288,10 @@ class ParallelRead {
           std::string(global_name(m.name));
     out_->kernels.insert(out_->kernels.end(), p.t.kernels.begin(), p.t.kernels.end());
     out_->memory.insert(out_->memory.end(), p.t.memory.begin(), p.t.memory.end());
+    for (ElementSource src : p.t.sources) {
+      if (src.event != kNoKernelInfo) src.event += uint32_t(ebase);
+      out_->sources.push_back(src);
+    }
     out_->flows.starts += p.t.flows.starts;
     out_->flows.finishes += p.t.flows.finishes;
     out_->skipped.add(p.t.skipped);

@@ -32,20 +32,30 @@
 // a plain file is memory-mapped and its chunks read in parallel, with the same answers as one
 // thread; .json.gz files and pipes are read by one thread.
 //
-// Every report but svg takes --json (summary's keys: see summary_json below). Exit codes: 0 done, 2 bad usage or unreadable trace.
+//   pil-trace check    TRACE               can I trust this trace? findings with examples
+//                                          (exit 1 with findings)
+//   pil-trace slice    TRACE --out F.json  a small trace of one step (--step K), range (--range
+//                                          R) or window (--from-us), events copied byte for byte
+//
+// Every report but svg and slice takes --json (summary's keys: see summary_json below). Exit
+// codes: 0 done, 1 findings (check) or a wrong prediction (expect), 2 bad usage or unreadable
+// trace, 70 an internal error (a bug: please report it with the trace).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "base/atomic_file.h"
+#include "trace/check.h"
 #include "trace/expect.h"
 #include "trace/key_averages.h"
 #include "trace/parse.h"
 #include "trace/ranks.h"
 #include "trace/report_json.h"
 #include "trace/reports.h"
+#include "trace/slice.h"
 #include "trace/svg.h"
 #include "trace/text_table.h"
 
@@ -85,9 +95,9 @@ std::string steps_allowed(size_t steps) {
 // summary --json: the figures of "what this trace says" as data, for the docs' fig markers
 // (scripts/docs_page.py reads them by dotted key: steps.median_ns, gpu.busy_share, ...).
 // Keys ending in _ns are nanoseconds, in share or _share fractions 0..1, in _bytes bytes.
-json summary_json(const TraceIndex& index) {
+json summary_json(const TraceIndex& index, IdleRule idle_rule) {
   const Trace& t = index.trace();
-  const Summary m = summarize(index);
+  const Summary m = summarize(index, idle_rule);
   const auto& d = m.step_ns;
   json j;
   j["steps"] = {{"count", d.size()},
@@ -131,7 +141,11 @@ json summary_json(const TraceIndex& index) {
   g["past_last_step_ns"] = index.steps.empty() ? 0 : std::max<int64_t>(0, index.gpu_window_end - index.window_end);
   g["outside_steps"] = {{"work_items", sr.outside_steps_work_items},
                         {"busy_ns", sr.outside_steps_busy_ns}};
-  g["idle"] = {{"host_wait_share", share(tot.host_wait_ns, tot.idle_ns())},
+  g["idle"] = {{"rule", to_string(idle_rule)},
+               {"host_wait_ns", tot.host_wait_ns},
+               {"kernel_wait_ns", tot.kernel_wait_ns},
+               {"other_ns", tot.other_idle_ns},
+               {"host_wait_share", share(tot.host_wait_ns, tot.idle_ns())},
                {"kernel_wait_share", share(tot.kernel_wait_ns, tot.idle_ns())},
                {"other_share", share(tot.other_idle_ns, tot.idle_ns())}};
   const LaunchReport& lr = m.launches;
@@ -337,14 +351,15 @@ int report_memory(const TraceIndex& index, bool as_json) {
   return 0;
 }
 
-int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
+int report_streams(const TraceIndex& index, double gap_us, IdleRule idle_rule, bool as_json) {
   const Trace& t = index.trace();
-  const StreamReport r = stream_report(index, int64_t(gap_us * 1000));
+  const StreamReport r = stream_report(index, int64_t(gap_us * 1000), idle_rule);
   const std::vector<SyncRow> syncs = sync_report(index);
   if (as_json) {
     json j = {{"window_start_ns", r.window_start},
               {"window_end_ns", r.window_end},
               {"gap_threshold_ns", r.gap_threshold_ns},
+              {"idle_rule", to_string(idle_rule)},
               {"busy_ns", r.busy_ns},
               {"busy_share", r.busy_share()},
               {"overlap_ns", r.overlap_ns},
@@ -387,8 +402,15 @@ int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
     return 0;
   }
   std::cout << "window " << grouped(r.window_ns()) << " ns ("
-            << (index.steps.empty() ? "the whole trace" : "the steps and every GPU work item") << "); "
-            << "kernel wait = gaps up to " << grouped(r.gap_threshold_ns) << " ns\n";
+            << (index.steps.empty() ? "the whole trace" : "the steps and every GPU work item") << "); ";
+  if (idle_rule == IdleRule::Hta)
+    std::cout << "idle split by Holistic Trace Analysis's rule: gaps between consecutive work items "
+                 "in start order (overlaps not merged, times rounded to whole us as HTA does), host "
+                 "wait when the next item's launch call started after the previous item ended, "
+                 "kernel wait for gaps under "
+              << grouped(r.gap_threshold_ns) << " ns\n";
+  else
+    std::cout << "kernel wait = gaps up to " << grouped(r.gap_threshold_ns) << " ns\n";
   TextTable table({"Device", "Stream", "Busy (%)", "Busy (ns)", "Host wait (ns)",
                    "Kernel wait (ns)", "Other idle (ns)", "Work items"});
   for (const auto& s : r.streams)
@@ -432,6 +454,32 @@ int report_streams(const TraceIndex& index, double gap_us, bool as_json) {
               << table.str();
   }
   return 0;
+}
+
+int report_check(const TraceIndex& index, const std::string& path, size_t examples, bool as_json) {
+  const CheckReport r = check_trace(index, examples);
+  if (as_json) {
+    const ClockInfo& c = r.clock;
+    json j = {{"events", r.events}, {"gpu_work", r.gpu_work}, {"launch_calls", r.launch_calls},
+              {"steps", r.steps},
+              {"clock", {{"unit", "us"},
+                         {"base", c.base_time ? "baseTimeNanoseconds" : c.absolute ? "absolute epoch" : "relative"},
+                         {"base_time_ns", c.base_time_ns},
+                         {"finest_ns", c.finest_ns},
+                         {"max_abs_ns", c.max_abs_ns},
+                         {"double_step_ns", c.double_step_ns}}},
+              {"findings", json::array()}};
+    for (const CheckFinding& f : r.findings) {
+      json row = {{"key", f.key}, {"title", f.title}, {"count", f.count}, {"examples", json::array()}};
+      for (const CheckExample& e : f.examples)
+        row["examples"].push_back({{"name", e.name}, {"ts", trace_ts(e.ts_ns)}, {"detail", e.detail}});
+      j["findings"].push_back(row);
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << format_check(r, path);
+  }
+  return r.clean() ? 0 : 1;
 }
 
 int report_chain(const TraceIndex& index, const std::string& range, size_t instance, bool as_json) {
@@ -536,6 +584,16 @@ int main(int argc, char** argv) {
   launches->add_option("--top", top, "Rows of the largest delays")->check(CLI::PositiveNumber);
   auto* streams = app.add_subcommand("streams", "GPU busy and idle time per stream and step");
   trace_arg(streams);
+  IdleRule idle_rule = IdleRule::Pil;
+  const std::map<std::string, IdleRule> idle_rules = {{"pil", IdleRule::Pil}, {"hta", IdleRule::Hta}};
+  auto idle_rule_opt = [&](CLI::App* c) {
+    c->add_option("--idle-rule", idle_rule,
+                  "How idle gaps are split: pil (default: merged overlaps, the launch call's end) or "
+                  "hta (Holistic Trace Analysis's get_idle_time_breakdown)")
+        ->transform(CLI::CheckedTransformer(idle_rules, CLI::ignore_case));
+  };
+  idle_rule_opt(streams);
+  idle_rule_opt(summary);
   streams->add_option("--gap-threshold-us", gap_us, "Largest gap counted as kernel wait")
       ->check(CLI::NonNegativeNumber);
   auto* memory = app.add_subcommand("memory", "Allocations, the peak and where it came from");
@@ -567,6 +625,22 @@ int main(int argc, char** argv) {
   ranks->add_option("--step", rank_step, "The picture shows this step only (0 = first recorded)")
       ->check(CLI::NonNegativeNumber);
   ranks->add_flag("--json", as_json, "Print JSON instead of tables");
+  auto* check = app.add_subcommand("check", "Can I trust this trace? What makes its figures wrong (exit 1 with findings)");
+  trace_arg(check);
+  size_t examples = 3;
+  check->add_option("--examples", examples, "Examples shown per finding")->check(CLI::NonNegativeNumber);
+  auto* slice = app.add_subcommand("slice", "A small trace of one step, range or window, for Perfetto");
+  slice->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
+  slice->add_option("--out", out, "Trace file to write (.json)")->required();
+  threads_opt(slice);
+  auto* slice_step = slice->add_option("--step", step, "The K-th profiled step (0 = first), as svg --step");
+  auto* slice_range = slice->add_option("--range", range, "A slice of this name");
+  slice->add_option("--instance", instance, "Which occurrence of --range (0 = first)");
+  auto* slice_from = slice->add_option("--from-us", from_us, "Span start, us after the trace window's start");
+  auto* slice_to = slice->add_option("--to-us", to_us, "Span end, us after the trace window's start");
+  slice_step->excludes(slice_range)->excludes(slice_from);
+  slice_range->excludes(slice_from);
+  slice_to->needs(slice_from);
   auto* walk = app.add_subcommand("walk", "Walk the events without analysis (benchmark ceiling)");
   walk->add_option("trace", path, "Trace file")->required();
   bool every_field = false;
@@ -626,23 +700,24 @@ int main(int argc, char** argv) {
       std::cerr << "pil-trace: error: " << bad.what() << "\n";
       return 2;
     }
+    read_options.keep_sources = bool(*slice);
     const Trace t = parse_trace_file(path, read_options);
     note_skipped(path, t.skipped);
     // The summary and the predictions ask for the operator table: it starts beside the index.
     const TraceIndex index(t, read_options.threads, /*table_ahead=*/*summary || *expect);
     if (*summary) {
       if (as_json) {
-        std::cout << summary_json(index).dump(2) << "\n";
+        std::cout << summary_json(index, idle_rule).dump(2) << "\n";
         return 0;
       }
-      std::cout << explain(index);
+      std::cout << explain(index, idle_rule);
       return 0;
     }
     if (*ops) return report_ops(t, sort, rows, as_json);
     if (*kernels) return report_kernels(index, range, as_json);
     if (*api) return report_api(index, as_json);
     if (*launches) return report_launches(index, top, as_json);
-    if (*streams) return report_streams(index, gap_us, as_json);
+    if (*streams) return report_streams(index, gap_us, idle_rule, as_json);
     if (*memory) return report_memory(index, as_json);
     if (*expect) {  // exit 0 when every prediction holds, 1 when one does not
       bool all = true;
@@ -654,6 +729,48 @@ int main(int argc, char** argv) {
       return all ? 0 : 1;
     }
     if (*chain) return report_chain(index, range, instance, as_json);
+    if (*check) return report_check(index, path, examples, as_json);
+    if (*slice) {
+      int64_t from = 0, to = 0;
+      if (*slice_step) {
+        if (!step_window(index, step, from, to)) {
+          std::cerr << "pil-trace: error: --step " << step << ": the trace has " << index.steps.size()
+                    << " profiled steps" << steps_allowed(index.steps.size()) << "\n";
+          return 2;
+        }
+      } else if (*slice_range) {
+        // The range's own CPU span (svg's range window also reaches to its GPU work).
+        std::vector<const Event*> found;
+        for (const Event& e : t.events)
+          if (!e.on_device() && e.name == range) found.push_back(&e);
+        std::stable_sort(found.begin(), found.end(),
+                         [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
+        if (instance < found.size()) from = found[instance]->start_ns, to = found[instance]->end_ns();
+        if (instance >= found.size()) {
+          std::cerr << "pil-trace: error: --range: no slice named '" << range << "' (instance "
+                    << instance << ")\n";
+          return 2;
+        }
+      } else if (*slice_from) {
+        from = index.window_start + int64_t(from_us * 1000);
+        to = *slice_to ? index.window_start + int64_t(to_us * 1000) : index.window_end;
+        if (to <= from) {
+          std::cerr << "pil-trace: error: --to-us must be past --from-us\n";
+          return 2;
+        }
+      } else {
+        std::cerr << "pil-trace: error: slice: choose --step K, --range NAME or --from-us A [--to-us B]\n";
+        return 2;
+      }
+      const TraceBytes bytes(path);
+      SliceCounts n;
+      pil::write_text_atomically(out, slice_text(index, bytes.text(), from, to, &n));
+      std::cout << "slice: " << out << ": " << n.events << " events (" << n.cpu << " on the CPU, "
+                << n.gpu_work << " GPU work items, " << n.flows << " flow arrow ends, " << n.metadata
+                << " names) from ts " << trace_ts(from) << " to " << trace_ts(to) << " us, GPU work to "
+                << trace_ts(std::max(n.gpu_end_ns, to)) << " us\n";
+      return 0;
+    }
     if (*diff) {
       const Trace b = parse_trace_file(path_b, read_options);
       note_skipped(path_b, b.skipped);
@@ -692,9 +809,12 @@ int main(int argc, char** argv) {
   } catch (const RanksError& e) {
     std::cerr << "pil-trace: error: " << e.what() << "\n";
     return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "pil-trace: error: " << e.what() << "\n";
-    return 1;
+  } catch (const std::exception& e) {  // a bug, not the input: 70 (EX_SOFTWARE), never 1
+    std::cerr << "pil-trace: internal error: " << e.what() << "\n";
+    return 70;
+  } catch (...) {
+    std::cerr << "pil-trace: internal error: an unknown exception\n";
+    return 70;
   }
   return 0;
 }

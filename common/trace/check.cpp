@@ -1,0 +1,285 @@
+#include "trace/check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "trace/text_table.h"
+
+namespace pil::trace {
+
+namespace {
+
+// Calls that always start GPU work: a kernel, a graph, an asynchronous copy or set. (A plain
+// cudaMemcpy between host buffers need not.)
+bool expects_gpu_work(std::string_view name) {
+  for (std::string_view part : {"LaunchKernel", "LaunchCooperativeKernel", "GraphLaunch",
+                                "MemcpyAsync", "MemsetAsync", "ModuleLaunchKernel"})
+    if (name.find(part) != std::string_view::npos) return true;
+  return false;
+}
+
+// The step number in "ProfilerStep#12"; false when the name has none.
+bool step_number(std::string_view name, int64_t& n) {
+  const size_t hash = name.find('#');
+  if (hash == std::string_view::npos || hash + 1 >= name.size()) return false;
+  n = 0;
+  for (size_t i = hash + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || n > (int64_t(1) << 50)) return false;
+    n = n * 10 + (name[i] - '0');
+  }
+  return true;
+}
+
+struct Finder {
+  size_t examples;
+  std::deque<CheckFinding> findings;  // a deque: add() hands out references that must stay valid
+  CheckFinding& add(const char* key, const char* title) {
+    findings.push_back({key, title, 0, {}});
+    return findings.back();
+  }
+  void note(CheckFinding& f, std::string_view name, int64_t ts, std::string detail = {}) {
+    ++f.count;
+    f.examples.push_back({std::string(name), ts, std::move(detail)});
+  }
+  // Keeps the first `examples` by time.
+  void finish() {
+    for (auto& f : findings) {
+      if (f.count == 0) continue;
+      std::stable_sort(f.examples.begin(), f.examples.end(),
+                       [](const CheckExample& a, const CheckExample& b) { return a.ts_ns < b.ts_ns; });
+      if (f.examples.size() > examples) f.examples.resize(examples);
+      kept.push_back(std::move(f));
+    }
+  }
+  std::vector<CheckFinding> kept;
+};
+
+std::string us(int64_t ns) { return trace_ts(ns) + " us"; }
+
+}  // namespace
+
+std::string trace_ts(int64_t ns) {
+  const bool negative = ns < 0;
+  const uint64_t a = negative ? uint64_t(0) - uint64_t(ns) : uint64_t(ns);
+  std::string frac = std::to_string(a % 1000);
+  frac.insert(0, 3 - frac.size(), '0');
+  return (negative ? "-" : "") + std::to_string(a / 1000) + "." + frac;
+}
+
+CheckReport check_trace(const TraceIndex& index, size_t examples) {
+  const Trace& t = index.trace();
+  CheckReport r;
+  r.events = int64_t(t.events.size());
+  r.gpu_work = int64_t(index.device_work().size());
+
+  r.steps = int64_t(index.steps.size());
+  Finder f{examples, {}};
+
+  // The clock: base, unit, the finest step written and what a double keeps at the largest time.
+  ClockInfo& c = r.clock;
+  c.base_time = t.base_time_ns != 0;
+  c.base_time_ns = t.base_time_ns;
+  int64_t finest = 1000;
+  for (const Event& e : t.events) {
+    c.max_abs_ns = std::max({c.max_abs_ns, std::abs(e.start_ns), std::abs(e.end_ns())});
+    while (finest > 1 && (e.start_ns % finest != 0 || e.dur_ns % finest != 0)) finest /= 10;
+  }
+  c.finest_ns = t.events.empty() ? 0 : finest;
+  c.absolute = !c.base_time && c.max_abs_ns > int64_t(100'000'000) * 1'000'000'000;  // past 1973
+  if (c.max_abs_ns > 0) {
+    const double max_us = double(c.max_abs_ns) / 1000.0;
+    c.double_step_ns = std::ldexp(1.0, std::ilogb(max_us) - 52) * 1000.0;
+  }
+  CheckFinding& precision = f.add(
+      "clock_precision",
+      "times written finer than a double holds at this clock (Perfetto and Python tools round them)");
+  if (c.finest_ns > 0 && c.double_step_ns > double(c.finest_ns))
+    f.note(precision, "largest time", c.max_abs_ns,
+           "written to " + std::to_string(c.finest_ns) + " ns, a double keeps " +
+               fixed(c.double_step_ns, 1) + " ns steps there");
+
+  // Launch and GPU work by correlation.
+  CheckFinding& no_launch = f.add("gpu_work_without_launch",
+                                  "GPU work with no launch call (no runtime or driver call of its correlation)");
+  CheckFinding& before = f.add("gpu_work_before_launch", "GPU work that starts before its launch call");
+  for (size_t w : index.device_work()) {
+    const Event& e = t.events[w];
+    const long call = index.launch_of(w);
+    if (call < 0) {
+      f.note(no_launch, e.name, e.start_ns, "correlation " + std::to_string(e.correlation));
+    } else if (e.start_ns < t.events[size_t(call)].start_ns) {
+      const Event& l = t.events[size_t(call)];
+      f.note(before, e.name, e.start_ns,
+             "starts " + us(l.start_ns - e.start_ns) + " before " + std::string(l.name) + " at " +
+                 trace_ts(l.start_ns));
+    }
+  }
+  // Launch calls that should have GPU work and have none: the trailing run of them (two or
+  // more after the last launch that found its work) is the GPU events stopping early.
+  std::vector<size_t> expecting;
+  for (size_t call : index.api_calls())
+    if (expects_gpu_work(t.events[call].name)) expecting.push_back(call);
+  r.launch_calls = int64_t(expecting.size());
+  std::stable_sort(expecting.begin(), expecting.end(), [&](size_t a, size_t b) {
+    return t.events[a].start_ns < t.events[b].start_ns;
+  });
+  size_t last_found = expecting.size();  // none found
+  for (size_t k = expecting.size(); k-- > 0;)
+    if (!index.work_of(expecting[k]).empty()) {
+      last_found = k;
+      break;
+    }
+  const size_t trailing_from =
+      last_found < expecting.size() && expecting.size() - last_found - 1 >= 2 ? last_found + 1
+                                                                               : expecting.size();
+  CheckFinding& no_work = f.add("launch_without_gpu_work",
+                                "launch calls with no GPU work (no kernel, copy or set of their correlation)");
+  CheckFinding& stops = f.add(
+      "gpu_events_stop_early",
+      "GPU events stop early: from some time on, launches find no GPU work (events dropped, a full buffer?)");
+  for (size_t k = 0; k < expecting.size(); ++k) {
+    const Event& l = t.events[expecting[k]];
+    if (!index.work_of(expecting[k]).empty()) continue;
+    if (k >= trailing_from)
+      f.note(stops, l.name, l.start_ns,
+             k == trailing_from ? "the first launch after the last GPU work found, " +
+                                      std::string(t.events[expecting[last_found]].name) + " at " +
+                                      trace_ts(t.events[expecting[last_found]].start_ns)
+                                : std::string());
+    else
+      f.note(no_work, l.name, l.start_ns, "correlation " + std::to_string(l.correlation));
+  }
+
+  // Work on one stream that overlaps earlier work there: Perfetto draws one of them only.
+  CheckFinding& overlap = f.add("stream_overlap",
+                                "GPU work overlapping earlier work on its own stream (Perfetto hides one of them)");
+  for (const TraceIndex::Stream& s : index.streams()) {
+    int64_t end = std::numeric_limits<int64_t>::min();
+    size_t last = 0;
+    for (size_t w : s.work) {
+      const Event& e = t.events[w];
+      if (e.start_ns < end)
+        f.note(overlap, e.name, e.start_ns,
+               "device " + std::to_string(s.device) + " stream " + std::to_string(s.stream) +
+                   ", " + us(end - e.start_ns) + " inside " + std::string(t.events[last].name));
+      if (e.end_ns() > end) end = e.end_ns(), last = w;
+    }
+  }
+
+  // CPU slices per thread: a child that starts inside its parent must end inside it.
+  CheckFinding& outlast = f.add("child_outlasts_parent",
+                                "CPU slices that start inside another on their thread and end after it");
+  {
+    std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> threads;
+    for (size_t i = 0; i < t.events.size(); ++i)
+      if (is_cpu_slice(t.events[i].category) && !is_step(t.events[i]))  // steps: checked below
+        threads[{t.events[i].pid, t.events[i].tid}].push_back(i);
+    for (auto& [lane, idx] : threads) {
+      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+        const Event &x = t.events[a], &y = t.events[b];
+        return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.dur_ns > y.dur_ns;
+      });
+      std::vector<size_t> open;
+      for (size_t i : idx) {
+        const Event& e = t.events[i];
+        while (!open.empty() && t.events[open.back()].end_ns() <= e.start_ns) open.pop_back();
+        if (!open.empty() && e.end_ns() > t.events[open.back()].end_ns()) {
+          const Event& p = t.events[open.back()];
+          f.note(outlast, e.name, e.start_ns,
+                 "ends " + us(e.end_ns() - p.end_ns()) + " after its parent " + std::string(p.name) +
+                     " at " + trace_ts(p.start_ns));
+          continue;  // not a parent of what follows
+        }
+        open.push_back(i);
+      }
+    }
+  }
+
+  // Steps: numbers missing between the first and the last, repeated, or overlapping in time.
+  CheckFinding& missing = f.add("steps_missing", "step numbers missing between the first and the last");
+  CheckFinding& repeated = f.add("steps_repeated", "step numbers recorded more than once");
+  CheckFinding& overlapping = f.add("steps_overlapping", "steps that start before the previous step ends");
+  {
+    std::map<int64_t, std::vector<size_t>> by_number;
+    for (size_t s : index.steps) {
+      int64_t n = 0;
+      if (step_number(t.events[s].name, n)) by_number[n].push_back(s);
+    }
+    int64_t prev = 0;
+    bool first = true;
+    for (const auto& [n, steps] : by_number) {
+      if (!first && n > prev + 1) {
+        const Event& e = t.events[steps.front()];
+        missing.count += n - prev - 1;
+        missing.examples.push_back(
+            {std::string(e.name), e.start_ns,
+             n - prev - 1 == 1 ? "#" + std::to_string(prev + 1) + " missing before it"
+                               : "#" + std::to_string(prev + 1) + " to #" + std::to_string(n - 1) +
+                                     " missing before it"});
+      }
+      for (size_t k = 1; k < steps.size(); ++k)
+        f.note(repeated, t.events[steps[k]].name, t.events[steps[k]].start_ns,
+               "also at " + trace_ts(t.events[steps[0]].start_ns));
+      prev = n;
+      first = false;
+    }
+    int64_t end = std::numeric_limits<int64_t>::min();
+    size_t last = 0;
+    for (size_t s : index.steps) {  // in time order
+      const Event& e = t.events[s];
+      if (e.start_ns < end)
+        f.note(overlapping, e.name, e.start_ns,
+               "starts " + us(end - e.start_ns) + " before " + std::string(t.events[last].name) + " ends");
+      if (e.end_ns() > end) end = e.end_ns(), last = s;
+    }
+  }
+
+  // Arguments the reader skipped as unusable (read as absent).
+  CheckFinding& skipped = f.add("skipped_fields",
+                                "events with an argument of an unexpected type, read as absent");
+  if (t.skipped.any()) {
+    skipped.count = t.skipped.events;
+    for (size_t k = 0; k < SkippedFields::kKinds; ++k)
+      if (t.skipped.count[k])
+        skipped.examples.push_back({std::string("'") + SkippedFields::kNames[k] + "'", 0,
+                                    std::to_string(t.skipped.count[k]) + " skipped"});
+  }
+  f.finish();
+  r.findings = std::move(f.kept);
+  return r;
+}
+
+std::string format_check(const CheckReport& r, const std::string& path) {
+  std::ostringstream o;
+  const ClockInfo& c = r.clock;
+  o << path << ": " << grouped(r.events) << " events, " << grouped(r.gpu_work) << " GPU work items, "
+    << grouped(r.launch_calls) << " launch calls, " << grouped(r.steps) << " steps\n";
+  o << "clock: microseconds, "
+    << (c.base_time ? "relative to baseTimeNanoseconds " + std::to_string(c.base_time_ns)
+                    : c.absolute ? std::string("absolute epoch time (no baseTimeNanoseconds)")
+                                 : std::string("relative (no baseTimeNanoseconds)"))
+    << "; written to " << c.finest_ns << " ns; a double (Perfetto, Python) keeps "
+    << std::setprecision(3) << c.double_step_ns << " ns steps at the largest time, " << trace_ts(c.max_abs_ns)
+    << " us; pil-trace keeps every written digit\n";
+  if (r.clean()) {
+    o << "no findings\n";
+    return o.str();
+  }
+  o << r.findings.size() << " finding(s):\n";
+  for (const CheckFinding& f : r.findings) {
+    o << "  " << f.title << ": " << grouped(f.count) << "\n";
+    for (const CheckExample& e : f.examples) {
+      o << "    " << e.name;
+      if (e.ts_ns || f.key != "skipped_fields") o << " at ts " << trace_ts(e.ts_ns);
+      if (!e.detail.empty()) o << " (" << e.detail << ")";
+      o << "\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace pil::trace

@@ -1,0 +1,59 @@
+#pragma once
+/// \file
+/// Can I trust this trace? What in a trace makes figures wrong, each with a count and the first
+/// few examples by name and timestamp (in the trace's own units, so a user finds them in
+/// Perfetto): GPU work with no launch and launches with no GPU work (by correlation), GPU events
+/// that stop early, GPU work that starts before its launch, overlapping work on one stream,
+/// children that outlast their parent, steps missing, repeated or overlapping, arguments
+/// skipped as unusable; and the clock (unit, base, the precision it leaves).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/reports.h"
+
+namespace pil::trace {
+
+struct CheckExample {
+  std::string name;
+  int64_t ts_ns = 0;     ///< on the trace's clock, as the parser reads it
+  std::string detail;    ///< what about it ("ends 2.000 us after its parent ProfilerStep#3")
+};
+
+struct CheckFinding {
+  std::string key;       ///< stable, for JSON and tests: "stream_overlap", ...
+  std::string title;     ///< one line a user reads
+  int64_t count = 0;
+  std::vector<CheckExample> examples;  ///< the first few, in time order
+};
+
+/// The clock the trace's times are on, and what precision that leaves.
+struct ClockInfo {
+  bool base_time = false;     ///< relative to baseTimeNanoseconds
+  bool absolute = false;      ///< absolute epoch time (no base, times past 1973)
+  int64_t base_time_ns = 0;
+  int64_t max_abs_ns = 0;     ///< the largest |time| written (start or end)
+  int64_t finest_ns = 0;      ///< the finest step the times are written in: 1, 10, 100, 1000 ns
+  /// The spacing of doubles at the largest time, in ns: what a reader that keeps microseconds
+  /// in a double (Perfetto's JSON import, Python) can tell apart.
+  double double_step_ns = 0;
+};
+
+struct CheckReport {
+  ClockInfo clock;
+  /// launch_calls: the calls that start GPU work (kernel and graph launches, async copies, sets).
+  int64_t events = 0, gpu_work = 0, launch_calls = 0, steps = 0;
+  std::vector<CheckFinding> findings;  ///< only those with a count above zero
+  bool clean() const { return findings.empty(); }
+};
+
+/// Every check over the trace; `examples` per finding at most.
+CheckReport check_trace(const TraceIndex& index, size_t examples = 3);
+
+/// A timestamp as the trace writes it: microseconds with three decimals ("1234.567").
+std::string trace_ts(int64_t ns);
+
+/// The report in a few lines per finding.
+std::string format_check(const CheckReport& report, const std::string& path);
+
+}  // namespace pil::trace

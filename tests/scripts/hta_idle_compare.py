@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""pil-trace's `--idle-rule hta` against Holistic Trace Analysis's own get_idle_time_breakdown.
+
+Usage: hta_idle_compare.py PIL_TRACE TRACE...
+
+For each trace, HTA (the `holistictraceanalysis` package) loads it and splits each stream's idle
+time; `pil-trace streams TRACE --idle-rule hta --json` must give the same host wait, kernel wait
+and other, per stream, to the nanosecond (HTA's figures are whole microseconds). Exits 77 (ctest's
+skip) with one line when the package is not importable, 1 on a difference, 0 when all agree.
+"""
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def hta_split(trace_path):
+    """{stream: {"host_wait": us, "kernel_wait": us, "other": us}} from HTA itself."""
+    from hta.trace_analysis import TraceAnalysis  # noqa: E402 (imported only when there)
+    folder = tempfile.mkdtemp(prefix="hta-compare-")
+    try:
+        # HTA reads a folder of rank traces: one rank here.
+        shutil.copy(trace_path, os.path.join(folder, "rank-0" + (".json.gz" if trace_path.endswith(".gz") else ".json")))
+        analyzer = TraceAnalysis(trace_dir=folder)
+        df, _ = analyzer.get_idle_time_breakdown(ranks=[analyzer.t.get_ranks()[0]], visualize=False)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    out = {}
+    for _, row in df.iterrows():
+        out.setdefault(int(row["stream"]), {})[str(row["idle_category"])] = float(row["idle_time"])
+    return out
+
+
+def main():
+    if len(sys.argv) < 3:
+        print("usage: hta_idle_compare.py PIL_TRACE TRACE...", file=sys.stderr)
+        return 2
+    try:
+        import hta.trace_analysis  # noqa: F401
+    except Exception as e:  # not installed, or its dependencies are not
+        print(f"SKIP: holistictraceanalysis is not importable ({type(e).__name__}: {e}); "
+              "pip install holistictraceanalysis to run this comparison")
+        return 77
+    logging.disable(logging.WARNING)
+    tool, traces = sys.argv[1], sys.argv[2:]
+    bad = 0
+    for trace in traces:
+        theirs = hta_split(trace)  # an error here is a failure: every trace given must compare
+        r = subprocess.run([tool, "streams", trace, "--idle-rule", "hta", "--json"],
+                           capture_output=True, text=True, check=True)
+        ours = {s["stream"]: s for s in json.loads(r.stdout)["streams"]}
+        name = os.path.basename(trace)
+        if sorted(theirs) != sorted(ours):
+            print(f"{name}: streams differ: HTA {sorted(theirs)}, pil-trace {sorted(ours)}")
+            bad += 1
+            continue
+        for stream, split in sorted(theirs.items()):
+            mine = {"host_wait": ours[stream]["host_wait_ns"], "kernel_wait": ours[stream]["kernel_wait_ns"],
+                    "other": ours[stream]["other_idle_ns"]}
+            for kind in ("host_wait", "kernel_wait", "other"):
+                hta_ns = round(split.get(kind, 0.0) * 1000)
+                same = hta_ns == mine[kind]
+                print(f"{name} stream {stream} {kind}: HTA {hta_ns} ns, pil-trace {mine[kind]} ns"
+                      f"{'' if same else '  DIFFERENT'}")
+                bad += not same
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

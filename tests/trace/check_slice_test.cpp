@@ -1,0 +1,248 @@
+// pil-trace check and slice end to end: each planted fault found in its fixture and nothing in
+// the lessons' traces; a slice that reads back with the same step figures as the whole trace and
+// copies every event it keeps byte for byte; bad input answered with one line and exit 2.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "support/run_process.h"
+#include "trace/lagging_trace.h"
+#include "trace/synthetic_trace.h"
+
+namespace {
+
+using pil::test::run_process;
+using pil::test::TempDir;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::string kTool = PIL_TRACE_EXE;
+const std::string kFixtures = PIL_FIXTURES_DIR;
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The traces the project's lessons and Python's torch.profiler wrote (CPU runs).
+std::vector<std::string> lesson_traces() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(kFixtures + "/lessons")) out.push_back(e.path().string());
+  for (const char* f : {"python_cpu_steps.pt.trace.json", "python_backward_steps.pt.trace.json"})
+    out.push_back(kFixtures + "/" + f);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(PilTraceCheck, EachPlantedFaultIsFoundInItsFixtureAndNothingElse) {
+  int planted = 0;
+  for (const auto& e : fs::directory_iterator(kFixtures + "/check")) {
+    const std::string key = e.path().stem().string();
+    if (key == "clean") continue;
+    ++planted;
+    SCOPED_TRACE(key);
+    const auto r = run_process(kTool, {"check", e.path().string(), "--json"});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    const json j = json::parse(r.out);
+    ASSERT_EQ(j["findings"].size(), 1u) << r.out;
+    EXPECT_EQ(j["findings"][0]["key"], key);
+    EXPECT_GE(j["findings"][0]["count"].get<int64_t>(), 1);
+    EXPECT_FALSE(j["findings"][0]["examples"].empty());
+    const auto text = run_process(kTool, {"check", e.path().string()});
+    EXPECT_EQ(text.exit_code, 1);
+    EXPECT_NE(text.out.find("1 finding(s):"), std::string::npos) << text.out;
+  }
+  EXPECT_EQ(planted, 11);
+  const auto clean = run_process(kTool, {"check", kFixtures + "/check/clean.json"});
+  EXPECT_EQ(clean.exit_code, 0) << clean.out;
+  EXPECT_NE(clean.out.find("no findings"), std::string::npos) << clean.out;
+}
+
+// Examples carry the timestamp as the trace writes it, so a user finds the event in Perfetto.
+TEST(PilTraceCheck, ExamplesGiveTheTracesOwnTimestamps) {
+  const std::string path = kFixtures + "/check/gpu_work_before_launch.json";
+  const json t = json::parse(read(path));
+  std::string written;
+  for (const auto& e : t["traceEvents"])
+    if (e.value("name", "") == "gemm_2") {
+      std::ostringstream ts;
+      ts.setf(std::ios::fixed);
+      ts.precision(3);
+      ts << e["ts"].get<double>();
+      written = ts.str();
+      break;  // the first: examples come in time order
+    }
+  const json j = json::parse(run_process(kTool, {"check", path, "--json"}).out);
+  EXPECT_EQ(j["findings"][0]["examples"][0]["name"], "gemm_2");
+  EXPECT_EQ(j["findings"][0]["examples"][0]["ts"], written);
+  // The clock: microseconds relative to baseTimeNanoseconds; absolute epoch times are said,
+  // with the precision a double leaves them.
+  EXPECT_EQ(j["clock"]["base"], "baseTimeNanoseconds");
+  const json a = json::parse(run_process(kTool, {"check", kFixtures + "/check/clock_precision.json", "--json"}).out);
+  EXPECT_EQ(a["clock"]["base"], "absolute epoch");
+  EXPECT_EQ(a["clock"]["finest_ns"], 1);
+  EXPECT_GT(a["clock"]["double_step_ns"].get<double>(), 1.0);
+}
+
+TEST(PilTraceCheck, TheLessonsTracesAndTheSyntheticGpuTracesAreClean) {
+  TempDir dir;
+  std::vector<std::string> traces = lesson_traces();
+  ASSERT_GE(traces.size(), 4u);
+  const std::string lagging = dir.path() + "/lagging.json";
+  std::ofstream(lagging) << pil::test::lagging_gpu_trace();
+  for (const auto& path : traces) {
+    SCOPED_TRACE(path);
+    const auto r = run_process(kTool, {"check", path});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  // The lagging trace holds work with no launch call on purpose (its "orphan" kernel): found.
+  const json j = json::parse(run_process(kTool, {"check", lagging, "--json"}).out);
+  ASSERT_EQ(j["findings"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["findings"][0]["key"], "gpu_work_without_launch");
+  EXPECT_EQ(j["findings"][0]["examples"][0]["name"], "orphan");
+}
+
+// The step figures of `streams --json` for one step: CPU duration, both ways.
+json step_figures(const std::string& path, size_t step) {
+  const auto r = run_process(kTool, {"streams", path, "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  if (j["steps"].size() <= step) return json();
+  json s = j["steps"][step];
+  return s;
+}
+
+// Every element of `sliced`'s event array appears, byte for byte, in `whole`.
+void expect_copied_byte_for_byte(const std::string& whole, const std::string& sliced) {
+  const json j = json::parse(sliced);
+  size_t at = sliced.find("\"traceEvents\"");
+  ASSERT_NE(at, std::string::npos);
+  at = sliced.find('[', at) + 1;
+  int depth = 0;
+  bool in_string = false;
+  size_t begin = 0, elements = 0;
+  for (size_t i = at; i < sliced.size(); ++i) {
+    const char c = sliced[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '{' && depth++ == 0) begin = i;
+    else if (c == '}' && --depth == 0) {
+      ++elements;
+      const std::string element = sliced.substr(begin, i + 1 - begin);
+      EXPECT_NE(whole.find(element), std::string::npos) << element;
+    } else if (c == ']' && depth == 0) break;
+  }
+  EXPECT_EQ(elements, j["traceEvents"].size());
+}
+
+TEST(PilTraceSlice, EachStepOfTheLessonsTracesReadsBackTheSame) {
+  TempDir dir;
+  for (const auto& path : lesson_traces()) {
+    const json whole = json::parse(run_process(kTool, {"summary", path, "--json"}).out);
+    const size_t steps = whole["steps"]["count"];
+    ASSERT_GE(steps, 1u) << path;
+    for (size_t k = 0; k < steps; ++k) {
+      SCOPED_TRACE(path + " step " + std::to_string(k));
+      const std::string out = dir.path() + "/s.json";
+      const auto r = run_process(kTool, {"slice", path, "--out", out, "--step", std::to_string(k)});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const json part = json::parse(run_process(kTool, {"summary", out, "--json"}).out);
+      EXPECT_EQ(part["steps"]["count"], 1);
+      EXPECT_EQ(part["steps"]["durations_ns"][0], whole["steps"]["durations_ns"][k]);
+      // The operator table of the step: its self CPU time is the step's.
+      const json ops = json::parse(run_process(kTool, {"ops", out, "--json"}).out);
+      EXPECT_GT(ops["self_cpu_total_ns"].get<int64_t>(), 0);
+      const std::string whole_text = read(path), sliced = read(out);
+      expect_copied_byte_for_byte(whole_text, sliced);
+      // The trace's metadata kept: baseTimeNanoseconds and the fields around the events.
+      const json w = json::parse(whole_text), s = json::parse(sliced);
+      for (const auto& [key, value] : w.items())
+        if (key != "traceEvents") EXPECT_EQ(s[key], value) << key;
+    }
+  }
+}
+
+TEST(PilTraceSlice, AGpuStepKeepsItsTailAndReadsBackTheSameFiguresBothWays) {
+  TempDir dir;
+  const std::string path = dir.path() + "/lagging.json";
+  const std::string text = pil::test::lagging_gpu_trace();
+  std::ofstream(path) << text;
+  for (size_t k = 0; k < 3; ++k) {
+    SCOPED_TRACE("step " + std::to_string(k));
+    const std::string out = dir.path() + "/s" + std::to_string(k) + ".json";
+    ASSERT_EQ(run_process(kTool, {"slice", path, "--out", out, "--step", std::to_string(k)}).exit_code, 0);
+    const json whole = step_figures(path, k), part = step_figures(out, 0);
+    ASSERT_FALSE(part.is_null());
+    EXPECT_EQ(part, whole);
+    // The tail: the step's kernels run after its CPU end (1.5 steps behind) and are kept.
+    EXPECT_GT(whole["launched"]["to_gpu_end_ns"].get<int64_t>(), whole["duration_ns"].get<int64_t>());
+    expect_copied_byte_for_byte(text, read(out));
+    // Flow arrows only with both ends kept: each kept ac2g id appears as start and finish.
+    std::map<int64_t, int> ends;
+    for (const auto& e : json::parse(read(out))["traceEvents"])
+      if (e.value("cat", "") == "ac2g") ends[e["id"].get<int64_t>()] |= e["ph"] == "s" ? 1 : 2;
+    for (const auto& [id, both] : ends) EXPECT_EQ(both, 3) << id;
+  }
+  // The synthetic trace's one step, with its graph launch and its copy.
+  const std::string gpu = dir.path() + "/gpu.json", out = dir.path() + "/g.json";
+  std::ofstream(gpu) << pil::test::synthetic_gpu_trace();
+  ASSERT_EQ(run_process(kTool, {"slice", gpu, "--out", out, "--step", "0"}).exit_code, 0);
+  EXPECT_EQ(step_figures(out, 0), step_figures(gpu, 0));
+  expect_copied_byte_for_byte(read(gpu), read(out));
+}
+
+TEST(PilTraceSlice, ARangeAndAWindow) {
+  TempDir dir;
+  const std::string gpu = dir.path() + "/gpu.json", out = dir.path() + "/r.json";
+  std::ofstream(gpu) << pil::test::synthetic_gpu_trace();
+  ASSERT_EQ(run_process(kTool, {"slice", gpu, "--out", out, "--range", "matmul_add"}).exit_code, 0);
+  const json r = json::parse(read(out));
+  std::set<std::string> names;
+  for (const auto& e : r["traceEvents"]) names.insert(e.value("name", ""));
+  EXPECT_TRUE(names.count("aten::mm") && names.count("gemm") && names.count("graph_k2")) << r.dump();
+  EXPECT_FALSE(names.count("ProfilerStep#2")) << "the step encloses the range: not inside it";
+  EXPECT_FALSE(names.count("cudaDeviceSynchronize"));
+  ASSERT_EQ(run_process(kTool, {"slice", gpu, "--out", out, "--from-us", "0", "--to-us", "40"}).exit_code, 0);
+  const json w = json::parse(read(out));
+  names.clear();
+  for (const auto& e : w["traceEvents"]) names.insert(e.value("name", ""));
+  EXPECT_TRUE(names.count("kernel_a") && names.count("gemm")) << w.dump();
+  EXPECT_FALSE(names.count("add_kernel"));
+}
+
+TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
+  TempDir dir;
+  const std::string bad = dir.path() + "/bad.json", gpu = dir.path() + "/gpu.json";
+  std::ofstream(bad) << "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": -4}]}";
+  std::ofstream(gpu) << pil::test::synthetic_gpu_trace();
+  const std::string out = dir.path() + "/o.json";
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"check", dir.path() + "/missing.json"}, {"check", bad},
+        {"check", dir.path()}, {"check"}, {"slice", bad, "--out", out, "--step", "0"},
+        {"slice", gpu, "--out", out}, {"slice", gpu, "--out", out, "--step", "3"},
+        {"slice", gpu, "--out", out, "--range", "nope"},
+        {"slice", gpu, "--out", out, "--from-us", "50", "--to-us", "10"},
+        {"slice", gpu, "--step", "0"}, {"slice", gpu, "--out", out, "--step", "0", "--range", "x"},
+        {"check", kFixtures + "/check/clean.json", "--examples", "-1"}}) {
+    SCOPED_TRACE(args[0] + " " + (args.size() > 1 ? args[1] : "") + " " +
+                 (args.size() > 4 ? args[4] : ""));
+    const auto r = run_process(kTool, args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("pil-trace: error: ", 0), 0u) << r.err;
+  }
+  EXPECT_FALSE(std::ifstream(out).good()) << "nothing is written on error";
+}
+
+}  // namespace
