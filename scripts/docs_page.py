@@ -253,8 +253,16 @@ def parse_query(text):
     return name, q
 
 
-def run(cmd):
+class Skipped(Exception):
+    """A lesson run that exited 77: this build or machine lacks what it needs (a compiled variant
+    without its package, say); its markers say so instead of failing the page."""
+
+
+def run(cmd, skip_ok=False):
     r = subprocess.run(cmd, capture_output=True, text=True)
+    if skip_ok and r.returncode == 77:
+        why = re.search(r"^(?:\[rank\d+\] )?\S+: (--variant .*|--device .*)$", r.stdout, re.M)
+        raise Skipped(why.group(1) if why else "skipped (exit 77)")
     if r.returncode != 0:
         raise DocsError("%s exited %d:\n%s%s" % (" ".join(map(shlex.quote, cmd)), r.returncode, r.stdout[-2000:],
                                                 r.stderr[-2000:]))
@@ -630,7 +638,10 @@ def do_runs(args, runs, lesson, prefix):
             d = run_dir if r["count"] == 1 else os.path.join(run_dir, "run%d" % (k + 1))
             cmd = [args.exe, "--device", "cpu", "--seed", "0", "--out", d] + shlex.split(r["arg"])
             try:
-                text = run(cmd)
+                text = run(cmd, skip_ok=True)
+            except Skipped as e:
+                r["skipped"] = str(e)
+                break
             except DocsError as e:
                 raise DocsError("%s: run %s: %s" % (r["where"], name, e))
             # A lesson that starts its own ranks prefixes each rank's lines with "[rankK] ":
@@ -643,6 +654,9 @@ def do_runs(args, runs, lesson, prefix):
             traces.append(trace.group(1))
             dirs.append(d)
         r.update(traces=traces, dirs=dirs, cmd="build/bin/%s %s" % (lesson, r["arg"]))
+        if "skipped" in r:
+            r.update(traces=[], dirs=[], reports=[], median=0)
+            continue
         r["reports"] = [Reports(args.pil_trace, t, d) for t, d in zip(traces, dirs)]
         if len(traces) > 1:
             medians = [rep.summary()["steps"].get("median_ns", 0) for rep in r["reports"]]
@@ -661,6 +675,12 @@ def fill_figures(line, figs, runs, keep_markers):
     group = 2 if keep_markers else 0
     text, pos, shown = "", 0, []
     for span, name, q in figs:
+        if "skipped" in runs[name]:  # the source keeps the figure it had; the page says why not
+            value = span.group(2) if keep_markers else "(not run in this build)"
+            shown.append((name, q, value))
+            text += line[pos:span.start(group)] + value
+            pos = span.end(group)
+            continue
         values = [figure_value(rep, q) for rep in runs[name]["reports"]]
         value = format_figure(values[0][0], [v for _, v in values])
         shown.append((name, q, value))
@@ -719,6 +739,9 @@ def make_page(args):
             else:
                 name, opts = data
                 r = runs[name]
+                if "skipped" in r:
+                    out.append("<em>Not run in this build (`%s`): %s</em>\n" % (r["cmd"], r["skipped"]))
+                    continue
                 trace = r["traces"][r["median"]]
                 n_runs = len(r["traces"])
                 of_median = (" (the median run of %d)" % n_runs) if n_runs > 1 else ""

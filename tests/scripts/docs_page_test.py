@@ -127,6 +127,15 @@ echo "== 09_demo | cpu (Fake CPU 9000) | fp32"
 echo "trace: $out/t.json"
 """
 
+# A fake lesson whose variant this build cannot run (a compiled variant without its package):
+# exit 77 with the lesson's one-line reason.
+FAKE_SKIPPING_LESSON = FAKE_LESSON_HEAD + """echo "09_demo: --variant compiled: no AOTInductor package: this build was configured with -DPIL_WITH_AOTI=OFF"
+echo "RESULT: SKIPPED"
+exit 77
+"""
+
+
+
 # A fake pil-trace: JSON reports whose figures depend on the trace's run number k; every call
 # logged. Per run k: aten::mm's self share, the median step, the first-step gap.
 FAKE_PIL_TRACE = """#!%(python)s
@@ -235,6 +244,24 @@ class Figures(unittest.TestCase):
         self.assertIn("(the median run of 5)", text)
         self.assertIn("Figures in the text: median (range) over 5 runs of each named run (`eager`), on Fake CPU 9000.",
                       text)
+
+    def test_a_run_the_build_cannot_make_is_said_not_fatal(self):
+        fake_tools(self, FAKE_SKIPPING_LESSON, FAKE_PIL_TRACE)
+        d = lesson("<!-- run: compiled runs=3: --variant compiled -->\n"
+                   "It took <!-- fig: compiled step_time -->1.00 ms<!-- /fig --> a step.\n"
+                   "<!-- table: compiled rows=3 -->\n")
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("It took (not run in this build) a step.", text)
+        self.assertIn("Not run in this build (`build/bin/09_demo --variant compiled`): --variant compiled: no "
+                      "AOTInductor package: this build was configured with -DPIL_WITH_AOTI=OFF", text)
+        self.assertEqual(len(os.listdir(self.counter)), 1, "one try, not three")
+        # The source keeps the figure it had.
+        out = os.path.join(self.d, "upd")
+        u = run("--lesson-dir", d, "--update-source", "--exe", self.exe, "--pil-trace", self.pil, "--out-dir", out)
+        self.assertEqual(u.returncode, 0, u.stderr)
+        with open(os.path.join(d, "README.md")) as f:
+            self.assertIn("<!-- fig: compiled step_time -->1.00 ms<!-- /fig -->", f.read())
 
     def test_bad_fig_markers_are_one_line_and_exit_2(self):
         for body in ("a op=aten::mm bogus", "a op=aten::mm", "a step_time step=x", "a gap range=r",
