@@ -17,10 +17,13 @@ carries markers, HTML comments that GitHub does not show, which this script turn
                                 in the text (fig markers) use all N runs.
   <!-- trace: NAME: PATH -->    names a committed trace (PATH from the project root: a GPU
                                 fixture captured on the GPU machine) for the markers below
-  <!-- timeline: NAME [step=K] [range=R] [mark=SLICE]... -->
+  <!-- timeline: NAME [step=K] [range=R] [from-us=A to-us=B] [mark=SLICE]... -->
                                 a timeline picture of that run's trace (pil-trace svg); each
                                 mark= (repeatable) draws an arrow and a label at the first slice
-                                named SLICE in the window (pil-trace svg --mark)
+                                named SLICE in the window (pil-trace svg --mark); from-us= and
+                                to-us= (together, instead of step= or range=) a window in µs
+                                from the trace's first step, as svg --from-us/--to-us: a close-up
+                                of a committed trace
   <!-- table: NAME [rows=N] --> its operator table (pil-trace ops)
   <!-- summary: NAME -->        what its trace says (pil-trace summary)
   <!-- ranks: NAME [step=K] --> a run of a lesson that starts its own ranks (lines prefixed
@@ -124,7 +127,7 @@ ANCHOR = re.compile(r"\{#([A-Za-z0-9_]+)\}")
 
 # The options each marker takes (mark= may repeat).
 MARKER_OPTIONS = {"snippet": {"from"}, "run": {"runs"}, "trace": set(),
-                  "timeline": {"step", "range", "mark"}, "table": {"rows"}, "summary": set(),
+                  "timeline": {"step", "range", "from-us", "to-us", "mark"}, "table": {"rows"}, "summary": set(),
                   "ranks": {"step"}}
 OP_FIELDS = ("self_pct", "total_pct", "self_avg", "total_avg", "calls")
 RANK_FIELDS = ("step_time", "compute", "comm", "overlap", "exposed", "hidden_pct", "collectives")
@@ -186,6 +189,15 @@ def options(text, kind=None):
             raise DocsError("marker option %r given twice" % k, 2)
         else:
             opts[k] = v
+    if kind == "timeline":
+        window = [k for k in ("step", "range", "from-us") if k in opts]
+        if ("from-us" in opts) != ("to-us" in opts) or len(window) > 1:
+            raise DocsError("timeline marker: one window: step=K, range=R, or from-us=A with to-us=B", 2)
+        if "from-us" in opts:
+            if not all(re.match(r"^[0-9]+(\.[0-9]+)?$", opts[k]) for k in ("from-us", "to-us")) or \
+                    float(opts["to-us"]) <= float(opts["from-us"]):
+                raise DocsError("timeline marker: from-us=%s to-us=%s: expected two numbers, from-us < to-us"
+                                % (opts["from-us"], opts["to-us"]), 2)
     for k in ("step", "rows", "runs"):
         if k in opts and not (opts[k].isdigit() and (k == "step" or int(opts[k]) > 0)):
             raise DocsError("marker option %s=%s: expected a %s integer" % (
@@ -713,7 +725,7 @@ def make_page(args):
 
     out = []
     at = {it[1]: it for it in items}
-    used_figs = set()
+    used_figs, used_traces = set(), set()
     i = 0
     while i < len(lines):
         it = at.get(i)
@@ -742,23 +754,31 @@ def make_page(args):
                 if "skipped" in r:
                     out.append("<em>Not run in this build (`%s`): %s</em>\n" % (r["cmd"], r["skipped"]))
                     continue
+                used_traces.add(name)
                 trace = r["traces"][r["median"]]
                 n_runs = len(r["traces"])
                 of_median = (" (the median run of %d)" % n_runs) if n_runs > 1 else ""
                 if kind == "timeline":
                     window_name = ("range_" + re.sub(r"[^A-Za-z0-9_]+", "_", opts["range"]) if "range" in opts
+                                   else "us%s_%s" % (opts["from-us"], opts["to-us"]) if "from-us" in opts
                                    else "step%s" % opts.get("step", "0"))
+                    window_name = window_name.replace(".", "_")
                     marks = opts.get("mark", [])
                     if marks:
                         window_name += "_" + "_".join(re.sub(r"[^A-Za-z0-9_]+", "_", m) for m in marks)
                     svg_name = "%s_%s_%s.svg" % (prefix, name, window_name)
-                    window = ["--range", opts["range"]] if "range" in opts else ["--step", opts.get("step", "0")]
+                    window = (["--range", opts["range"]] if "range" in opts
+                              else ["--from-us", opts["from-us"], "--to-us", opts["to-us"]] if "from-us" in opts
+                              else ["--step", opts.get("step", "0")])
                     for m in marks:
                         window += ["--mark", m]
-                    title = "%s: %s%s" % (lesson, r["cmd"], " (CPU)" if r["kind"] == "run" else "")
+                    title = ("%s: %s (CPU)" % (lesson, r["cmd"]) if r["kind"] == "run"
+                             else "committed trace %s" % r["cmd"])
                     run([args.pil_trace, "svg", trace, "--out", os.path.join(args.out_dir, svg_name), "--title", title,
                          "--width", "900"] + window)
-                    what = "range " + opts["range"] if "range" in opts else "step " + opts.get("step", "0")
+                    what = ("range " + opts["range"] if "range" in opts
+                            else "%s–%s µs from its first step" % (opts["from-us"], opts["to-us"]) if "from-us" in opts
+                            else "step " + opts.get("step", "0"))
                     if n_runs > 1:
                         what += " of the median run of %d" % n_runs
                     if marks:
@@ -796,9 +816,14 @@ def make_page(args):
     out.append("See also: \\ref cheatsheet (what you see in a trace, and what it usually means) and "
                "\\ref pil_trace (the analyzer).")
     ran = [n for n, r in runs.items() if r["kind"] == "run"]
-    if runs:
+    drawn = [n for n, r in runs.items() if r["kind"] == "trace" and n in used_traces]
+    if drawn:
         out.append("")
-        where = machine or "the CPU"
+        out.append("<em>Committed traces drawn or tabled on this page (not runs of the lesson): %s.</em>"
+                   % ", ".join("`%s` from %s" % (n, runs[n]["arg"]) for n in drawn))
+    where = machine or "the CPU"
+    if ran:
+        out.append("")
         text = ("<em>The pictures and tables of this page were generated when the documentation was built, "
                 "from traces of the lesson run then on %s" % where)
         multi = [n for n in ran if runs[n]["count"] > 1]
@@ -806,19 +831,18 @@ def make_page(args):
             text += ("; a run made several times shows its median run (by median step time)")
         text += ".</em>"
         out.append(text)
-        if used_figs:
-            counts = sorted({runs[n]["count"] for n in used_figs if runs[n]["kind"] == "run"})
-            named = ", ".join("`%s`" % n for n in runs if n in used_figs)
-            if counts:
-                over = ("%d runs" % counts[0]) if len(counts) == 1 else "the runs its marker asks for"
-                out.append("")
-                out.append("<em>Figures in the text: median (range) over %s of each named run (%s), on %s.</em>"
-                           % (over, named, where))
-            committed = [n for n in used_figs if runs[n]["kind"] == "trace"]
-            if committed:
-                out.append("")
-                out.append("<em>Figures from committed traces: %s.</em>"
-                           % ", ".join("`%s` from %s" % (n, runs[n]["arg"]) for n in committed))
+    counts = sorted({runs[n]["count"] for n in used_figs if runs[n]["kind"] == "run"})
+    if counts:
+        named = ", ".join("`%s`" % n for n in runs if n in used_figs and runs[n]["kind"] == "run")
+        over = ("%d runs" % counts[0]) if len(counts) == 1 else "the runs its marker asks for"
+        out.append("")
+        out.append("<em>Figures in the text: median (range) over %s of each named run (%s), on %s.</em>"
+                   % (over, named, where))
+    committed = [n for n in runs if n in used_figs and runs[n]["kind"] == "trace"]
+    if committed:
+        out.append("")
+        out.append("<em>Figures from committed traces: %s.</em>"
+                   % ", ".join("`%s` from %s" % (n, runs[n]["arg"]) for n in committed))
     write_whole(args.page, "\n".join(out) + "\n")
 
 

@@ -43,9 +43,9 @@ size_t object_end(std::string_view text, size_t at) {
   return std::string_view::npos;
 }
 
-// A flow arrow's end: its id (as written: a number or a string), category and phase.
+// A flow arrow's end: its id (as written: a number or a string), category, name and phase.
 struct FlowEnd {
-  std::string id, cat;
+  std::string id, cat, name;
   char ph = 0;
 };
 
@@ -57,12 +57,18 @@ bool read_flow(std::string_view raw, FlowEnd& out) {
   out.id = id->is_string() ? id->get<std::string>() : id->dump();
   const auto cat = j.find("cat");
   out.cat = cat != j.end() && cat->is_string() ? cat->get<std::string>() : std::string();
+  const auto name = j.find("name");
+  out.name = name != j.end() && name->is_string() ? name->get<std::string>() : std::string();
   const auto ph = j.find("ph");
   out.ph = ph != j.end() && ph->is_string() && !ph->get<std::string>().empty()
                ? ph->get<std::string>().front()
                : 0;
   return true;
 }
+
+// A launch → GPU work arrow, whose id is the correlation: "ac2g", or torch 1.8-1.9's
+// "cat": "async", "name": "launch".
+bool is_launch_flow(const FlowEnd& f) { return f.cat == "ac2g" || (f.cat == "async" && f.name == "launch"); }
 
 }  // namespace
 
@@ -120,7 +126,7 @@ std::string slice_text(const TraceIndex& index, std::string_view text, int64_t f
     return text.substr(size_t(s.offset), end - size_t(s.offset));
   };
 
-  // Flow arrows: an ac2g arrow (id = correlation) when its launch and GPU work are kept; any
+  // Flow arrows: a launch arrow (id = correlation) when its launch and GPU work are kept; any
   // other when both its ends lie in the span. Only the arrows near the span are read again.
   std::vector<char> keep_element(sources.size(), 0);
   std::unordered_map<std::string, std::vector<size_t>> other_flows;  // id + cat -> elements
@@ -135,7 +141,7 @@ std::string slice_text(const TraceIndex& index, std::string_view text, int64_t f
       if (s.ts_ns < from || s.ts_ns > gpu_end) continue;
       FlowEnd f;
       if (!read_flow(raw_of(s), f)) continue;
-      if (f.cat == "ac2g") {
+      if (is_launch_flow(f)) {
         uint64_t id = 0;
         const bool number = !f.id.empty() && std::all_of(f.id.begin(), f.id.end(), ::isdigit);
         if (number) id = std::strtoull(f.id.c_str(), nullptr, 10);

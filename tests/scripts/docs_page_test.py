@@ -104,6 +104,37 @@ class DocsPage(unittest.TestCase):
                 "--pil-trace", fake, "--out-dir", os.path.join(d, "o2"), "--page", os.path.join(d, "o2", "p.md"))
         self.assertEqual(r.returncode, 2, r.stderr)
 
+    def test_a_close_up_of_a_committed_trace(self):
+        # A window in µs (from-us= to-us=) drawn from a committed trace, with its marks; the page
+        # says the picture is of that committed trace, not of a run of the lesson.
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        fixture = "tests/fuzz/corpus/gpu_small.json"
+        d = lesson("<!-- trace: gpu: %s -->\n"
+                   "<!-- timeline: gpu from-us=12.5 to-us=40 mark=cudaLaunchKernel -->\n" % fixture)
+        fake = os.path.join(d, "fake-pil-trace")
+        with open(fake, "w") as f:  # stands in for pil-trace: prints its arguments, writes the svg
+            f.write("#!/bin/sh\necho \"$@\" >> \"$0.log\"\nif [ \"$1\" = svg ]; then : > \"$4\"; fi\n")
+        os.chmod(fake, 0o755)
+        page = os.path.join(d, "out", "p.md")
+        r = run("--lesson-dir", d, "--exe", "/bin/false", "--pil-trace", fake, "--out-dir",
+                os.path.join(d, "out"), "--page", page, "--root", root)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(page) as f:
+            text = f.read()
+        with open(fake + ".log") as f:
+            call = f.read()
+        self.assertIn("--from-us 12.5 --to-us 40 --mark cudaLaunchKernel", call)
+        self.assertIn("--title committed trace %s" % fixture, call)
+        self.assertIn("\\image html 09_demo_gpu_us12_5_40_cudaLaunchKernel.svg", text)
+        self.assertIn("12.5–40 µs from its first step", text)
+        self.assertIn("Committed traces drawn or tabled on this page (not runs of the lesson): `gpu` from %s"
+                      % fixture, text)
+        self.assertNotIn("from traces of the lesson run then", text)
+        for bad in ("from-us=5", "to-us=5", "step=0 from-us=1 to-us=2", "from-us=3 to-us=2", "from-us=a to-us=2"):
+            r = run("--lesson-dir", lesson("<!-- trace: gpu: %s -->\n<!-- timeline: gpu %s -->\n" % (fixture, bad)),
+                    "--check")
+            self.assertEqual(r.returncode, 2, bad + r.stderr)
+
     def test_a_failing_run_fails_and_writes_nothing(self):
         d = lesson("<!-- run: a: --size 1 -->\n")
         r = run("--lesson-dir", d, "--exe", "/bin/false", "--pil-trace", "/bin/true", "--out-dir",

@@ -221,6 +221,33 @@ TEST(PilTraceSlice, ARangeAndAWindow) {
   EXPECT_FALSE(names.count("add_kernel"));
 }
 
+// torch 1.8-1.9's traces: the step an "Operator", the launch arrows "cat": "async", "name":
+// "launch" (id = correlation). A window's slice keeps the kernel its launch call started, which
+// ran after the window (the tail), and both ends of that launch arrow; an arrow of another name
+// needs both its ends in the window.
+TEST(PilTraceSlice, AnOldTracesStepAndItsLaunchArrows) {
+  TempDir dir;
+  const std::string old = dir.path() + "/old.json", out = dir.path() + "/s.json";
+  std::ofstream(old) << R"({"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "Operator", "name": "ProfilerStep#5", "pid": 1, "tid": "1", "ts": 10, "dur": 20},
+  {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": "1", "ts": 12, "dur": 2, "args": {"correlation": 9}},
+  {"ph": "s", "id": 9, "pid": 1, "tid": 1, "ts": 12, "cat": "async", "name": "launch"},
+  {"ph": "s", "id": 3, "pid": 1, "tid": 1, "ts": 13, "cat": "async", "name": "other"},
+  {"ph": "X", "cat": "Operator", "name": "ProfilerStep#6", "pid": 1, "tid": "1", "ts": 50, "dur": 20},
+  {"ph": "X", "cat": "Kernel", "name": "late_kernel", "pid": 0, "tid": "stream 7", "ts": 40, "dur": 4, "args": {"device": 0, "stream": 7, "correlation": 9}},
+  {"ph": "f", "id": 9, "pid": 0, "tid": "stream 7", "ts": 40, "cat": "async", "name": "launch", "bp": "e"},
+  {"ph": "f", "id": 3, "pid": 0, "tid": "stream 7", "ts": 60, "cat": "async", "name": "other", "bp": "e"}
+  ]})";
+  ASSERT_EQ(run_process(kTool, {"slice", old, "--out", out, "--from-us", "0", "--to-us", "10"}).exit_code, 0);
+  const json s = json::parse(read(out));
+  std::multiset<std::string> kept;
+  for (const auto& e : s["traceEvents"]) kept.insert(e.value("name", "") + "/" + e.value("ph", ""));
+  EXPECT_EQ(kept, (std::multiset<std::string>{"ProfilerStep#5/X", "cudaLaunchKernel/X", "late_kernel/X",
+                                              "launch/s", "launch/f"}))
+      << s.dump();
+  expect_copied_byte_for_byte(read(old), read(out));
+}
+
 TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
   TempDir dir;
   const std::string bad = dir.path() + "/bad.json", gpu = dir.path() + "/gpu.json";

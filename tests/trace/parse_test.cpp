@@ -254,6 +254,25 @@ TEST(Parse, IdsGivenAsHexOrDecimalStrings) {
   EXPECT_EQ(index.synchronizes().size(), 0u);
 }
 
+// torch 1.8-1.9's Kineto (pytorch/kineto's ResNet-50 samples, docs/traces/kineto-samples/) wrote
+// categories capitalised ("Operator", "Runtime", "Kernel") and the step as an operator: it is the
+// step all the same; an operator of another name stays an operator.
+TEST(Parse, AnOldTracesStepWrittenAsAnOperatorIsAStep) {
+  const Trace t = parse_trace_text(R"({"traceEvents": [
+  {"ph": "X", "cat": "Operator", "name": "ProfilerStep#5", "pid": 1, "tid": "1", "ts": 1, "dur": 20, "args": {"External id": 4}},
+  {"ph": "X", "cat": "Operator", "name": "aten::mm", "pid": 1, "tid": "1", "ts": 2, "dur": 5, "args": {"External id": 5}},
+  {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": "1", "ts": 3, "dur": 2, "args": {"correlation": 9, "external id": 5}},
+  {"ph": "X", "cat": "Kernel", "name": "gemm", "pid": 0, "tid": "stream 7", "ts": 30, "dur": 4, "args": {"device": 0, "stream": 7, "correlation": 9, "external id": 5}}
+  ]})");
+  ASSERT_NE(find(t, "ProfilerStep#5"), nullptr);
+  EXPECT_EQ(find(t, "ProfilerStep#5")->category, Category::UserAnnotation);
+  EXPECT_EQ(find(t, "aten::mm")->category, Category::CpuOp);
+  EXPECT_EQ(find(t, "cudaLaunchKernel")->category, Category::Runtime);
+  EXPECT_EQ(find(t, "gemm")->category, Category::Kernel);
+  const TraceIndex index(t);
+  EXPECT_EQ(index.steps.size(), 1u);
+}
+
 TEST(Parse, HipSynchronizesAreSynchronizes) {
   for (const char* name : {"hipDeviceSynchronize", "hipStreamSynchronize", "hipEventSynchronize"}) {
     Event e;

@@ -274,6 +274,10 @@ void EventFields::read_event(od::object& obj) {
     Event e;
     e.name = intern(name);
     e.category = category;
+    // torch 1.8-1.9's Kineto traces wrote the step range as an operator ("cat": "Operator"):
+    // it is the step all the same.
+    if (category == Category::CpuOp && !name.empty() && name.front() == 'P' && is_step_name(name))
+      e.category = Category::UserAnnotation;
     e.start_ns = ts_ns_;
     e.dur_ns = has_dur ? dur_ns_ : 0;
     e.pid = pid;
