@@ -27,8 +27,9 @@ struct SliceCounts {
 /// to_ns): its CPU events that start in the span, the GPU work their launch calls launched, the
 /// GPU work that ran in the span with its launch calls (so the span's GPU figures, both ways,
 /// read the same), the GPU annotations over them, instants and counters in the span, every
-/// metadata event, and the flow arrows with both ends kept (`ac2g` by correlation, others by
-/// time). `index` is of `text` read with ParseOptions::keep_sources. Throws ParseError when the
+/// metadata event, and the flow arrows with both ends kept (`ac2g` by correlation, others when
+/// the slice each end binds to is kept: the enclosing one on its thread, or for a finish
+/// without bp "e" the next one to start there). `index` is of `text` read with ParseOptions::keep_sources. Throws ParseError when the
 /// trace has no event array elements or the sources do not match the text.
 std::string slice_text(const TraceIndex& index, std::string_view text, int64_t from_ns,
                        int64_t to_ns, SliceCounts* counts = nullptr);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -219,6 +220,56 @@ TEST(PilTraceSlice, ARangeAndAWindow) {
   for (const auto& e : w["traceEvents"]) names.insert(e.value("name", ""));
   EXPECT_TRUE(names.count("kernel_a") && names.count("gemm")) << w.dump();
   EXPECT_FALSE(names.count("add_kernel"));
+}
+
+// Flow arrows other than ac2g (here fwdbwd) stay when every end binds to a kept slice, as
+// Perfetto binds them: the enclosing slice on the end's thread, or for a finish without bp "e"
+// the next slice to start there. Step 0 is [0, 100) us; "worker" starts in it and ends in step 1.
+TEST(PilTraceSlice, AFlowStaysWhenTheSlicesOfBothItsEndsAreKept) {
+  TempDir dir;
+  auto x = [](const char* name, const char* cat, int tid, int ts, int dur) {
+    return std::string("{\"ph\": \"X\", \"cat\": \"") + cat + "\", \"name\": \"" + name +
+           "\", \"pid\": 1, \"tid\": " + std::to_string(tid) + ", \"ts\": " + std::to_string(ts) +
+           ", \"dur\": " + std::to_string(dur) + "}";
+  };
+  auto flow = [](const char* ph, int id, int tid, int ts, bool enclosing) {
+    return std::string("{\"ph\": \"") + ph + "\", \"id\": " + std::to_string(id) +
+           ", \"pid\": 1, \"tid\": " + std::to_string(tid) + ", \"ts\": " + std::to_string(ts) +
+           ", \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\"" + (enclosing ? ", \"bp\": \"e\"}" : "}");
+  };
+  const std::vector<std::string> events = {
+      x("ProfilerStep#0", "user_annotation", 1, 0, 100),
+      x("ProfilerStep#1", "user_annotation", 1, 100, 100),
+      x("aten::mm", "cpu_op", 1, 10, 20),
+      x("aten::add", "cpu_op", 1, 40, 10),
+      x("worker", "cpu_op", 3, 90, 60),
+      x("late", "cpu_op", 2, 105, 10),
+      x("MmBackward0", "cpu_op", 2, 150, 20),
+      // 1: aten::mm -> aten::add, both in step 0: kept.
+      flow("s", 1, 1, 10, false), flow("f", 1, 1, 40, true),
+      // 2: both ends' ts in step 0, but the finish (no bp "e") binds to "late" in step 1: dropped.
+      flow("s", 2, 1, 45, false), flow("f", 2, 2, 95, false),
+      // 3: the finish's ts is in step 1, but it binds to "worker", kept: kept.
+      flow("s", 3, 1, 20, false), flow("f", 3, 3, 140, true),
+      // 4: the finish binds to MmBackward0 in step 1: dropped.
+      flow("s", 4, 1, 20, false), flow("f", 4, 2, 160, true)};
+  std::string text = "{\"traceEvents\": [\n  ";
+  for (size_t k = 0; k < events.size(); ++k) text += (k ? ",\n  " : "") + events[k];
+  text += "\n]}\n";
+  const std::string path = dir.path() + "/flows.json", out = dir.path() + "/s.json";
+  std::ofstream(path) << text;
+  const auto r = run_process(kTool, {"slice", path, "--out", out, "--step", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<int, int> ends;  // id -> 1 start, 2 finish
+  std::set<std::string> names;
+  const json sliced = json::parse(read(out));
+  for (const auto& e : sliced["traceEvents"]) {
+    if (e.value("cat", "") == "fwdbwd") ends[e["id"].get<int>()] |= e["ph"] == "s" ? 1 : 2;
+    names.insert(e.value("name", ""));
+  }
+  EXPECT_EQ(ends, (std::map<int, int>{{1, 3}, {3, 3}}));
+  EXPECT_TRUE(names.count("worker") && !names.count("late") && !names.count("MmBackward0"));
+  expect_copied_byte_for_byte(text, read(out));
 }
 
 TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
