@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "trace/check.h"
 #include "trace/parse.h"
 #include "trace/parse/sources.h"
 
@@ -251,6 +252,12 @@ std::string slice_text(const TraceIndex& index, std::string_view text, int64_t f
     for (const auto& [k, f] : other_ends)
       if (ends[f.id + '\n' + f.cat] == 3) keep_element[k] = 1;
   }
+
+  bool anything = false;  // an element that is not a name (metadata)
+  for (size_t k = 0; k < sources.size() && !anything; ++k) anything = keep_element[k] && sources[k].ph != 'M';
+  if (!anything)
+    throw EmptySlice("slice: nothing in the span from ts " + trace_ts(from) + " to " + trace_ts(to) +
+                     " us: no event starts there and no GPU work runs there");
 
   // The head up to the event array's '[', the kept elements, the tail after its ']'.
   size_t open = size_t(sources.front().offset);

@@ -277,6 +277,10 @@ TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
   const std::string bad = dir.path() + "/bad.json", gpu = dir.path() + "/gpu.json";
   std::ofstream(bad) << "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": -4}]}";
   std::ofstream(gpu) << pil::test::synthetic_gpu_trace();
+  const std::string gap = dir.path() + "/gap.json";
+  std::ofstream(gap) << "{\"traceEvents\": [\n"
+                        "  {\"ph\": \"X\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1},\n"
+                        "  {\"ph\": \"X\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 1000, \"dur\": 1}\n]}\n";
   const std::string out = dir.path() + "/o.json";
   for (std::vector<std::string> args :
        {std::vector<std::string>{"check", dir.path() + "/missing.json"}, {"check", bad},
@@ -284,6 +288,10 @@ TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
         {"slice", gpu, "--out", out}, {"slice", gpu, "--out", out, "--step", "3"},
         {"slice", gpu, "--out", out, "--range", "nope"},
         {"slice", gpu, "--out", out, "--from-us", "50", "--to-us", "10"},
+        // Found by the fuzzer: a span with nothing in it wrote a slice that does not read (an
+        // empty event array), or one of names only.
+        {"slice", gap, "--out", out, "--from-us", "400", "--to-us", "600"},
+        {"slice", gpu, "--out", out, "--from-us", "100000", "--to-us", "100001"},
         {"slice", gpu, "--step", "0"}, {"slice", gpu, "--out", out, "--step", "0", "--range", "x"},
         {"check", kFixtures + "/check/clean.json", "--examples", "-1"}}) {
     SCOPED_TRACE(args[0] + " " + (args.size() > 1 ? args[1] : "") + " " +
