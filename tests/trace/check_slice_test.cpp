@@ -292,6 +292,7 @@ TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
         // empty event array), or one of names only.
         {"slice", gap, "--out", out, "--from-us", "400", "--to-us", "600"},
         {"slice", gpu, "--out", out, "--from-us", "100000", "--to-us", "100001"},
+        {"slice", gpu, "--out", dir.path() + "/no/such/folder/o.json", "--step", "0"},
         {"slice", gpu, "--step", "0"}, {"slice", gpu, "--out", out, "--step", "0", "--range", "x"},
         {"check", kFixtures + "/check/clean.json", "--examples", "-1"}}) {
     SCOPED_TRACE(args[0] + " " + (args.size() > 1 ? args[1] : "") + " " +

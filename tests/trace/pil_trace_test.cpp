@@ -221,7 +221,9 @@ TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
         {"ops", bad}, {"kernels", empty}, {"chain", trace, "--range", "nope"},
         {"svg", trace, "--out", dir.path() + "/x.svg", "--step", "5"}, {"frobnicate", trace},
         {"svg", trace, "--out", dir.path() + "/x.svg", "--range", "aten::add", "--mark", "kernel_a"},
-        {"ops"}}) {
+        {"ops"},
+        // An --out that cannot be written is the user's to fix, not an internal error (was 70).
+        {"svg", trace, "--out", dir.path() + "/no/such/folder/x.svg"}, {"svg", trace, "--out", dir.path()}}) {
     SCOPED_TRACE(args[0] + " " + (args.size() > 1 ? args[1] : ""));
     const auto r = run_process(kTool, args);
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
@@ -229,6 +231,32 @@ TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
     EXPECT_EQ(r.err.rfind("pil-trace: error: ", 0), 0u) << r.err;
   }
   EXPECT_FALSE(std::ifstream(dir.path() + "/x.svg").good()) << "nothing is written on error";
+}
+
+// Exit 70 is for a bug: no input reaches it on purpose, so the test sets the tool's test-only
+// PIL_TRACE_TEST_INTERNAL_ERROR, which makes every command throw (a std::exception, or with
+// "unknown" something else). Each answers with one line and 70, never 1 (check's findings).
+TEST_F(PilTrace, AnInternalErrorInAnyCommandIsOneLineAndExit70) {
+  const std::string out = dir.path() + "/out";
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"summary", trace}, {"ops", trace}, {"kernels", trace}, {"api", trace},
+        {"launches", trace}, {"streams", trace}, {"memory", trace}, {"expect", trace, "kernels=1"},
+        {"chain", trace, "--range", "matmul_add"}, {"diff", trace, trace}, {"ranks", trace},
+        {"svg", trace, "--out", out + ".svg"}, {"walk", trace}, {"check", trace},
+        {"slice", trace, "--out", out + ".json", "--step", "0"}}) {
+    for (const char* bug : {"1", "unknown"}) {
+      SCOPED_TRACE(args[0] + std::string(" ") + bug);
+      std::vector<std::string> env_args = {std::string("PIL_TRACE_TEST_INTERNAL_ERROR=") + bug, kTool};
+      env_args.insert(env_args.end(), args.begin(), args.end());
+      const auto r = run_process("/usr/bin/env", env_args);
+      EXPECT_EQ(r.exit_code, 70) << r.out << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_EQ(r.err.rfind("pil-trace: internal error: ", 0), 0u) << r.err;
+    }
+  }
+  EXPECT_FALSE(std::ifstream(out + ".svg").good());
+  EXPECT_FALSE(std::ifstream(out + ".json").good());
 }
 
 // --idle-rule on a hand-made stream (times in us; one stream, steps [0, 100) and [100, 200)):
