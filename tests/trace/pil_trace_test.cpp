@@ -347,16 +347,21 @@ TEST_F(PilTrace, IdleRuleHtaSplitsAHandMadeStreamAsHtaDoes) {
       << summary.out;
 }
 
+// A rule is named (pil or hta, any case): anything else, a number too, is one line naming both.
 TEST_F(PilTrace, ABadIdleRuleIsOneLineAndExit2) {
-  for (const char* command : {"streams", "summary"}) {
-    SCOPED_TRACE(command);
-    const auto r = run_process(kTool, {command, trace, "--idle-rule", "nope"});
-    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_EQ(r.err.rfind("pil-trace: error: --idle-rule: ", 0), 0u) << r.err;
-    EXPECT_NE(r.err.find("nope"), std::string::npos) << r.err;
-  }
+  for (const char* command : {"streams", "summary"})
+    for (const char* rule : {"nope", "1"}) {
+      SCOPED_TRACE(std::string(command) + " " + rule);
+      const auto r = run_process(kTool, {command, trace, "--idle-rule", rule});
+      EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_EQ(r.err, "pil-trace: error: --idle-rule: " + std::string(rule) +
+                           " not in {pil,hta} (see --help)\n");
+    }
+  const auto upper = run_process(kTool, {"streams", trace, "--idle-rule", "HTA", "--json"});
+  EXPECT_EQ(upper.exit_code, 0) << upper.err;
+  EXPECT_EQ(nlohmann::json::parse(upper.out)["idle_rule"], "hta");
 }
 
 // A ROCm trace, as Kineto writes it there (HIP names, "stream": "0x5612a0c3e4f0" on the launch

@@ -602,13 +602,14 @@ int main(int argc, char** argv) {
   launches->add_option("--top", top, "Rows of the largest delays")->check(CLI::PositiveNumber);
   auto* streams = app.add_subcommand("streams", "GPU busy and idle time per stream and step");
   trace_arg(streams);
-  IdleRule idle_rule = IdleRule::Pil;
-  const std::map<std::string, IdleRule> idle_rules = {{"pil", IdleRule::Pil}, {"hta", IdleRule::Hta}};
+  // --idle-rule by name only (a transformer from the map would also take 0 and 1, and name
+  // them in its error line).
+  std::string idle_rule_name = "pil";
   auto idle_rule_opt = [&](CLI::App* c) {
-    c->add_option("--idle-rule", idle_rule,
+    c->add_option("--idle-rule", idle_rule_name,
                   "How idle gaps are split: pil (default: merged overlaps, the launch call's end) or "
                   "hta (Holistic Trace Analysis's get_idle_time_breakdown)")
-        ->transform(CLI::CheckedTransformer(idle_rules, CLI::ignore_case));
+        ->transform(CLI::IsMember({"pil", "hta"}, CLI::ignore_case));
   };
   idle_rule_opt(streams);
   idle_rule_opt(summary);
@@ -691,6 +692,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  const IdleRule idle_rule = idle_rule_name == "hta" ? IdleRule::Hta : IdleRule::Pil;
   try {
     // Test only: with PIL_TRACE_TEST_INTERNAL_ERROR set, every command throws as a bug would (a
     // std::exception; with "unknown", something else), so that the tests see exit 70. No input
