@@ -189,11 +189,6 @@ TEST(PilTraceSlice, AGpuStepKeepsItsTailAndReadsBackTheSameFiguresBothWays) {
     // The tail: the step's kernels run after its CPU end (1.5 steps behind) and are kept.
     EXPECT_GT(whole["launched"]["to_gpu_end_ns"].get<int64_t>(), whole["duration_ns"].get<int64_t>());
     expect_copied_byte_for_byte(text, read(out));
-    // Flow arrows only with both ends kept: each kept ac2g id appears as start and finish.
-    std::map<int64_t, int> ends;
-    for (const auto& e : json::parse(read(out))["traceEvents"])
-      if (e.value("cat", "") == "ac2g") ends[e["id"].get<int64_t>()] |= e["ph"] == "s" ? 1 : 2;
-    for (const auto& [id, both] : ends) EXPECT_EQ(both, 3) << id;
   }
   // The synthetic trace's one step, with its graph launch and its copy.
   const std::string gpu = dir.path() + "/gpu.json", out = dir.path() + "/g.json";
@@ -201,6 +196,14 @@ TEST(PilTraceSlice, AGpuStepKeepsItsTailAndReadsBackTheSameFiguresBothWays) {
   ASSERT_EQ(run_process(kTool, {"slice", gpu, "--out", out, "--step", "0"}).exit_code, 0);
   EXPECT_EQ(step_figures(out, 0), step_figures(gpu, 0));
   expect_copied_byte_for_byte(read(gpu), read(out));
+  // Flow arrows only with both ends kept: ac2g 7 (launch to gemm) as start and finish, not the
+  // unpaired start 99. (The lagging trace has no flows; the parsed slice is held: a range-for
+  // over a member of a temporary reads freed memory.)
+  std::map<int64_t, int> ends;
+  const json sliced = json::parse(read(out));
+  for (const auto& e : sliced["traceEvents"])
+    if (e.value("cat", "") == "ac2g") ends[e["id"].get<int64_t>()] |= e["ph"] == "s" ? 1 : 2;
+  EXPECT_EQ(ends, (std::map<int64_t, int>{{7, 3}}));
 }
 
 TEST(PilTraceSlice, ARangeAndAWindow) {
