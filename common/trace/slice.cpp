@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "trace/check.h"
 #include "trace/parse.h"
 #include "trace/parse/sources.h"
 
@@ -43,10 +45,15 @@ size_t object_end(std::string_view text, size_t at) {
   return std::string_view::npos;
 }
 
-// A flow arrow's end: its id (as written: a number or a string), category, name and phase.
+// A flow arrow's end: its id (as written: a number or a string), category, name and phase,
+// whether it binds to the enclosing slice (bp "e"; a finish without it binds to the next slice),
+// and its lane: pid and tid as written, and as numbers where both are whole numbers.
 struct FlowEnd {
-  std::string id, cat, name;
+  std::string id, cat, name, lane;
   char ph = 0;
+  bool enclosing = false;
+  bool numbered = false;
+  int64_t pid = 0, tid = 0;
 };
 
 bool read_flow(std::string_view raw, FlowEnd& out) {
@@ -63,12 +70,30 @@ bool read_flow(std::string_view raw, FlowEnd& out) {
   out.ph = ph != j.end() && ph->is_string() && !ph->get<std::string>().empty()
                ? ph->get<std::string>().front()
                : 0;
+  const auto bp = j.find("bp");
+  out.enclosing = out.ph != 'f' || (bp != j.end() && bp->is_string() && *bp == "e");
+  const auto pid = j.find("pid"), tid = j.find("tid");
+  const nlohmann::json none;
+  const nlohmann::json& p = pid != j.end() ? *pid : none;
+  const nlohmann::json& q = tid != j.end() ? *tid : none;
+  out.lane = p.dump() + '\n' + q.dump();
+  out.numbered = p.is_number_integer() && q.is_number_integer();
+  if (out.numbered) out.pid = p.get<int64_t>(), out.tid = q.get<int64_t>();
   return true;
 }
 
 // A launch → GPU work arrow, whose id is the correlation: "ac2g", or torch 1.8-1.9's
 // "cat": "async", "name": "launch".
 bool is_launch_flow(const FlowEnd& f) { return f.cat == "ac2g" || (f.cat == "async" && f.name == "launch"); }
+
+// An event's lane as written (pid and tid), in FlowEnd::lane's form; empty when unreadable.
+std::string lane_of(std::string_view raw) {
+  const auto j = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return {};
+  const auto pid = j.find("pid"), tid = j.find("tid");
+  const nlohmann::json none;
+  return (pid != j.end() ? *pid : none).dump() + '\n' + (tid != j.end() ? *tid : none).dump();
+}
 
 }  // namespace
 
@@ -126,11 +151,20 @@ std::string slice_text(const TraceIndex& index, std::string_view text, int64_t f
     return text.substr(size_t(s.offset), end - size_t(s.offset));
   };
 
-  // Flow arrows: a launch arrow (id = correlation) when its launch and GPU work are kept; any
-  // other when both its ends lie in the span. Only the arrows near the span are read again.
+  // Flow arrows: a launch arrow (ac2g, or torch 1.8-1.9's async "launch"; id = correlation)
+  // when its launch and GPU work are kept; any
+  // other when every end of it binds to a kept slice (as Perfetto binds them: the enclosing
+  // slice on the end's thread, or for a finish without bp "e" the next slice to start there).
+  // Only the arrows that may bind to a kept event (between the first kept start and the last
+  // kept end) are read again.
+  int64_t kept_lo = std::numeric_limits<int64_t>::max(), kept_hi = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (keep[i]) {
+      kept_lo = std::min(kept_lo, t.events[i].start_ns);
+      kept_hi = std::max(kept_hi, t.events[i].end_ns());
+    }
   std::vector<char> keep_element(sources.size(), 0);
-  std::unordered_map<std::string, std::vector<size_t>> other_flows;  // id + cat -> elements
-  std::unordered_map<std::string, int> other_ends;                   // id + cat -> 1 s, 2 f
+  std::vector<std::pair<size_t, FlowEnd>> other_ends;  // element, end
   for (size_t k = 0; k < sources.size(); ++k) {
     const ElementSource& s = sources[k];
     if (s.event != kNoKernelInfo) {
@@ -138,7 +172,7 @@ std::string slice_text(const TraceIndex& index, std::string_view text, int64_t f
     } else if (s.ph == 'M') {
       keep_element[k] = 1;
     } else if (s.ph == 's' || s.ph == 'f' || s.ph == 't') {
-      if (s.ts_ns < from || s.ts_ns > gpu_end) continue;
+      if (s.ts_ns < kept_lo || s.ts_ns > kept_hi) continue;
       FlowEnd f;
       if (!read_flow(raw_of(s), f)) continue;
       if (is_launch_flow(f)) {
@@ -146,18 +180,91 @@ std::string slice_text(const TraceIndex& index, std::string_view text, int64_t f
         const bool number = !f.id.empty() && std::all_of(f.id.begin(), f.id.end(), ::isdigit);
         if (number) id = std::strtoull(f.id.c_str(), nullptr, 10);
         keep_element[k] = number && kept_correlations.count(id);
-      } else if (in_span(s.ts_ns)) {
-        const std::string key = f.id + '\n' + f.cat;
-        other_flows[key].push_back(k);
-        other_ends[key] |= f.ph == 's' ? 1 : f.ph == 'f' ? 2 : 0;
+      } else {
+        other_ends.push_back({k, std::move(f)});
       }
     } else {
       keep_element[k] = in_span(s.ts_ns);  // other instants, counters
     }
   }
-  for (const auto& [key, elements] : other_flows)
-    if (other_ends[key] == 3)
-      for (size_t k : elements) keep_element[k] = 1;
+  if (!other_ends.empty()) {
+    // The slices of the ends' lanes (by number where the end's pid and tid are numbers, else
+    // every slice on a named lane, told apart by its pid and tid as written), by start.
+    std::vector<uint32_t> source_of(t.events.size(), kNoKernelInfo);
+    for (size_t k = 0; k < sources.size(); ++k)
+      if (sources[k].event != kNoKernelInfo) source_of[sources[k].event] = uint32_t(k);
+    struct Lane {
+      std::vector<size_t> events;    // by start, the longer first
+      std::vector<int64_t> max_end;  // the latest end among events[0..k]
+    };
+    std::map<std::pair<int64_t, int64_t>, Lane> numbered;  // by pid and tid
+    std::unordered_map<std::string, Lane> named;            // by pid and tid as written
+    bool any_named = false;
+    for (const auto& [k, f] : other_ends) {
+      if (f.numbered) numbered[{f.pid, f.tid}];
+      else any_named = true;
+    }
+    for (size_t i = 0; i < t.events.size(); ++i) {
+      const Event& e = t.events[i];
+      if (e.category == Category::Memory || source_of[i] == kNoKernelInfo) continue;
+      const auto it = numbered.find({e.pid, e.tid});
+      if (it != numbered.end()) it->second.events.push_back(i);
+      if (any_named && (e.pid < 0 || e.tid < 0)) {
+        const std::string lane = lane_of(raw_of(sources[source_of[i]]));
+        if (!lane.empty()) named[lane].events.push_back(i);
+      }
+    }
+    auto order = [&](Lane& lane) {
+      std::sort(lane.events.begin(), lane.events.end(), [&](size_t a, size_t b) {
+        const Event &x = t.events[a], &y = t.events[b];
+        return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.dur_ns > y.dur_ns;
+      });
+      int64_t latest = std::numeric_limits<int64_t>::min();
+      for (size_t i : lane.events) lane.max_end.push_back(latest = std::max(latest, t.events[i].end_ns()));
+    };
+    for (auto& [key, lane] : numbered) order(lane);
+    for (auto& [key, lane] : named) order(lane);
+    // Whether the slice an end binds to is kept: the innermost enclosing slice (the latest to
+    // start), or the first to start at or after a finish's ts without bp "e".
+    auto bound_kept = [&](const FlowEnd& f, int64_t ts) {
+      const Lane* lane = nullptr;
+      if (f.numbered) {
+        const auto it = numbered.find({f.pid, f.tid});
+        if (it != numbered.end()) lane = &it->second;
+      } else {
+        const auto it = named.find(f.lane);
+        if (it != named.end()) lane = &it->second;
+      }
+      if (!lane) return false;
+      const std::vector<size_t>& ev = lane->events;
+      if (!f.enclosing) {
+        const auto next = std::lower_bound(ev.begin(), ev.end(), ts, [&](size_t i, int64_t v) {
+          return t.events[i].start_ns < v;
+        });
+        return next != ev.end() && keep[*next];
+      }
+      size_t j = size_t(std::upper_bound(ev.begin(), ev.end(), ts, [&](int64_t v, size_t i) {
+                          return v < t.events[i].start_ns;
+                        }) - ev.begin());
+      for (; j > 0 && lane->max_end[j - 1] >= ts; --j)  // none before j - 1 reaches ts: stop
+        if (t.events[ev[j - 1]].end_ns() >= ts) return bool(keep[ev[j - 1]]);
+      return false;
+    };
+    std::unordered_map<std::string, int> ends;  // id + cat -> 1 s, 2 f, 4 an end not kept
+    for (const auto& [k, f] : other_ends) {
+      int& bits = ends[f.id + '\n' + f.cat];
+      bits |= f.ph == 's' ? 1 : f.ph == 'f' ? 2 : 0;
+      if (!bound_kept(f, sources[k].ts_ns)) bits |= 4;
+    }
+    for (const auto& [k, f] : other_ends)
+      if (ends[f.id + '\n' + f.cat] == 3) keep_element[k] = 1;
+  }
+
+  bool anything = false;  // an element that is not a name (metadata)
+  for (size_t k = 0; k < sources.size() && !anything; ++k) anything = keep_element[k] && sources[k].ph != 'M';
+  if (!anything)
+    throw EmptySlice("slice: nothing in the span from ts " + trace_ts(from) + " to " + trace_ts(to) +
+                     " us: no event starts there and no GPU work runs there");
 
   // The head up to the event array's '[', the kept elements, the tail after its ']'.
   size_t open = size_t(sources.front().offset);

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "trace/parse.h"
 #include "trace/reports.h"
 
 namespace pil::trace {
@@ -23,13 +24,21 @@ struct SliceCounts {
   int64_t gpu_end_ns = 0; ///< end of the last GPU work kept (the span's GPU tail)
 };
 
+/// A span with nothing in it to keep (no event starts there, no GPU work runs there): refused,
+/// not written as an empty or names-only trace (an empty event array does not read back).
+struct EmptySlice : ParseError {
+  using ParseError::ParseError;
+};
+
 /// The text of the slice of `text` (the whole trace, unpacked) over the CPU span [from_ns,
 /// to_ns): its CPU events that start in the span, the GPU work their launch calls launched, the
 /// GPU work that ran in the span with its launch calls (so the span's GPU figures, both ways,
 /// read the same), the GPU annotations over them, instants and counters in the span, every
-/// metadata event, and the flow arrows with both ends kept (`ac2g` by correlation, others by
-/// time). `index` is of `text` read with ParseOptions::keep_sources. Throws ParseError when the
-/// trace has no event array elements or the sources do not match the text.
+/// metadata event, and the flow arrows with both ends kept (`ac2g` by correlation, others when
+/// the slice each end binds to is kept: the enclosing one on its thread, or for a finish
+/// without bp "e" the next one to start there). `index` is of `text` read with
+/// ParseOptions::keep_sources. Throws EmptySlice when nothing but metadata would be kept, and
+/// ParseError when the trace has no event array elements or the sources do not match the text.
 std::string slice_text(const TraceIndex& index, std::string_view text, int64_t from_ns,
                        int64_t to_ns, SliceCounts* counts = nullptr);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "support/run_process.h"
@@ -220,7 +221,9 @@ TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
         {"ops", bad}, {"kernels", empty}, {"chain", trace, "--range", "nope"},
         {"svg", trace, "--out", dir.path() + "/x.svg", "--step", "5"}, {"frobnicate", trace},
         {"svg", trace, "--out", dir.path() + "/x.svg", "--range", "aten::add", "--mark", "kernel_a"},
-        {"ops"}}) {
+        {"ops"},
+        // An --out that cannot be written is the user's to fix, not an internal error (was 70).
+        {"svg", trace, "--out", dir.path() + "/no/such/folder/x.svg"}, {"svg", trace, "--out", dir.path()}}) {
     SCOPED_TRACE(args[0] + " " + (args.size() > 1 ? args[1] : ""));
     const auto r = run_process(kTool, args);
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
@@ -228,6 +231,137 @@ TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
     EXPECT_EQ(r.err.rfind("pil-trace: error: ", 0), 0u) << r.err;
   }
   EXPECT_FALSE(std::ifstream(dir.path() + "/x.svg").good()) << "nothing is written on error";
+}
+
+// Exit 70 is for a bug: no input reaches it on purpose, so the test sets the tool's test-only
+// PIL_TRACE_TEST_INTERNAL_ERROR, which makes every command throw (a std::exception, or with
+// "unknown" something else). Each answers with one line and 70, never 1 (check's findings).
+TEST_F(PilTrace, AnInternalErrorInAnyCommandIsOneLineAndExit70) {
+  const std::string out = dir.path() + "/out";
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"summary", trace}, {"ops", trace}, {"kernels", trace}, {"api", trace},
+        {"launches", trace}, {"streams", trace}, {"memory", trace}, {"expect", trace, "kernels=1"},
+        {"chain", trace, "--range", "matmul_add"}, {"diff", trace, trace}, {"ranks", trace},
+        {"svg", trace, "--out", out + ".svg"}, {"walk", trace}, {"check", trace},
+        {"slice", trace, "--out", out + ".json", "--step", "0"}}) {
+    for (const char* bug : {"1", "unknown"}) {
+      SCOPED_TRACE(args[0] + std::string(" ") + bug);
+      std::vector<std::string> env_args = {std::string("PIL_TRACE_TEST_INTERNAL_ERROR=") + bug, kTool};
+      env_args.insert(env_args.end(), args.begin(), args.end());
+      const auto r = run_process("/usr/bin/env", env_args);
+      EXPECT_EQ(r.exit_code, 70) << r.out << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_EQ(r.err.rfind("pil-trace: internal error: ", 0), 0u) << r.err;
+    }
+  }
+  EXPECT_FALSE(std::ifstream(out + ".svg").good());
+  EXPECT_FALSE(std::ifstream(out + ".json").good());
+}
+
+// --idle-rule on a hand-made stream (times in us; one stream, steps [0, 100) and [100, 200)):
+//   k1 [5.4, 20.6]    launched at 1.0     k2 [21.2, 30.2]  launched at 3.0
+//   k3 [56.0, 60.0]   launched at 50.0    k4 [100.5, 110]  launched at 57.0
+//   k5 [152.0, 160.0] launched at 150.0 (in the last step)
+// HTA's rule: start rounded up, end down, to whole us; with two step names only the work
+// launched before the last step starts (k5 is left out); gap = next start - previous end:
+//   k1 -> k2: 22 - 20 = 2, the launch (3) started before 20, 2 < 30: kernel wait 2 (rounded to
+//             the nearest us, 21 - 21 = 0)
+//   k2 -> k3: 56 - 30 = 26, the launch (50) started after 30: host wait 26
+//   k3 -> k4: 101 - 60 = 41, the launch (57) started before 60, 41 >= 30: other 41
+// (unrounded, 0.6 / 25.8 / 40.5; with k5, 42 more of host wait). pil-trace's rule, over the
+// window [0, 200]: before k1 5.4 host (its launch ended at 3 after 0), 0.6 kernel, 25.8 host,
+// 40.5 other (k4's launch ended at 59, before 60), 42 host (k5's at 152, after 110), 40 other
+// after the last work: host 73.2, kernel 0.6, other 80.5. Busy: 45.7 of 200 (22.85%).
+std::string idle_trace() {
+  std::string s = "{\"traceEvents\": [\n";
+  auto add = [&](const std::string& e) { s += (s.size() > 18 ? ",\n  " : "  ") + e; };
+  for (int k = 0; k < 2; ++k)
+    add("{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#" + std::to_string(k) +
+        "\", \"pid\": 1, \"tid\": 1, \"ts\": " + std::to_string(100 * k) + ", \"dur\": 100}");
+  const char* work[][5] = {{"k1", "1.0", "2", "5.4", "15.2"},   {"k2", "3.0", "2", "21.2", "9.0"},
+                           {"k3", "50.0", "5", "56.0", "4.0"},  {"k4", "57.0", "2", "100.5", "9.5"},
+                           {"k5", "150.0", "2", "152.0", "8.0"}};
+  for (int c = 0; c < 5; ++c) {
+    const std::string corr = std::to_string(c + 1);
+    add(std::string("{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+                    "\"pid\": 1, \"tid\": 1, \"ts\": ") + work[c][1] + ", \"dur\": " + work[c][2] +
+        ", \"args\": {\"correlation\": " + corr + "}}");
+    add(std::string("{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"") + work[c][0] +
+        "\", \"pid\": 0, \"tid\": 7, \"ts\": " + work[c][3] + ", \"dur\": " + work[c][4] +
+        ", \"args\": {\"correlation\": " + corr + ", \"device\": 0, \"stream\": 7}}");
+  }
+  return s + "\n]}\n";
+}
+
+// The stream's row of `streams`' table: its cells split at blanks (the figures' commas kept).
+std::vector<std::string> stream_row(const std::string& out) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream cells(line);
+    std::vector<std::string> row;
+    for (std::string c; cells >> c;) row.push_back(c);
+    if (row.size() == 8 && row[0] == "0" && row[1] == "7") return row;
+  }
+  return {};
+}
+
+TEST_F(PilTrace, IdleRuleHtaSplitsAHandMadeStreamAsHtaDoes) {
+  const std::string path = dir.path() + "/idle.json";
+  std::ofstream(path) << idle_trace();
+  struct Want {
+    std::string rule;
+    int64_t host, kernel, other;
+  };
+  for (const Want& w : {Want{"hta", 26'000, 2'000, 41'000}, Want{"pil", 73'200, 600, 80'500}}) {
+    SCOPED_TRACE(w.rule);
+    const auto js = run_process(kTool, {"streams", path, "--idle-rule", w.rule, "--json"});
+    ASSERT_EQ(js.exit_code, 0) << js.err;
+    const auto j = nlohmann::json::parse(js.out);
+    EXPECT_EQ(j["idle_rule"], w.rule);
+    ASSERT_EQ(j["streams"].size(), 1u);
+    EXPECT_EQ(j["streams"][0]["host_wait_ns"], w.host);
+    EXPECT_EQ(j["streams"][0]["kernel_wait_ns"], w.kernel);
+    EXPECT_EQ(j["streams"][0]["other_idle_ns"], w.other);
+    const auto sj = nlohmann::json::parse(run_process(kTool, {"summary", path, "--idle-rule", w.rule, "--json"}).out);
+    EXPECT_EQ(sj["gpu"]["idle"]["rule"], w.rule);
+    EXPECT_EQ(sj["gpu"]["idle"]["host_wait_ns"], w.host);
+    EXPECT_EQ(sj["gpu"]["idle"]["kernel_wait_ns"], w.kernel);
+    EXPECT_EQ(sj["gpu"]["idle"]["other_ns"], w.other);
+  }
+  const auto text = run_process(kTool, {"streams", path, "--idle-rule", "hta"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(stream_row(text.out),
+            (std::vector<std::string>{"0", "7", "22.9", "45,700", "26,000", "2,000", "41,000", "5"}))
+      << text.out;
+  EXPECT_NE(text.out.find("Holistic Trace Analysis's rule"), std::string::npos) << text.out;
+  // The default is pil-trace's rule.
+  EXPECT_EQ(stream_row(run_process(kTool, {"streams", path}).out),
+            (std::vector<std::string>{"0", "7", "22.9", "45,700", "73,200", "600", "80,500", "5"}));
+  // Summary: of 69 us idle, 26 host (37.7%), 2 kernel (2.9%), 41 other (59.4%).
+  const auto summary = run_process(kTool, {"summary", path, "--idle-rule", "hta"});
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("(Holistic Trace Analysis's rule): host wait 37.7%, kernel wait 2.9%, "
+                             "other 59.4%"),
+            std::string::npos)
+      << summary.out;
+}
+
+// A rule is named (pil or hta, any case): anything else, a number too, is one line naming both.
+TEST_F(PilTrace, ABadIdleRuleIsOneLineAndExit2) {
+  for (const char* command : {"streams", "summary"})
+    for (const char* rule : {"nope", "1"}) {
+      SCOPED_TRACE(std::string(command) + " " + rule);
+      const auto r = run_process(kTool, {command, trace, "--idle-rule", rule});
+      EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_EQ(r.err, "pil-trace: error: --idle-rule: " + std::string(rule) +
+                           " not in {pil,hta} (see --help)\n");
+    }
+  const auto upper = run_process(kTool, {"streams", trace, "--idle-rule", "HTA", "--json"});
+  EXPECT_EQ(upper.exit_code, 0) << upper.err;
+  EXPECT_EQ(nlohmann::json::parse(upper.out)["idle_rule"], "hta");
 }
 
 // A ROCm trace, as Kineto writes it there (HIP names, "stream": "0x5612a0c3e4f0" on the launch

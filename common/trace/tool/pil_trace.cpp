@@ -38,12 +38,16 @@
 //                                          R) or window (--from-us), events copied byte for byte
 //
 // Every report but svg and slice takes --json (summary's keys: see summary_json below). Exit
-// codes: 0 done, 1 findings (check) or a wrong prediction (expect), 2 bad usage or unreadable
-// trace, 70 an internal error (a bug: please report it with the trace).
+// codes: 0 done, 1 findings (check) or a wrong prediction (expect), 2 bad usage, an unreadable
+// trace or an --out that cannot be written, 70 an internal error (a bug: please report it with
+// the trace).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <iostream>
+#include <stdexcept>
+#include <string_view>
 #include <map>
 #include <set>
 
@@ -163,6 +167,20 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                                  {"gpu_idle_share", y.idle_share(t)}});
   j["gpu"] = g;
   return j;
+}
+
+// An --out that cannot be written (no such folder, a folder, a full disk) is the user's to fix:
+// one line and exit 2, not an internal error.
+struct OutputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void write_out(const std::string& path, std::string_view text) {
+  try {
+    pil::write_text_atomically(path, text);
+  } catch (const std::runtime_error& e) {
+    throw OutputError(e.what());
+  }
 }
 
 // One line on stderr when the reader skipped arguments of an unexpected type (nothing when it
@@ -584,13 +602,14 @@ int main(int argc, char** argv) {
   launches->add_option("--top", top, "Rows of the largest delays")->check(CLI::PositiveNumber);
   auto* streams = app.add_subcommand("streams", "GPU busy and idle time per stream and step");
   trace_arg(streams);
-  IdleRule idle_rule = IdleRule::Pil;
-  const std::map<std::string, IdleRule> idle_rules = {{"pil", IdleRule::Pil}, {"hta", IdleRule::Hta}};
+  // --idle-rule by name only (a transformer from the map would also take 0 and 1, and name
+  // them in its error line).
+  std::string idle_rule_name = "pil";
   auto idle_rule_opt = [&](CLI::App* c) {
-    c->add_option("--idle-rule", idle_rule,
+    c->add_option("--idle-rule", idle_rule_name,
                   "How idle gaps are split: pil (default: merged overlaps, the launch call's end) or "
                   "hta (Holistic Trace Analysis's get_idle_time_breakdown)")
-        ->transform(CLI::CheckedTransformer(idle_rules, CLI::ignore_case));
+        ->transform(CLI::IsMember({"pil", "hta"}, CLI::ignore_case));
   };
   idle_rule_opt(streams);
   idle_rule_opt(summary);
@@ -673,7 +692,15 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  const IdleRule idle_rule = idle_rule_name == "hta" ? IdleRule::Hta : IdleRule::Pil;
   try {
+    // Test only: with PIL_TRACE_TEST_INTERNAL_ERROR set, every command throws as a bug would (a
+    // std::exception; with "unknown", something else), so that the tests see exit 70. No input
+    // reaches those handlers on purpose: an error the code foresees is exit 2.
+    if (const char* bug = std::getenv("PIL_TRACE_TEST_INTERNAL_ERROR")) {
+      if (std::string_view(bug) == "unknown") throw 70;
+      throw std::logic_error("PIL_TRACE_TEST_INTERNAL_ERROR is set");
+    }
     if (*walk) {
       std::cout << walk_trace_file(path, {}, every_field) << " events\n";
       return 0;
@@ -688,7 +715,7 @@ int main(int argc, char** argv) {
       }
       std::cout << (as_json ? ranks_json(r) : format_ranks(r));
       if (!out.empty()) {
-        pil::write_text_atomically(out, render_ranks_svg(r, width, rank_step, title));
+        write_out(out, render_ranks_svg(r, width, rank_step, title));
         if (!as_json) std::cout << "svg: " << out << "\n";
       }
       return 0;
@@ -764,7 +791,7 @@ int main(int argc, char** argv) {
       }
       const TraceBytes bytes(path);
       SliceCounts n;
-      pil::write_text_atomically(out, slice_text(index, bytes.text(), from, to, &n));
+      write_out(out, slice_text(index, bytes.text(), from, to, &n));
       std::cout << "slice: " << out << ": " << n.events << " events (" << n.cpu << " on the CPU, "
                 << n.gpu_work << " GPU work items, " << n.flows << " flow arrow ends, " << n.metadata
                 << " names) from ts " << trace_ts(from) << " to " << trace_ts(to) << " us, GPU work to "
@@ -799,7 +826,7 @@ int main(int argc, char** argv) {
           std::cerr << "pil-trace: error: --mark: no slice named '" << m << "' in the window\n";
           return 2;
         }
-      pil::write_text_atomically(out, render_svg(index, o));
+      write_out(out, render_svg(index, o));
       std::cout << "svg: " << out << "\n";
       return 0;
     }
@@ -807,6 +834,9 @@ int main(int argc, char** argv) {
     std::cerr << "pil-trace: error: " << e.what() << "\n";
     return 2;
   } catch (const RanksError& e) {
+    std::cerr << "pil-trace: error: " << e.what() << "\n";
+    return 2;
+  } catch (const OutputError& e) {
     std::cerr << "pil-trace: error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {  // a bug, not the input: 70 (EX_SOFTWARE), never 1
