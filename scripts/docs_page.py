@@ -1034,7 +1034,7 @@ def update_source(args):
             else:
                 rel = "%s/%s" % (folder, body)
                 pictures[rel] = os.path.join(args.out_dir, body)
-                out.append("![%s](%s)" % (caption.replace("`", ""), rel))
+                out.extend(["![%s](%s)" % (caption.replace("`", ""), rel), ""])  # the line below its own paragraph
         out.append("*Reference run committed with this page: %s, %s. The built site shows its own runs.*" % (what, on))
         out.append("<!-- /%s -->" % kind)
     out.extend(lines[pos:])
