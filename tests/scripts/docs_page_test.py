@@ -34,7 +34,9 @@ def lesson(readme):
 
 
 def run(*args):
-    return subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True)
+    # Without the thread variables a reference run's command would name (a CI may set them).
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    return subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True, env=env)
 
 
 class DocsPage(unittest.TestCase):
@@ -360,6 +362,15 @@ class Figures(unittest.TestCase):
             again = f.read()
         self.assertEqual(again.count("<!-- made:"), 3)
         self.assertEqual(again.count("<!-- /table -->"), 1)
+
+    def test_the_command_named_holds_the_thread_variables(self):
+        d = lesson("<!-- run: e: --size 64 -->\n<!-- table: e rows=3 -->\n")
+        r = subprocess.run([sys.executable, SCRIPT, "--lesson-dir", d, "--update-source", "--exe", self.exe,
+                            "--pil-trace", self.pil, "--out-dir", os.path.join(self.d, "upd")],
+                           capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(d, "README.md")) as f:
+            self.assertIn("`OMP_NUM_THREADS=1 build/bin/09_demo --device cpu --seed 0 --size 64`, on Fake CPU", f.read())
 
     def test_check_fails_when_the_marker_flags_or_code_change(self):
         d = lesson("<!-- run: e: --size 64 -->\n<!-- table: e rows=3 -->\n<!-- timeline: e step=0 -->\n")
