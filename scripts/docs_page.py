@@ -31,7 +31,27 @@ carries markers, HTML comments that GitHub does not show, which this script turn
                                 its picture with a lane per rank (step K, or every step)
 
 Markers naming a run may come before or after the run marker; every run runs before the page is
-made. Inline, anywhere in a prose line (several per line):
+made.
+
+The output markers (timeline, table, summary, ranks) carry, for GitHub, the output of one
+reference run that --update-source committed, between the marker and its closing line:
+
+  <!-- table: eager64 rows=8 -->
+  <!-- made: sha256=0123456789abcdef -->
+  ```text                        (a table, summary or ranks table) and/or
+  ![caption](docs/NAME.svg)      (a timeline or ranks picture: the SVG pil-trace drew, committed
+                                 in DIR/docs/, or img/ beside another --source)
+  *Reference run committed with this page: COMMAND, on MACHINE (cores; load), DATE. ...*
+  <!-- /table -->
+
+The page replaces the whole block with its own run's output. made: is what made the output
+(made_hash: the marker's line, its run marker's line, the lesson's main.cpp and compiled.py and
+the harness files HASHED_COMMON, or a trace marker's committed trace: contents, never dates);
+--check fails (exit 1) when a marker has none or another. A heading's page id hides from GitHub
+in a comment, "# Title <!-- {#lesson01} -->", and a link to a page of the project in prose,
+[text](../docs/page.md), becomes \\ref ID "text" on the page (a lesson's page goes on a nav line).
+
+Figures, inline, anywhere in a prose line (several per line):
 
   <!-- fig: NAME QUERY -->45%<!-- /fig -->
                                 GitHub shows the text between (the last value someone measured);
@@ -85,25 +105,29 @@ Lines of their own:
 
   docs_page.py --lesson-dir DIR --exe LESSON_EXE --pil-trace PIL_TRACE --out-dir OUT --page PAGE
                [--source PATH]
-  docs_page.py --lesson-dir DIR [--source PATH] --check
+  docs_page.py --lesson-dir DIR [--source PATH] --check [--skip-outputs]
                                 only check the markers (snippets equal the source, every marker's
-                                and fig QUERY's syntax, names declared, details and nav lines):
-                                no runs, no output
+                                and fig QUERY's syntax, names declared, details, nav lines and
+                                links, and each output marker's committed output and its hash,
+                                unless --skip-outputs): no runs, no output
 
   docs_page.py --lesson-dir DIR [--source PATH] --update-source --exe LESSON_EXE
-               --pil-trace PIL_TRACE --out-dir OUT
-                                writes the figures measured now into the source's fig markers
-                                (the text GitHub shows): for a maintainer, on a quiet machine
+               --pil-trace PIL_TRACE --out-dir OUT [--conditions TEXT]
+                                writes one reference run into the source (the text GitHub
+                                shows): the figures into the fig markers and each output
+                                marker's committed output, from the same runs: for a
+                                maintainer, on a quiet machine (TEXT names its load)
 
 --source PATH (default DIR/README.md) makes the page of another markdown file (docs/perfetto.md)
 with the lesson's executable; its pictures are named after the source's stem
 (perfetto_RUN_step0.svg) and its runs go to OUT/runs/STEM_RUN, so they never collide with the
 lesson's own.
 
-Exit codes: 0 done, 1 a snippet differs from the source, a run failed or a figure is not in the
-trace, 2 bad usage or a bad marker. Every file is written whole or not at all.
+Exit codes: 0 done, 1 a snippet differs from the source, a run failed, a figure is not in the
+trace, or a committed output is missing or stale, 2 bad usage or a bad marker. Every file is written whole or not at all.
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -112,6 +136,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 MARKER_KINDS = "snippet|run|trace|timeline|table|summary|ranks"
 MARKER = re.compile(r"^<!--\s*(%s):\s*(.*?)\s*-->\s*$" % MARKER_KINDS)
@@ -124,6 +149,20 @@ DETAILS_CLOSE = re.compile(r"^\s*</details>\s*$")
 DETAILS_ANY = re.compile(r"^\s*</?details\b")
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
 ANCHOR = re.compile(r"\{#([A-Za-z0-9_]+)\}")
+# A heading's page id hidden from GitHub: "# Title <!-- {#lesson01} -->" (the site gets "{#lesson01}").
+HIDDEN_ANCHOR = re.compile(r"<!--\s*(\{#[A-Za-z0-9_]+\})\s*-->")
+# The markers whose output is committed with the source (--update-source), between the marker and
+# its closing line, the first line of the block naming the hash of what made it.
+OUTPUT_KINDS = ("timeline", "table", "summary", "ranks")
+CLOSE = re.compile(r"^<!--\s*/(%s)\s*-->\s*$" % "|".join(OUTPUT_KINDS))
+MADE = re.compile(r"^<!--\s*made:\s*sha256=([0-9a-f]{16})\s*-->\s*$")
+MAYBE_OUTPUT = re.compile(r"^\s*<!--\s*(/(%s)\b|made\b)" % "|".join(OUTPUT_KINDS))
+# Besides the lesson's own folder (main.cpp, compiled.py: the model, its variants and flags), the
+# harness files whose change changes a committed output: lesson.cpp (the steps, the profiler's
+# schedule, the named ranges around a step), options.cpp (the defaults of the flags a run marker
+# does not name) and distributed.cpp (the ranks' launcher and their collectives, for ranks markers).
+HASHED_COMMON = ("common/harness/lesson.cpp", "common/harness/options.cpp", "common/harness/distributed.cpp")
+HASHED_LESSON = ("main.cpp", "compiled.py")
 
 # The options each marker takes (mark= may repeat).
 MARKER_OPTIONS = {"snippet": {"from"}, "run": {"runs"}, "trace": set(),
@@ -288,6 +327,7 @@ def write_whole(path, text):
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)  # as any file of the checkout, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -523,6 +563,28 @@ def nav_line(line, source_dir):
     return LINK.sub(ref, line)
 
 
+def links(line, source_dir):
+    """A prose line's Markdown links to pages of the project ([text](../docs/page.md)) as
+    \\ref ID "text" (Doxygen 1.9.4 cannot resolve a Markdown link to a .md page outside the
+    generated folder); other links as they are. A link to another lesson's page goes on a nav
+    line: a chapter alone does not hold the other lessons."""
+    def ref(m):
+        target = m.group(2).split("#", 1)[0]
+        if "://" in target or not target.endswith(".md") or m.start() > 0 and line[m.start() - 1] == "!":
+            return m.group(0)
+        path = os.path.normpath(os.path.join(source_dir, target))
+        if os.path.basename(path) == "README.md":
+            raise DocsError("link %r: a link to a lesson's page goes on a <!-- nav --> line (the site shows it "
+                            "only where that page is, a chapter alone does not hold it)" % m.group(2), 2)
+        anchor = anchor_of(path)
+        if not anchor:
+            raise DocsError("link %r: %s has no page id ({#ID} in its first heading) to refer to" % (m.group(2), target), 2)
+        if '"' in m.group(1):
+            raise DocsError("link %r: a link's text to a page cannot hold '\"'" % m.group(0), 2)
+        return '\\ref %s "%s"' % (anchor, m.group(1))
+    return LINK.sub(ref, line)
+
+
 # --- The page -------------------------------------------------------------------------------------
 
 def scan(lines, readme, lesson, lesson_dir, source, source_dir):
@@ -530,6 +592,7 @@ def scan(lines, readme, lesson, lesson_dir, source, source_dir):
     the runs declared {name: {...}}."""
     items, runs, figs = [], {}, []
     in_details = None
+    in_fence = False
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -561,7 +624,8 @@ def scan(lines, readme, lesson, lesson_dir, source, source_dir):
                     name, opts = options(head, kind)
                     if name in runs:
                         raise DocsError("run %r is declared twice" % name, 2)
-                    runs[name] = {"kind": kind, "arg": rest.strip(), "count": int(opts.get("runs", 1)), "where": where}
+                    runs[name] = {"kind": kind, "arg": rest.strip(), "count": int(opts.get("runs", 1)), "where": where,
+                                  "line": line.strip()}
                     if kind == "run":
                         try:
                             shlex.split(rest)
@@ -570,9 +634,27 @@ def scan(lines, readme, lesson, lesson_dir, source, source_dir):
                     items.append((kind, i, i + 1, name))
                 else:
                     name, opts = options(body, kind)
-                    items.append((kind, i, i + 1, (name, opts)))
+                    # The committed output (--update-source): its made line right after the marker,
+                    # then the output, then <!-- /KIND -->. None when there is none.
+                    made, nxt = None, i + 1
+                    if i + 1 < len(lines) and MADE.match(lines[i + 1]):
+                        made = MADE.match(lines[i + 1]).group(1)
+                        close = next((k for k in range(i + 2, len(lines)) if CLOSE.match(lines[k])), None)
+                        if close is None or CLOSE.match(lines[close]).group(1) != kind:
+                            raise DocsError("%s marker: its committed output has no <!-- /%s --> line" % (kind, kind), 2)
+                        nxt = close + 1
+                    items.append((kind, i, nxt, (name, opts, made, lines[i + 1:nxt])))
+                    i = nxt
+                    continue
                 i += 1
                 continue
+            if MAYBE_OUTPUT.match(line):
+                raise DocsError("%s without the marker whose committed output it ends or names: "
+                                "an output goes right after its marker, '<!-- made: ... -->' first" % line.strip(), 2)
+            if line.lstrip().startswith("```"):
+                in_fence = not in_fence
+            if not in_fence and LINK.search(line):
+                links(line, source_dir)  # checked: the page turns them into \\ref
             if NAV.match(line):
                 if i + 1 >= len(lines) or not lines[i + 1].strip():
                     raise DocsError("<!-- nav --> must be followed by one markdown line of links", 2)
@@ -615,7 +697,7 @@ def scan(lines, readme, lesson, lesson_dir, source, source_dir):
     if in_details is not None:
         raise DocsError("%s:%d: <details> without its </details>" % (readme, in_details + 1), 2)
     for kind, i, _, data in items:
-        name = data[0] if kind in ("timeline", "table", "summary") else None
+        name = data[0] if kind in OUTPUT_KINDS else None
         if name is not None and name not in runs:
             raise DocsError("%s:%d: %s marker names run %r, which no run or trace marker declares"
                             % (readme, i + 1, kind, name), 2)
@@ -716,9 +798,112 @@ def read_page(args):
     return lesson, readme, prefix, lines, items, runs
 
 
+def made_hash(args, marker_line, r):
+    """What a committed output was made from, hashed (the first 16 hex digits of a sha256): the
+    marker's line, its run marker's line (the flags and the number of runs) and the files the run
+    depends on: the lesson's HASHED_LESSON and the project's HASHED_COMMON, or a trace marker's
+    committed trace. File contents, never dates."""
+    parts = [" ".join(marker_line.split()), " ".join(r["line"].split())]
+    if r["kind"] == "trace":
+        files = [(r["arg"], os.path.join(args.root, r["arg"]))]
+    else:
+        lesson = os.path.basename(os.path.normpath(args.lesson_dir))
+        files = [("%s/%s" % (lesson, f), os.path.join(args.lesson_dir, f)) for f in HASHED_LESSON]
+        files += [(f, os.path.join(args.lesson_dir, os.pardir, f)) for f in HASHED_COMMON]
+    for name, path in files:
+        try:
+            with open(path, "rb") as f:
+                parts.append("%s %s" % (name, hashlib.sha256(f.read()).hexdigest()))
+        except FileNotFoundError:
+            parts.append("%s absent" % name)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def output_problem(args, lines, item, runs, source_dir):
+    """Why a marker's committed output is not this marker's (None when it is)."""
+    kind, i, _, (name, opts, made, block) = item
+    if made is None:
+        return "no committed output"
+    want = made_hash(args, lines[i], runs[name])
+    if made != want:
+        return ("its committed output was made from another version of the marker, its run's flags or the "
+                "lesson's code (sha256=%s, now %s)" % (made, want))
+    for picture in IMAGE.findall("\n".join(block)):
+        if not os.path.isfile(os.path.join(source_dir, picture)):
+            raise DocsError("its committed picture %s is missing" % picture)
+    return None
+
+
+def check_outputs(args, readme, lines, items, runs):
+    """--check: every output marker has its committed output, made from this marker, its run's flags
+    and the lesson's code as they are now. Raises DocsError (1) naming the first that has not."""
+    source_dir = os.path.dirname(os.path.abspath(readme))
+    for item in items:
+        if item[0] in OUTPUT_KINDS:
+            try:
+                why = output_problem(args, lines, item, runs, source_dir)
+            except DocsError as e:
+                why = str(e)
+            if why:
+                raise DocsError("%s:%d: %s %s: %s; run docs_page.py --update-source"
+                                % (readme, item[1] + 1, item[0], item[3][0], why))
+
+
+def produce(args, kind, name, opts, r, lesson, prefix):
+    """An output marker's output from its run's median trace, drawn by pil-trace into args.out_dir:
+    a list of ("text", TEXT, CAPTION or None) and ("picture", SVG NAME, CAPTION)."""
+    trace = r["traces"][r["median"]]
+    n_runs = len(r["traces"])
+    of_median = (" (the median run of %d)" % n_runs) if n_runs > 1 else ""
+    if kind == "timeline":
+        window_name = ("range_" + re.sub(r"[^A-Za-z0-9_]+", "_", opts["range"]) if "range" in opts
+                       else "us%s_%s" % (opts["from-us"], opts["to-us"]) if "from-us" in opts
+                       else "step%s" % opts.get("step", "0"))
+        window_name = window_name.replace(".", "_")
+        marks = opts.get("mark", [])
+        if marks:
+            window_name += "_" + "_".join(re.sub(r"[^A-Za-z0-9_]+", "_", m) for m in marks)
+        svg_name = "%s_%s_%s.svg" % (prefix, name, window_name)
+        window = (["--range", opts["range"]] if "range" in opts
+                  else ["--from-us", opts["from-us"], "--to-us", opts["to-us"]] if "from-us" in opts
+                  else ["--step", opts.get("step", "0")])
+        for m in marks:
+            window += ["--mark", m]
+        title = ("%s: %s (CPU)" % (lesson, r["cmd"]) if r["kind"] == "run"
+                 else "committed trace %s" % r["cmd"])
+        run([args.pil_trace, "svg", trace, "--out", os.path.join(args.out_dir, svg_name), "--title", title,
+             "--width", "900"] + window)
+        what = ("range " + opts["range"] if "range" in opts
+                else "%s–%s µs from its first step" % (opts["from-us"], opts["to-us"]) if "from-us" in opts
+                else "step " + opts.get("step", "0"))
+        if n_runs > 1:
+            what += " of the median run of %d" % n_runs
+        if marks:
+            what += "; %s at %s" % ("an arrow" if len(marks) == 1 else "arrows", ", ".join(marks))
+        return [("picture", svg_name, "Timeline of `%s` (%s)" % (r["cmd"], what))]
+    if kind == "table":
+        return [("text", run([args.pil_trace, "ops", trace, "--row-limit", opts.get("rows", "12")]),
+                 "The operator table of `%s`%s" % (r["cmd"], of_median))]
+    if kind == "summary":
+        return [("text", run([args.pil_trace, "summary", trace]), None)]
+    if "dirs" not in r:
+        raise DocsError("ranks marker: %s is a committed trace, not a run of the lesson's ranks" % name, 2)
+    svg_name = "%s_%s_ranks%s.svg" % (prefix, name, "_step" + opts["step"] if "step" in opts else "")
+    cmd = [args.pil_trace, "ranks", r["dirs"][r["median"]], "--svg", os.path.join(args.out_dir, svg_name),
+           "--title", "%s: %s (CPU)" % (lesson, r["cmd"])]
+    if "step" in opts:
+        cmd += ["--step", opts["step"]]
+    table = [l for l in run(cmd).splitlines() if not l.startswith("svg: ")]
+    return [("text", "\n".join(table) + "\n", "The ranks of `%s`%s side by side" % (r["cmd"], of_median)),
+            ("picture", svg_name, "The ranks of `%s`, one lane each (%s)"
+             % (r["cmd"], "step " + opts["step"] if "step" in opts else "every step"))]
+
+
 def make_page(args):
     lesson, readme, prefix, lines, items, runs = read_page(args)
     if args.check:
+        if not args.skip_outputs:
+            check_outputs(args, readme, lines, items, runs)
         return
     os.makedirs(args.out_dir, exist_ok=True)
     machine = do_runs(args, runs, lesson, prefix)
@@ -726,11 +911,21 @@ def make_page(args):
     out = []
     at = {it[1]: it for it in items}
     used_figs, used_traces = set(), set()
+    source_dir = os.path.dirname(os.path.abspath(readme))
+    in_fence = False
     i = 0
     while i < len(lines):
         it = at.get(i)
         if it is None:
-            out.append(lines[i])
+            line = lines[i]
+            if line.lstrip().startswith("```"):
+                in_fence = not in_fence
+            elif not in_fence:
+                # What GitHub must not show, for Doxygen: a heading's page id, links to pages as \\ref.
+                if line.startswith("#"):
+                    line = HIDDEN_ANCHOR.sub(r"\1", line)
+                line = links(line, source_dir)
+            out.append(line)
             i += 1
             continue
         kind, _, nxt, data = it
@@ -747,65 +942,23 @@ def make_page(args):
             elif kind == "figs":
                 text, shown = fill_figures(lines[it[1]], data, runs, keep_markers=False)
                 used_figs.update(name for name, _, _ in shown)
-                out.append(text)
+                out.append(links(text, source_dir))
             else:
-                name, opts = data
+                name, opts = data[:2]
                 r = runs[name]
                 if "skipped" in r:
                     out.append("<em>Not run in this build (`%s`): %s</em>\n" % (r["cmd"], r["skipped"]))
                     continue
                 used_traces.add(name)
-                trace = r["traces"][r["median"]]
-                n_runs = len(r["traces"])
-                of_median = (" (the median run of %d)" % n_runs) if n_runs > 1 else ""
-                if kind == "timeline":
-                    window_name = ("range_" + re.sub(r"[^A-Za-z0-9_]+", "_", opts["range"]) if "range" in opts
-                                   else "us%s_%s" % (opts["from-us"], opts["to-us"]) if "from-us" in opts
-                                   else "step%s" % opts.get("step", "0"))
-                    window_name = window_name.replace(".", "_")
-                    marks = opts.get("mark", [])
-                    if marks:
-                        window_name += "_" + "_".join(re.sub(r"[^A-Za-z0-9_]+", "_", m) for m in marks)
-                    svg_name = "%s_%s_%s.svg" % (prefix, name, window_name)
-                    window = (["--range", opts["range"]] if "range" in opts
-                              else ["--from-us", opts["from-us"], "--to-us", opts["to-us"]] if "from-us" in opts
-                              else ["--step", opts.get("step", "0")])
-                    for m in marks:
-                        window += ["--mark", m]
-                    title = ("%s: %s (CPU)" % (lesson, r["cmd"]) if r["kind"] == "run"
-                             else "committed trace %s" % r["cmd"])
-                    run([args.pil_trace, "svg", trace, "--out", os.path.join(args.out_dir, svg_name), "--title", title,
-                         "--width", "900"] + window)
-                    what = ("range " + opts["range"] if "range" in opts
-                            else "%s–%s µs from its first step" % (opts["from-us"], opts["to-us"]) if "from-us" in opts
-                            else "step " + opts.get("step", "0"))
-                    if n_runs > 1:
-                        what += " of the median run of %d" % n_runs
-                    if marks:
-                        what += "; %s at %s" % ("an arrow" if len(marks) == 1 else "arrows", ", ".join(marks))
-                    out.append("\\image html %s \"Timeline of `%s` (%s), generated at build time by pil-trace svg\""
-                               % (svg_name, r["cmd"], what))
-                elif kind == "table":
-                    out.append(verbatim(run([args.pil_trace, "ops", trace, "--row-limit", opts.get("rows", "12")])))
-                    out.append("<em>The operator table of `%s`%s, generated at build time by pil-trace ops.</em>\n"
-                               % (r["cmd"], of_median))
-                elif kind == "summary":
-                    out.append(verbatim(run([args.pil_trace, "summary", trace])))
-                elif kind == "ranks":
-                    if "dirs" not in r:
-                        raise DocsError("ranks marker: %s is a committed trace, not a run of the lesson's ranks" % name, 2)
-                    svg_name = "%s_%s_ranks%s.svg" % (prefix, name, "_step" + opts["step"] if "step" in opts else "")
-                    cmd = [args.pil_trace, "ranks", r["dirs"][r["median"]], "--svg", os.path.join(args.out_dir, svg_name),
-                           "--title", "%s: %s (CPU)" % (lesson, r["cmd"])]
-                    if "step" in opts:
-                        cmd += ["--step", opts["step"]]
-                    table = [l for l in run(cmd).splitlines() if not l.startswith("svg: ")]
-                    out.append(verbatim("\n".join(table)))
-                    out.append("<em>The ranks of `%s`%s side by side, generated at build time by pil-trace ranks.</em>\n"
-                               % (r["cmd"], of_median))
-                    out.append("\\image html %s \"The ranks of `%s`, one lane each (%s), generated at build time by "
-                               "pil-trace ranks --svg\"" % (svg_name, r["cmd"], "step " + opts["step"] if "step" in opts
-                                                            else "every step"))
+                for part, body, what in produce(args, kind, name, opts, r, lesson, prefix):
+                    if part == "text":
+                        out.append(verbatim(body))
+                        if what:
+                            out.append("<em>%s, generated at build time by pil-trace %s.</em>\n"
+                                       % (what, "ops" if kind == "table" else kind))
+                    else:
+                        out.append("\\image html %s \"%s, generated at build time by pil-trace %s\""
+                                   % (body, what, "svg" if kind == "timeline" else "ranks --svg"))
         except DocsError as e:
             raise DocsError("%s: %s" % (where, e), e.code)
     # The theme's interactive table of contents works on Doxygen's [TOC], right under the title.
@@ -846,23 +999,77 @@ def make_page(args):
     write_whole(args.page, "\n".join(out) + "\n")
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+
+
 def update_source(args):
-    """Writes the figures of this machine into the source's fig markers (the text GitHub shows),
-    running only the runs those markers name; prints each figure. For a maintainer, on a quiet
-    machine: the built page measures its figures again anyway."""
+    """Writes one reference run into the source (the text GitHub shows): the figures into its fig
+    markers, and each output marker's output between the marker and its closing line (tables as
+    text, pictures as SVG files in the folder beside the page: DIR/docs for a lesson's README,
+    img/ beside another source), each with the hash of what made it and a line naming the run,
+    the machine, its load and the date. Every run the figures and outputs name runs once, so they
+    all come from the same runs. Prints each figure. For a maintainer: the built page runs its own."""
     lesson, readme, prefix, lines, items, runs = read_page(args)
     used = {name for kind, _, _, data in items if kind == "figs" for (_, name, _) in data}
+    used |= {data[0] for kind, _, _, data in items if kind in OUTPUT_KINDS}
     runs = {n: r for n, r in runs.items() if n in used}
     os.makedirs(args.out_dir, exist_ok=True)
+    load = os.getloadavg()[0]
     machine = do_runs(args, runs, lesson, prefix)
-    print("machine: %s" % (machine or "this machine's CPU"))
-    for kind, i, _, data in items:
-        if kind != "figs":
+    date = time.strftime("%Y-%m-%d", time.gmtime())
+    # The threads asked of the runs, part of the command named (an idle machine's runs need none).
+    env = "".join("%s=%s " % (k, os.environ[k]) for k in THREAD_VARIABLES if k in os.environ)
+    on = "on %s (%d cores%s; load average %.1f when the runs began), %s" % (
+        machine or "this machine's CPU", os.cpu_count() or 1, "; " + args.conditions if args.conditions else "",
+        load, date)
+    print("machine: %s" % on)
+    source_dir = os.path.dirname(os.path.abspath(readme))
+    folder = "docs" if not args.source else "img"
+    old_pictures, out, pictures, pos = set(), [], {}, 0
+    for kind, i, nxt, data in sorted(items, key=lambda it: it[1]):
+        out.extend(lines[pos:i])
+        pos = nxt
+        if kind == "figs":
+            line, shown = fill_figures(lines[i], data, runs, keep_markers=True)
+            out.append(line)
+            for name, q, value in shown:
+                print("%-12s %-50s %s" % (name, q["text"], value))
             continue
-        lines[i], shown = fill_figures(lines[i], data, runs, keep_markers=True)
-        for name, q, value in shown:
-            print("%-12s %-50s %s" % (name, q["text"], value))
-    write_whole(readme, "\n".join(lines) + "\n")
+        if kind not in OUTPUT_KINDS:
+            out.extend(lines[i:nxt])
+            continue
+        name, opts, made, block = data
+        r = runs[name]
+        old_pictures.update(IMAGE.findall("\n".join(block)))
+        if "skipped" in r:  # keeps what it had
+            print("%s:%d: %s %s: not run here (%s): its committed output kept" % (readme, i + 1, kind, name, r["skipped"]),
+                  file=sys.stderr)
+            out.extend(lines[i:nxt])
+            continue
+        what = ("the committed trace %s" % r["arg"] if r["kind"] == "trace" else
+                "`%sbuild/bin/%s --device cpu --seed 0 %s`%s" % (env, lesson, r["arg"], " (the median of %d runs)"
+                                                                 % len(r["traces"]) if len(r["traces"]) > 1 else ""))
+        out.append(lines[i])
+        out.append("<!-- made: sha256=%s -->" % made_hash(args, lines[i], r))
+        for part, body, caption in produce(args, kind, name, opts, r, lesson, prefix):
+            if part == "text":
+                out.extend(["```text"] + body.rstrip("\n").splitlines() + ["```"])
+            else:
+                rel = "%s/%s" % (folder, body)
+                pictures[rel] = os.path.join(args.out_dir, body)
+                out.extend(["![%s](%s)" % (caption.replace("`", ""), rel), ""])  # the line below its own paragraph
+        out.append("*Reference run committed with this page: %s, %s. The built site shows its own runs.*" % (what, on))
+        out.append("<!-- /%s -->" % kind)
+    out.extend(lines[pos:])
+    for rel, made_at in pictures.items():
+        with open(made_at) as f:
+            write_whole(os.path.join(source_dir, rel), f.read())
+    write_whole(readme, "\n".join(out) + "\n")
+    shown = set(IMAGE.findall("\n".join(out)))
+    for rel in old_pictures - shown:
+        if rel.startswith(folder + "/") and os.path.isfile(os.path.join(source_dir, rel)):
+            os.unlink(os.path.join(source_dir, rel))
 
 
 def main():
@@ -878,8 +1085,14 @@ def main():
     p.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                    help="the project root, for trace markers' paths (default: this script's project)")
     p.add_argument("--update-source", action="store_true",
-                   help="write this machine's figures into the source's fig markers (the text GitHub "
+                   help="write one reference run's figures and outputs into the source (the text GitHub "
                         "shows) instead of making a page; needs --exe, --pil-trace, --out-dir")
+    p.add_argument("--skip-outputs", action="store_true",
+                   help="with --check: do not ask for committed outputs (a page whose outputs are not "
+                        "committed yet)")
+    p.add_argument("--conditions",
+                   help="with --update-source: how loaded the machine was, in words, named beside it in each "
+                        "committed output (the load average is named anyway)")
     args = p.parse_args()
     if args.update_source:
         if not (args.exe and args.pil_trace and args.out_dir):

@@ -580,16 +580,20 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
     }
     if (idle_rule == IdleRule::Hta) hta_idle_split(index, idx, gap_threshold_ns, row);
     r.streams.push_back(row);
-    if (all_busy.empty())
+    // Every stream's busy intervals in start order: each stream's are sorted already, so a
+    // merge of the two sorted runs (linear), not a sort of them all.
+    if (all_busy.empty()) {
       all_busy = std::move(busy);
-    else
+    } else {
+      const size_t before = all_busy.size();
       all_busy.insert(all_busy.end(), busy.begin(), busy.end());
+      std::inplace_merge(all_busy.begin(), all_busy.begin() + long(before), all_busy.end());
+    }
   }
   // Two or more streams at once: each stream's intervals are disjoint, so where two intervals
   // overlap two streams ran. In start order, the part of an interval before the largest end so
   // far (e1) is covered twice, less what was already covered twice (before the second largest
   // end, e2).
-  std::sort(all_busy.begin(), all_busy.end());
   {
     int64_t e1 = std::numeric_limits<int64_t>::min(), e2 = e1;
     for (const auto& [a, b] : all_busy) {

@@ -34,7 +34,9 @@ def lesson(readme):
 
 
 def run(*args):
-    return subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True)
+    # Without the thread variables a reference run's command would name (a CI may set them).
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    return subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True, env=env)
 
 
 class DocsPage(unittest.TestCase):
@@ -260,7 +262,7 @@ class Figures(unittest.TestCase):
                    "<!-- fig: eager summary top_ops.0.name --><!-- /fig -->, backward "
                    "<!-- fig: eager op=\"autograd::engine::evaluate_function: AddmmBackward0\" calls --><!-- /fig -->.\n"
                    "<!-- table: eager rows=3 -->\n")
-        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        self.assertEqual(run("--lesson-dir", d, "--check", "--skip-outputs").returncode, 0)
         r, text = self.make(d)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(len(os.listdir(self.counter)), 5, "five runs")
@@ -333,7 +335,7 @@ class Figures(unittest.TestCase):
         with open(src, "w") as f:
             f.write("# Perfetto {#perfetto}\n<!-- run: a: --size 64 -->\n<!-- timeline: a step=1 -->\n"
                     "<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return helper();\n}\n```\n")
-        self.assertEqual(run("--lesson-dir", d, "--source", src, "--check").returncode, 0)
+        self.assertEqual(run("--lesson-dir", d, "--source", src, "--check", "--skip-outputs").returncode, 0)
         r, text = self.make(d, "--source", src)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("\\image html perfetto_a_step1.svg", text)
@@ -341,6 +343,123 @@ class Figures(unittest.TestCase):
         self.assertIn("\\snippet 09_demo/main.cpp variant-x", text)
         self.assertTrue(os.path.isfile(os.path.join(self.d, "out", "perfetto_a_step1.svg")))
         self.assertTrue(os.path.isdir(os.path.join(self.d, "out", "runs", "perfetto_a")))
+
+    def update(self, d, *extra):
+        return run("--lesson-dir", d, "--update-source", "--exe", self.exe, "--pil-trace", self.pil, "--out-dir",
+                   os.path.join(self.d, "upd"), *extra)
+
+    def test_update_source_commits_the_outputs_and_check_asks_for_them(self):
+        d = lesson("# Demo\n\n<!-- run: e runs=3: --size 64 -->\n"
+                   "A step took <!-- fig: e step_time -->1 ms<!-- /fig -->.\n"
+                   "<!-- table: e rows=3 -->\n\nProse.\n<!-- timeline: e step=1 mark=aten::mm -->\n<!-- summary: e -->\n")
+        readme = os.path.join(d, "README.md")
+        r = run("--lesson-dir", d, "--check")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertIn("README.md:5: table e: no committed output", r.stderr)
+        u = self.update(d, "--conditions", "2 shared cores, a build beside")
+        self.assertEqual(u.returncode, 0, u.stderr)
+        self.assertEqual(len(os.listdir(self.counter)), 3, "one set of runs for figures and outputs")
+        with open(readme) as f:
+            text = f.read()
+        # The figure and the outputs from the same runs: the median run (run 1, 100 µs) for the outputs.
+        self.assertIn("A step took <!-- fig: e step_time -->100 µs (90.0–120 µs)<!-- /fig -->.", text)
+        self.assertRegex(text, r"<!-- table: e rows=3 -->\n<!-- made: sha256=[0-9a-f]{16} -->\n```text\n"
+                               r"ops of .*/runs/e/run1/t.json\n```\n\*Reference run committed with this page: "
+                               r"`build/bin/09_demo --device cpu --seed 0 --size 64` \(the median of 3 runs\), on Fake CPU "
+                               r"9000 \(\d+ cores; 2 shared cores, a build beside; load average [0-9.]+ when the runs began\), "
+                               r"\d{4}-\d\d-\d\d\. The built site shows its own runs\.\*\n<!-- /table -->\n\nProse\.\n")
+        self.assertIn("![Timeline of build/bin/09_demo --size 64 (step 1 of the median run of 3; an arrow at aten::mm)]"
+                      "(docs/09_demo_e_step1_aten_mm.svg)", text)
+        self.assertTrue(os.path.isfile(os.path.join(d, "docs", "09_demo_e_step1_aten_mm.svg")))
+        self.assertIn("<!-- summary: e -->\n<!-- made: sha256=", text)
+        self.assertIn("summary of ", text)
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        # The site replaces the committed outputs with its own runs'.
+        for f in os.listdir(self.counter):
+            os.unlink(os.path.join(self.counter, f))
+        r, page = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("made:", page)
+        self.assertNotIn("Reference run", page)
+        self.assertNotIn("```text", page)
+        self.assertIn("\\image html 09_demo_e_step1_aten_mm.svg", page)
+        self.assertIn("ops of " + os.path.join(self.d, "out", "runs", "e"), page)
+        # Updating again replaces the outputs, not adds to them.
+        for f in os.listdir(self.counter):
+            os.unlink(os.path.join(self.counter, f))
+        self.assertEqual(self.update(d).returncode, 0)
+        with open(readme) as f:
+            again = f.read()
+        self.assertEqual(again.count("<!-- made:"), 3)
+        self.assertEqual(again.count("<!-- /table -->"), 1)
+
+    def test_the_command_named_holds_the_thread_variables(self):
+        d = lesson("<!-- run: e: --size 64 -->\n<!-- table: e rows=3 -->\n")
+        r = subprocess.run([sys.executable, SCRIPT, "--lesson-dir", d, "--update-source", "--exe", self.exe,
+                            "--pil-trace", self.pil, "--out-dir", os.path.join(self.d, "upd")],
+                           capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(d, "README.md")) as f:
+            self.assertIn("`OMP_NUM_THREADS=1 build/bin/09_demo --device cpu --seed 0 --size 64`, on Fake CPU", f.read())
+
+    def test_check_fails_when_the_marker_flags_or_code_change(self):
+        d = lesson("<!-- run: e: --size 64 -->\n<!-- table: e rows=3 -->\n<!-- timeline: e step=0 -->\n")
+        readme = os.path.join(d, "README.md")
+        self.assertEqual(self.update(d).returncode, 0)
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        with open(readme) as f:
+            committed = f.read()
+
+        def stale(edit_readme=None, edit_file=None):
+            with open(readme, "w") as f:
+                f.write(edit_readme(committed) if edit_readme else committed)
+            r = run("--lesson-dir", d, "--check")
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertIn("made from another version", r.stderr)
+            return r.stderr
+
+        self.assertIn("README.md:2: table e", stale(lambda t: t.replace("rows=3", "rows=4")))
+        self.assertIn("README.md:2: table e", stale(lambda t: t.replace("--size 64", "--size 32")))
+        self.assertIn("README.md:2: table e", stale(lambda t: t.replace("run: e:", "run: e runs=2:")))
+        with open(os.path.join(d, "main.cpp"), "a") as f:
+            f.write("// a change of the lesson's code\n")
+        stale()
+        self.assertEqual(self.update(d).returncode, 0)
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        # A file's date is not its content: touched, the output stays current.
+        os.utime(os.path.join(d, "main.cpp"), (0, 0))
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        # A committed picture that went missing fails too.
+        os.unlink(os.path.join(d, "docs", "09_demo_e_step0.svg"))
+        r = run("--lesson-dir", d, "--check")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("09_demo_e_step0.svg is missing", r.stderr)
+        # --skip-outputs asks for none.
+        self.assertEqual(run("--lesson-dir", d, "--check", "--skip-outputs").returncode, 0)
+
+    def test_bad_output_blocks_are_one_line_and_exit_2(self):
+        one_line_usage_errors(self, (
+            "<!-- run: e: -x -->\n<!-- table: e -->\n<!-- made: sha256=0123456789abcdef -->\nno end\n",
+            "<!-- run: e: -x -->\n<!-- table: e -->\n<!-- made: sha256=0123456789abcdef -->\n<!-- /timeline -->\n",
+            "<!-- run: e: -x -->\n<!-- /table -->\n",
+            "<!-- run: e: -x -->\n<!-- made: sha256=0123456789abcdef -->\n",
+            "<!-- ranks: never-ran -->\n"))
+
+    def test_links_to_pages_become_refs_and_page_ids_hide_from_github(self):
+        d = lesson("# Demo <!-- {#lesson09} -->\n\nSee [the cheat sheet](../docs/cheat.md#rows) and "
+                   "[a picture](docs/x.svg).\n\n```sh\ncat [x](../docs/cheat.md)\n```\n")
+        os.makedirs(os.path.join(d, "..", "docs"))
+        with open(os.path.join(d, "..", "docs", "cheat.md"), "w") as f:
+            f.write("# Cheat sheet {#cheatsheet}\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("# Demo {#lesson09}\n", text)
+        self.assertIn('See \\ref cheatsheet "the cheat sheet" and [a picture](docs/x.svg).', text)
+        self.assertIn("cat [x](../docs/cheat.md)", text)  # code stays code
+        one_line_usage_errors(self, ("See [08](../08_prev/README.md).\n", "See [none](../docs/none.md).\n"))
 
     def test_details_become_htmlonly_blocks(self):
         d = lesson("Guess.\n\n<details><summary>Answer</summary>\n\nTwo operators.\n\n- a list\n</details>\n")
@@ -413,7 +532,7 @@ class Ranks(unittest.TestCase):
                    "Hidden <!-- fig: b ranks rank=0 hidden_pct -->1%<!-- /fig -->, "
                    "<!-- fig: b ranks rank=1 collectives -->9<!-- /fig --> calls.\n"
                    "<!-- ranks: b step=1 -->\n")
-        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        self.assertEqual(run("--lesson-dir", d, "--check", "--skip-outputs").returncode, 0)
         out = os.path.join(self.d, "out")
         page = os.path.join(out, "page.md")
         r = run("--lesson-dir", d, "--exe", self.exe, "--pil-trace", self.pil, "--out-dir", out, "--page", page)
