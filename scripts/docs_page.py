@@ -1054,7 +1054,9 @@ def update_source(args):
         out.append("<!-- made: sha256=%s -->" % made_hash(args, lines[i], r))
         for part, body, caption in produce(args, kind, name, opts, r, lesson, prefix):
             if part == "text":
-                out.extend(["```text"] + body.rstrip("\n").splitlines() + ["```"])
+                # Each line without its trailing blanks (the table pads its last column): what
+                # GitHub shows is the same, and the source stays clean for `git diff --check`.
+                out.extend(["```text"] + [l.rstrip() for l in body.rstrip("\n").splitlines()] + ["```"])
             else:
                 rel = "%s/%s" % (folder, body)
                 pictures[rel] = os.path.join(args.out_dir, body)
