@@ -652,14 +652,22 @@ int main(int argc, char** argv) {
   slice->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
   slice->add_option("--out", out, "Trace file to write (.json)")->required();
   threads_opt(slice);
-  auto* slice_step = slice->add_option("--step", step, "The K-th profiled step (0 = first), as svg --step");
-  auto* slice_range = slice->add_option("--range", range, "A slice of this name");
-  slice->add_option("--instance", instance, "Which occurrence of --range (0 = first)");
-  auto* slice_from = slice->add_option("--from-us", from_us, "Span start, us after the trace window's start");
-  auto* slice_to = slice->add_option("--to-us", to_us, "Span end, us after the trace window's start");
-  slice_step->excludes(slice_range)->excludes(slice_from);
-  slice_range->excludes(slice_from);
-  slice_to->needs(slice_from);
+  // The window of svg and slice: a step, a named slice, or a span in us; one of them.
+  struct WindowOptions {
+    CLI::Option *step, *range, *from, *to;
+  };
+  auto window_options = [&](CLI::App* sub, const std::string& noun) {
+    WindowOptions w{sub->add_option("--step", step, noun + ": the K-th profiled step (0 = first)"),
+                    sub->add_option("--range", range, noun + ": a slice of this name"), nullptr, nullptr};
+    sub->add_option("--instance", instance, "Which occurrence of --range (0 = first)");
+    w.from = sub->add_option("--from-us", from_us, noun + " start, us after the trace window's start");
+    w.to = sub->add_option("--to-us", to_us, noun + " end, us after the trace window's start");
+    w.step->excludes(w.range)->excludes(w.from);
+    w.range->excludes(w.from);
+    w.to->needs(w.from);
+    return w;
+  };
+  const WindowOptions slice_window = window_options(slice, "Span");
   auto* walk = app.add_subcommand("walk", "Walk the events without analysis (benchmark ceiling)");
   walk->add_option("trace", path, "Trace file")->required();
   bool every_field = false;
@@ -668,19 +676,13 @@ int main(int argc, char** argv) {
   svg->add_option("trace", path, "Trace file")->required();
   svg->add_option("--out", out, "SVG file to write")->required();
   threads_opt(svg);
-  auto* step_opt = svg->add_option("--step", step, "Window: the K-th profiled step (0 = first)");
-  auto* range_opt = svg->add_option("--range", range, "Window: a slice of this name");
-  svg->add_option("--instance", instance, "Which occurrence of --range (0 = first)");
-  auto* from_opt = svg->add_option("--from-us", from_us, "Window start, us after the trace window's start");
-  svg->add_option("--to-us", to_us, "Window end, us after the trace window's start");
+  const WindowOptions svg_window = window_options(svg, "Window");
   svg->add_option("--width", width, "Picture width in pixels")->check(CLI::Range(400, 20000));
   svg->add_option("--title", title, "Title shown at the top");
   std::vector<std::string> marks;
   svg->add_option("--mark", marks,
                   "Point an arrow and a label at the first slice of this name in the window (repeatable)")
       ->allow_extra_args(false);
-  step_opt->excludes(range_opt)->excludes(from_opt);
-  range_opt->excludes(from_opt);
 
   try {
     app.parse(argc, argv);
@@ -759,13 +761,13 @@ int main(int argc, char** argv) {
     if (*check) return report_check(index, path, examples, as_json);
     if (*slice) {
       int64_t from = 0, to = 0;
-      if (*slice_step) {
+      if (*slice_window.step) {
         if (!step_window(index, step, from, to)) {
           std::cerr << "pil-trace: error: --step " << step << ": the trace has " << index.steps.size()
                     << " profiled steps" << steps_allowed(index.steps.size()) << "\n";
           return 2;
         }
-      } else if (*slice_range) {
+      } else if (*slice_window.range) {
         // The range's own CPU span (svg's range window also reaches to its GPU work).
         std::vector<const Event*> found;
         for (const Event& e : t.events)
@@ -778,9 +780,9 @@ int main(int argc, char** argv) {
                     << instance << ")\n";
           return 2;
         }
-      } else if (*slice_from) {
+      } else if (*slice_window.from) {
         from = index.window_start + int64_t(from_us * 1000);
-        to = *slice_to ? index.window_start + int64_t(to_us * 1000) : index.window_end;
+        to = *slice_window.to ? index.window_start + int64_t(to_us * 1000) : index.window_end;
         if (to <= from) {
           std::cerr << "pil-trace: error: --to-us must be past --from-us\n";
           return 2;
@@ -807,16 +809,16 @@ int main(int argc, char** argv) {
       SvgOptions o;
       o.width = width;
       o.title = title.empty() ? path : title;
-      if (*step_opt && !step_window(index, step, o.from_ns, o.to_ns)) {
+      if (*svg_window.step && !step_window(index, step, o.from_ns, o.to_ns)) {
         std::cerr << "pil-trace: error: --step " << step << ": the trace has " << index.steps.size()
                   << " profiled steps" << steps_allowed(index.steps.size()) << "\n";
         return 2;
       }
-      if (*range_opt && !range_window(index, range, instance, o.from_ns, o.to_ns)) {
+      if (*svg_window.range && !range_window(index, range, instance, o.from_ns, o.to_ns)) {
         std::cerr << "pil-trace: error: --range: no slice named '" << range << "'\n";
         return 2;
       }
-      if (*from_opt) {
+      if (*svg_window.from) {
         o.from_ns = index.window_start + int64_t(from_us * 1000);
         o.to_ns = to_us > from_us ? index.window_start + int64_t(to_us * 1000) : index.window_end;
       }
