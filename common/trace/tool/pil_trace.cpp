@@ -34,6 +34,9 @@
 //
 //   pil-trace check    TRACE               can I trust this trace? findings with examples
 //                                          (exit 1 with findings)
+//   pil-trace advise   TRACE               what to fix: findings grouped by root cause, each with
+//                                          its evidence, an upper bound on the gain and the
+//                                          lesson that teaches the fix
 //   pil-trace slice    TRACE --out F.json  a small trace of one step (--step K), range (--range
 //                                          R) or window (--from-us), events copied byte for byte
 //
@@ -52,6 +55,7 @@
 #include <set>
 
 #include "base/atomic_file.h"
+#include "trace/advise/advise.h"
 #include "trace/check.h"
 #include "trace/expect.h"
 #include "trace/key_averages.h"
@@ -648,6 +652,11 @@ int main(int argc, char** argv) {
   trace_arg(check);
   size_t examples = 3;
   check->add_option("--examples", examples, "Examples shown per finding")->check(CLI::NonNegativeNumber);
+  auto* advise_cmd = app.add_subcommand("advise", "What to fix: findings with evidence, gain and the lesson that teaches the fix");
+  trace_arg(advise_cmd);
+  AdviseOptions advise_options;
+  advise_cmd->add_option("--examples", advise_options.examples, "Worst examples shown per symptom")
+      ->check(CLI::NonNegativeNumber);
   auto* slice = app.add_subcommand("slice", "A small trace of one step, range or window, for Perfetto");
   slice->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
   slice->add_option("--out", out, "Trace file to write (.json)")->required();
@@ -759,6 +768,12 @@ int main(int argc, char** argv) {
     }
     if (*chain) return report_chain(index, range, instance, as_json);
     if (*check) return report_check(index, path, examples, as_json);
+    if (*advise_cmd) {  // advice is not a failure: exit 0 with findings
+      const Advice a = advise(index, advise_options);
+      if (as_json) std::cout << advice_json(a).dump(2) << "\n";
+      else std::cout << format_advice(a, path);
+      return 0;
+    }
     if (*slice) {
       int64_t from = 0, to = 0;
       if (*slice_window.step) {
