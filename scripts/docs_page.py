@@ -26,6 +26,7 @@ carries markers, HTML comments that GitHub does not show, which this script turn
                                 of a committed trace
   <!-- table: NAME [rows=N] --> its operator table (pil-trace ops)
   <!-- summary: NAME -->        what its trace says (pil-trace summary)
+  <!-- advise: NAME -->         what to fix in its trace (pil-trace advise)
   <!-- ranks: NAME [step=K] --> a run of a lesson that starts its own ranks (lines prefixed
                                 "[rankK] "): pil-trace ranks on that run's folder, its table and
                                 its picture with a lane per rank (step K, or every step)
@@ -138,7 +139,7 @@ import sys
 import tempfile
 import time
 
-MARKER_KINDS = "snippet|run|trace|timeline|table|summary|ranks"
+MARKER_KINDS = "snippet|run|trace|timeline|table|summary|advise|ranks"
 MARKER = re.compile(r"^<!--\s*(%s):\s*(.*?)\s*-->\s*$" % MARKER_KINDS)
 MAYBE_MARKER = re.compile(r"^\s*<!--\s*(%s)\b" % MARKER_KINDS)
 FIG = re.compile(r"<!--\s*fig:\s*(.*?)\s*-->(.*?)<!--\s*/fig\s*-->")
@@ -153,7 +154,7 @@ ANCHOR = re.compile(r"\{#([A-Za-z0-9_]+)\}")
 HIDDEN_ANCHOR = re.compile(r"<!--\s*(\{#[A-Za-z0-9_]+\})\s*-->")
 # The markers whose output is committed with the source (--update-source), between the marker and
 # its closing line, the first line of the block naming the hash of what made it.
-OUTPUT_KINDS = ("timeline", "table", "summary", "ranks")
+OUTPUT_KINDS = ("timeline", "table", "summary", "advise", "ranks")
 CLOSE = re.compile(r"^<!--\s*/(%s)\s*-->\s*$" % "|".join(OUTPUT_KINDS))
 MADE = re.compile(r"^<!--\s*made:\s*sha256=([0-9a-f]{16})\s*-->\s*$")
 MAYBE_OUTPUT = re.compile(r"^\s*<!--\s*(/(%s)\b|made\b)" % "|".join(OUTPUT_KINDS))
@@ -167,6 +168,7 @@ HASHED_LESSON = ("main.cpp", "compiled.py")
 # The options each marker takes (mark= may repeat).
 MARKER_OPTIONS = {"snippet": {"from"}, "run": {"runs"}, "trace": set(),
                   "timeline": {"step", "range", "from-us", "to-us", "mark"}, "table": {"rows"}, "summary": set(),
+                  "advise": set(),
                   "ranks": {"step"}}
 OP_FIELDS = ("self_pct", "total_pct", "self_avg", "total_avg", "calls")
 RANK_FIELDS = ("step_time", "compute", "comm", "overlap", "exposed", "hidden_pct", "collectives")
@@ -886,6 +888,10 @@ def produce(args, kind, name, opts, r, lesson, prefix):
                  "The operator table of `%s`%s" % (r["cmd"], of_median))]
     if kind == "summary":
         return [("text", run([args.pil_trace, "summary", trace]), None)]
+    if kind == "advise":
+        # The trace as the reader's own run names it, not this build's folder.
+        text = run([args.pil_trace, "advise", trace]).replace(trace, "traces/%s/%s" % (lesson, os.path.basename(trace)), 1)
+        return [("text", text, "What `pil-trace advise` says on `%s`%s" % (r["cmd"], of_median))]
     if "dirs" not in r:
         raise DocsError("ranks marker: %s is a committed trace, not a run of the lesson's ranks" % name, 2)
     svg_name = "%s_%s_ranks%s.svg" % (prefix, name, "_step" + opts["step"] if "step" in opts else "")
