@@ -113,7 +113,7 @@ Lines of their own:
                                 unless --skip-outputs): no runs, no output
 
   docs_page.py --lesson-dir DIR [--source PATH] --update-source --exe LESSON_EXE
-               --pil-trace PIL_TRACE --out-dir OUT [--conditions TEXT]
+               --pil-trace PIL_TRACE --out-dir OUT [--conditions TEXT] [--only KINDS]
                                 writes one reference run into the source (the text GitHub
                                 shows): the figures into the fig markers and each output
                                 marker's committed output, from the same runs: for a
@@ -1017,8 +1017,14 @@ def update_source(args):
     the machine, its load and the date. Every run the figures and outputs name runs once, so they
     all come from the same runs. Prints each figure. For a maintainer: the built page runs its own."""
     lesson, readme, prefix, lines, items, runs = read_page(args)
-    used = {name for kind, _, _, data in items if kind == "figs" for (_, name, _) in data}
-    used |= {data[0] for kind, _, _, data in items if kind in OUTPUT_KINDS}
+    # --only KINDS: only those output markers are made again (from their own runs); the rest of
+    # the page, its figures included, keeps what it had.
+    only = set(args.only.split(",")) if args.only else None
+    if only and not only <= set(OUTPUT_KINDS):
+        raise DocsError("--only %s: the output markers are %s" % (args.only, ", ".join(OUTPUT_KINDS)), 2)
+    updated = lambda kind: kind in OUTPUT_KINDS if only is None else kind in only
+    used = set() if only else {name for kind, _, _, data in items if kind == "figs" for (_, name, _) in data}
+    used |= {data[0] for kind, _, _, data in items if updated(kind)}
     runs = {n: r for n, r in runs.items() if n in used}
     os.makedirs(args.out_dir, exist_ok=True)
     load = os.getloadavg()[0]
@@ -1036,13 +1042,16 @@ def update_source(args):
     for kind, i, nxt, data in sorted(items, key=lambda it: it[1]):
         out.extend(lines[pos:i])
         pos = nxt
+        if kind == "figs" and only:
+            out.extend(lines[i:nxt])
+            continue
         if kind == "figs":
             line, shown = fill_figures(lines[i], data, runs, keep_markers=True)
             out.append(line)
             for name, q, value in shown:
                 print("%-12s %-50s %s" % (name, q["text"], value))
             continue
-        if kind not in OUTPUT_KINDS:
+        if not updated(kind):
             out.extend(lines[i:nxt])
             continue
         name, opts, made, block = data
@@ -1084,6 +1093,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--lesson-dir", required=True)
     p.add_argument("--source", help="the markdown page to make (default: the lesson's README.md)")
+    p.add_argument("--only", help="with --update-source: only these output markers (comma-separated kinds, "
+                   "e.g. advise), from their own runs; the rest of the page is kept")
     p.add_argument("--check", action="store_true",
                    help="only check the markers (snippets, fig queries, details, nav): no runs, no output")
     p.add_argument("--exe")
