@@ -550,6 +550,33 @@ def anchor_of(path):
     return None
 
 
+def github_anchor(heading):
+    """GitHub's anchor for a heading, as pil-trace advise writes its links: lower case, letters,
+    digits, '-' and '_' kept, spaces to '-', the rest dropped."""
+    return "".join(c.lower() if c.isalnum() else "-" if c in " -" else "_" if c == "_" else ""
+                   for c in heading if c.isascii())
+
+
+def section_id(path, fragment):
+    """The hidden id ({#ID} in a comment) of the heading of page `path` whose GitHub anchor is
+    `fragment`: a link to a section refers to it on the site. Raises DocsError without one."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if not line.startswith("#"):
+                    continue
+                title = HIDDEN_ANCHOR.sub("", ANCHOR.sub("", line)).lstrip("#").strip()
+                if github_anchor(title) == fragment:
+                    m = ANCHOR.search(line)
+                    if not m:
+                        raise DocsError("link to %s#%s: give that heading a page id (<!-- {#ID} --> at its end) "
+                                        "for the site to refer to" % (path, fragment), 2)
+                    return m.group(1)
+    except OSError:
+        pass
+    raise DocsError("link to %s#%s: the page has no heading with that GitHub anchor" % (path, fragment), 2)
+
+
 def nav_line(line, source_dir):
     """A nav line's links to pages of the project as \\ref ID (link text dropped)."""
     def ref(m):
@@ -578,7 +605,8 @@ def links(line, source_dir):
         if os.path.basename(path) == "README.md":
             raise DocsError("link %r: a link to a lesson's page goes on a <!-- nav --> line (the site shows it "
                             "only where that page is, a chapter alone does not hold it)" % m.group(2), 2)
-        anchor = anchor_of(path)
+        fragment = m.group(2).split("#", 1)[1] if "#" in m.group(2) else ""
+        anchor = section_id(path, fragment) if fragment else anchor_of(path)
         if not anchor:
             raise DocsError("link %r: %s has no page id ({#ID} in its first heading) to refer to" % (m.group(2), target), 2)
         if '"' in m.group(1):
