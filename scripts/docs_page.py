@@ -565,7 +565,7 @@ def section_id(path, fragment):
             for line in f:
                 if not line.startswith("#"):
                     continue
-                title = HIDDEN_ANCHOR.sub("", ANCHOR.sub("", line)).lstrip("#").strip()
+                title = ANCHOR.sub("", HIDDEN_ANCHOR.sub("", line)).lstrip("#").strip()
                 if github_anchor(title) == fragment:
                     m = ANCHOR.search(line)
                     if not m:
