@@ -129,6 +129,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   };
   run(gpu_rules());
   run(cpu_rules());
+  run(operator_rules());
 
   for (auto& [key, f] : by_cause) {
     std::stable_sort(f.symptoms.begin(), f.symptoms.end(),

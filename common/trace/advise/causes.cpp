@@ -35,6 +35,11 @@ const std::vector<Cause>& all_causes() {
        "Fuse them: the compiled variant (AOTInductor) or a fused operator makes one kernel of a "
        "chain, one pass over memory instead of one per operator.",
        {"03_mlp", "What did compiling change?", "./run-lesson 03_mlp --variant all"}},
+      {"gemm_epilogue", "A separate elementwise pass right after a matrix product",
+       "Let the product apply it on its way out: addmm for a bias (torch::linear on a 2-D "
+       "input), cuBLASLt's epilogues for a bias, relu or gelu on a GPU, or the compiled "
+       "variant, which fuses it.",
+       {"01_matmul_add", "3. What does addmm change?", "./run-lesson 01_matmul_add --variant all"}},
       {"naive_attention", "Attention materialises its score matrix",
        "Use at::scaled_dot_product_attention: its fused kernels (flash, memory-efficient) never "
        "write the [batch, heads, seq, seq] scores to memory.",
@@ -45,9 +50,9 @@ const std::vector<Cause>& all_causes() {
        "backward.",
        {"05_data_parallel", "Bucket sizes", "./run-lesson 05_data_parallel --variant all"}},
       {"first_step", "The first step is far slower than the rest",
-       "Do not measure it: warm up before recording (the profiler's schedule has warm-up steps "
-       "for this); the first step pays for the allocator, kernel and library loading, and "
-       "compilation.",
+       "Measure the steady state: more warm-up steps in the profiler's schedule, and the median "
+       "step rather than the mean. The first steps pay for the allocator, loading kernels and "
+       "libraries, compiling, and the profiler's own start-up, which lesson 01 takes apart.",
        {"01_matmul_add", "2. Why is the first step slow?", "./run-lesson 01_matmul_add"}},
       {"op_overhead", "Operator overhead dominates: the tensors are small",
        "Each operator costs dispatch time whatever its size: fewer, larger operators (a fused "

@@ -66,6 +66,8 @@ struct Rule {
 /// The rules of each family, in the order they run (the order does not change the advice).
 std::vector<Rule> gpu_rules();
 std::vector<Rule> cpu_rules();
+/// Rules read from the operators alone, on CPU and GPU traces alike (rules_epilogue.cpp).
+std::vector<Rule> operator_rules();
 
 /// What a cause means and who teaches its fix.
 struct Cause {
