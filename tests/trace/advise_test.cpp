@@ -270,3 +270,34 @@ TEST(AdviseEpilogue, OnAGpuItCostsItsKernelsTime) {
 
 }  // namespace
 }  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+// The lessons close the loop: on their own committed traces (tests/trace/fixtures/lessons, made
+// by the lessons' runs, see its README), the slow variant gets the advice and the variant that
+// applies the fix does not.
+Advice advise_file(const std::string& name) {
+  const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name);
+  const TraceIndex index(t);
+  return advise(index);
+}
+
+TEST(AdviseLessons, Lesson01EagerAddsTheBiasInAPassAddmmAndCompiledDoNot) {
+  const Advice eager = advise_file("01_matmul_add_eager_n64.pt.trace.json");
+  const Finding* f = finding(eager, "gemm_epilogue");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->symptoms.at(0).text.find("aten::matmul -> aten::add (3 calls"), std::string::npos);
+  for (const char* fixed : {"01_matmul_add_addmm_n64.pt.trace.json", "01_matmul_add_compiled_n64.pt.trace.json"})
+    EXPECT_EQ(finding(advise_file(fixed), "gemm_epilogue"), nullptr) << fixed;
+}
+
+TEST(AdviseLessons, Lesson03EagerRunsGeluAfterTheGateProductCompiledFusesIt) {
+  const Finding* f = finding(advise_file("03_mlp_eager_n8.pt.trace.json"), "gemm_epilogue");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->symptoms.at(0).text.find("-> aten::gelu"), std::string::npos) << f->symptoms.at(0).text;
+  EXPECT_EQ(finding(advise_file("03_mlp_compiled_n8.pt.trace.json"), "gemm_epilogue"), nullptr);
+}
+
+}  // namespace
+}  // namespace pil::trace
