@@ -89,6 +89,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   const RuleContext ctx(index, options);
   Advice a;
   a.basis_ns = ctx.basis_ns;
+  a.window_start_ns = index.window_start;
   a.steps = int64_t(ctx.step_ns.size());
   a.gpu = ctx.gpu();
   a.basis = a.steps ? "the " + std::to_string(a.steps) + " profiled step" + (a.steps == 1 ? "" : "s") +
@@ -167,12 +168,12 @@ std::string format_advice(const Advice& a, const std::string& path) {
     const Symptom& top = f.symptoms.front();
     o << "   gain: at most " << speedup_text(f) << " faster (up to " << format_duration(f.saved_ns)
       << " of " << format_duration(a.basis_ns) << "): " << top.how << "\n";
-    o << "   evidence:\n";
+    o << "   evidence (examples at +us from the first step, as svg --from-us takes them, and at the trace's ts):\n";
     for (const Symptom& s : f.symptoms) {
       o << "   - " << s.text << "\n";
       for (const AdviceExample& x : s.examples) {
-        o << "       at " << trace_ts(x.ts_ns) << " us, " << x.name << " (" << format_duration(x.dur_ns)
-          << "; " << x.where << ")";
+        o << "       +" << trace_ts(x.ts_ns - a.window_start_ns) << " us (ts " << trace_ts(x.ts_ns) << "): "
+          << x.name << " (" << format_duration(x.dur_ns) << "; " << x.where << ")";
         if (!x.detail.empty()) o << ": " << x.detail;
         o << "\n";
       }
@@ -207,6 +208,7 @@ std::string format_advice(const Advice& a, const std::string& path) {
 nlohmann::ordered_json advice_json(const Advice& a) {
   using json = nlohmann::ordered_json;
   json j = {{"basis_ns", a.basis_ns}, {"basis", a.basis}, {"steps", a.steps}, {"gpu", a.gpu},
+            {"window_start", trace_ts(a.window_start_ns)},
             {"findings", json::array()}, {"clean", json::array()}, {"unable", json::array()}};
   for (const Finding& f : a.findings) {
     json jf = {{"cause", f.cause},
@@ -222,7 +224,8 @@ nlohmann::ordered_json advice_json(const Advice& a) {
                  {"figures", json::object()}, {"examples", json::array()}};
       for (const auto& [k, v] : s.figures) js["figures"][k] = v;
       for (const AdviceExample& x : s.examples)
-        js["examples"].push_back({{"name", x.name}, {"ts", trace_ts(x.ts_ns)}, {"dur_ns", x.dur_ns},
+        js["examples"].push_back({{"name", x.name}, {"ts", trace_ts(x.ts_ns)},
+                                  {"from_window_us", trace_ts(x.ts_ns - a.window_start_ns)}, {"dur_ns", x.dur_ns},
                                   {"where", x.where}, {"detail", x.detail}});
       jf["symptoms"].push_back(std::move(js));
     }

@@ -75,6 +75,9 @@ struct RuleNote {
 };
 
 struct Advice {
+  /// The profiled window's start on the trace's clock: examples are also given from there (the
+  /// origin of `pil-trace svg --from-us` and `slice --from-us`).
+  int64_t window_start_ns = 0;
   /// What the gains are relative to: the profiled steps' wall time added up, or the trace's
   /// window where it has no steps.
   int64_t basis_ns = 0;
