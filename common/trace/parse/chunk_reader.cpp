@@ -175,13 +175,19 @@ simdjson::error_code Reader::read_top_field(od::raw_json_string key, od::value& 
       od::object dev;
       if (item.get_object().get(dev)) continue;
       std::string name;
+      int64_t major = -1, minor = -1;  // the compute capability (advise's fp32 GEMM rule)
       for (auto f : dev) {
         od::raw_json_string k;
         if (f.key().get(k)) continue;
         std::string_view s;
         if (k == "name" && !f.value().get_string().get(s)) name = std::string(s);
+        else if (k == "computeMajor" && f.value().get_int64().get(major)) major = -1;
+        else if (k == "computeMinor" && f.value().get_int64().get(minor)) minor = -1;
       }
       out_->device_names.push_back(name);
+      out_->device_compute.push_back(major >= 0 && minor >= 0 && major < 100 && minor < 10
+                                         ? int32_t(major * 10 + minor)
+                                         : 0);
     }
     return simdjson::SUCCESS;
   }
@@ -349,7 +355,8 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
       careful_ = false;
     } else {
       const size_t n_events = out_->events.size(), n_kernels = out_->kernels.size(),
-                   n_memory = out_->memory.size(), n_sources = out_->sources.size();
+                   n_memory = out_->memory.size(), n_sources = out_->sources.size(),
+                   n_copies = out_->copy_bytes.size();
       const FlowCounts n_flows = out_->flows;
       const SkippedFields n_skipped = out_->skipped;
       const size_t n_fixes = part_ ? part_->lane_fixes.size() : 0,
@@ -358,6 +365,7 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
         out_->events.resize(n_events);
         out_->kernels.resize(n_kernels);
         out_->memory.resize(n_memory);
+        out_->copy_bytes.resize(n_copies);
         out_->sources.resize(n_sources);
         out_->flows = n_flows;
         out_->skipped = n_skipped;
