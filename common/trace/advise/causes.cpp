@@ -13,6 +13,14 @@ const std::vector<Cause>& all_causes() {
        "C++ route), capture the step in a CUDA graph, or give each kernel more work (a larger "
        "batch).",
        {"03_mlp", "What did compiling change?", "./run-lesson 03_mlp --device cuda --variant all"}},
+      {"host_stall", "The GPU idles for long stretches while the host does other work",
+       "See what the host did in the longest gaps (the evidence names the range, operator or call "
+       "on the launching thread): data preparation on the training thread belongs on a loader "
+       "thread that fills pinned buffers ahead of the step; a first call that loads a kernel or a "
+       "library, or setup, belongs before the recorded steps (warm up, then record a schedule of "
+       "steps); a slow call of your own belongs outside the loop.",
+       {"docs/profile_your_program.md", "What each part records",
+        "build/bin/pil-trace streams traces/TRACE.pt.trace.json"}},
       {"host_sync", "The CPU stops inside a step to wait for the GPU",
        "Keep values on the GPU until the step ends: a loss read with .item() or copied to the CPU "
        "every step, or an explicit synchronize, makes the CPU wait for every kernel launched "
