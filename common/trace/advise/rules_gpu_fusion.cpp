@@ -8,7 +8,9 @@
 //
 // The gain bound: each chain's time minus its shortest member's. A fused kernel still reads the
 // chain's inputs and writes its result, at least what the chain's first kernel moved, so it
-// takes at least as long as the shortest of them.
+// takes at least as long as the shortest of them. That holds where each kernel of a chain reads
+// what the one before it wrote, which names cannot show: kernels back to back on unrelated
+// tensors (gradients accumulated one after another) would save their launches only.
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -139,7 +141,8 @@ void fusion(const RuleContext& c, RuleResult& out) {
   }
   s.saved_ns = saved;
   s.how = "each chain's time minus its shortest " + what + " (" + format_duration(saved) +
-          "): one fused " + what + " still reads the chain's inputs and writes its result";
+          "): one fused " + what + " still reads the chain's inputs and writes its result (where "
+          "each reads what the one before wrote, which the names cannot show)";
   out.symptom(std::move(s));
 }
 

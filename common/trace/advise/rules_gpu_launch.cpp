@@ -208,6 +208,7 @@ void short_kernels(const RuleContext& c, RuleResult& out) {
   if (launches == 0) return;
   const double share = double(shorter) / double(launches);
   if (share < threshold::kShortKernelShare) return;
+  if (double(excess) < threshold::kMinSavedShare * double(c.basis_ns)) return;
   Symptom s;
   s.text = std::to_string(shorter) + " of " + std::to_string(launches) + " kernel launches (" +
            percent_text(share) + ") found the stream idle and ran work shorter than the launch call";

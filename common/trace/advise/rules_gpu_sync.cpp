@@ -72,9 +72,9 @@ void host_sync(const RuleContext& c, RuleResult& out) {
   std::vector<size_t> waits;
   for (size_t i : c.index.synchronizes())
     if (c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
-  size_t copies = 0;
+  PerName<bool> sync_copy;
   for (size_t i : c.index.api_calls())
-    if (is_sync_copy_call(ev[i].name) && c.in_basis_at(ev[i].start_ns)) waits.push_back(i), ++copies;
+    if (sync_copy(ev[i].name, is_sync_copy_call) && c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
   if (waits.empty()) return;
   std::sort(waits.begin(), waits.end(), [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
 
