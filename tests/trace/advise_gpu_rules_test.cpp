@@ -370,10 +370,10 @@ TEST(AdvisePageableCopy, TheReaderKeepsCopyBytesAndComputeCapability) {
 
 // --- fp32 GEMMs without tensor cores --------------------------------------------------------------
 
-// Step [0, 1000] on `device`: two ampere_sgemm_128x64_nn of 150 (fp32, no tensor cores: 300),
-// a TF32 xmma GEMM of 200, a cuDNN implicit_convolve_sgemm of 100 (a convolution: not counted)
-// and an elementwise kernel of 100, one after another: GPU busy 700. fp32 share 300 / 700;
-// saved 300.
+// Step [0, 1000] on `device`: ampere_sgemm_128x64_nn and an xmma FFMA GEMM, 150 each (fp32, no
+// tensor cores: 300), a TF32 xmma GEMM of 200, a cuDNN implicit_convolve_sgemm of 100 (a
+// convolution: not counted) and an elementwise kernel of 100, one after another: GPU busy 700.
+// fp32 share 300 / 700; saved 300.
 std::string gemms(TraceBuilder b) {
   b.step(1, 0, 1000);
   double at = 10;
@@ -383,7 +383,9 @@ std::string gemms(TraceBuilder b) {
   };
   k("ampere_sgemm_128x64_nn", 150);
   k("sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16_stage4_warpsize2x2x1_tensor16x8x8_kernel", 200);
-  k("ampere_sgemm_128x64_nn", 150);
+  k("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_"
+    "execute_kernel__5x_cublas",
+    150);
   k("void implicit_convolve_sgemm<float, float, 1024, 6, 7, 3, 3, 5, 1, false, true, true>(int)", 100);
   k("void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int)", 100);
   return b.str();
@@ -401,8 +403,9 @@ TEST(AdviseFp32Gemm, SgemmOnAGpuWithTf32) {
   EXPECT_DOUBLE_EQ(figure(s, "busy_share"), 300.0 / 700.0);
   EXPECT_DOUBLE_EQ(figure(s, "compute_capability"), 8.0);
   EXPECT_EQ(s.saved_ns, 300'000);
-  ASSERT_EQ(s.examples.size(), 1u);  // one name
+  ASSERT_EQ(s.examples.size(), 2u);  // one per name
   EXPECT_EQ(s.examples[0].name, "ampere_sgemm_128x64_nn");
+  EXPECT_EQ(s.examples[1].name.substr(0, 32), "sm80_xmma_gemm_f32f32_f32f32_f32");
   EXPECT_TRUE(has(s.text, "compute capability 8.0, which has TF32")) << s.text;
   EXPECT_TRUE(has(s.how, "upper bound")) << s.how;
 }

@@ -101,10 +101,10 @@ bool is_softmax_kernel(std::string_view kernel) {
 
 bool is_fp32_simt_gemm_kernel(std::string_view kernel) {
   const std::string n = lower(kernel);
-  return has(n, "sgemm") &&
-         !has_any(n, {"tf32", "tensorop", "xmma", "s1688", "s16816", "hmma", "wmma", "h16816",
-                      "i8816", "bf16", "f16"}) &&
-         !is_convolution_kernel(kernel);
+  return is_gemm_kernel(kernel) && !is_convolution_kernel(kernel) &&
+         has_any(n, {"sgemm", "_ffma", "gemm_f32f32_f32f32"}) &&
+         !has_any(n, {"tf32", "tensorop", "s1688", "s16816", "hmma", "wmma", "h16816", "i8816",
+                      "bf16", "f16"});
 }
 
 bool is_gemm_op(std::string_view op) {

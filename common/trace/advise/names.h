@@ -83,10 +83,12 @@ bool is_elementwise_kernel(std::string_view kernel);
 bool is_softmax_kernel(std::string_view kernel);
 
 /// An fp32 GEMM kernel that runs without tensor cores, by its name: "sgemm" (cuBLAS's
-/// ampere_sgemm_*, CUTLASS's simt_sgemm), with none of the names tensor-core kernels carry
-/// (tf32, tensorop, xmma, s1688, s16816, hmma, wmma, h16816, i8816, bf16, f16) and not a
-/// convolution (cuDNN's implicit_convolve_sgemm follows cudnn.allow_tf32, on by default). The
-/// name alone: a kernel named otherwise is not counted, whatever it runs.
+/// ampere_sgemm_*, CUTLASS's simt_sgemm), or an xmma kernel of FFMA ("..._ffma_...",
+/// "xmma_gemm_f32f32_f32f32_f32": cuBLAS's fp32 kernels on Ampere and Hopper are often these,
+/// so "xmma" alone does not mean tensor cores), with none of the names tensor-core kernels carry
+/// (tf32, tensorop, s1688, s16816, hmma, wmma, h16816, i8816, bf16, f16) and not a convolution
+/// (cuDNN's follow cudnn.allow_tf32, on by default). The name alone: a kernel named otherwise
+/// is not counted, whatever it runs.
 bool is_fp32_simt_gemm_kernel(std::string_view kernel);
 
 // --- operators ---------------------------------------------------------------------------------

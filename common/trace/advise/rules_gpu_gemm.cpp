@@ -1,9 +1,10 @@
 // fp32 GEMMs without tensor cores on a GPU that has TF32. The heuristic, and its limits:
-// - the kernel's name says what it runs: "sgemm" without any tensor-core marker (names.h,
-//   is_fp32_simt_gemm_kernel). A kernel named otherwise is not counted, whatever it runs; a
-//   library could name an FFMA kernel without "sgemm" (missed) or a tensor-core one with it and
-//   none of the markers (counted wrongly). The operator's input dtypes would confirm fp32 once
-//   the reader keeps them; they are not needed to find the kernels.
+// - the kernel's name says what it runs: "sgemm", or an xmma kernel of FFMA ("_ffma",
+//   "gemm_f32f32_f32f32"), without any tensor-core marker (names.h, is_fp32_simt_gemm_kernel).
+//   A kernel named otherwise is not counted, whatever it runs; a library could name an FFMA
+//   kernel otherwise (missed: cuBLAS's nvjet_* on Hopper say nothing of it) or a tensor-core
+//   one with these and none of the markers (counted wrongly). The operator's input dtypes would
+//   confirm fp32 once the reader keeps them; they are not needed to find the kernels.
 // - the device's compute capability (deviceProperties' computeMajor/computeMinor) says whether
 //   TF32 exists: 8.0 and later (Ampere on). Before that (a V100 is 7.0) an fp32 GEMM has no
 //   tensor-core path but fp16 under autocast, a change of precision: not reported.
@@ -87,7 +88,7 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
   const std::string cc = std::to_string(compute / 10) + "." + std::to_string(compute % 10);
   Symptom s;
   s.text = std::to_string(kernels) + " fp32 GEMM kernel" + (kernels == 1 ? "" : "s") +
-           " without tensor cores (sgemm by name) ran " + format_duration(total) + ", " +
+           " without tensor cores (sgemm or FFMA by name) ran " + format_duration(total) + ", " +
            percent_text(share) + " of the GPU's busy time, on " +
            (name.empty() ? "a GPU" : name) + " (compute capability " + cc + ", which has TF32)";
   s.figures = {{"kernels", double(kernels)}, {"gemm_ns", double(total)}, {"busy_share", share},
@@ -103,7 +104,7 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
   s.how = "the fp32 GEMM kernels' whole time (" + format_duration(total) +
           "), an upper bound: a TF32 kernel still takes some of it (TF32's dense peak is 8x "
           "fp32's on an A100, about 1x on GeForce Ampere cards); found by the kernels' names "
-          "(sgemm, no tensor-core marker) on a device of compute capability 8.0 or later";
+          "(sgemm or FFMA, no tensor-core marker) on a device of compute capability 8.0 or later";
   out.symptom(std::move(s));
 }
 
