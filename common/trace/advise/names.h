@@ -9,6 +9,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "trace/trace.h"
+
 namespace pil::trace::advise_rules {
 
 /// A question about a name, answered once per distinct name: a trace interns its names, so one
@@ -28,6 +30,15 @@ class PerName {
  private:
   std::unordered_map<const char*, std::pair<size_t, T>> memo_;  // text -> (length, answer)
 };
+
+/// True when any name the trace holds passes `test`: a look at its few thousand distinct names
+/// lets a rule skip a trace of millions of events that cannot have what it looks for.
+template <typename Test>
+bool any_name(const Trace& t, Test test) {
+  for (std::string_view n : t.names->in_order())
+    if (test(n)) return true;
+  return false;
+}
 
 // --- runtime and driver calls ------------------------------------------------------------------
 

@@ -88,6 +88,8 @@ int64_t gpu_time_launched(const RuleContext& c, const Event& on, int64_t from, i
 }  // namespace
 
 void naive_attention(const RuleContext& c, RuleResult& out) {
+  if (!any_name(c.trace, [](std::string_view n) { return is_softmax_op(n) || is_softmax_kernel(n); }))
+    return;
   const auto& ev = c.trace.events;
   const bool gpu = c.gpu();
   std::vector<Pattern> found;

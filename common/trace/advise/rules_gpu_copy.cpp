@@ -12,6 +12,7 @@
 namespace pil::trace::advise_rules {
 
 void pageable_copy(const RuleContext& c, RuleResult& out) {
+  if (!any_name(c.trace, is_pageable_copy)) return;
   const auto& ev = c.trace.events;
   int64_t copies = 0, to_device = 0, to_host = 0, bytes = 0, sized = 0, gpu_ns = 0, held = 0;
   std::set<size_t> calls;  // a call counted once, whatever it copied

@@ -75,6 +75,8 @@ void find_chains(const RuleContext& c, const std::vector<size_t>& seq, KindOf ki
 }  // namespace
 
 void fusion(const RuleContext& c, RuleResult& out) {
+  if (!any_name(c.trace, [](std::string_view n) { return is_elementwise_kernel(n) || is_elementwise_op(n); }))
+    return;
   const auto& ev = c.trace.events;
   const bool gpu = c.gpu();
   std::vector<Chain> chains;

@@ -58,6 +58,7 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
     return;
   }
 
+  if (!any_name(t, is_fp32_simt_gemm_kernel)) return;
   int64_t total = 0, kernels = 0;
   int32_t compute = 0;
   long device = -1;

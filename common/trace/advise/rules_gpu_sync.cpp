@@ -72,9 +72,11 @@ void host_sync(const RuleContext& c, RuleResult& out) {
   std::vector<size_t> waits;
   for (size_t i : c.index.synchronizes())
     if (c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
-  PerName<bool> sync_copy;
-  for (size_t i : c.index.api_calls())
-    if (sync_copy(ev[i].name, is_sync_copy_call) && c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
+  if (any_name(c.trace, is_sync_copy_call)) {
+    PerName<bool> sync_copy;
+    for (size_t i : c.index.api_calls())
+      if (sync_copy(ev[i].name, is_sync_copy_call) && c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
+  }
   if (waits.empty()) return;
   std::sort(waits.begin(), waits.end(), [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
 
