@@ -39,7 +39,7 @@ const std::vector<Cause>& all_causes() {
        "setFloat32MatmulPrecision(\"high\"), the lessons' --tf32 on), or bf16/fp16 under autocast "
        "where the accuracy allows.",
        {"02_linear", "On a GPU (expected)", "./run-lesson 02_linear --device cuda --tf32 on"}},
-      {"fusion", "Chains of small elementwise kernels between the matrix products",
+      {"fusion", "Chains of elementwise passes between the matrix products",
        "Fuse them: the compiled variant (AOTInductor) or a fused operator makes one kernel of a "
        "chain, one pass over memory instead of one per operator.",
        {"03_mlp", "What did compiling change?", "./run-lesson 03_mlp --variant all"}},

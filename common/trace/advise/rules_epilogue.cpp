@@ -6,16 +6,12 @@
 #include <map>
 #include <string_view>
 
+#include "trace/advise/names.h"
 #include "trace/advise/rules.h"
 #include "trace/nesting.h"
 
 namespace pil::trace::advise_rules {
 namespace {
-
-bool is_gemm_op(std::string_view n) {
-  return n == "aten::mm" || n == "aten::bmm" || n == "aten::matmul" || n == "aten::addmm" ||
-         n == "aten::linear" || n == "aten::baddbmm";
-}
 
 // What a GEMM's epilogue can apply to its output: a bias added, an activation. A binary product
 // of two tensors (gelu(a) * b) is not one.
@@ -28,9 +24,11 @@ bool is_epilogue_op(std::string_view n) {
 }
 
 // An elementwise operator that follows a matrix product directly (the next operator under the
-// same parent on the same thread) is taken to work on its output: the heuristic reads no tensor
-// identities, which the trace does not have. Its cost: its GPU work's time on a GPU trace (the
-// work items carrying its External id), else its CPU time with its children.
+// same parent on the same thread, views read through) is taken to work on its output: the
+// heuristic reads no tensor identities, which the trace does not have. One followed by another
+// elementwise operator is left to the fusion rule (a chain, whose fix is one fused kernel). Its
+// cost: its GPU work's time on a GPU trace (the work items carrying its External id), else its
+// CPU time with its children.
 void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   const Trace& t = c.trace;
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> threads;
@@ -47,24 +45,28 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   };
   std::map<std::string, Pair> pairs;  // "aten::matmul -> aten::add"
   int64_t total = 0;
+  PerName<bool> gemm, epilogue, elementwise, view;
   for (auto& [lane, idx] : threads) {
     order_for_nesting(t.events, idx);
-    std::map<long, size_t> last_child;  // parent -> its latest operator child so far
+    std::map<long, std::vector<size_t>> children;  // parent -> its operators, views left out
     nest(t.events, idx, [&](size_t i, long parent, int) {
       const Event& e = t.events[i];
-      if (e.category != Category::CpuOp) return true;
-      const auto prev = last_child.find(parent);
-      if (prev != last_child.end() && is_epilogue_op(e.name) && is_gemm_op(t.events[prev->second].name)) {
-        const int64_t cost = c.gpu() ? (e.external_id ? device_time[e.external_id] : 0) : e.dur_ns;
-        Pair& p = pairs[std::string(t.events[prev->second].name) + " -> " + std::string(e.name)];
-        ++p.count;
-        p.cost_ns += cost;
-        p.worst.push_back({cost, i});
-        total += cost;
-      }
-      last_child[parent] = i;
+      if (e.category == Category::CpuOp && !view(e.name, is_view_op)) children[parent].push_back(i);
       return true;
     });
+    for (const auto& [parent, ops] : children)
+      for (size_t k = 1; k < ops.size(); ++k) {
+        const Event& prev = t.events[ops[k - 1]];
+        const Event& e = t.events[ops[k]];
+        if (!gemm(prev.name, is_gemm_op) || !epilogue(e.name, is_epilogue_op)) continue;
+        if (k + 1 < ops.size() && elementwise(t.events[ops[k + 1]].name, is_elementwise_op)) continue;
+        const int64_t cost = c.gpu() ? (e.external_id ? device_time[e.external_id] : 0) : e.dur_ns;
+        Pair& p = pairs[std::string(prev.name) + " -> " + std::string(e.name)];
+        ++p.count;
+        p.cost_ns += cost;
+        p.worst.push_back({cost, ops[k]});
+        total += cost;
+      }
   }
   if (pairs.empty() || total < int64_t(threshold::kMinSavedShare * double(c.basis_ns))) return;
   Symptom s;
