@@ -77,12 +77,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pil::trace;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   // The parallel reader (3 threads, chunks cut every 64 to 575 bytes) must read what one thread
-  // reads, or refuse what it refuses.
+  // reads, or refuse what it refuses; every other input with the operators' inputs read too.
+  const bool shapes = size % 2 == 1;
   std::string parallel;
   try {
     ParseOptions o;
     o.threads = 3;
     o.chunk_bytes = 64 + size % 512;
+    o.read_shapes = shapes;
     parallel = pil::test::dump(parse_trace_text(text, "fuzz", o));
   } catch (const ParseError&) {
     parallel = "error";
@@ -90,6 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     ParseOptions small;
     small.chunk_bytes = 4096;  // exercise the chunk boundaries
+    small.read_shapes = shapes;
     const Trace t = parse_trace_text(text, "fuzz", small);
     // A finding: the parallel read differs. Where the bytes are not valid JSON, garbage inside
     // a value the reader skips (an operator's args after its External id) is not looked at:
