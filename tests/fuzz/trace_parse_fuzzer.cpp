@@ -14,6 +14,7 @@
 #include "trace/key_averages.h"
 #include "trace/parse.h"
 #include "trace/reports.h"
+#include "trace/roofline_format.h"
 #include "trace/slice.h"
 #include "trace/svg.h"
 #include "../trace/trace_dump.h"
@@ -106,6 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     launch_report(index);
     stream_report(index);
     chain_report(index, "matmul_add");
+    roofline_json(roofline_report(index), RooflineOptions{});  // rows only with the inputs read
     diff_report(t, t);
     const std::string said = explain(index);
     // The same answers from an index that computes its operator table and stream report on
