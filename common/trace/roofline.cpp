@@ -143,6 +143,12 @@ void hold_against_peak(RooflineRow& row, bool tf32_kernel, const Trace& t, const
   }
   if (row.share_of == Bound::Compute) row.share = row.gflops() / p.gflops;
   if (row.share_of == Bound::Memory) row.share = row.gbps() / p.gbps;
+  if (row.share > 1) {  // a peak cannot be beaten: the peak or the figures are wrong, and said so
+    const bool given = !row.on_gpu || p.source.rfind("--", 0) == 0;
+    row.note += std::string(row.note.empty() ? "" : "; ") +
+                (given ? "above the peak given: measure it with the threads and load of the traced run"
+                       : "above the datasheet's peak: a formula or a time is off");
+  }
 }
 
 }  // namespace

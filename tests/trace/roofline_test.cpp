@@ -150,10 +150,17 @@ TEST(TraceRoofline, NoPeakWithoutAMatchOrAFigureGiven) {
   EXPECT_NEAR(cpu->share, 21.47483648 / 86, 1e-9);
   EXPECT_EQ(cpu->share_of, Bound::Compute);
   EXPECT_EQ(cpu->bound, Bound::Unknown);
+  EXPECT_TRUE(cpu->note.empty());
   // With its bandwidth too: intensity 170.7 against a ridge of 86 / 20: compute.
   o.cpu_peak_gbps = 20;
   cpu = row(roofline_report(index, o), "aten::mm", "[[1024, 1024], [1024, 1024]]");
   EXPECT_EQ(cpu->bound, Bound::Compute);
+  // A peak below what the run reached is said to be wrong, not hidden.
+  o.cpu_peak_gflops = 10;
+  const RooflineReport low = roofline_report(index, o);
+  cpu = row(low, "aten::mm", "[[1024, 1024], [1024, 1024]]");
+  EXPECT_NEAR(cpu->share, 2.147483648, 1e-9);
+  EXPECT_NE(cpu->note.find("above the peak given"), std::string::npos) << cpu->note;
 }
 
 TEST(TraceRoofline, EvidenceLines) {
