@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #include "trace/parse/json_text.h"
 
@@ -27,6 +28,7 @@ Reader::Reader(std::unique_ptr<Source> source, std::string label, const ParseOpt
     : source_(std::move(source)), label_(std::move(label)), out_(out), fields_(out) {
   cap_ = std::max<size_t>(options.chunk_bytes, 4096);
   fields_.keep_sources = options.keep_sources;
+  fields_.read_shapes = options.read_shapes;
   buf_ = std::make_unique<char[]>(cap_ + simdjson::SIMDJSON_PADDING);
   data_ = buf_.get();
 }
@@ -171,23 +173,43 @@ simdjson::error_code Reader::read_top_field(od::raw_json_string key, od::value& 
   if (key == "deviceProperties") {
     od::array arr;
     if (v.get_array().get(arr)) return simdjson::SUCCESS;  // not the shape we know: ignore
+    // Kineto writes the same fields for CUDA and ROCm devices (libkineto/src/DeviceProperties.cpp);
+    // a field missing or of another type keeps its "not given" value.
     for (auto item : arr) {
       od::object dev;
       if (item.get_object().get(dev)) continue;
-      std::string name;
-      int64_t major = -1, minor = -1;  // the compute capability (advise's fp32 GEMM rule)
+      DeviceInfo d;
       for (auto f : dev) {
         od::raw_json_string k;
         if (f.key().get(k)) continue;
         std::string_view s;
-        if (k == "name" && !f.value().get_string().get(s)) name = std::string(s);
-        else if (k == "computeMajor" && f.value().get_int64().get(major)) major = -1;
-        else if (k == "computeMinor" && f.value().get_int64().get(minor)) minor = -1;
+        int64_t n = 0;
+        auto whole = [&](auto& into) {
+          if (!f.value().get_int64().get(n)) into = static_cast<std::remove_reference_t<decltype(into)>>(n);
+        };
+        if (k == "name") {
+          if (!f.value().get_string().get(s)) d.name = std::string(s);
+        } else if (k == "id") {
+          whole(d.id);
+        } else if (k == "totalGlobalMem") {
+          whole(d.total_global_mem);
+        } else if (k == "numSms") {
+          whole(d.num_sms);
+        } else if (k == "computeMajor") {
+          whole(d.compute_major);
+        } else if (k == "computeMinor") {
+          whole(d.compute_minor);
+        } else if (k == "warpSize") {
+          whole(d.warp_size);
+        }
       }
-      out_->device_names.push_back(name);
-      out_->device_compute.push_back(major >= 0 && minor >= 0 && major < 100 && minor < 10
-                                         ? int32_t(major * 10 + minor)
+      out_->device_names.push_back(d.name);
+      // The compute capability as advise's fp32 GEMM rule reads it (major * 10 + minor).
+      out_->device_compute.push_back(d.compute_major >= 0 && d.compute_minor >= 0 && d.compute_major < 100 &&
+                                             d.compute_minor < 10
+                                         ? int32_t(d.compute_major * 10 + d.compute_minor)
                                          : 0);
+      out_->devices.push_back(std::move(d));
     }
     return simdjson::SUCCESS;
   }
