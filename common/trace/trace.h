@@ -123,6 +123,12 @@ struct DeviceInfo {
   int32_t compute_major = -1;     ///< "computeMajor"
   int32_t compute_minor = -1;     ///< "computeMinor"
   int32_t warp_size = 0;          ///< "warpSize": 32 on NVIDIA GPUs, 64 on AMD's Instinct
+  /// computeMajor * 10 + computeMinor (80 for an A100); 0 where the trace does not give it.
+  int32_t compute_capability() const {
+    return compute_major >= 0 && compute_minor >= 0 && compute_major < 100 && compute_minor < 10
+               ? int32_t(compute_major * 10 + compute_minor)
+               : 0;
+  }
 };
 
 struct Trace {
@@ -145,9 +151,6 @@ struct Trace {
   FlowCounts flows;
   SkippedFields skipped;
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
-  /// Compute capability from deviceProperties (computeMajor * 10 + computeMinor: 80 for an
-  /// A100), by device index as device_names; 0 where the trace does not give it.
-  std::vector<int32_t> device_compute;
   /// deviceProperties in full, by device index (devices[i].name == device_names[i]); empty in a
   /// trace that names its devices only (the CUPTI tracer's).
   std::vector<DeviceInfo> devices;
@@ -159,6 +162,10 @@ struct Trace {
   std::unique_ptr<NamePool> names = std::make_unique<NamePool>();
 
   std::string_view intern(std::string_view s) { return names->intern(s); }
+  /// Device `d`'s compute capability (DeviceInfo::compute_capability); 0 where unknown.
+  int32_t compute_capability(size_t d) const {
+    return d < devices.size() ? devices[d].compute_capability() : 0;
+  }
   const KernelInfo* kernel_info(const Event& e) const {
     return e.kernel_info < kernels.size() ? &kernels[e.kernel_info] : nullptr;
   }

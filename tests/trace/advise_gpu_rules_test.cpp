@@ -352,8 +352,8 @@ TEST(AdvisePageableCopy, TheReaderKeepsCopyBytesAndComputeCapability) {
     o.threads = threads;
     o.chunk_bytes = 512;
     const Trace t = parse_trace_text(json, "<planted>", o);
-    ASSERT_EQ(t.device_compute.size(), 1u);
-    EXPECT_EQ(t.device_compute[0], 86);
+    ASSERT_EQ(t.devices.size(), 1u);
+    EXPECT_EQ(t.compute_capability(0), 86);
     int64_t k = 0;
     for (const Event& e : t.events) {
       if (e.category == Category::Memcpy) EXPECT_EQ(t.copy_bytes_of(e), 1000 + k++) << threads;

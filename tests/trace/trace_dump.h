@@ -13,7 +13,7 @@ inline std::string dump(const trace::Trace& t) {
   std::ostringstream o;
   o << "base " << t.base_time_ns << " flows " << t.flows.starts << "/" << t.flows.finishes << "\n";
   for (const auto& d : t.device_names) o << "device " << d << "\n";
-  for (const int32_t cc : t.device_compute) o << "compute " << cc << "\n";
+  for (const DeviceInfo& d : t.devices) o << "compute " << d.compute_capability() << "\n";
   for (const auto& d : t.devices)
     o << "device " << d.id << " " << d.name << " " << d.total_global_mem << " " << d.num_sms << " "
       << d.compute_major << "." << d.compute_minor << " " << d.warp_size << "\n";

@@ -36,7 +36,7 @@ bool is_amd(const std::string& device_name) {
 void fp32_gemm(const RuleContext& c, RuleResult& out) {
   const Trace& t = c.trace;
   bool any_compute = false;
-  for (int32_t cc : t.device_compute) any_compute = any_compute || cc > 0;
+  for (const DeviceInfo& d : t.devices) any_compute = any_compute || d.compute_capability() > 0;
   if (!any_compute) {
     out.unable("no compute capability in the trace's deviceProperties (computeMajor, computeMinor)");
     return;
@@ -47,7 +47,7 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
     const size_t d = size_t(s.device);
     const bool amd = d < t.device_names.size() && is_amd(t.device_names[d]);
     nvidia = nvidia || !amd;
-    known = known || (!amd && d < t.device_compute.size() && t.device_compute[d] > 0);
+    known = known || (!amd && t.compute_capability(d) > 0);
   }
   if (!nvidia) {
     out.unable("an AMD GPU: the heuristic knows NVIDIA's kernel names and compute capabilities");
@@ -68,12 +68,12 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
     const Event& e = t.events[i];
     if (e.category != Category::Kernel || !c.in_basis_work(i)) continue;
     const size_t d = size_t(e.pid);
-    if (d >= t.device_compute.size() || t.device_compute[d] < kTf32Compute) continue;
+    if (t.compute_capability(d) < kTf32Compute) continue;
     if (d < t.device_names.size() && is_amd(t.device_names[d])) continue;
     if (!fp32_simt(e.name, is_fp32_simt_gemm_kernel)) continue;
     total += e.dur_ns;
     ++kernels;
-    compute = t.device_compute[d];
+    compute = t.compute_capability(d);
     device = long(d);
     auto& [time, longest] = by_name.emplace(e.name, std::pair<int64_t, size_t>{0, i}).first->second;
     time += e.dur_ns;

@@ -204,11 +204,6 @@ simdjson::error_code Reader::read_top_field(od::raw_json_string key, od::value& 
         }
       }
       out_->device_names.push_back(d.name);
-      // The compute capability as advise's fp32 GEMM rule reads it (major * 10 + minor).
-      out_->device_compute.push_back(d.compute_major >= 0 && d.compute_minor >= 0 && d.compute_major < 100 &&
-                                             d.compute_minor < 10
-                                         ? int32_t(d.compute_major * 10 + d.compute_minor)
-                                         : 0);
       out_->devices.push_back(std::move(d));
     }
     return simdjson::SUCCESS;

@@ -775,7 +775,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     read_options.keep_sources = bool(*slice);
-    read_options.read_shapes = roofline;  // only this report reads the operators' inputs
+    // Only these read the operators' inputs: the roofline, and advise (score shapes, roofline
+    // evidence).
+    read_options.read_shapes = roofline || *advise_cmd;
     const Trace t = parse_trace_file(path, read_options);
     note_skipped(path, t.skipped);
     // The summary and the predictions ask for the operator table: it starts beside the index.
