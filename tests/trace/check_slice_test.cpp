@@ -35,7 +35,8 @@ std::string read(const std::string& path) {
 // The traces the project's lessons and Python's torch.profiler wrote (CPU runs).
 std::vector<std::string> lesson_traces() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(kFixtures + "/lessons")) out.push_back(e.path().string());
+  for (const auto& e : fs::directory_iterator(kFixtures + "/lessons"))
+    if (e.path().extension() == ".json") out.push_back(e.path().string());  // not its README
   for (const char* f : {"python_cpu_steps.pt.trace.json", "python_backward_steps.pt.trace.json"})
     out.push_back(kFixtures + "/" + f);
   std::sort(out.begin(), out.end());
