@@ -107,6 +107,8 @@ struct Trace {
   FlowCounts flows;
   SkippedFields skipped;
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
+  /// deviceProperties' totalGlobalMem (bytes), by device index; 0 where the trace does not say.
+  std::vector<int64_t> device_memory;
   /// Lane names from the metadata events: (pid, tid) -> "thread 4676 (01_matmul_add)";
   /// (pid, -1) -> the process name.
   std::map<std::pair<int64_t, int64_t>, std::string> lane_names;

@@ -175,13 +175,17 @@ simdjson::error_code Reader::read_top_field(od::raw_json_string key, od::value& 
       od::object dev;
       if (item.get_object().get(dev)) continue;
       std::string name;
+      int64_t memory = 0;
       for (auto f : dev) {
         od::raw_json_string k;
         if (f.key().get(k)) continue;
         std::string_view s;
         if (k == "name" && !f.value().get_string().get(s)) name = std::string(s);
+        int64_t bytes = 0;
+        if (k == "totalGlobalMem" && !f.value().get_int64().get(bytes)) memory = bytes;
       }
       out_->device_names.push_back(name);
+      out_->device_memory.push_back(memory);
     }
     return simdjson::SUCCESS;
   }
