@@ -56,6 +56,9 @@ const LaunchReport& RuleContext::launches() const {
 const std::vector<SyncRow>& RuleContext::syncs() const {
   return syncs_.get([&] { return sync_report(index); });
 }
+const CpuSlices& RuleContext::cpu() const {
+  return cpu_.get([&] { return CpuSlices(index); });
+}
 
 std::string RuleContext::step_name_at(int64_t t) const {
   const long s = index.step_at(t);
@@ -112,16 +115,18 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
         a.clean.push_back({r.key, r.what, ""});
         continue;
       }
-      Finding& f = by_cause[r.cause];
-      if (f.cause.empty()) {
-        const Cause& c = cause(r.cause);
-        f.cause = c.key;
-        f.title = c.title;
-        f.fix = c.fix;
-        f.lesson = c.lesson;
-      }
       for (Symptom& s : out.symptoms) {
+        const std::string key = s.cause.empty() ? r.cause : s.cause;
+        Finding& f = by_cause[key];
+        if (f.cause.empty()) {
+          const Cause& c = cause(key);
+          f.cause = c.key;
+          f.title = c.title;
+          f.fix = c.fix;
+          f.lesson = c.lesson;
+        }
         s.rule = r.key;
+        s.cause = key;
         s.saved_ns = std::clamp<int64_t>(s.saved_ns, 0, a.basis_ns);
         f.symptoms.push_back(std::move(s));
       }
@@ -164,8 +169,11 @@ std::string format_advice(const Advice& a, const std::string& path) {
   for (const Finding& f : a.findings) {
     o << "\n" << ++n << ". " << f.title << "\n";
     const Symptom& top = f.symptoms.front();
-    o << "   gain: at most " << speedup_text(f) << " faster (up to " << format_duration(f.saved_ns)
-      << " of " << format_duration(a.basis_ns) << "): " << top.how << "\n";
+    if (f.saved_ns > 0)
+      o << "   gain: at most " << speedup_text(f) << " faster (up to " << format_duration(f.saved_ns)
+        << " of " << format_duration(a.basis_ns) << "): " << top.how << "\n";
+    else
+      o << "   gain: not in time: " << top.how << "\n";
     o << "   evidence:\n";
     for (const Symptom& s : f.symptoms) {
       o << "   - " << s.text << "\n";

@@ -46,12 +46,17 @@ struct AdviceExample {
 /// What one rule saw.
 struct Symptom {
   std::string rule;  ///< the rule's key ("gpu_host_wait")
+  /// The cause it belongs to where that is not its rule's own: one rule's symptom can mean
+  /// another cause on some traces (operators slower than their GPU work are a launch-bound loop
+  /// on a GPU trace). Empty: the rule's cause.
+  std::string cause;
   std::string text;  ///< one line with its figures
   /// The figures the text quotes, by name, for --json and the tests ("host_wait_share": 0.62).
   std::vector<std::pair<std::string, double>> figures;
   std::vector<AdviceExample> examples;  ///< worst first
   /// An upper bound on the wall time over the advice's basis that removing the symptom's cause
-  /// would save, and how it was computed.
+  /// would save, and how it was computed. 0 for a symptom that costs no time (a memory peak
+  /// near the device's capacity): `how` then says what it costs instead.
   int64_t saved_ns = 0;
   std::string how;
 };

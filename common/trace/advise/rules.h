@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trace/advise/advise.h"
+#include "trace/advise/cpu_slices.h"
 #include "trace/advise/thresholds.h"
 #include "trace/reports.h"
 #include "trace/text_table.h"  // format_duration: "12.5 ms", for a sentence
@@ -31,6 +32,8 @@ class RuleContext {
   const LaunchReport& launches() const;  ///< LaunchDetail::Each
   const std::vector<SyncRow>& syncs() const;
   const KeyAverages& table() const { return index.key_averages(); }
+  /// The CPU slices nested per thread, for the rules about the host's time.
+  const CpuSlices& cpu() const;
   /// The profiled step (its name) whose CPU range holds time `t`; "" outside every step.
   std::string step_name_at(int64_t t) const;
   /// An example for event `i`: its name, start, duration and where (its step, or its stream
@@ -41,6 +44,7 @@ class RuleContext {
   Lazy<StreamReport> streams_;
   Lazy<LaunchReport> launches_;
   Lazy<std::vector<SyncRow>> syncs_;
+  Lazy<CpuSlices> cpu_;
 };
 
 /// What a rule reports.
