@@ -1,17 +1,12 @@
 // The rules of `pil-trace advise` that run on every trace, CPU-only ones included: where the
-// host's time goes. Thresholds in thresholds.h; causes in causes.cpp.
+// host's time goes. Their list, and the first step's rule; each other rule is in the file that
+// names its job (rules_cpu.h). Thresholds in thresholds.h; causes in causes.cpp.
 #include <algorithm>
 
-#include "trace/advise/rules.h"
+#include "trace/advise/rules_cpu.h"
 
 namespace pil::trace::advise_rules {
 namespace {
-
-int64_t median(std::vector<int64_t> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // A first step far slower than the rest: warm-up, the allocator, loading, compiling. Needs at
 // least three steps (a first and two to compare it with).
@@ -20,7 +15,7 @@ void first_step(const RuleContext& c, RuleResult& out) {
     out.unable("fewer than 3 profiled steps (ProfilerStep#N)");
     return;
   }
-  const int64_t rest = median(std::vector<int64_t>(c.step_ns.begin() + 1, c.step_ns.end()));
+  const int64_t rest = median_ns(std::vector<int64_t>(c.step_ns.begin() + 1, c.step_ns.end()));
   if (rest <= 0) return;
   const double ratio = double(c.step_ns[0]) / double(rest);
   if (ratio < threshold::kFirstStepRatio) return;
@@ -41,6 +36,13 @@ void first_step(const RuleContext& c, RuleResult& out) {
 std::vector<Rule> cpu_rules() {
   return {
       {"first_step", "first_step", "a first step far slower than the rest", false, first_step},
+      {"op_overhead", "op_overhead", "operators too small for their dispatch cost", false, op_overhead},
+      {"copies", "copies", "copies (copy_, contiguous, to, clone) taking a large share", false, copies},
+      {"optimizer", "optimizer", "the optimizer's share of the step", false, optimizer},
+      {"untraced", "untraced", "time in a step outside every operator and range", false, untraced},
+      {"data_loading", "untraced", "data loading on the training thread", false, data_loading},
+      {"rebuilt_constant", "rebuilt_constant", "the same constant tensor built in every step", false,
+       rebuilt_constant},
   };
 }
 

@@ -1,0 +1,26 @@
+#pragma once
+/// \file
+/// The rules of `pil-trace advise` that run on every trace, one function each, in the file that
+/// names its job; cpu_rules() (rules_cpu.cpp) lists them. Each reads the trace through the
+/// RuleContext and reports a symptom, nothing, or the field the trace lacks (rules.h).
+#include "trace/advise/rules.h"
+
+namespace pil::trace::advise_rules {
+
+/// Operators too small for their dispatch cost (rules_cpu_overhead.cpp).
+void op_overhead(const RuleContext& c, RuleResult& out);
+/// Copies (copy_, contiguous, to, _to_copy, clone) and who asked for them (rules_cpu_copies.cpp).
+void copies(const RuleContext& c, RuleResult& out);
+/// The optimizer's share of the step (rules_cpu_optimizer.cpp).
+void optimizer(const RuleContext& c, RuleResult& out);
+/// Time in a step that no operator or range covers (rules_cpu_untraced.cpp).
+void untraced(const RuleContext& c, RuleResult& out);
+/// The DataLoader's fetches on the training thread (rules_cpu_untraced.cpp).
+void data_loading(const RuleContext& c, RuleResult& out);
+/// The same constant tensor built in every step (rules_cpu_constants.cpp).
+void rebuilt_constant(const RuleContext& c, RuleResult& out);
+
+/// The median of `v` (the lower middle's and upper middle's mean for an even count); 0 if empty.
+int64_t median_ns(std::vector<int64_t> v);
+
+}  // namespace pil::trace::advise_rules
