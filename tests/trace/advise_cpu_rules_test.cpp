@@ -1,6 +1,7 @@
-// pil-trace advise: the rules that run on every trace (where the host's time goes), each on a
-// planted trace where it must fire, with its evidence and gain worked out by hand beside the
-// trace, and on one where it must stay quiet. Planted traces: trace_builder.h (JSON, as a file would be read), or
+// pil-trace advise: the rules that run on every trace (where the host's time goes, memory,
+// communication), each on a planted trace where it must fire, with its evidence and gain worked
+// out by hand beside the trace, and on one where it must stay quiet; and lesson 05's pairing on
+// its committed rank traces. Planted traces: trace_builder.h (JSON, as a file would be read), or
 // a Trace built in memory where the reader does not fill the field yet (input shapes).
 #include <gtest/gtest.h>
 
@@ -448,6 +449,150 @@ TEST(AdviseCpu, RebuiltConstantsNeedInputShapes) {
   for (Event& e : t.events) e.input_shapes = kNoKernelInfo;
   const Advice a = advise_trace(t);
   EXPECT_EQ(unable(a, "rebuilt_constant"), "the trace has no input shapes: record with record_shapes");
+}
+
+// --- memory_peak --------------------------------------------------------------------------------
+
+// A GPU of 80 GiB; one step of 100 us with the range "attn" [10, 90) holding aten::empty [20, 25)
+// (60 GiB allocated) and aten::bmm [30, 60) (`more` GiB more); both freed at 95 us.
+std::string memory_trace(int64_t more_gib, int device = 0) {
+  constexpr int64_t kGiB = 1LL << 30;
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3", 132, 80 * kGiB);
+  b.step(1, 0, 100);
+  b.range("attn", 10, 80);
+  b.op("aten::empty", 20, 5);
+  b.memory(21, 60 * kGiB, 60 * kGiB, device);
+  b.op("aten::bmm", 30, 30);
+  b.memory(31, more_gib * kGiB, (60 + more_gib) * kGiB, device);
+  b.memory(95, -(60 + more_gib) * kGiB, 0, device);
+  return b.str();
+}
+
+TEST(AdviseCpu, TheReaderKeepsTheDevicesMemory) {
+  const Trace t = parse_trace_text(memory_trace(14));
+  ASSERT_EQ(t.device_memory.size(), 1u);
+  EXPECT_EQ(t.device_memory[0], 80LL << 30);
+}
+
+TEST(AdviseCpu, AMemoryPeakNearTheDevicesCapacity) {
+  // 74 of 80 GiB: 92.5%, in attn, in aten::bmm.
+  const Advice a = advise_text(memory_trace(14));
+  const Finding* f = finding(a, "memory_peak");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_DOUBLE_EQ(figure(s, "peak_bytes"), double(74LL << 30));
+  EXPECT_DOUBLE_EQ(figure(s, "capacity_bytes"), double(80LL << 30));
+  EXPECT_DOUBLE_EQ(figure(s, "peak_share"), 0.925);
+  EXPECT_EQ(f->saved_ns, 0) << "a peak is not a time";
+  EXPECT_NE(s.text.find("in range attn, operator aten::bmm"), std::string::npos) << s.text;
+  ASSERT_EQ(s.examples.size(), 1u);
+  EXPECT_EQ(s.examples[0].name, "aten::bmm");
+  EXPECT_EQ(s.examples[0].ts_ns, 31 * kUs);
+  EXPECT_NE(format_advice(a, "t.json").find("gain: not in time: "), std::string::npos);
+}
+
+TEST(AdviseCpu, AMemoryPeakWellUnderTheCapacityIsQuiet) {
+  const Advice a = advise_text(memory_trace(0));  // 60 of 80 GiB: 75%
+  EXPECT_EQ(finding(a, "memory_peak"), nullptr);
+  EXPECT_TRUE(clean(a, "memory_peak"));
+}
+
+TEST(AdviseCpu, HostMemoryHasNoCapacityInATrace) {
+  EXPECT_EQ(unable(advise_text(memory_trace(14, -1)), "memory_peak"),
+            "a trace carries no capacity for host memory: host peaks are not judged");
+  TraceBuilder b;
+  b.step(1, 0, 100);
+  EXPECT_EQ(unable(advise_text(b.str()), "memory_peak"),
+            "the trace has no memory events: record with profile_memory");
+}
+
+// --- exposed_comm -----------------------------------------------------------------------------
+
+// Two steps of 1000 us of one rank with Gloo. Thread 1 computes aten::mm [0, 600) and calls
+// c10d::allreduce_ [600, 610) (a collective's call: not computation); Gloo's thread 5 runs
+// gloo:all_reduce [from, from + 300). From 605: nothing beside it, 300 us exposed a step, 600 of
+// 600 (100%), 30% of the steps. From 350: 250 us beside aten::mm, 50 exposed (17%): quiet.
+std::string gloo_rank(double from) {
+  TraceBuilder b;
+  b.rank(0, 2, "gloo");
+  for (int k = 0; k < 2; ++k) {
+    const double s = 1000.0 * k;
+    b.step(k + 1, s, 1000);
+    b.op("aten::mm", s, 600);
+    b.op("c10d::allreduce_", s + 600, 10);
+    b.op("gloo:all_reduce", s + from, 300, "", "", 5);
+  }
+  return b.str();
+}
+
+TEST(AdviseCpu, CommunicationWithNothingBesideIt) {
+  const Advice a = advise_text(gloo_rank(605));
+  const Finding* f = finding(a, "exposed_comm");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_DOUBLE_EQ(figure(s, "comm_ns"), 600.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "overlap_ns"), 0);
+  EXPECT_DOUBLE_EQ(figure(s, "exposed_share"), 1.0);
+  EXPECT_DOUBLE_EQ(figure(s, "exposed_of_steps"), 0.30);
+  EXPECT_DOUBLE_EQ(figure(s, "collectives_per_step"), 1);
+  EXPECT_EQ(f->saved_ns, 600 * kUs);
+  ASSERT_EQ(s.examples.size(), 2u);
+  EXPECT_EQ(s.examples[0].name, "gloo:all_reduce");
+  EXPECT_EQ(s.examples[0].ts_ns, 605 * kUs);
+  EXPECT_EQ(s.examples[0].where, "ProfilerStep#1");
+}
+
+TEST(AdviseCpu, CommunicationHiddenBehindComputationIsQuiet) {
+  const Advice a = advise_text(gloo_rank(350));
+  EXPECT_EQ(finding(a, "exposed_comm"), nullptr);
+  EXPECT_TRUE(clean(a, "exposed_comm"));
+}
+
+TEST(AdviseCpu, OnAGpuNcclKernelsAgainstComputeKernels) {
+  // One step of 1000 us: a compute kernel [100, 600) on stream 7, NCCL's all-reduce [500, 900)
+  // on stream 20: 100 of its 400 us beside computation, 300 exposed (75%), 30% of the step.
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.rank(0, 2, "nccl");
+  b.step(1, 0, 1000);
+  int corr = b.call("cudaLaunchKernel", 10, 5);
+  b.kernel("sm90_xmma_gemm_f32", corr, 100, 500, 7);
+  corr = b.call("cudaLaunchKernel", 20, 5);
+  b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", corr, 500, 400, 20);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "exposed_comm");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "comm_ns"), 400.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "overlap_ns"), 100.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "exposed_share"), 0.75);
+  EXPECT_EQ(s->saved_ns, 300 * kUs);
+}
+
+// Lesson 05's pairing, on one rank's trace of each variant (one step each, cut with pil-trace
+// slice from `05_data_parallel --device cpu --ranks 2`, Gloo; fixtures/lessons/README.md): the
+// all-reduce after backward is all exposed; buckets hide part of it behind backward. Judged by
+// the finding and its overlap figure, not by time.
+Advice advise_file(const std::string& name) {
+  const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name);
+  const TraceIndex index(t);
+  return advise(index);
+}
+
+TEST(AdviseCpu, Lesson05BucketsHideWhatTheAllReduceAfterBackwardExposes) {
+  const Advice after = advise_file("05_data_parallel_allreduce_after_cpu_rank0.pt.trace.json.gz");
+  const Advice bucketed = advise_file("05_data_parallel_bucketed_cpu_rank1.pt.trace.json.gz");
+  const Symptom* a = symptom(after, "exposed_comm");
+  ASSERT_NE(a, nullptr) << "allreduce_after: the finding";
+  EXPECT_DOUBLE_EQ(figure(*a, "overlap_ns"), 0);
+  EXPECT_DOUBLE_EQ(figure(*a, "exposed_share"), 1.0);
+  EXPECT_DOUBLE_EQ(figure(*a, "collectives_per_step"), 1);
+  const Symptom* b = symptom(bucketed, "exposed_comm");
+  if (b) {  // present only with a smaller exposed share
+    EXPECT_GT(figure(*b, "overlap_ns"), 0);
+    EXPECT_LT(figure(*b, "exposed_share"), figure(*a, "exposed_share"));
+    EXPECT_DOUBLE_EQ(figure(*b, "collectives_per_step"), 3);
+  }
 }
 
 }  // namespace

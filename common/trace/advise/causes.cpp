@@ -39,7 +39,7 @@ const std::vector<Cause>& all_causes() {
        "Use at::scaled_dot_product_attention: its fused kernels (flash, memory-efficient) never "
        "write the [batch, heads, seq, seq] scores to memory.",
        {"04_transformer", "Then look", "./run-lesson 04_transformer --variant all"}},
-      {"exposed_comm", "Communication the GPU waits for: the all-reduce is not hidden",
+      {"exposed_comm", "The step waits for communication: the all-reduce is not hidden",
        "Overlap the all-reduce with backward: gradients in buckets reduced as soon as each is "
        "ready (DDP's bucket_cap_mb; the lesson's bucketed variant), not one all-reduce after "
        "backward.",

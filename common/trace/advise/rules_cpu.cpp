@@ -43,6 +43,9 @@ std::vector<Rule> cpu_rules() {
       {"data_loading", "untraced", "data loading on the training thread", false, data_loading},
       {"rebuilt_constant", "rebuilt_constant", "the same constant tensor built in every step", false,
        rebuilt_constant},
+      {"memory_peak", "memory_peak", "memory peaks near the device's capacity", false, memory_peak},
+      {"exposed_comm", "exposed_comm", "communication not hidden behind computation", false,
+       exposed_comm},
   };
 }
 

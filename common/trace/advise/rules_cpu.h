@@ -19,6 +19,10 @@ void untraced(const RuleContext& c, RuleResult& out);
 void data_loading(const RuleContext& c, RuleResult& out);
 /// The same constant tensor built in every step (rules_cpu_constants.cpp).
 void rebuilt_constant(const RuleContext& c, RuleResult& out);
+/// Memory peaks near the device's capacity (rules_memory.cpp).
+void memory_peak(const RuleContext& c, RuleResult& out);
+/// Communication not hidden behind computation on this rank (rules_comm.cpp).
+void exposed_comm(const RuleContext& c, RuleResult& out);
 
 /// The median of `v` (the lower middle's and upper middle's mean for an even count); 0 if empty.
 int64_t median_ns(std::vector<int64_t> v);
