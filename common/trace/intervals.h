@@ -14,9 +14,11 @@ struct Interval {
   int64_t from = 0, to = 0;  ///< [from, to), ns
 };
 
-/// Sorts and merges into disjoint intervals (empty ones dropped).
+/// Sorts and merges into disjoint intervals (empty ones dropped). Intervals already in order
+/// (one thread's, walked in time) are not sorted again.
 inline void merge(std::vector<Interval>& v) {
-  std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.from < b.from; });
+  auto by_start = [](const Interval& a, const Interval& b) { return a.from < b.from; };
+  if (!std::is_sorted(v.begin(), v.end(), by_start)) std::sort(v.begin(), v.end(), by_start);
   size_t out = 0;
   for (const Interval& i : v) {
     if (i.to <= i.from) continue;

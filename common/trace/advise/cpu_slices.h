@@ -4,6 +4,7 @@
 /// thread, for the rules of `pil-trace advise` about the host's time: each slice's parent, its
 /// self time, the profiled step it starts in, and the stretches of time each slice is the
 /// innermost one on its thread (what its self time is made of).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -62,7 +63,8 @@ class CpuSlices {
   /// Each stretch of time in which `slot`'s slice is the innermost slice on its thread, as
   /// intervals (its self time, cut where its children run).
   std::vector<Interval> self_intervals(size_t slot) const;
-  /// The same for every slot that `keep(slot)` accepts, all threads together (not merged).
+  /// The same for every slot that `keep(slot)` accepts, all threads together, in order of
+  /// start (not merged: two threads' stretches may overlap).
   template <typename Keep>
   std::vector<Interval> self_intervals_if(Keep keep) const;
 
@@ -93,7 +95,12 @@ std::vector<Interval> CpuSlices::self_intervals_if(Keep keep) const {
   for (size_t s = 0; s < size(); ++s) any |= (k[s] = keep(s) ? 1 : 0);
   std::vector<Interval> out;
   if (!any) return out;
-  for (const Thread& t : threads) innermost(t.begin, t.end, k, out);
+  for (const Thread& t : threads) {  // each thread's stretches come in time order
+    const size_t from = out.size();
+    innermost(t.begin, t.end, k, out);
+    std::inplace_merge(out.begin(), out.begin() + long(from), out.end(),
+                       [](const Interval& a, const Interval& b) { return a.from < b.from; });
+  }
   return out;
 }
 

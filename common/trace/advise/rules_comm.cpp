@@ -5,13 +5,37 @@
 // its worker threads) against the operators on the other threads, less the collectives' own
 // calls. Per profiled step, added up over the steps.
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 
 #include "trace/advise/rules_cpu.h"
 #include "trace/ranks.h"
 
 namespace pil::trace::advise_rules {
 
+namespace {
+
+// A slice of the backend's own (gloo:all_reduce, ncclDevKernel_AllReduce...): what the ranks
+// report counts as communication. Looked for first, so that a trace with none is not profiled.
+bool is_backend_slice(std::string_view name) {
+  if (name.empty() || (std::tolower(static_cast<unsigned char>(name[0])) != 'g' &&
+                       std::tolower(static_cast<unsigned char>(name[0])) != 'n'))
+    return false;
+  auto starts = [&](std::string_view p) {
+    if (name.size() < p.size()) return false;
+    for (size_t i = 0; i < p.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(name[i])) != p[i]) return false;
+    return true;
+  };
+  return starts("gloo:") || starts("nccl");
+}
+
+}  // namespace
+
 void exposed_comm(const RuleContext& c, RuleResult& out) {
+  if (std::none_of(c.trace.events.begin(), c.trace.events.end(),
+                   [](const Event& e) { return is_backend_slice(e.name); }))
+    return;  // no communication: none exposed
   const RankProfile p = rank_profile(c.trace);
   if (p.collectives.empty()) return;  // no communication: none exposed
   int64_t comm = 0, hidden = 0;
@@ -47,8 +71,7 @@ void exposed_comm(const RuleContext& c, RuleResult& out) {
   for (size_t i = 0; i < p.collectives.size(); ++i) {
     const Collective& k = p.collectives[i];
     if (!p.steps.empty() && k.step < 0) continue;
-    const std::vector<Interval> span = {{k.start_ns, k.start_ns + k.dur_ns}};
-    worst.push_back({k.dur_ns - overlap(span, p.compute), i});
+    worst.push_back({k.dur_ns - length(clip(p.compute, k.start_ns, k.start_ns + k.dur_ns)), i});
   }
   std::stable_sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.first > b.first; });
   for (size_t i = 0; i < worst.size() && i < c.options.examples; ++i) {

@@ -4,13 +4,17 @@
 // operator against the GPU work it launched.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "trace/advise/rules_cpu.h"
 #include "trace/first_by_id.h"
+#include "trace/name_ids.h"
 
 namespace pil::trace::advise_rules {
 namespace {
+
+constexpr uint32_t kNoName = 0xffffffffu;
 
 struct NameTotal {
   std::string_view name;
@@ -24,27 +28,30 @@ struct NameTotal {
 void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
   const CpuSlices& cs = c.cpu();
   const Trace& t = c.trace;
-  std::unordered_map<std::string_view, std::vector<int64_t>> self_by_name;
+  NameIds ids;
+  std::vector<uint32_t> id_of(cs.size(), kNoName);  // operators in the steps: their name's id
+  std::vector<std::vector<int64_t>> self_by_name;
   int64_t op_calls = 0;
   for (size_t s = 0; s < cs.size(); ++s) {
     const Event& e = t.events[cs.event(s)];
     if (!is_operator(e) || !cs.in_steps(s)) continue;
     ++op_calls;
-    self_by_name[e.name].push_back(cs.self_ns(s));
+    id_of[s] = ids(e.name);
+    if (id_of[s] >= self_by_name.size()) self_by_name.resize(id_of[s] + 1);
+    self_by_name[id_of[s]].push_back(cs.self_ns(s));
   }
-  std::unordered_map<std::string_view, NameTotal> small;
-  for (auto& [name, selfs] : self_by_name) {
-    const int64_t med = median_ns(selfs);
-    if (med < threshold::kSmallOpNs) small[name] = {name, 0, 0, med, 0};
+  std::vector<NameTotal> by_id(self_by_name.size());
+  std::vector<char> small(self_by_name.size(), 0);
+  for (uint32_t k = 0; k < self_by_name.size(); ++k) {
+    by_id[k] = {ids.name(k), 0, 0, median_ns(std::move(self_by_name[k])), 0};
+    small[k] = by_id[k].median < threshold::kSmallOpNs;
   }
-  if (small.empty()) return;
   auto small_call = [&](size_t s) {
-    const Event& e = t.events[cs.event(s)];
-    return is_operator(e) && cs.in_steps(s) && cs.self_ns(s) < threshold::kSmallOpNs && small.count(e.name);
+    return id_of[s] != kNoName && small[id_of[s]] && cs.self_ns(s) < threshold::kSmallOpNs;
   };
   for (size_t s = 0; s < cs.size(); ++s)
     if (small_call(s)) {
-      NameTotal& n = small[t.events[cs.event(s)].name];
+      NameTotal& n = by_id[id_of[s]];
       if (!n.calls) n.first = s;
       ++n.calls;
       n.ns += cs.self_ns(s);
@@ -55,10 +62,11 @@ void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
 
   std::vector<NameTotal> names;
   int64_t calls = 0;
-  for (auto& [name, n] : small) {
-    names.push_back(n);
-    calls += n.calls;
-  }
+  for (const NameTotal& n : by_id)
+    if (n.calls) {
+      names.push_back(n);
+      calls += n.calls;
+    }
   std::sort(names.begin(), names.end(), [](const NameTotal& a, const NameTotal& b) {
     return a.ns != b.ns ? a.ns > b.ns : a.name < b.name;
   });
@@ -96,45 +104,50 @@ void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
 void overhead_on_gpu(const RuleContext& c, RuleResult& out) {
   const CpuSlices& cs = c.cpu();
   const Trace& t = c.trace;
-  // GPU work to the outermost operator around its launch.
-  auto outermost = [&](long s) {
-    long top = -1;
-    for (; s >= 0; s = cs.parent(size_t(s)))
-      if (is_operator(t.events[cs.event(size_t(s))])) top = s;
-    return top;
-  };
-  uint64_t max_id = 0;
-  for (size_t s = 0; s < cs.size(); ++s)
-    if (is_torch_scope(t.events[cs.event(s)].category))
-      max_id = std::max(max_id, t.events[cs.event(s)].external_id);
-  FirstById by_id(max_id, t.events.size());
-  std::unordered_map<size_t, size_t> slot_of_event;
-  for (size_t s = 0; s < cs.size(); ++s) {
+  // The outermost operator around each slice (itself, for an outermost one), or -1.
+  std::vector<int32_t> top(cs.size(), -1);
+  std::vector<int32_t> slot_of_call(t.events.size(), -1);
+  for (size_t s = 0; s < cs.size(); ++s) {  // parents come before children
     const Event& e = t.events[cs.event(s)];
-    if (is_torch_scope(e.category)) by_id.add(e.external_id, long(s));
-    if (is_launch_call(e.category)) slot_of_event.emplace(cs.event(s), s);
+    const long p = cs.parent(s);
+    top[s] = p >= 0 ? top[size_t(p)] : -1;
+    if (top[s] < 0 && is_operator(e)) top[s] = int32_t(s);
+    if (is_launch_call(e.category)) slot_of_call[cs.event(s)] = int32_t(s);
   }
-  std::unordered_map<long, int64_t> gpu_ns, runtime_ns;
+  // GPU work to the outermost operator around its launch call; work whose call is not in the
+  // trace by its External id (the operator's own).
+  std::vector<int64_t> gpu_ns(cs.size(), 0), runtime_ns(cs.size(), 0);
+  std::optional<FirstById> by_id;
   for (size_t w : c.index.device_work()) {
-    long owner = by_id[t.events[w].external_id];
-    if (owner < 0)
-      if (const long call = c.index.launch_of(w); call >= 0)
-        if (auto it = slot_of_event.find(size_t(call)); it != slot_of_event.end()) owner = long(it->second);
-    if (const long top = outermost(owner); top >= 0) gpu_ns[top] += t.events[w].dur_ns;
+    long owner = -1;
+    if (const long call = c.index.launch_of(w); call >= 0) owner = slot_of_call[size_t(call)];
+    if (owner < 0) {
+      if (!by_id) {
+        uint64_t max_id = 0;
+        for (size_t s = 0; s < cs.size(); ++s)
+          if (is_torch_scope(t.events[cs.event(s)].category))
+            max_id = std::max(max_id, t.events[cs.event(s)].external_id);
+        by_id.emplace(max_id, t.events.size());
+        for (size_t s = 0; s < cs.size(); ++s)
+          if (is_torch_scope(t.events[cs.event(s)].category)) by_id->add(t.events[cs.event(s)].external_id, long(s));
+      }
+      owner = (*by_id)[t.events[w].external_id];
+    }
+    if (owner >= 0 && top[size_t(owner)] >= 0) gpu_ns[size_t(top[size_t(owner)])] += t.events[w].dur_ns;
   }
   // Runtime calls that launched no GPU work (synchronizes, allocations, queries, the runtime's
   // own start-up): the CUDA runtime's time, which the GPU rules judge, not dispatch.
   for (size_t s = 0; s < cs.size(); ++s)
-    if (is_launch_call(t.events[cs.event(s)].category) && c.index.work_of(cs.event(s)).empty())
-      if (const long top = outermost(long(s)); top >= 0) runtime_ns[top] += t.events[cs.event(s)].dur_ns;
+    if (top[s] >= 0 && is_launch_call(t.events[cs.event(s)].category) && c.index.work_of(cs.event(s)).empty())
+      runtime_ns[size_t(top[s])] += t.events[cs.event(s)].dur_ns;
 
   std::map<std::string_view, NameTotal> by_name;
   std::vector<Interval> spans;  // the calls that took longer than their GPU work
   int64_t excess = 0, calls = 0;
   for (size_t s = 0; s < cs.size(); ++s) {
     const Event& e = t.events[cs.event(s)];
-    if (!is_operator(e) || !cs.in_steps(s) || cs.op_parent(s) >= 0 || cs.in_data_loading(s)) continue;
-    const int64_t over = e.dur_ns - runtime_ns[long(s)] - gpu_ns[long(s)];
+    if (top[s] != int32_t(s) || !cs.in_steps(s) || cs.in_data_loading(s)) continue;
+    const int64_t over = e.dur_ns - runtime_ns[s] - gpu_ns[s];
     if (over <= 0) continue;
     excess += over;
     ++calls;
@@ -145,7 +158,8 @@ void overhead_on_gpu(const RuleContext& c, RuleResult& out) {
     ++n.calls;
     n.ns += over;
   }
-  if (excess <= 0) return;
+  // The saving is at most the excess: under the threshold, the GPU's idle time need not be found.
+  if (excess <= 0 || double(excess) < threshold::kOverheadShare * double(c.basis_ns)) return;
   // The time they ran with no GPU work running on any stream: what they can have cost.
   std::vector<Interval> busy;
   for (size_t w : c.index.device_work()) busy.push_back({t.events[w].start_ns, t.events[w].end_ns()});
@@ -182,9 +196,11 @@ void overhead_on_gpu(const RuleContext& c, RuleResult& out) {
 
 int64_t median_ns(std::vector<int64_t> v) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
   const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  std::nth_element(v.begin(), v.begin() + long(n / 2), v.end());
+  const int64_t upper = v[n / 2];
+  if (n % 2) return upper;
+  return (*std::max_element(v.begin(), v.begin() + long(n / 2)) + upper) / 2;
 }
 
 void op_overhead(const RuleContext& c, RuleResult& out) {
