@@ -22,8 +22,10 @@ inline void merge(std::vector<Interval>& v) {
   size_t out = 0;
   for (const Interval& i : v) {
     if (i.to <= i.from) continue;
-    if (out && i.from <= v[out - 1].to) v[out - 1].to = std::max(v[out - 1].to, i.to);
-    else v[out++] = i;
+    if (out && i.from <= v[out - 1].to)
+      v[out - 1].to = std::max(v[out - 1].to, i.to);
+    else
+      v[out++] = i;
   }
   v.resize(out);
 }
@@ -33,7 +35,8 @@ inline std::vector<Interval> clip(const std::vector<Interval>& v, int64_t from, 
   std::vector<Interval> out;
   auto it = std::upper_bound(v.begin(), v.end(), from,
                              [](int64_t x, const Interval& i) { return x < i.to; });
-  for (; it != v.end() && it->from < to; ++it) out.push_back({std::max(it->from, from), std::min(it->to, to)});
+  for (; it != v.end() && it->from < to; ++it)
+    out.push_back({std::max(it->from, from), std::min(it->to, to)});
   return out;
 }
 
@@ -45,7 +48,8 @@ inline int64_t length(const std::vector<Interval>& v) {
 }
 
 /// Merged `a` with merged `b` taken out.
-inline std::vector<Interval> subtract(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+inline std::vector<Interval> subtract(const std::vector<Interval>& a,
+                                      const std::vector<Interval>& b) {
   std::vector<Interval> out;
   size_t j = 0;
   for (Interval i : a) {

@@ -166,7 +166,8 @@ TEST(AdviseCpu, CopiesTakingALargeShareAndWhoCalledThem) {
   EXPECT_DOUBLE_EQ(figure(s, "copies"), 6);
   EXPECT_DOUBLE_EQ(figure(s, "top_caller_share"), 40.0 / 78.0);
   EXPECT_EQ(f->saved_ns, 78 * kUs);
-  EXPECT_NE(s.text.find("called from aten::addmm 51%, the step itself 49%"), std::string::npos) << s.text;
+  EXPECT_NE(s.text.find("called from aten::addmm 51%, the step itself 49%"), std::string::npos)
+      << s.text;
   ASSERT_EQ(s.examples.size(), 3u);
   EXPECT_EQ(s.examples[0].name, "aten::copy_");
   EXPECT_EQ(s.examples[0].dur_ns, 20 * kUs);
@@ -234,7 +235,8 @@ TEST(AdviseCpu, TheOptimizersShareFromPythonsRange) {
   EXPECT_DOUBLE_EQ(figure(s, "operator_calls_per_step"), 8);
   EXPECT_DOUBLE_EQ(figure(s, "from_ranges"), 1);
   EXPECT_EQ(f->saved_ns, 600 * kUs);
-  EXPECT_NE(s.text.find("by self time aten::addcdiv_ 53%, aten::lerp_ 27%"), std::string::npos) << s.text;
+  EXPECT_NE(s.text.find("by self time aten::addcdiv_ 53%, aten::lerp_ 27%"), std::string::npos)
+      << s.text;
   ASSERT_EQ(s.examples.size(), 2u);
   EXPECT_EQ(s.examples[0].name, "Optimizer.step#AdamW.step");
 }
@@ -388,7 +390,8 @@ Trace constants_trace(bool same_triu = true) {
   t.input_shapes.push_back(t.intern("[[], [], [], [], []]"));
   t.input_shapes.push_back(t.intern("[[16, 16], []]"));
   t.input_shapes.push_back(t.intern("[[8, 16], [16, 16]]"));
-  for (const char* dims : {"[[32, 32], []]", "[[64, 64], []]"}) t.input_shapes.push_back(t.intern(dims));
+  for (const char* dims : {"[[32, 32], []]", "[[64, 64], []]"})
+    t.input_shapes.push_back(t.intern(dims));
   auto add = [&](Category c, const char* name, double ts_us, double dur_us, uint32_t shapes) {
     Event e;
     e.category = c;
@@ -403,7 +406,8 @@ Trace constants_trace(bool same_triu = true) {
   };
   for (int k = 0; k < 3; ++k) {
     const double s = 100.0 * k;
-    add(Category::UserAnnotation, ("ProfilerStep#" + std::to_string(k + 1)).c_str(), s, 100, kNoKernelInfo);
+    add(Category::UserAnnotation, ("ProfilerStep#" + std::to_string(k + 1)).c_str(), s, 100,
+        kNoKernelInfo);
     add(Category::CpuOp, "aten::ones", s + 10, 4, none);
     add(Category::CpuOp, "aten::triu", s + 15, 5, same_triu ? 1 : uint32_t(k == 0 ? 1 : 2 + k));
     add(Category::CpuOp, "aten::mm", s + 30, 50, 2);
@@ -448,7 +452,8 @@ TEST(AdviseCpu, RebuiltConstantsNeedInputShapes) {
   t.input_shapes.clear();
   for (Event& e : t.events) e.input_shapes = kNoKernelInfo;
   const Advice a = advise_trace(t);
-  EXPECT_EQ(unable(a, "rebuilt_constant"), "the trace has no input shapes: record with record_shapes");
+  EXPECT_EQ(unable(a, "rebuilt_constant"),
+            "the trace has no input shapes: record with record_shapes");
 }
 
 // --- memory_peak --------------------------------------------------------------------------------
@@ -574,7 +579,8 @@ TEST(AdviseCpu, OnAGpuNcclKernelsAgainstComputeKernels) {
 // all-reduce after backward is all exposed; buckets hide part of it behind backward. Judged by
 // the finding and its overlap figure, not by time.
 Advice advise_file(const std::string& name) {
-  const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name);
+  const Trace t =
+      parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name);
   const TraceIndex index(t);
   return advise(index);
 }

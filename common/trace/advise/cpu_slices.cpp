@@ -13,7 +13,8 @@ CpuSlices::CpuSlices(const TraceIndex& index) : index_(index) {
   const Trace& t = index.trace();
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_thread;
   for (size_t i = 0; i < t.events.size(); ++i)
-    if (is_cpu_slice(t.events[i].category)) by_thread[{t.events[i].pid, t.events[i].tid}].push_back(i);
+    if (is_cpu_slice(t.events[i].category))
+      by_thread[{t.events[i].pid, t.events[i].tid}].push_back(i);
   size_t n = 0;
   for (const auto& entry : by_thread) n += entry.second.size();
   if (n >= size_t(std::numeric_limits<int32_t>::max()))

@@ -56,16 +56,18 @@ void exposed_comm(const RuleContext& c, RuleResult& out) {
 
   int64_t in_steps = 0;
   for (const Collective& k : p.collectives) in_steps += p.steps.empty() || k.step >= 0;
-  const double per_step = p.steps.empty() ? double(in_steps) : double(in_steps) / double(p.steps.size());
+  const double per_step =
+      p.steps.empty() ? double(in_steps) : double(in_steps) / double(p.steps.size());
   Symptom s;
-  s.text = "communication (" + p.collectives.front().name + (p.gpu ? ", NCCL's kernels" : "") + ", " +
-           fixed(per_step, 1) + " collective" + (per_step == 1 ? "" : "s") + (p.steps.empty() ? "" : " a step") +
-           ") ran " + format_duration(comm) + ", " + percent_text(1 - share) +
-           " of it beside computation: " + format_duration(exposed) + " exposed (" +
-           percent_text(share) + " of it, " + percent_text(of_steps) + " of the steps)";
-  s.figures = {{"comm_ns", double(comm)},         {"overlap_ns", double(hidden)},
-               {"exposed_ns", double(exposed)},   {"exposed_share", share},
-               {"exposed_of_steps", of_steps},    {"collectives_per_step", per_step}};
+  s.text = "communication (" + p.collectives.front().name + (p.gpu ? ", NCCL's kernels" : "") +
+           ", " + fixed(per_step, 1) + " collective" + (per_step == 1 ? "" : "s") +
+           (p.steps.empty() ? "" : " a step") + ") ran " + format_duration(comm) + ", " +
+           percent_text(1 - share) + " of it beside computation: " + format_duration(exposed) +
+           " exposed (" + percent_text(share) + " of it, " + percent_text(of_steps) +
+           " of the steps)";
+  s.figures = {{"comm_ns", double(comm)},       {"overlap_ns", double(hidden)},
+               {"exposed_ns", double(exposed)}, {"exposed_share", share},
+               {"exposed_of_steps", of_steps},  {"collectives_per_step", per_step}};
   // The collectives that left the most exposed, with the trace's own timestamps.
   std::vector<std::pair<int64_t, size_t>> worst;
   for (size_t i = 0; i < p.collectives.size(); ++i) {

@@ -72,14 +72,16 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
            " built again in every one of the " + std::to_string(steps) + " steps (" +
            std::to_string(calls) + " calls, " + format_duration(rebuilt_ns) + ", " +
            percent_text(share) + " of the steps): " + what;
-  s.figures = {{"rebuilt", double(rebuilt.size())}, {"calls", double(calls)},
-               {"rebuilt_ns", double(rebuilt_ns)}, {"rebuilt_share", share}};
+  s.figures = {{"rebuilt", double(rebuilt.size())},
+               {"calls", double(calls)},
+               {"rebuilt_ns", double(rebuilt_ns)},
+               {"rebuilt_share", share}};
   for (size_t i = 0; i < rebuilt.size() && i < c.options.examples; ++i) {
     const Calls& k = rebuilt[i]->second;
-    s.examples.push_back(c.example(cs.event(k.slots.front()),
-                                   "inputs " + std::string(t.input_shapes[rebuilt[i]->first.second]) +
-                                       ", " + std::to_string(k.slots.size()) + " calls, " +
-                                       format_duration(k.ns) + " in all"));
+    s.examples.push_back(c.example(
+        cs.event(k.slots.front()),
+        "inputs " + std::string(t.input_shapes[rebuilt[i]->first.second]) + ", " +
+            std::to_string(k.slots.size()) + " calls, " + format_duration(k.ns) + " in all"));
   }
   s.saved_ns = rebuilt_ns;
   s.how = "the time building them in the steps (" + format_duration(rebuilt_ns) +

@@ -44,9 +44,10 @@ void copies(const RuleContext& c, RuleResult& out) {
     }
   }
   if (outer.empty()) return;
-  const int64_t copy_ns = length_within(
-      cs.self_intervals_if([&](size_t s) { return root[s] >= 0 && !is_launch_call(t.events[cs.event(s)].category); }),
-      cs.basis());
+  const int64_t copy_ns = length_within(cs.self_intervals_if([&](size_t s) {
+    return root[s] >= 0 && !is_launch_call(t.events[cs.event(s)].category);
+  }),
+                                        cs.basis());
   const double share = c.basis_ns > 0 ? double(copy_ns) / double(c.basis_ns) : 0;
   if (share < threshold::kCopyShare) return;
 
@@ -62,18 +63,24 @@ void copies(const RuleContext& c, RuleResult& out) {
     total += own[s];
   }
   std::vector<std::pair<std::string, int64_t>> callers(by_caller.begin(), by_caller.end());
-  std::stable_sort(callers.begin(), callers.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  std::stable_sort(callers.begin(), callers.end(),
+                   [](auto& a, auto& b) { return a.second > b.second; });
   std::string from;
   for (size_t i = 0; i < callers.size() && i < 3; ++i)
     from += (i ? ", " : "") + callers[i].first + " " +
             percent_text(double(callers[i].second) / double(std::max<int64_t>(total, 1)));
 
   Symptom s;
-  s.text = std::to_string(outer.size()) + " copies (copy_, contiguous, to, _to_copy, clone; the "
-           "outermost of each nest) took " + percent_text(share) + " of the steps (" +
-           format_duration(copy_ns) + "); called from " + from;
-  s.figures = {{"copy_share", share}, {"copy_ns", double(copy_ns)}, {"copies", double(outer.size())},
-               {"top_caller_share", double(callers[0].second) / double(std::max<int64_t>(total, 1))}};
+  s.text = std::to_string(outer.size()) +
+           " copies (copy_, contiguous, to, _to_copy, clone; the "
+           "outermost of each nest) took " +
+           percent_text(share) + " of the steps (" + format_duration(copy_ns) + "); called from " +
+           from;
+  s.figures = {
+      {"copy_share", share},
+      {"copy_ns", double(copy_ns)},
+      {"copies", double(outer.size())},
+      {"top_caller_share", double(callers[0].second) / double(std::max<int64_t>(total, 1))}};
   std::vector<size_t> worst = outer;
   std::stable_sort(worst.begin(), worst.end(), [&](size_t a, size_t b) { return own[a] > own[b]; });
   for (size_t i = 0; i < worst.size() && i < c.options.examples; ++i)

@@ -13,14 +13,14 @@ namespace pil::trace::advise_rules {
 namespace {
 
 bool is_optimizer_range(const Event& e) {
-  return is_named_range(e) && (e.name.rfind("Optimizer.step#", 0) == 0 || e.name == "optimizer_step");
+  return is_named_range(e) &&
+         (e.name.rfind("Optimizer.step#", 0) == 0 || e.name == "optimizer_step");
 }
 
 bool is_optimizer_op(const Event& e) {
-  return is_operator(e) &&
-         (e.name.rfind("aten::_foreach_", 0) == 0 || e.name == "aten::_fused_adam_" ||
-          e.name == "aten::_fused_adamw_" || e.name == "aten::_fused_sgd_" ||
-          e.name == "aten::_fused_adagrad_");
+  return is_operator(e) && (e.name.rfind("aten::_foreach_", 0) == 0 ||
+                            e.name == "aten::_fused_adam_" || e.name == "aten::_fused_adamw_" ||
+                            e.name == "aten::_fused_sgd_" || e.name == "aten::_fused_adagrad_");
 }
 
 }  // namespace
@@ -32,8 +32,10 @@ void optimizer(const RuleContext& c, RuleResult& out) {
   for (size_t s = 0; s < cs.size(); ++s) {
     if (!cs.in_steps(s)) continue;
     const Event& e = t.events[cs.event(s)];
-    if (is_optimizer_range(e)) ranges.push_back(s);
-    else if (is_optimizer_op(e)) ops.push_back(s);
+    if (is_optimizer_range(e))
+      ranges.push_back(s);
+    else if (is_optimizer_op(e))
+      ops.push_back(s);
   }
   const bool by_range = !ranges.empty();
   std::vector<size_t> outer;  // the outermost of the kind chosen
@@ -47,7 +49,8 @@ void optimizer(const RuleContext& c, RuleResult& out) {
   }
   if (outer.empty()) return;
   std::vector<Interval> spans;
-  for (size_t s : outer) spans.push_back({t.events[cs.event(s)].start_ns, t.events[cs.event(s)].end_ns()});
+  for (size_t s : outer)
+    spans.push_back({t.events[cs.event(s)].start_ns, t.events[cs.event(s)].end_ns()});
   const int64_t opt_ns = length_within(spans, cs.basis());
   const double share = c.basis_ns > 0 ? double(opt_ns) / double(c.basis_ns) : 0;
   if (share < threshold::kOptimizerShare) return;
@@ -56,7 +59,7 @@ void optimizer(const RuleContext& c, RuleResult& out) {
   std::vector<char> inside(cs.size(), 0);
   for (size_t s : outer) inside[s] = 1;
   std::map<std::string_view, int64_t> time_by_op;  // self time of everything under it
-  int64_t op_calls = 0;                             // its outermost operators' calls
+  int64_t op_calls = 0;                            // its outermost operators' calls
   for (size_t s = 0; s < cs.size(); ++s) {
     const long p = cs.parent(s);
     if (p >= 0 && inside[size_t(p)]) inside[s] = 1;  // parents come before children
@@ -81,14 +84,16 @@ void optimizer(const RuleContext& c, RuleResult& out) {
            ") took " + percent_text(share) + " of the steps (" + format_duration(opt_ns) + ", " +
            std::to_string(op_calls / steps) + " operator calls a step" +
            (what.empty() ? std::string() : "; by self time " + what) + ")";
-  s.figures = {{"optimizer_share", share}, {"optimizer_ns", double(opt_ns)},
+  s.figures = {{"optimizer_share", share},
+               {"optimizer_ns", double(opt_ns)},
                {"operator_calls_per_step", double(op_calls) / double(steps)},
                {"from_ranges", by_range ? 1.0 : 0.0}};
   std::vector<size_t> worst = outer;
   std::stable_sort(worst.begin(), worst.end(), [&](size_t a, size_t b) {
     return t.events[cs.event(a)].dur_ns > t.events[cs.event(b)].dur_ns;
   });
-  for (size_t i = 0; i < worst.size() && i < c.options.examples; ++i) s.examples.push_back(c.example(cs.event(worst[i])));
+  for (size_t i = 0; i < worst.size() && i < c.options.examples; ++i)
+    s.examples.push_back(c.example(cs.event(worst[i])));
   s.saved_ns = opt_ns;
   s.how = "the optimizer's time (" + format_duration(opt_ns) +
           "), an upper bound: a fused optimizer or fewer optimizer steps save part of it, not all";

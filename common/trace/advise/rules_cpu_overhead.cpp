@@ -72,11 +72,13 @@ void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
   });
   Symptom s;
   std::string top;
-  for (size_t i = 0; i < names.size() && i < 3; ++i) top += (i ? ", " : "") + std::string(names[i].name);
+  for (size_t i = 0; i < names.size() && i < 3; ++i)
+    top += (i ? ", " : "") + std::string(names[i].name);
   s.text = std::to_string(calls) + " short calls (under " + format_duration(threshold::kSmallOpNs) +
            " of self time) of " + std::to_string(names.size()) +
-           " operators whose median call is that short (" + top + (names.size() > 3 ? ", ..." : "") +
-           ") took " + percent_text(share) + " of the steps in self time (" + format_duration(overhead) + ")";
+           " operators whose median call is that short (" + top +
+           (names.size() > 3 ? ", ..." : "") + ") took " + percent_text(share) +
+           " of the steps in self time (" + format_duration(overhead) + ")";
   s.figures = {{"overhead_share", share},
                {"overhead_ns", double(overhead)},
                {"small_calls", double(calls)},
@@ -129,16 +131,19 @@ void overhead_on_gpu(const RuleContext& c, RuleResult& out) {
             max_id = std::max(max_id, t.events[cs.event(s)].external_id);
         by_id.emplace(max_id, t.events.size());
         for (size_t s = 0; s < cs.size(); ++s)
-          if (is_torch_scope(t.events[cs.event(s)].category)) by_id->add(t.events[cs.event(s)].external_id, long(s));
+          if (is_torch_scope(t.events[cs.event(s)].category))
+            by_id->add(t.events[cs.event(s)].external_id, long(s));
       }
       owner = (*by_id)[t.events[w].external_id];
     }
-    if (owner >= 0 && top[size_t(owner)] >= 0) gpu_ns[size_t(top[size_t(owner)])] += t.events[w].dur_ns;
+    if (owner >= 0 && top[size_t(owner)] >= 0)
+      gpu_ns[size_t(top[size_t(owner)])] += t.events[w].dur_ns;
   }
   // Runtime calls that launched no GPU work (synchronizes, allocations, queries, the runtime's
   // own start-up): the CUDA runtime's time, which the GPU rules judge, not dispatch.
   for (size_t s = 0; s < cs.size(); ++s)
-    if (top[s] >= 0 && is_launch_call(t.events[cs.event(s)].category) && c.index.work_of(cs.event(s)).empty())
+    if (top[s] >= 0 && is_launch_call(t.events[cs.event(s)].category) &&
+        c.index.work_of(cs.event(s)).empty())
       runtime_ns[size_t(top[s])] += t.events[cs.event(s)].dur_ns;
 
   std::map<std::string_view, NameTotal> by_name;
@@ -162,7 +167,8 @@ void overhead_on_gpu(const RuleContext& c, RuleResult& out) {
   if (excess <= 0 || double(excess) < threshold::kOverheadShare * double(c.basis_ns)) return;
   // The time they ran with no GPU work running on any stream: what they can have cost.
   std::vector<Interval> busy;
-  for (size_t w : c.index.device_work()) busy.push_back({t.events[w].start_ns, t.events[w].end_ns()});
+  for (size_t w : c.index.device_work())
+    busy.push_back({t.events[w].start_ns, t.events[w].end_ns()});
   merge(busy);
   merge(spans);
   const int64_t idle = overlap(spans, subtract(cs.basis(), busy));
@@ -176,16 +182,21 @@ void overhead_on_gpu(const RuleContext& c, RuleResult& out) {
   });
   Symptom s;
   s.cause = "launch_bound";
-  s.text = std::to_string(calls) + " operator calls held the CPU longer than the GPU work they "
-           "launched (" + format_duration(excess) + " beyond it in all); the GPU ran nothing for " +
-           format_duration(idle) + " while they ran (" + percent_text(double(idle) / double(c.basis_ns)) +
-           " of the steps)";
-  s.figures = {{"excess_ns", double(excess)}, {"calls", double(calls)}, {"idle_ns", double(idle)},
+  s.text = std::to_string(calls) +
+           " operator calls held the CPU longer than the GPU work they "
+           "launched (" +
+           format_duration(excess) + " beyond it in all); the GPU ran nothing for " +
+           format_duration(idle) + " while they ran (" +
+           percent_text(double(idle) / double(c.basis_ns)) + " of the steps)";
+  s.figures = {{"excess_ns", double(excess)},
+               {"calls", double(calls)},
+               {"idle_ns", double(idle)},
                {"saved_share", share}};
   for (size_t i = 0; i < names.size() && i < c.options.examples; ++i)
-    s.examples.push_back(c.example(cs.event(names[i].first),
-                                   std::to_string(names[i].calls) + " calls, " +
-                                       format_duration(names[i].ns) + " of CPU beyond their GPU work"));
+    s.examples.push_back(c.example(cs.event(names[i].first), std::to_string(names[i].calls) +
+                                                                 " calls, " +
+                                                                 format_duration(names[i].ns) +
+                                                                 " of CPU beyond their GPU work"));
   s.saved_ns = saved;
   s.how = "the GPU's idle time while those operators held the CPU (" + format_duration(idle) +
           "), at most their CPU time beyond their GPU work (" + format_duration(excess) + ")";
@@ -204,8 +215,10 @@ int64_t median_ns(std::vector<int64_t> v) {
 }
 
 void op_overhead(const RuleContext& c, RuleResult& out) {
-  if (c.gpu()) overhead_on_gpu(c, out);
-  else overhead_on_cpu(c, out);
+  if (c.gpu())
+    overhead_on_gpu(c, out);
+  else
+    overhead_on_cpu(c, out);
 }
 
 }  // namespace pil::trace::advise_rules

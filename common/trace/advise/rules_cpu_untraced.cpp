@@ -70,16 +70,20 @@ void untraced(const RuleContext& c, RuleResult& out) {
            format_duration(threshold::kUntracedMinGapNs) +
            " with no operator, range or runtime call on any thread of the step's process took " +
            percent_text(share) + " of the steps (" + format_duration(untraced_ns) + ")";
-  s.figures = {{"untraced_share", share}, {"untraced_ns", double(untraced_ns)},
+  s.figures = {{"untraced_share", share},
+               {"untraced_ns", double(untraced_ns)},
                {"gaps", double(gaps.size())}};
   for (size_t i = 0; i < gaps.size() && i < c.options.examples; ++i) {
     const Gap& g = gaps[i];
     const Event& st = t.events[c.index.steps[g.step]];
     const Process& pr = procs[st.pid];
     std::string before = "the step's start", after = "the step's end";
-    auto b = std::upper_bound(pr.by_end.begin(), pr.by_end.end(), std::make_pair(g.at.from, cs.size()));
-    if (b != pr.by_end.begin() && std::prev(b)->first == g.at.from) before = name_of(std::prev(b)->second);
-    auto a = std::lower_bound(pr.by_start.begin(), pr.by_start.end(), std::make_pair(g.at.to, size_t(0)));
+    auto b =
+        std::upper_bound(pr.by_end.begin(), pr.by_end.end(), std::make_pair(g.at.from, cs.size()));
+    if (b != pr.by_end.begin() && std::prev(b)->first == g.at.from)
+      before = name_of(std::prev(b)->second);
+    auto a = std::lower_bound(pr.by_start.begin(), pr.by_start.end(),
+                              std::make_pair(g.at.to, size_t(0)));
     if (a != pr.by_start.end() && a->first == g.at.to) after = name_of(a->second);
     AdviceExample x;
     x.name = "(untraced)";
@@ -87,7 +91,8 @@ void untraced(const RuleContext& c, RuleResult& out) {
     x.dur_ns = g.at.to - g.at.from;
     x.where = std::string(st.name);
     const auto lane = t.lane_names.find({st.pid, st.tid});
-    x.where += ", " + (lane != t.lane_names.end() ? lane->second : "thread " + std::to_string(st.tid));
+    x.where +=
+        ", " + (lane != t.lane_names.end() ? lane->second : "thread " + std::to_string(st.tid));
     x.detail = "after " + before + ", before " + after;
     s.examples.push_back(std::move(x));
   }
@@ -128,15 +133,20 @@ void data_loading(const RuleContext& c, RuleResult& out) {
   const std::string name(t.events[cs.event(loads[0])].name);
   const bool workers = name.find("MultiProcessing") != std::string::npos;
   Symptom s;
-  s.text = "the DataLoader's fetches (" + name + ", " + std::to_string(loads.size()) + " in the steps) took " +
-           percent_text(share) + " of the steps (" + format_duration(load_ns) + ") on the training thread" +
+  s.text = "the DataLoader's fetches (" + name + ", " + std::to_string(loads.size()) +
+           " in the steps) took " + percent_text(share) + " of the steps (" +
+           format_duration(load_ns) + ") on the training thread" +
            (workers ? ", waiting for its worker processes" : ", which prepares the data itself");
-  s.figures = {{"loading_share", share}, {"loading_ns", double(load_ns)}, {"fetches", double(loads.size())},
+  s.figures = {{"loading_share", share},
+               {"loading_ns", double(load_ns)},
+               {"fetches", double(loads.size())},
                {"workers", workers ? 1.0 : 0.0}};
-  for (size_t i = 0; i < loads.size() && i < c.options.examples; ++i) s.examples.push_back(c.example(cs.event(loads[i])));
+  for (size_t i = 0; i < loads.size() && i < c.options.examples; ++i)
+    s.examples.push_back(c.example(cs.event(loads[i])));
   s.saved_ns = load_ns;
-  s.how = "the fetches' time (" + format_duration(load_ns) +
-          "), an upper bound: prepared ahead by loader workers, only the hand-off stays on the step";
+  s.how =
+      "the fetches' time (" + format_duration(load_ns) +
+      "), an upper bound: prepared ahead by loader workers, only the hand-off stays on the step";
   out.symptom(std::move(s));
 }
 

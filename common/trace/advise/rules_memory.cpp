@@ -9,10 +9,13 @@ namespace {
 
 /// Bytes of memory GPU `device` has, from the trace's deviceProperties; 0 when it does not say.
 int64_t device_capacity(const Trace& t, int32_t device) {
-  return device >= 0 && size_t(device) < t.device_memory.size() ? t.device_memory[size_t(device)] : 0;
+  return device >= 0 && size_t(device) < t.device_memory.size() ? t.device_memory[size_t(device)]
+                                                                : 0;
 }
 
-std::string gigabytes(int64_t bytes) { return fixed(double(bytes) / double(1LL << 30), 2) + " GiB"; }
+std::string gigabytes(int64_t bytes) {
+  return fixed(double(bytes) / double(1LL << 30), 2) + " GiB";
+}
 
 }  // namespace
 
@@ -36,13 +39,16 @@ void memory_peak(const RuleContext& c, RuleResult& out) {
     const double share = double(peak) / double(capacity);
     if (share < threshold::kMemoryPeakShare) continue;
     Symptom s;
-    s.text = device_label(row) + " peaked at " + gigabytes(peak) + " of its " + gigabytes(capacity) +
-             " (" + percent_text(share) + (total ? "" : ", counted from the window's start") +
-             ") at " + trace_ts(row.peak_at_ns) + " us, in " +
+    s.text = device_label(row) + " peaked at " + gigabytes(peak) + " of its " +
+             gigabytes(capacity) + " (" + percent_text(share) +
+             (total ? "" : ", counted from the window's start") + ") at " +
+             trace_ts(row.peak_at_ns) + " us, in " +
              (row.peak_range.empty() ? std::string("no named range") : "range " + row.peak_range) +
              (row.peak_op.empty() ? std::string() : ", operator " + row.peak_op);
-    s.figures = {{"peak_bytes", double(peak)}, {"capacity_bytes", double(capacity)},
-                 {"peak_share", share}, {"device", double(row.device)}};
+    s.figures = {{"peak_bytes", double(peak)},
+                 {"capacity_bytes", double(capacity)},
+                 {"peak_share", share},
+                 {"device", double(row.device)}};
     AdviceExample x;
     x.name = row.peak_op.empty() ? "(memory peak)" : row.peak_op;
     x.ts_ns = row.peak_at_ns;
@@ -52,12 +58,15 @@ void memory_peak(const RuleContext& c, RuleResult& out) {
     x.detail = "the peak: " + gigabytes(peak) + " allocated";
     s.examples.push_back(std::move(x));
     s.saved_ns = 0;
-    s.how = "a peak this near the capacity is not a time: it fails (out of memory) when the "
-            "batch or the sequence grows, and leaves the allocator no room to cache";
+    s.how =
+        "a peak this near the capacity is not a time: it fails (out of memory) when the "
+        "batch or the sequence grows, and leaves the allocator no room to cache";
     out.symptom(std::move(s));
   }
-  if (!gpu_rows) out.unable("a trace carries no capacity for host memory: host peaks are not judged");
-  else if (!judged) out.unable("the trace's deviceProperties give no totalGlobalMem");
+  if (!gpu_rows)
+    out.unable("a trace carries no capacity for host memory: host peaks are not judged");
+  else if (!judged)
+    out.unable("the trace's deviceProperties give no totalGlobalMem");
 }
 
 }  // namespace pil::trace::advise_rules
