@@ -63,7 +63,7 @@ const std::vector<Cause>& all_causes() {
        "Fewer, larger parameter tensors, a fused optimizer where the API has one, or fewer "
        "optimizer steps (gradient accumulation).",
        {"03_mlp", "Then look", "./run-lesson 03_mlp"}},
-      {"untraced", "Time in the step that no operator accounts for",
+      {"untraced", "Time in the step outside the model's operators: untraced work, data loading",
        "Work the profiler does not see ran on the training thread: data preparation, Python or "
        "C++ code between operators. Wrap it in a named range (pil::profiler::record_function) to "
        "see it, and move data preparation to a loader thread.",
