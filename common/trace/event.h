@@ -104,7 +104,8 @@ struct Event {
   /// Kernels (and HIP's launch calls, which carry the shape): index into Trace::kernels (grid,
   /// block, registers, shared memory).
   uint32_t kernel_info = kNoKernelInfo;
-  /// Memory events: index into Trace::memory (bytes, device, total allocated).
+  /// Memory events: index into Trace::memory (bytes, device, total allocated); GPU copies and
+  /// sets: into Trace::copy_bytes.
   uint32_t memory_info = kNoKernelInfo;
 
   int64_t end_ns() const { return start_ns + dur_ns; }

@@ -101,6 +101,9 @@ struct Trace {
   std::vector<ElementSource> sources;
   std::vector<KernelInfo> kernels;
   std::vector<MemoryInfo> memory;
+  /// Bytes moved by GPU copies and sets (Kineto's "bytes" arg), where the trace gives them: a
+  /// Memcpy or Memset event's `memory_info` indexes here (a memory event's, into `memory`).
+  std::vector<int64_t> copy_bytes;
   /// Operators' input shapes as Python prints them ("[[64, 64], [64, 64]]"), interned; an
   /// event's `input_shapes` indexes here.
   std::vector<std::string_view> input_shapes;
@@ -109,6 +112,9 @@ struct Trace {
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
   /// deviceProperties' totalGlobalMem (bytes), by device index; 0 where the trace does not say.
   std::vector<int64_t> device_memory;
+  /// Compute capability from deviceProperties (computeMajor * 10 + computeMinor: 80 for an
+  /// A100), by device index as device_names; 0 where the trace does not give it.
+  std::vector<int32_t> device_compute;
   /// Lane names from the metadata events: (pid, tid) -> "thread 4676 (01_matmul_add)";
   /// (pid, -1) -> the process name.
   std::map<std::pair<int64_t, int64_t>, std::string> lane_names;
@@ -121,7 +127,15 @@ struct Trace {
     return e.kernel_info < kernels.size() ? &kernels[e.kernel_info] : nullptr;
   }
   const MemoryInfo* memory_info(const Event& e) const {
-    return e.memory_info < memory.size() ? &memory[e.memory_info] : nullptr;
+    return e.category == Category::Memory && e.memory_info < memory.size() ? &memory[e.memory_info]
+                                                                          : nullptr;
+  }
+  /// The bytes a GPU copy or set moved; -1 where the trace does not say.
+  int64_t copy_bytes_of(const Event& e) const {
+    return (e.category == Category::Memcpy || e.category == Category::Memset) &&
+                   e.memory_info < copy_bytes.size()
+               ? copy_bytes[e.memory_info]
+               : -1;
   }
 };
 

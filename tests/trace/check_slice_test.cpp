@@ -41,7 +41,8 @@ std::string read(const std::string& path) {
 std::vector<std::string> lesson_traces() {
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(kFixtures + "/lessons"))
-    if (e.path().string().find(".json") != std::string::npos) out.push_back(e.path().string());  // not README.md
+    if (e.path().string().find(".json") != std::string::npos)  // .json, .json.gz; not README
+      out.push_back(e.path().string());
   for (const char* f : {"python_cpu_steps.pt.trace.json", "python_backward_steps.pt.trace.json"})
     out.push_back(kFixtures + "/" + f);
   std::sort(out.begin(), out.end());

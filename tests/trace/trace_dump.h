@@ -13,6 +13,8 @@ inline std::string dump(const trace::Trace& t) {
   std::ostringstream o;
   o << "base " << t.base_time_ns << " flows " << t.flows.starts << "/" << t.flows.finishes << "\n";
   for (const auto& d : t.device_names) o << "device " << d << "\n";
+  for (const int32_t cc : t.device_compute) o << "compute " << cc << "\n";
+  for (const int64_t m : t.device_memory) o << "memory " << m << "\n";
   for (const auto& [k, v] : t.lane_names) o << "lane " << k.first << "," << k.second << " " << v << "\n";
   for (const auto n : t.names->in_order()) o << "name " << n << "\n";
   for (const Event& e : t.events) {
@@ -24,6 +26,7 @@ inline std::string dump(const trace::Trace& t) {
         << k->blocks_per_sm;
     if (const MemoryInfo* m = t.memory_info(e))
       o << "|m " << m->bytes << " " << m->total_allocated << " " << m->cuda << " " << m->device;
+    if (const int64_t b = t.copy_bytes_of(e); b >= 0) o << "|bytes " << b;
     o << "\n";
   }
   return o.str();

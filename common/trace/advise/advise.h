@@ -46,10 +46,6 @@ struct AdviceExample {
 /// What one rule saw.
 struct Symptom {
   std::string rule;  ///< the rule's key ("gpu_host_wait")
-  /// The cause it belongs to where that is not its rule's own: one rule's symptom can mean
-  /// another cause on some traces (operators slower than their GPU work are a launch-bound loop
-  /// on a GPU trace). Empty: the rule's cause.
-  std::string cause;
   std::string text;  ///< one line with its figures
   /// The figures the text quotes, by name, for --json and the tests ("host_wait_share": 0.62).
   std::vector<std::pair<std::string, double>> figures;
@@ -80,6 +76,9 @@ struct RuleNote {
 };
 
 struct Advice {
+  /// The profiled window's start on the trace's clock: examples are also given from there (the
+  /// origin of `pil-trace svg --from-us` and `slice --from-us`).
+  int64_t window_start_ns = 0;
   /// What the gains are relative to: the profiled steps' wall time added up, or the trace's
   /// window where it has no steps.
   int64_t basis_ns = 0;

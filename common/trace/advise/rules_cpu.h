@@ -24,6 +24,13 @@ void memory_peak(const RuleContext& c, RuleResult& out);
 /// Communication not hidden behind computation on this rank (rules_comm.cpp).
 void exposed_comm(const RuleContext& c, RuleResult& out);
 
+/// Why a rule about the host's time does not run on a trace with GPU work: there the host's
+/// time costs the step only while the GPU waits for it, which the GPU rules measure from the
+/// GPU's side (the launch-bound loop, host stalls, synchronizes).
+inline constexpr const char* kGpuJudgesHostTime =
+    "the trace has GPU work: the host's time there is judged by the GPU's wait for it "
+    "(launch-bound loop, host stalls)";
+
 /// The median of `v` (the lower middle's and upper middle's mean for an even count); 0 if empty.
 int64_t median_ns(std::vector<int64_t> v);
 

@@ -1,14 +1,11 @@
 // Operator overhead: operators so small that what every call costs whatever its size (the
-// dispatcher, the aten:: frames, the profiler's own record) is most of what they cost.
-// On a CPU-only trace, from the operators' self time; on a GPU trace, from the CPU time of each
-// operator against the GPU work it launched.
+// dispatcher, the aten:: frames, the profiler's own record) is most of what they cost, from the
+// operators' self time on a CPU-only trace. On a GPU trace the host's time costs the step only
+// while the GPU waits for it: the GPU rules judge it there (the launch-bound loop).
 #include <algorithm>
-#include <map>
-#include <optional>
-#include <unordered_map>
+#include <vector>
 
 #include "trace/advise/rules_cpu.h"
-#include "trace/first_by_id.h"
 #include "trace/name_ids.h"
 
 namespace pil::trace::advise_rules {
@@ -96,113 +93,6 @@ void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
   out.symptom(std::move(s));
 }
 
-// GPU: operators that held the CPU longer than the GPU work they launched ran (outermost
-// operators, their CPU time less the runtime calls in them that launched nothing), so the CPU
-// cannot launch fast enough to keep the GPU busy. That costs wall time only while the GPU has
-// nothing to run: the saving is the GPU's idle time while they ran, at most their CPU time
-// beyond their GPU work. Operators inside the DataLoader's fetches are data preparation (the
-// data_loading rule's). On a GPU trace that is the launch-bound loop's symptom, and goes under
-// its cause.
-void overhead_on_gpu(const RuleContext& c, RuleResult& out) {
-  const CpuSlices& cs = c.cpu();
-  const Trace& t = c.trace;
-  // The outermost operator around each slice (itself, for an outermost one), or -1.
-  std::vector<int32_t> top(cs.size(), -1);
-  std::vector<int32_t> slot_of_call(t.events.size(), -1);
-  for (size_t s = 0; s < cs.size(); ++s) {  // parents come before children
-    const Event& e = t.events[cs.event(s)];
-    const long p = cs.parent(s);
-    top[s] = p >= 0 ? top[size_t(p)] : -1;
-    if (top[s] < 0 && is_operator(e)) top[s] = int32_t(s);
-    if (is_launch_call(e.category)) slot_of_call[cs.event(s)] = int32_t(s);
-  }
-  // GPU work to the outermost operator around its launch call; work whose call is not in the
-  // trace by its External id (the operator's own).
-  std::vector<int64_t> gpu_ns(cs.size(), 0), runtime_ns(cs.size(), 0);
-  std::optional<FirstById> by_id;
-  for (size_t w : c.index.device_work()) {
-    long owner = -1;
-    if (const long call = c.index.launch_of(w); call >= 0) owner = slot_of_call[size_t(call)];
-    if (owner < 0) {
-      if (!by_id) {
-        uint64_t max_id = 0;
-        for (size_t s = 0; s < cs.size(); ++s)
-          if (is_torch_scope(t.events[cs.event(s)].category))
-            max_id = std::max(max_id, t.events[cs.event(s)].external_id);
-        by_id.emplace(max_id, t.events.size());
-        for (size_t s = 0; s < cs.size(); ++s)
-          if (is_torch_scope(t.events[cs.event(s)].category))
-            by_id->add(t.events[cs.event(s)].external_id, long(s));
-      }
-      owner = (*by_id)[t.events[w].external_id];
-    }
-    if (owner >= 0 && top[size_t(owner)] >= 0)
-      gpu_ns[size_t(top[size_t(owner)])] += t.events[w].dur_ns;
-  }
-  // Runtime calls that launched no GPU work (synchronizes, allocations, queries, the runtime's
-  // own start-up): the CUDA runtime's time, which the GPU rules judge, not dispatch.
-  for (size_t s = 0; s < cs.size(); ++s)
-    if (top[s] >= 0 && is_launch_call(t.events[cs.event(s)].category) &&
-        c.index.work_of(cs.event(s)).empty())
-      runtime_ns[size_t(top[s])] += t.events[cs.event(s)].dur_ns;
-
-  std::map<std::string_view, NameTotal> by_name;
-  std::vector<Interval> spans;  // the calls that took longer than their GPU work
-  int64_t excess = 0, calls = 0;
-  for (size_t s = 0; s < cs.size(); ++s) {
-    const Event& e = t.events[cs.event(s)];
-    if (top[s] != int32_t(s) || !cs.in_steps(s) || cs.in_data_loading(s)) continue;
-    const int64_t over = e.dur_ns - runtime_ns[s] - gpu_ns[s];
-    if (over <= 0) continue;
-    excess += over;
-    ++calls;
-    spans.push_back({e.start_ns, e.end_ns()});
-    NameTotal& n = by_name[e.name];
-    if (!n.calls) n.first = s;
-    n.name = e.name;
-    ++n.calls;
-    n.ns += over;
-  }
-  // The saving is at most the excess: under the threshold, the GPU's idle time need not be found.
-  if (excess <= 0 || double(excess) < threshold::kOverheadShare * double(c.basis_ns)) return;
-  // The time they ran with no GPU work running on any stream: what they can have cost.
-  std::vector<Interval> busy;
-  for (size_t w : c.index.device_work())
-    busy.push_back({t.events[w].start_ns, t.events[w].end_ns()});
-  merge(busy);
-  merge(spans);
-  const int64_t idle = overlap(spans, subtract(cs.basis(), busy));
-  const int64_t saved = std::min(excess, idle);
-  const double share = c.basis_ns > 0 ? double(saved) / double(c.basis_ns) : 0;
-  if (share < threshold::kOverheadShare) return;
-  std::vector<NameTotal> names;
-  for (auto& [name, n] : by_name) names.push_back(n);
-  std::sort(names.begin(), names.end(), [](const NameTotal& a, const NameTotal& b) {
-    return a.ns != b.ns ? a.ns > b.ns : a.name < b.name;
-  });
-  Symptom s;
-  s.cause = "launch_bound";
-  s.text = std::to_string(calls) +
-           " operator calls held the CPU longer than the GPU work they "
-           "launched (" +
-           format_duration(excess) + " beyond it in all); the GPU ran nothing for " +
-           format_duration(idle) + " while they ran (" +
-           percent_text(double(idle) / double(c.basis_ns)) + " of the steps)";
-  s.figures = {{"excess_ns", double(excess)},
-               {"calls", double(calls)},
-               {"idle_ns", double(idle)},
-               {"saved_share", share}};
-  for (size_t i = 0; i < names.size() && i < c.options.examples; ++i)
-    s.examples.push_back(c.example(cs.event(names[i].first), std::to_string(names[i].calls) +
-                                                                 " calls, " +
-                                                                 format_duration(names[i].ns) +
-                                                                 " of CPU beyond their GPU work"));
-  s.saved_ns = saved;
-  s.how = "the GPU's idle time while those operators held the CPU (" + format_duration(idle) +
-          "), at most their CPU time beyond their GPU work (" + format_duration(excess) + ")";
-  out.symptom(std::move(s));
-}
-
 }  // namespace
 
 int64_t median_ns(std::vector<int64_t> v) {
@@ -215,10 +105,11 @@ int64_t median_ns(std::vector<int64_t> v) {
 }
 
 void op_overhead(const RuleContext& c, RuleResult& out) {
-  if (c.gpu())
-    overhead_on_gpu(c, out);
-  else
-    overhead_on_cpu(c, out);
+  if (c.gpu()) {
+    out.unable(kGpuJudgesHostTime);
+    return;
+  }
+  overhead_on_cpu(c, out);
 }
 
 }  // namespace pil::trace::advise_rules

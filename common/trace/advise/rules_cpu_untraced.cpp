@@ -4,7 +4,9 @@
 // thread waits while autograd's thread runs the operators, and that wait is not untraced work.
 // Gaps shorter than kUntracedMinGapNs are left out: between two operators there is always a
 // little time (the profiler's own record, the interpreter's next line), which the operator
-// overhead rule is about.
+// overhead rule is about. On a trace with GPU work the host's time costs the step only while
+// the GPU waits for it: the GPU rules judge it there (host stalls name what the host ran, the
+// DataLoader's fetches or nothing recorded).
 #include <algorithm>
 #include <map>
 
@@ -13,6 +15,10 @@
 namespace pil::trace::advise_rules {
 
 void untraced(const RuleContext& c, RuleResult& out) {
+  if (c.gpu()) {
+    out.unable(kGpuJudgesHostTime);
+    return;
+  }
   if (c.index.steps.empty()) {
     out.unable("no profiled steps (ProfilerStep#N): a step's untraced time needs its range");
     return;
@@ -113,6 +119,10 @@ namespace pil::trace::advise_rules {
 // and the operators in it, is data preparation the step waits for: the same cause as untraced
 // time, seen where the program says so.
 void data_loading(const RuleContext& c, RuleResult& out) {
+  if (c.gpu()) {
+    out.unable(kGpuJudgesHostTime);
+    return;
+  }
   const CpuSlices& cs = c.cpu();
   const Trace& t = c.trace;
   std::vector<size_t> loads;

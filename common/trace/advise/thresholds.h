@@ -15,8 +15,16 @@ inline constexpr double kMinSavedShare = 0.02;
 /// Launch-bound: the GPU's idle time waiting on the host (the stream report's host wait, over
 /// the union of the streams) is at least this share of the GPU window.
 inline constexpr double kHostWaitShare = 0.20;
-/// Launch-bound: at least this share of the kernels ran for less time than their launch call.
+/// Launch-bound: at least this share of the kernel launches found the stream idle and ran
+/// work shorter than the launch call.
 inline constexpr double kShortKernelShare = 0.30;
+/// An idle gap of the GPU (every stream idle) that waits on the host for longer than this is
+/// not launch overhead (a launch takes microseconds, an operator's dispatch tens of them): the
+/// host was busy with something else — loading data, a first call that loads a library or a
+/// kernel, setup. Such gaps are a stall, not a launch-bound loop; so is a launch call this long.
+inline constexpr int64_t kHostStallNs = 1'000'000;
+/// Host stalls: the GPU idle in such gaps for at least this share of the basis.
+inline constexpr double kHostStallShare = 0.10;
 /// A synchronize inside a step matters when the CPU waited in it at least this long in all.
 inline constexpr int64_t kSyncMinNs = 50'000;
 /// A host-to-device or device-to-host copy from pageable memory: reported from this many bytes
@@ -24,8 +32,16 @@ inline constexpr int64_t kSyncMinNs = 50'000;
 inline constexpr int64_t kPageableMinBytes = 1 << 20;
 /// fp32 GEMMs without tensor cores: their kernels' time is at least this share of GPU busy time.
 inline constexpr double kFp32GemmShare = 0.10;
-/// Fusion: a chain of at least this many elementwise kernels back to back between two GEMMs.
-inline constexpr int kElementwiseChain = 3;
+/// Fusion: a chain of at least this many elementwise kernels back to back between two matrix
+/// products (or elementwise operators, on a CPU trace). Two is the shortest chain a compiler
+/// fuses (lesson 03's GeGLU: gelu, then mul); each kernel past the first is one more pass over
+/// memory.
+inline constexpr int kElementwiseChain = 2;
+/// Naive attention: a softmax with a matrix product at most this many operators (or kernels)
+/// before it (the scale and the mask: mul or div, masked_fill, an add of the mask, the mask's
+/// own comparison) and at most kAttentionAfter after it (dropout, a dtype change).
+inline constexpr int kAttentionBefore = 4;
+inline constexpr int kAttentionAfter = 3;
 /// Exposed communication: at least this share of the communication time ran with no
 /// computation beside it (HTA's per-rank overlap, inverted; on the CPU, Gloo's slices against
 /// the operators of the other threads), and at least kMinSavedShare of the basis.
@@ -35,9 +51,8 @@ inline constexpr double kExposedCommShare = 0.30;
 /// A first step far slower than the rest: its wall time over the others' median.
 inline constexpr double kFirstStepRatio = 2.0;
 /// Operator overhead: operators whose self CPU time is mostly dispatch (a median call under
-/// this many ns of self time): their calls under it take at least kOverheadShare of the basis.
-/// On a GPU trace: the GPU's idle time while operators held the CPU longer than the GPU work
-/// they launched, at most that excess, is at least kOverheadShare of the basis.
+/// this many ns of self time): their calls under it take at least kOverheadShare of the basis
+/// (CPU-only traces; on a GPU trace the launch-bound rules judge the host's time).
 inline constexpr int64_t kSmallOpNs = 20'000;
 inline constexpr double kOverheadShare = 0.20;
 /// Copies (aten::copy_, contiguous, to, _to_copy, clone; the outermost of each nest, less the

@@ -175,17 +175,22 @@ simdjson::error_code Reader::read_top_field(od::raw_json_string key, od::value& 
       od::object dev;
       if (item.get_object().get(dev)) continue;
       std::string name;
-      int64_t memory = 0;
+      int64_t memory = 0;              // totalGlobalMem (advise's memory peaks)
+      int64_t major = -1, minor = -1;  // the compute capability (advise's fp32 GEMM rule)
       for (auto f : dev) {
         od::raw_json_string k;
         if (f.key().get(k)) continue;
         std::string_view s;
         if (k == "name" && !f.value().get_string().get(s)) name = std::string(s);
-        int64_t bytes = 0;
-        if (k == "totalGlobalMem" && !f.value().get_int64().get(bytes)) memory = bytes;
+        else if (k == "computeMajor" && f.value().get_int64().get(major)) major = -1;
+        else if (k == "computeMinor" && f.value().get_int64().get(minor)) minor = -1;
+        else if (k == "totalGlobalMem" && f.value().get_int64().get(memory)) memory = 0;
       }
       out_->device_names.push_back(name);
       out_->device_memory.push_back(memory);
+      out_->device_compute.push_back(major >= 0 && minor >= 0 && major < 100 && minor < 10
+                                         ? int32_t(major * 10 + minor)
+                                         : 0);
     }
     return simdjson::SUCCESS;
   }
@@ -353,7 +358,8 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
       careful_ = false;
     } else {
       const size_t n_events = out_->events.size(), n_kernels = out_->kernels.size(),
-                   n_memory = out_->memory.size(), n_sources = out_->sources.size();
+                   n_memory = out_->memory.size(), n_sources = out_->sources.size(),
+                   n_copies = out_->copy_bytes.size();
       const FlowCounts n_flows = out_->flows;
       const SkippedFields n_skipped = out_->skipped;
       const size_t n_fixes = part_ ? part_->lane_fixes.size() : 0,
@@ -362,6 +368,7 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
         out_->events.resize(n_events);
         out_->kernels.resize(n_kernels);
         out_->memory.resize(n_memory);
+        out_->copy_bytes.resize(n_copies);
         out_->sources.resize(n_sources);
         out_->flows = n_flows;
         out_->skipped = n_skipped;

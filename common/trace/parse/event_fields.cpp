@@ -159,6 +159,7 @@ void EventFields::read_event(od::object& obj) {
   KernelInfo kinfo;
   MemoryInfo minfo;
   bool has_kinfo = false, has_ts = false, has_dur = false, has_minfo = false;
+  int64_t copy_bytes = -1;  // a GPU copy's or set's "bytes"
   std::string_view meta_name;
   uint8_t lanes_named = 0;  // bit 0: pid is a named lane, bit 1: tid
   Category category = Category::Other;
@@ -265,6 +266,8 @@ void EventFields::read_event(od::object& obj) {
         } else if (is_key(ak, "Device Id")) {
           int64_t device = -1;
           if (optional_whole(av, device)) minfo.device = int32_t(device);
+        } else if (is_key(ak, "bytes")) {
+          if (!optional_whole(av, copy_bytes)) copy_bytes = -1;
         }
       }
     }
@@ -292,6 +295,10 @@ void EventFields::read_event(od::object& obj) {
     if (has_kinfo && (e.category == Category::Kernel || is_launch_call(e.category))) {
       e.kernel_info = uint32_t(out_->kernels.size());
       out_->kernels.push_back(kinfo);
+    }
+    if (copy_bytes >= 0 && (e.category == Category::Memcpy || e.category == Category::Memset)) {
+      e.memory_info = uint32_t(out_->copy_bytes.size());
+      out_->copy_bytes.push_back(copy_bytes);
     }
     note_lanes(lanes_named);
     out_->events.push_back(e);

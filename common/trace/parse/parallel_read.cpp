@@ -268,14 +268,15 @@ class ParallelRead {
       const std::string_view name = global_name(p.lanes[k]);
       lane_ids_[k] = named_lanes_.emplace(name, -int64_t(named_lanes_.size()) - 1).first->second;
     }
-    const uint32_t kbase = uint32_t(out_->kernels.size()), mbase = uint32_t(out_->memory.size());
+    const uint32_t kbase = uint32_t(out_->kernels.size()), mbase = uint32_t(out_->memory.size()),
+                   cbase = uint32_t(out_->copy_bytes.size());
     const size_t ebase = out_->events.size();
     out_->events.insert(out_->events.end(), p.t.events.begin(), p.t.events.end());
     for (size_t k = ebase; k < out_->events.size(); ++k) {
       Event& e = out_->events[k];
       e.name = global_name(e.name);
       if (e.kernel_info != kNoKernelInfo) e.kernel_info += kbase;
-      if (e.memory_info != kNoKernelInfo) e.memory_info += mbase;
+      if (e.memory_info != kNoKernelInfo) e.memory_info += e.category == Category::Memory ? mbase : cbase;
     }
     auto lane = [&](int64_t local) { return lane_ids_[size_t(-local - 1)]; };
     for (const auto& [k, named] : p.lane_fixes) {
@@ -288,6 +289,7 @@ class ParallelRead {
           std::string(global_name(m.name));
     out_->kernels.insert(out_->kernels.end(), p.t.kernels.begin(), p.t.kernels.end());
     out_->memory.insert(out_->memory.end(), p.t.memory.begin(), p.t.memory.end());
+    out_->copy_bytes.insert(out_->copy_bytes.end(), p.t.copy_bytes.begin(), p.t.copy_bytes.end());
     for (ElementSource src : p.t.sources) {
       if (src.event != kNoKernelInfo) src.event += uint32_t(ebase);
       out_->sources.push_back(src);

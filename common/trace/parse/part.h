@@ -97,6 +97,7 @@ struct Part {
     t.events.clear();
     t.kernels.clear();
     t.memory.clear();
+    t.copy_bytes.clear();
     t.sources.clear();
     t.flows = {};
     t.skipped = {};
