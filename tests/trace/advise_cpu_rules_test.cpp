@@ -165,9 +165,10 @@ TEST(AdviseCpu, NestedCopiesCountOnce) {
   EXPECT_TRUE(clean(a, "copies"));
 }
 
-TEST(AdviseCpu, ACopysRuntimeCallsAreNotCopyingOnTheCpu) {
-  // A GPU step of 100 us: aten::copy_ [10, 58) waiting 40 us in cudaMemcpyAsync [12, 52) (the
-  // GPU rules' pageable copies): its own time is 8 us, 8% (under 10%), not 48%.
+TEST(AdviseCpu, ACopyBetweenHostAndGpuIsThePageableCopyRules) {
+  // A GPU step of 100 us: aten::copy_ [10, 58) waiting 40 us in cudaMemcpyAsync [12, 52) for a
+  // host-to-device copy: the GPU rules' (pageable copies, synchronizes). Its CPU time, 48%, does
+  // not count on a GPU trace, nor does the copy itself.
   TraceBuilder b;
   b.device("NVIDIA H100 80GB HBM3");
   b.step(1, 0, 100);
@@ -178,6 +179,31 @@ TEST(AdviseCpu, ACopysRuntimeCallsAreNotCopyingOnTheCpu) {
   b.op("aten::mm", 60, 35);
   const Advice a = advise_text(b.str());
   EXPECT_EQ(finding(a, "copies"), nullptr);
+}
+
+TEST(AdviseCpu, OnAGpuTheCopiesGpuTime) {
+  // A GPU step of 100 us: aten::contiguous [10, 20) launches a copy kernel of 30 us [25, 55);
+  // aten::copy_ [60, 70) a host-to-device copy [65, 90) (the pageable-copy rule's). The copies'
+  // GPU time: 30 us, 30%.
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 100);
+  int64_t id = 0;
+  b.op("aten::contiguous", 10, 10, "", "", 1, &id);
+  int corr = b.call("cudaLaunchKernel", 12, 5, id);
+  b.kernel("copy_kernel", corr, 25, 30, 7, id);
+  b.op("aten::copy_", 60, 10, "", "", 1, &id);
+  corr = b.call("cudaMemcpyAsync", 61, 5, id);
+  b.memcpy("Memcpy HtoD (Pageable -> Device)", corr, 65, 25, 1 << 20);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "copies");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "copy_ns"), 30.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "copy_share"), 0.30);
+  EXPECT_DOUBLE_EQ(figure(*s, "copies"), 2);
+  EXPECT_EQ(s->saved_ns, 30 * kUs);
+  ASSERT_FALSE(s->examples.empty());
+  EXPECT_EQ(s->examples[0].name, "aten::contiguous");
 }
 
 // --- optimizer --------------------------------------------------------------------------------
@@ -210,7 +236,7 @@ TEST(AdviseCpu, TheOptimizersShareFromPythonsRange) {
   EXPECT_DOUBLE_EQ(figure(s, "operator_calls_per_step"), 8);
   EXPECT_DOUBLE_EQ(figure(s, "from_ranges"), 1);
   EXPECT_EQ(f->saved_ns, 600 * kUs);
-  EXPECT_NE(s.text.find("by self time aten::addcdiv_ 53%, aten::lerp_ 27%"), std::string::npos)
+  EXPECT_NE(s.text.find("by self CPU time aten::addcdiv_ 53%, aten::lerp_ 27%"), std::string::npos)
       << s.text;
   ASSERT_EQ(s.examples.size(), 2u);
   EXPECT_EQ(s.examples[0].name, "Optimizer.step#AdamW.step");
@@ -249,6 +275,35 @@ TEST(AdviseCpu, ASmallOptimizerIsQuiet) {
   EXPECT_EQ(finding(a, "optimizer"), nullptr);
   EXPECT_TRUE(clean(a, "optimizer"));
   a = advise_text(optimizer_trace(""));
+  EXPECT_TRUE(clean(a, "optimizer"));
+}
+
+// A GPU trace, two steps of 1000 us: the optimizer's range [600, 900) (30% of the CPU's time)
+// launches four kernels of `kernel_us`, back to back from 610. With 70 us each: 280 us of GPU
+// time a step, 560 of 2000 (28%), a finding; with 20 us each, 8%: quiet, whatever its CPU time.
+std::string gpu_optimizer(double kernel_us) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  for (int k = 0; k < 2; ++k) {
+    const double s = 1000.0 * k;
+    b.step(k + 1, s, 1000);
+    b.range("optimizer_step", s + 600, 300);
+    for (int p = 0; p < 4; ++p) {
+      const int corr = b.call("cudaLaunchKernel", s + 605 + 70 * p, 5);
+      b.kernel("multi_tensor_apply_kernel", corr, s + 610 + kernel_us * p, kernel_us);
+    }
+  }
+  return b.str();
+}
+
+TEST(AdviseCpu, OnAGpuTheOptimizersGpuTime) {
+  Advice a = advise_text(gpu_optimizer(70));
+  const Symptom* s = symptom(a, "optimizer");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "optimizer_ns"), 560.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "optimizer_share"), 0.28);
+  EXPECT_EQ(s->saved_ns, 560 * kUs);
+  a = advise_text(gpu_optimizer(20));
   EXPECT_TRUE(clean(a, "optimizer"));
 }
 
@@ -359,7 +414,9 @@ TEST(AdviseCpu, RangesWrittenAsOperatorsAreToldByTheirHash) {
 // program with the same inputs every step; aten::mm [30, 80), which builds an aten::zeros of
 // its own [31, 33) (ATen's, not the program's); aten::arange [85, 88) in steps 1 and 2 only.
 // Rebuilt: ones and triu, 6 calls, 3 x (4 + 5) = 27 us of 300 (9%).
-Trace constants_trace(bool same_triu = true) {
+// With `gpu`, each aten::ones also launches a 4 us kernel (a fill): on a GPU trace their cost is
+// that GPU time, 3 x 4 = 12 us of 300 (4%).
+Trace constants_trace(bool same_triu = true, bool gpu = false) {
   Trace t;
   const uint32_t none = t.input_shapes.size();
   t.input_shapes.push_back(t.intern("[[], [], [], [], []]"));
@@ -384,6 +441,14 @@ Trace constants_trace(bool same_triu = true) {
     add(Category::UserAnnotation, ("ProfilerStep#" + std::to_string(k + 1)).c_str(), s, 100,
         kNoKernelInfo);
     add(Category::CpuOp, "aten::ones", s + 10, 4, none);
+    if (gpu) {
+      add(Category::Runtime, "cudaLaunchKernel", s + 11, 1, kNoKernelInfo);
+      t.events.back().correlation = uint64_t(k + 1);
+      add(Category::Kernel, "fill_kernel", s + 12, 4, kNoKernelInfo);
+      t.events.back().correlation = uint64_t(k + 1);
+      t.events.back().pid = 0;
+      t.events.back().tid = 7;
+    }
     add(Category::CpuOp, "aten::triu", s + 15, 5, same_triu ? 1 : uint32_t(k == 0 ? 1 : 2 + k));
     add(Category::CpuOp, "aten::mm", s + 30, 50, 2);
     add(Category::CpuOp, "aten::zeros", s + 31, 2, none);
@@ -420,6 +485,15 @@ TEST(AdviseCpu, AConstantOfAnotherShapeEachStepIsNotRebuilt) {
   ASSERT_NE(s, nullptr);
   EXPECT_DOUBLE_EQ(figure(*s, "rebuilt"), 1);
   EXPECT_DOUBLE_EQ(figure(*s, "rebuilt_ns"), 12.0 * kUs);
+}
+
+TEST(AdviseCpu, OnAGpuTheConstantsGpuTime) {
+  const Advice a = advise_trace(constants_trace(true, true));
+  ASSERT_TRUE(a.gpu);
+  const Symptom* s = symptom(a, "rebuilt_constant");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "rebuilt_ns"), 12.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "rebuilt_share"), 0.04);
 }
 
 TEST(AdviseCpu, RebuiltConstantsNeedInputShapes) {

@@ -3,6 +3,9 @@
 /// The rules of `pil-trace advise` that run on every trace, one function each, in the file that
 /// names its job; cpu_rules() (rules_cpu.cpp) lists them. Each reads the trace through the
 /// RuleContext and reports a symptom, nothing, or the field the trace lacks (rules.h).
+#include <functional>
+#include <vector>
+
 #include "trace/advise/rules.h"
 
 namespace pil::trace::advise_rules {
@@ -30,6 +33,19 @@ void exposed_comm(const RuleContext& c, RuleResult& out);
 inline constexpr const char* kGpuJudgesHostTime =
     "the trace has GPU work: the host's time there is judged by the GPU's wait for it "
     "(launch-bound loop, host stalls)";
+
+/// On a trace with GPU work, what a family of host slices (the copies, the optimizer) costs the
+/// step is the GPU time of the work launched from inside them: their CPU time costs only while
+/// the GPU waits, which the GPU rules judge. `root` marks, by slot, the family's outermost slice
+/// each slot is inside (-1: none); the work of the runtime calls inside one goes to it.
+struct LaunchedWork {
+  std::vector<int64_t> by_root;  ///< by slot: the GPU time of the work launched inside it
+  int64_t union_ns = 0;          ///< all of it, time two items overlap counted once
+  int64_t items = 0;             ///< GPU work items (kernels, copies, sets)
+};
+/// `keep`: which GPU work items count (all of them when empty).
+LaunchedWork launched_work(const RuleContext& c, const std::vector<long>& root,
+                           const std::function<bool(const Event&)>& keep = {});
 
 /// The median of `v` (the lower middle's and upper middle's mean for an even count); 0 if empty.
 int64_t median_ns(std::vector<int64_t> v);

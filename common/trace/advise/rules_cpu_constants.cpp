@@ -4,7 +4,9 @@
 // recorded inputs in every profiled step. Needs the operators' input shapes (record_shapes).
 // A limit to know: the profiler records a factory's sizes among its "Concrete Inputs", not in
 // its "Input Dims" ([[], [], [], [], []] for aten::ones), so the same Input Dims there say the
-// same kind of call, not the same size; a mask's aten::triu shows its input's shape.
+// same kind of call, not the same size; a mask's aten::triu shows its input's shape. Their cost:
+// their CPU time, or on a GPU trace the GPU time of what they launched (their CPU time costs
+// only while the GPU waits, which the GPU rules judge).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -50,6 +52,18 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
     k.slots.push_back(s);
     k.ns += e.dur_ns;
   }
+  if (c.gpu()) {  // on a GPU trace, the GPU time of the work they launched (the fills)
+    std::vector<long> root(cs.size(), -1);
+    for (const auto& [key, k] : by_call)
+      for (size_t s : k.slots) root[s] = long(s);
+    for (size_t s = 0; s < cs.size(); ++s)
+      if (const long p = cs.parent(s); p >= 0 && root[size_t(p)] >= 0) root[s] = root[size_t(p)];
+    const LaunchedWork w = launched_work(c, root);
+    for (auto& [key, k] : by_call) {
+      k.ns = 0;
+      for (size_t s : k.slots) k.ns += w.by_root[s];
+    }
+  }
   std::vector<const std::pair<const std::pair<std::string_view, uint32_t>, Calls>*> rebuilt;
   int64_t rebuilt_ns = 0, calls = 0;
   for (const auto& entry : by_call)
@@ -84,7 +98,9 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
             std::to_string(k.slots.size()) + " calls, " + format_duration(k.ns) + " in all"));
   }
   s.saved_ns = rebuilt_ns;
-  s.how = "the time building them in the steps (" + format_duration(rebuilt_ns) +
+  s.how = std::string(c.gpu() ? "the GPU time building them in the steps ("
+                              : "the time building them in the steps (") +
+          format_duration(rebuilt_ns) +
           "): built once before the loop, none of it is left in a step";
   out.symptom(std::move(s));
 }

@@ -1,6 +1,7 @@
 // Copies: aten::copy_, contiguous, to, _to_copy and clone taking a large share of the steps, and
 // who asked for them. A copy nests (to -> _to_copy -> copy_; contiguous -> clone -> copy_): each
-// outermost copy counts once, with everything under it.
+// outermost copy counts once, with everything under it. On the CPU, their time; on a GPU trace,
+// the GPU time of the device copies and kernels they launched.
 #include <algorithm>
 #include <map>
 #include <string_view>
@@ -13,6 +14,15 @@ namespace {
 bool is_copy(std::string_view name) {
   return name == "aten::copy_" || name == "aten::contiguous" || name == "aten::to" ||
          name == "aten::_to_copy" || name == "aten::clone";
+}
+
+// A copy between host and GPU (Kineto's "Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH ...",
+// HIP's "CopyHostToDevice"...): not a layout or dtype copy on the device.
+bool is_host_device_copy(const Event& e) {
+  if (e.category != Category::Memcpy) return false;
+  for (std::string_view k : {"HtoD", "DtoH", "HostToDevice", "DeviceToHost"})
+    if (e.name.find(k) != std::string_view::npos) return true;
+  return false;
 }
 
 }  // namespace
@@ -44,10 +54,21 @@ void copies(const RuleContext& c, RuleResult& out) {
     }
   }
   if (outer.empty()) return;
-  const int64_t copy_ns = length_within(cs.self_intervals_if([&](size_t s) {
-    return root[s] >= 0 && !is_launch_call(t.events[cs.event(s)].category);
-  }),
-                                        cs.basis());
+  // On a GPU trace, the GPU time of the work they launched: device-to-device copies and copy
+  // kernels (a copy between host and GPU is the pageable-copy and synchronize rules').
+  const bool gpu = c.gpu();
+  std::vector<int64_t> cost = own;
+  int64_t copy_ns = 0;
+  if (gpu) {
+    LaunchedWork w = launched_work(c, root, [](const Event& e) { return !is_host_device_copy(e); });
+    cost = std::move(w.by_root);
+    copy_ns = w.union_ns;
+  } else {
+    copy_ns = length_within(cs.self_intervals_if([&](size_t s) {
+      return root[s] >= 0 && !is_launch_call(t.events[cs.event(s)].category);
+    }),
+                            cs.basis());
+  }
   const double share = c.basis_ns > 0 ? double(copy_ns) / double(c.basis_ns) : 0;
   if (share < threshold::kCopyShare) return;
 
@@ -59,8 +80,8 @@ void copies(const RuleContext& c, RuleResult& out) {
   std::map<std::string, int64_t> by_caller;
   int64_t total = 0;
   for (size_t s : outer) {
-    by_caller[caller_name(s)] += own[s];
-    total += own[s];
+    by_caller[caller_name(s)] += cost[s];
+    total += cost[s];
   }
   std::vector<std::pair<std::string, int64_t>> callers(by_caller.begin(), by_caller.end());
   std::stable_sort(callers.begin(), callers.end(),
@@ -72,21 +93,22 @@ void copies(const RuleContext& c, RuleResult& out) {
 
   Symptom s;
   s.text = std::to_string(outer.size()) +
-           " copies (copy_, contiguous, to, _to_copy, clone; the "
-           "outermost of each nest) took " +
-           percent_text(share) + " of the steps (" + format_duration(copy_ns) + "); called from " +
-           from;
+           " copies (copy_, contiguous, to, _to_copy, clone; the outermost of each nest) took " +
+           (gpu ? "GPU time for " : "") + percent_text(share) + " of the steps (" +
+           format_duration(copy_ns) + "); called from " + from;
   s.figures = {
       {"copy_share", share},
       {"copy_ns", double(copy_ns)},
       {"copies", double(outer.size())},
       {"top_caller_share", double(callers[0].second) / double(std::max<int64_t>(total, 1))}};
   std::vector<size_t> worst = outer;
-  std::stable_sort(worst.begin(), worst.end(), [&](size_t a, size_t b) { return own[a] > own[b]; });
+  std::stable_sort(worst.begin(), worst.end(),
+                   [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   for (size_t i = 0; i < worst.size() && i < c.options.examples; ++i)
     s.examples.push_back(c.example(cs.event(worst[i]), "called from " + caller_name(worst[i])));
   s.saved_ns = copy_ns;
-  s.how = "the copies' time (" + format_duration(copy_ns) +
+  s.how = std::string(gpu ? "the copies' GPU time (" : "the copies' time (") +
+          format_duration(copy_ns) +
           "), an upper bound: a copy avoided saves all of it, a cheaper one part";
   out.symptom(std::move(s));
 }
