@@ -8,6 +8,7 @@
 #include <cctype>
 #include <string_view>
 
+#include "trace/advise/names.h"  // any_name
 #include "trace/advise/rules_cpu.h"
 #include "trace/ranks.h"
 
@@ -33,9 +34,7 @@ bool is_backend_slice(std::string_view name) {
 }  // namespace
 
 void exposed_comm(const RuleContext& c, RuleResult& out) {
-  if (std::none_of(c.trace.events.begin(), c.trace.events.end(),
-                   [](const Event& e) { return is_backend_slice(e.name); }))
-    return;  // no communication: none exposed
+  if (!any_name(c.trace, is_backend_slice)) return;  // no communication: none exposed
   const RankProfile p = rank_profile(c.trace);
   if (p.collectives.empty()) return;  // no communication: none exposed
   int64_t comm = 0, hidden = 0;

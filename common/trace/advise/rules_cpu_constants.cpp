@@ -12,6 +12,7 @@
 #include <set>
 #include <string_view>
 
+#include "trace/advise/names.h"  // any_name
 #include "trace/advise/rules_cpu.h"
 
 namespace pil::trace::advise_rules {
@@ -36,6 +37,7 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
                " profiled steps (ProfilerStep#N)");
     return;
   }
+  if (!any_name(t, is_constant_factory)) return;  // a look at the distinct names first
   const CpuSlices& cs = c.cpu();
   struct Calls {
     std::set<long> steps;

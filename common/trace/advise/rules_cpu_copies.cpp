@@ -6,6 +6,7 @@
 #include <map>
 #include <string_view>
 
+#include "trace/advise/names.h"  // any_name
 #include "trace/advise/rules_cpu.h"
 
 namespace pil::trace::advise_rules {
@@ -28,6 +29,7 @@ bool is_host_device_copy(const Event& e) {
 }  // namespace
 
 void copies(const RuleContext& c, RuleResult& out) {
+  if (!any_name(c.trace, is_copy)) return;  // a look at the distinct names first
   const CpuSlices& cs = c.cpu();
   const Trace& t = c.trace;
   auto copy_op = [&](size_t s) {

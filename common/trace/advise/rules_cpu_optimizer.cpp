@@ -9,25 +9,34 @@
 #include <map>
 #include <string_view>
 
+#include "trace/advise/names.h"  // any_name
 #include "trace/advise/rules_cpu.h"
 
 namespace pil::trace::advise_rules {
 namespace {
 
-bool is_optimizer_range(const Event& e) {
-  return is_named_range(e) &&
-         (e.name.rfind("Optimizer.step#", 0) == 0 || e.name == "optimizer_step");
+bool is_optimizer_range_name(std::string_view n) {
+  return n.rfind("Optimizer.step#", 0) == 0 || n == "optimizer_step";
 }
 
-bool is_optimizer_op(const Event& e) {
-  return is_operator(e) && (e.name.rfind("aten::_foreach_", 0) == 0 ||
-                            e.name == "aten::_fused_adam_" || e.name == "aten::_fused_adamw_" ||
-                            e.name == "aten::_fused_sgd_" || e.name == "aten::_fused_adagrad_");
+bool is_optimizer_op_name(std::string_view n) {
+  return n.rfind("aten::_foreach_", 0) == 0 || n == "aten::_fused_adam_" ||
+         n == "aten::_fused_adamw_" || n == "aten::_fused_sgd_" || n == "aten::_fused_adagrad_";
 }
+
+bool is_optimizer_range(const Event& e) {
+  return is_named_range(e) && is_optimizer_range_name(e.name);
+}
+
+bool is_optimizer_op(const Event& e) { return is_operator(e) && is_optimizer_op_name(e.name); }
 
 }  // namespace
 
 void optimizer(const RuleContext& c, RuleResult& out) {
+  if (!any_name(c.trace, [](std::string_view n) {
+        return is_optimizer_range_name(n) || is_optimizer_op_name(n);
+      }))
+    return;  // a look at the distinct names first
   const CpuSlices& cs = c.cpu();
   const Trace& t = c.trace;
   std::vector<size_t> ranges, ops;

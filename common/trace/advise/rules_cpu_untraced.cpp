@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 
+#include "trace/advise/names.h"  // any_name
 #include "trace/advise/rules_cpu.h"
 
 namespace pil::trace::advise_rules {
@@ -123,6 +124,9 @@ void data_loading(const RuleContext& c, RuleResult& out) {
     out.unable(kGpuJudgesHostTime);
     return;
   }
+  if (!any_name(c.trace,
+                [](std::string_view n) { return n.rfind("enumerate(DataLoader)#", 0) == 0; }))
+    return;  // a look at the distinct names first
   const CpuSlices& cs = c.cpu();
   const Trace& t = c.trace;
   std::vector<size_t> loads;
