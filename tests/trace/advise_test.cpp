@@ -6,40 +6,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "trace/advice_lookup.h"
 #include "trace/advise/advise.h"
 #include "trace/advise/rules.h"
-#include "trace/parse.h"
 #include "trace/trace_builder.h"
 
 namespace pil::trace {
 namespace {
 
+using test::advise_text;
+using test::clean;
+using test::figure;
+using test::finding;
 using test::TraceBuilder;
-
-Advice advise_text(const std::string& json, const AdviseOptions& o = {}) {
-  const Trace t = parse_trace_text(json);
-  const TraceIndex index(t);
-  return advise(index, o);
-}
-
-const Finding* finding(const Advice& a, const std::string& cause) {
-  for (const Finding& f : a.findings)
-    if (f.cause == cause) return &f;
-  return nullptr;
-}
-
-bool clean(const Advice& a, const std::string& rule) {
-  for (const RuleNote& r : a.clean)
-    if (r.rule == rule) return true;
-  return false;
-}
-
-double figure(const Symptom& s, const std::string& name) {
-  for (const auto& [k, v] : s.figures)
-    if (k == name) return v;
-  ADD_FAILURE() << "no figure " << name << " in " << s.rule;
-  return -1;
-}
 
 TEST(Advise, GithubAnchorsFollowGithubsRule) {
   EXPECT_EQ(github_anchor("2. Why is the first step slow?"), "2-why-is-the-first-step-slow");
