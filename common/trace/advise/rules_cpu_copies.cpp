@@ -36,6 +36,18 @@ void copies(const RuleContext& c, RuleResult& out) {
     const Event& e = t.events[cs.event(s)];
     return is_operator(e) && is_copy(e.name);
   };
+  // A copy directly under addmm or baddbmm (or AOTInductor's shim for them) is the product's starting value (the bias written into
+  // the output before the GEMM adds to it): part of the product, not a copy to avoid.
+  auto bias_start = [&](size_t s) {
+    const long p = cs.parent(s);
+    if (p < 0) return false;
+    const std::string_view n = t.events[cs.event(size_t(p))].name;
+    auto ends = [&](std::string_view tail) {
+      return n.size() >= tail.size() && n.substr(n.size() - tail.size()) == tail;
+    };
+    return n == "aten::addmm" || n == "aten::baddbmm" || n == "aten::_addmm_activation" ||
+           ends("_addmm_out") || ends("_baddbmm_out");  // AOTInductor's aoti_torch_cpu_addmm_out
+  };
   // The outermost copies, and each one's time less the runtime calls inside it (on a GPU trace
   // a copy's cudaMemcpy waits for the copy itself, or for earlier work: that is the GPU rules'
   // pageable copies and synchronizes, not the CPU's copying).
@@ -49,7 +61,7 @@ void copies(const RuleContext& c, RuleResult& out) {
       root[s] = root[size_t(p)];
       if (is_launch_call(e.category) && !is_launch_call(t.events[cs.event(size_t(p))].category))
         own[size_t(root[s])] -= e.dur_ns;
-    } else if (copy_op(s) && cs.in_steps(s)) {
+    } else if (copy_op(s) && cs.in_steps(s) && !bias_start(s)) {
       root[s] = long(s);
       own[s] = e.dur_ns;
       outer.push_back(s);
