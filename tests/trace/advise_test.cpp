@@ -281,3 +281,23 @@ TEST(AdviseLessons, Lesson03EagerGeluAndMulAreAChainForFusionNotAnEpilogue) {
 
 }  // namespace
 }  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+// docs/pil-trace.md's table of rules names every rule the code runs (and no other).
+TEST(AdvisePage, ThePilTracePageListsEveryRule) {
+  std::ifstream in(std::string(PIL_SOURCE_DIR) + "/docs/pil-trace.md");
+  ASSERT_TRUE(in);
+  std::stringstream page;
+  page << in.rdbuf();
+  std::vector<advise_rules::Rule> rules = advise_rules::gpu_rules();
+  for (auto family : {advise_rules::cpu_rules(), advise_rules::operator_rules()})
+    rules.insert(rules.end(), family.begin(), family.end());
+  for (const advise_rules::Rule& r : rules)
+    EXPECT_NE(page.str().find("| `" + std::string(r.key) + "` |"), std::string::npos)
+        << "docs/pil-trace.md's table of advise's rules has no row for " << r.key;
+}
+
+}  // namespace
+}  // namespace pil::trace
