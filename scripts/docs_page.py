@@ -1024,6 +1024,9 @@ def produce(args, kind, name, opts, r, lesson, prefix):
     if kind == "summary":
         return [("text", run([args.pil_trace, "summary", trace]), None)]
     if kind == "advise":
+        # A run of ranks: rank 0's trace, whichever rank printed its path first.
+        rank0 = re.sub(r"_rank\d+(\.pt\.trace\.json)$", r"_rank0\1", trace)
+        trace = rank0 if os.path.isfile(rank0) else trace
         # The trace as the reader's own run names it, not this build's folder.
         text = run([args.pil_trace, "advise", trace]).replace(trace, "traces/%s/%s" % (lesson, os.path.basename(trace)), 1)
         return [("text", text, "What `pil-trace advise` says on `%s`%s" % (r["cmd"], of_median))]

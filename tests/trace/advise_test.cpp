@@ -6,40 +6,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "trace/advice_lookup.h"
 #include "trace/advise/advise.h"
 #include "trace/advise/rules.h"
-#include "trace/parse.h"
 #include "trace/trace_builder.h"
 
 namespace pil::trace {
 namespace {
 
+using test::advise_text;
+using test::clean;
+using test::figure;
+using test::finding;
 using test::TraceBuilder;
-
-Advice advise_text(const std::string& json, const AdviseOptions& o = {}) {
-  const Trace t = parse_trace_text(json);
-  const TraceIndex index(t);
-  return advise(index, o);
-}
-
-const Finding* finding(const Advice& a, const std::string& cause) {
-  for (const Finding& f : a.findings)
-    if (f.cause == cause) return &f;
-  return nullptr;
-}
-
-bool clean(const Advice& a, const std::string& rule) {
-  for (const RuleNote& r : a.clean)
-    if (r.rule == rule) return true;
-  return false;
-}
-
-double figure(const Symptom& s, const std::string& name) {
-  for (const auto& [k, v] : s.figures)
-    if (k == name) return v;
-  ADD_FAILURE() << "no figure " << name << " in " << s.rule;
-  return -1;
-}
 
 TEST(Advise, GithubAnchorsFollowGithubsRule) {
   EXPECT_EQ(github_anchor("2. Why is the first step slow?"), "2-why-is-the-first-step-slow");
@@ -298,6 +277,26 @@ TEST(AdviseLessons, Lesson03EagerGeluAndMulAreAChainForFusionNotAnEpilogue) {
   const Advice eager = advise_file("03_mlp_eager_n8.pt.trace.json");
   EXPECT_EQ(finding(eager, "gemm_epilogue"), nullptr);
   EXPECT_NE(finding(eager, "fusion"), nullptr);
+}
+
+}  // namespace
+}  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+// docs/pil-trace.md's table of rules names every rule the code runs (and no other).
+TEST(AdvisePage, ThePilTracePageListsEveryRule) {
+  std::ifstream in(std::string(PIL_SOURCE_DIR) + "/docs/pil-trace.md");
+  ASSERT_TRUE(in);
+  std::stringstream page;
+  page << in.rdbuf();
+  std::vector<advise_rules::Rule> rules = advise_rules::gpu_rules();
+  for (auto family : {advise_rules::cpu_rules(), advise_rules::operator_rules()})
+    rules.insert(rules.end(), family.begin(), family.end());
+  for (const advise_rules::Rule& r : rules)
+    EXPECT_NE(page.str().find("| `" + std::string(r.key) + "` |"), std::string::npos)
+        << "docs/pil-trace.md's table of advise's rules has no row for " << r.key;
 }
 
 }  // namespace

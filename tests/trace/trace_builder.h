@@ -47,6 +47,11 @@ class TraceBuilder {
     if (id) *id = next_id_;
     return cpu("cpu_op", name, ts, dur, tid, extra);
   }
+  /// Any CPU slice under the category its trace writes: torch 1.8-1.9's Kineto wrote every CPU
+  /// slice as "Operator", Python's ranges ("enumerate(DataLoader)#...") included.
+  TraceBuilder& slice(const char* cat, const std::string& name, double ts, double dur, int tid = 1) {
+    return cpu(cat, name, ts, dur, tid);
+  }
   /// A runtime call (cudaLaunchKernel, cudaMemcpyAsync, cudaStreamSynchronize...) with its
   /// correlation id; `ext` is the operator it ran in (0: none). Returns the correlation.
   int call(const std::string& name, double ts, double dur, int64_t ext = 0, int tid = 1) {

@@ -58,6 +58,9 @@ const LaunchReport& RuleContext::launches() const {
 const std::vector<SyncRow>& RuleContext::syncs() const {
   return syncs_.get([&] { return sync_report(index); });
 }
+const CpuSlices& RuleContext::cpu() const {
+  return cpu_.get([&] { return CpuSlices(index); });
+}
 
 const std::vector<BusySpan>& RuleContext::busy_spans() const {
   return busy_spans_.get([&] {
@@ -263,8 +266,11 @@ std::string format_advice(const Advice& a, const std::string& path) {
   for (const Finding& f : a.findings) {
     o << "\n" << ++n << ". " << f.title << "\n";
     const Symptom& top = f.symptoms.front();
-    o << "   gain: at most " << speedup_text(f) << " faster (up to " << format_duration(f.saved_ns)
-      << " of " << format_duration(a.basis_ns) << "): " << top.how << "\n";
+    if (f.saved_ns > 0)
+      o << "   gain: at most " << speedup_text(f) << " faster (up to " << format_duration(f.saved_ns)
+        << " of " << format_duration(a.basis_ns) << "): " << top.how << "\n";
+    else
+      o << "   gain: not in time: " << top.how << "\n";
     o << "   evidence (examples at +us from the first step, as svg --from-us takes them, and at the trace's ts):\n";
     for (const Symptom& s : f.symptoms) {
       o << "   - " << s.text << "\n";

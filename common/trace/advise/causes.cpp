@@ -52,7 +52,7 @@ const std::vector<Cause>& all_causes() {
        "Use at::scaled_dot_product_attention: its fused kernels (flash, memory-efficient) never "
        "write the [batch, heads, seq, seq] scores to memory.",
        {"04_transformer", "Then look", "./run-lesson 04_transformer --variant all"}},
-      {"exposed_comm", "Communication the GPU waits for: the all-reduce is not hidden",
+      {"exposed_comm", "The step waits for communication: the all-reduce is not hidden",
        "Overlap the all-reduce with backward: gradients in buckets reduced as soon as each is "
        "ready (DDP's bucket_cap_mb; the lesson's bucketed variant), not one all-reduce after "
        "backward.",
@@ -76,7 +76,7 @@ const std::vector<Cause>& all_causes() {
        "Fewer, larger parameter tensors, a fused optimizer where the API has one, or fewer "
        "optimizer steps (gradient accumulation).",
        {"03_mlp", "Then look", "./run-lesson 03_mlp"}},
-      {"untraced", "Time in the step that no operator accounts for",
+      {"untraced", "Time in the step outside the model's operators: untraced work, data loading",
        "Work the profiler does not see ran on the training thread: data preparation, Python or "
        "C++ code between operators. Wrap it in a named range (pil::profiler::record_function) to "
        "see it, and move data preparation to a loader thread.",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "trace/advise/advise.h"
+#include "trace/advise/cpu_slices.h"
 #include "trace/advise/thresholds.h"
 #include "trace/reports.h"
 #include "trace/text_table.h"  // format_duration: "12.5 ms", for a sentence
@@ -39,6 +40,8 @@ class RuleContext {
   const LaunchReport& launches() const;  ///< LaunchDetail::Each
   const std::vector<SyncRow>& syncs() const;
   const KeyAverages& table() const { return index.key_averages(); }
+  /// The CPU slices nested per thread, for the rules about the host's time.
+  const CpuSlices& cpu() const;
   /// When the GPU was busy: the union of every stream's work, in time order.
   const std::vector<BusySpan>& busy_spans() const;
   /// The GPU's busy time (any stream) inside [from, to).
@@ -66,6 +69,7 @@ class RuleContext {
   Lazy<StreamReport> streams_;
   Lazy<LaunchReport> launches_;
   Lazy<std::vector<SyncRow>> syncs_;
+  Lazy<CpuSlices> cpu_;
   Lazy<std::vector<BusySpan>> busy_spans_;
   Lazy<std::vector<std::vector<size_t>>> top_ops_;
   Lazy<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> calls_by_thread_;

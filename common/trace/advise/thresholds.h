@@ -42,26 +42,33 @@ inline constexpr int kElementwiseChain = 2;
 /// own comparison) and at most kAttentionAfter after it (dropout, a dtype change).
 inline constexpr int kAttentionBefore = 4;
 inline constexpr int kAttentionAfter = 3;
-/// Exposed communication: at least this share of the communication kernels' time ran with no
-/// compute kernel beside it (HTA's per-rank overlap, inverted).
+/// Exposed communication: at least this share of the communication time ran with no
+/// computation beside it (HTA's per-rank overlap, inverted; on the CPU, Gloo's slices against
+/// the operators of the other threads), and at least kMinSavedShare of the basis.
 inline constexpr double kExposedCommShare = 0.30;
 
 // --- every trace -------------------------------------------------------------------------------
 /// A first step far slower than the rest: its wall time over the others' median.
 inline constexpr double kFirstStepRatio = 2.0;
 /// Operator overhead: operators whose self CPU time is mostly dispatch (a median call under
-/// this many ns of self time) take at least kOverheadShare of the basis.
+/// this many ns of self time): their calls under it take at least kOverheadShare of the basis
+/// (CPU-only traces; on a GPU trace the launch-bound rules judge the host's time).
 inline constexpr int64_t kSmallOpNs = 20'000;
 inline constexpr double kOverheadShare = 0.20;
-/// Copies (aten::copy_, contiguous, to, _to_copy, clone): at least this share of CPU time.
+/// Copies (aten::copy_, contiguous, to, _to_copy, clone; the outermost of each nest, less the
+/// runtime calls in them): at least this share of the basis.
 inline constexpr double kCopyShare = 0.10;
 /// The optimizer: at least this share of the step (Optimizer.step ranges or the optimizer's
 /// own operators).
 inline constexpr double kOptimizerShare = 0.25;
-/// Time in a step that no operator or range covers on the step's thread: at least this share.
+/// Time in a step that no operator, range or runtime call covers on any thread of the step's
+/// process: at least this share, counting only stretches of at least kUntracedMinGapNs (the
+/// shorter gaps between two operators are the profiler's and the dispatcher's own time). The
+/// DataLoader's fetches on the training thread (its enumerate(DataLoader)# ranges): the same share.
 inline constexpr double kUntracedShare = 0.15;
+inline constexpr int64_t kUntracedMinGapNs = 10'000;
 /// A constant tensor built every step: the same factory operator with the same shapes in at
-/// least this many steps (and in every profiled step).
+/// least this many steps (and in every profiled step), reported from kMinSavedShare of the basis.
 inline constexpr int kRebuiltMinSteps = 2;
 /// Memory: a peak within this share of the device's memory (deviceProperties totalGlobalMem).
 inline constexpr double kMemoryPeakShare = 0.90;
