@@ -108,25 +108,35 @@ TraceIndex::TraceIndex(const Trace& trace, unsigned threads, bool table_ahead)
 void TraceIndex::build() {
   const auto& ev = t_.events;
   const size_t n = ev.size();
+  // Each kind counted first, so that each list is allocated once at its size: on a 1 GB trace
+  // they hold millions of entries, and a list grown by doubling copies itself into fresh pages
+  // each time (page faults are much of what building costs).
+  size_t n_calls = 0, n_work = 0;
+  for (const Event& e : ev) {
+    n_calls += is_launch_call(e.category);
+    n_work += is_device_work(e.category);
+  }
+  api_calls_.reserve(n_calls);
+  device_work_.reserve(n_work);
   // One pass: the events each lookup is about, by kind, and each one's place among its kind.
-  ordinal_.reserve(n);
+  ordinal_.resize(n);
   uint64_t max_corr = 0;
   std::string_view last_call;  // names are interned: most calls repeat the one before
   bool last_sync = false;
   for (size_t i = 0; i < n; ++i) {
     const Event& e = ev[i];
     if (is_launch_call(e.category)) {
-      ordinal_.push_back(uint32_t(api_calls_.size()));
+      ordinal_[i] = uint32_t(api_calls_.size());
       api_calls_.push_back(i);
       max_corr = std::max(max_corr, e.correlation);
       if (e.name.data() != last_call.data() || e.name.size() != last_call.size())
         last_call = e.name, last_sync = is_synchronize(e);
       if (last_sync) synchronizes_.push_back(i);
     } else if (is_device_work(e.category)) {
-      ordinal_.push_back(uint32_t(device_work_.size()));
+      ordinal_[i] = uint32_t(device_work_.size());
       device_work_.push_back(i);
     } else {
-      ordinal_.push_back(kNoOrdinal);
+      ordinal_[i] = kNoOrdinal;
       if (e.category == Category::UserAnnotation) {
         if (is_step_name(e.name))
           steps.push_back(i);
@@ -135,56 +145,8 @@ void TraceIndex::build() {
       }
     }
   }
-  // Join launch calls and GPU work on the correlation id (the first call with an id, if several).
-  call_of_work_.assign(device_work_.size(), kNoOrdinal);
-  {
-    FirstById call_of(max_corr, n);
-    for (size_t k = 0; k < api_calls_.size(); ++k) call_of.add(ev[api_calls_[k]].correlation, long(k));
-    for (size_t k = 0; k < device_work_.size(); ++k)
-      if (const long c = call_of[ev[device_work_[k]].correlation]; c >= 0) call_of_work_[k] = uint32_t(c);
-  }
-  // GPU work grouped by launch call (a counting sort), each call's work in start order:
-  // the work of call ordinal c is work_[first_work_[c], first_work_[c + 1]).
-  first_work_.assign(api_calls_.size() + 1, 0);
-  for (uint32_t c : call_of_work_)
-    if (c != kNoOrdinal) ++first_work_[c + 1];
-  for (size_t c = 0; c < api_calls_.size(); ++c) first_work_[c + 1] += first_work_[c];
-  work_.resize(first_work_.back());
-  {
-    std::vector<uint32_t> fill(first_work_.begin(), first_work_.end() - 1);
-    for (size_t k = 0; k < device_work_.size(); ++k)
-      if (call_of_work_[k] != kNoOrdinal) work_[fill[call_of_work_[k]]++] = device_work_[k];
-  }
-  auto earlier = [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; };
-  for (size_t c = 0; c < api_calls_.size(); ++c) {
-    const uint32_t lo = first_work_[c], hi = first_work_[c + 1];
-    if (hi == lo) continue;
-    launch_calls_.push_back(api_calls_[c]);
-    if (hi - lo > 1 && !std::is_sorted(work_.begin() + lo, work_.begin() + hi, earlier))
-      std::stable_sort(work_.begin() + lo, work_.begin() + hi, earlier);
-  }
-  // GPU work by stream, each in start order.
-  {
-    Stream* last = nullptr;
-    for (size_t i : device_work_) {
-      const Event& e = ev[i];
-      if (!last || last->device != e.pid || last->stream != e.tid) {
-        last = nullptr;
-        for (Stream& s : streams_)
-          if (s.device == e.pid && s.stream == e.tid) last = &s;
-        if (!last) last = &streams_.emplace_back(Stream{e.pid, e.tid, {}});
-      }
-      last->work.push_back(i);
-    }
-    std::sort(streams_.begin(), streams_.end(), [](const Stream& a, const Stream& b) {
-      return std::pair(a.device, a.stream) < std::pair(b.device, b.stream);
-    });
-    for (Stream& s : streams_)
-      if (!std::is_sorted(s.work.begin(), s.work.end(), earlier))
-        std::stable_sort(s.work.begin(), s.work.end(), earlier);
-  }
-
-  std::stable_sort(steps.begin(), steps.end(), earlier);
+  std::stable_sort(steps.begin(), steps.end(),
+                   [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
   bool first = true;
   auto extend = [&](const Event& e) {
     if (first || e.start_ns < window_start) window_start = e.start_ns;
@@ -197,31 +159,105 @@ void TraceIndex::build() {
     for (const auto& e : ev)
       if (e.category != Category::Other) extend(e);
   }
-  // The GPU figures' window: the same, widened to every GPU work item (the GPU runs behind).
-  gpu_window_start = window_start;
-  gpu_window_end = window_end;
-  for (size_t i : device_work_) {
-    gpu_window_start = std::min(gpu_window_start, ev[i].start_ns);
-    gpu_window_end = std::max(gpu_window_end, ev[i].end_ns());
-  }
-  // Each GPU work item's step: by its launch call's start, else by its own start.
   for (size_t i : steps) {
     step_starts_.push_back(ev[i].start_ns);
     step_ends_.push_back(ev[i].end_ns());
   }
-  step_of_work_.assign(device_work_.size(), -1);
-  if (!steps.empty())
-    for (size_t k = 0; k < device_work_.size(); ++k) {
+  // The GPU figures' window starts as the profiled window and widens to every GPU work item
+  // (the GPU runs behind); it grows in the pass over the GPU work below.
+  gpu_window_start = window_start;
+  gpu_window_end = window_end;
+
+  // One pass over the GPU work: its launch call (the first call with its correlation id, if
+  // several), its stream, each stream's size, the GPU window.
+  call_of_work_.resize(n_work);
+  std::vector<uint32_t> stream_of(n_work);  // by GPU work: its place in streams_, in first-seen order
+  std::vector<size_t> stream_sizes;
+  {
+    FirstById call_of(max_corr, n);
+    for (size_t k = 0; k < api_calls_.size(); ++k) call_of.add(ev[api_calls_[k]].correlation, long(k));
+    size_t last = 0;  // most GPU work follows work of the same stream
+    for (size_t k = 0; k < n_work; ++k) {
+      const Event& e = ev[device_work_[k]];
+      const long c = call_of[e.correlation];
+      call_of_work_[k] = c >= 0 ? uint32_t(c) : kNoOrdinal;
+      if (last >= streams_.size() || streams_[last].device != e.pid || streams_[last].stream != e.tid) {
+        last = 0;
+        while (last < streams_.size() && (streams_[last].device != e.pid || streams_[last].stream != e.tid))
+          ++last;
+        if (last == streams_.size()) {
+          streams_.push_back(Stream{e.pid, e.tid, {}});
+          stream_sizes.push_back(0);
+        }
+      }
+      stream_of[k] = uint32_t(last);
+      ++stream_sizes[last];
+      gpu_window_start = std::min(gpu_window_start, e.start_ns);
+      gpu_window_end = std::max(gpu_window_end, e.end_ns());
+    }
+  }
+  auto earlier = [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; };
+  // GPU work by stream, each in start order; streams by device, then stream.
+  for (size_t s = 0; s < streams_.size(); ++s) streams_[s].work.reserve(stream_sizes[s]);
+  for (size_t k = 0; k < n_work; ++k) streams_[stream_of[k]].work.push_back(device_work_[k]);
+  std::sort(streams_.begin(), streams_.end(), [](const Stream& a, const Stream& b) {
+    return std::pair(a.device, a.stream) < std::pair(b.device, b.stream);
+  });
+  for (Stream& s : streams_)
+    if (!std::is_sorted(s.work.begin(), s.work.end(), earlier))
+      std::stable_sort(s.work.begin(), s.work.end(), earlier);
+
+  // GPU work grouped by launch call (a counting sort), each call's work in start order:
+  // the work of call ordinal c is work_[first_work_[c], first_work_[c + 1]).
+  first_work_.assign(api_calls_.size() + 1, 0);
+  for (uint32_t c : call_of_work_)
+    if (c != kNoOrdinal) ++first_work_[c + 1];
+  size_t launching = 0;  // calls that launched GPU work
+  for (size_t c = 0; c < api_calls_.size(); ++c) {
+    launching += first_work_[c + 1] > 0;
+    first_work_[c + 1] += first_work_[c];
+  }
+  work_.resize(first_work_.back());
+  {
+    std::vector<uint32_t> fill(first_work_.begin(), first_work_.end() - 1);
+    for (size_t k = 0; k < n_work; ++k)
+      if (call_of_work_[k] != kNoOrdinal) work_[fill[call_of_work_[k]]++] = device_work_[k];
+  }
+  launch_calls_.reserve(launching);
+  for (size_t c = 0; c < api_calls_.size(); ++c) {
+    const uint32_t lo = first_work_[c], hi = first_work_[c + 1];
+    if (hi == lo) continue;
+    launch_calls_.push_back(api_calls_[c]);
+    if (hi - lo > 1 && !std::is_sorted(work_.begin() + lo, work_.begin() + hi, earlier))
+      std::stable_sort(work_.begin() + lo, work_.begin() + hi, earlier);
+  }
+
+  // Each GPU work item's step: by its launch call's start, else by its own start. Launches come
+  // mostly in time order, so the step of the one before is tried first.
+  step_of_work_.assign(n_work, -1);
+  if (!steps.empty()) {
+    size_t started = 0;  // steps started by the last launch's start
+    for (size_t k = 0; k < n_work; ++k) {
       const uint32_t c = call_of_work_[k];
       const int64_t at = c != kNoOrdinal ? ev[api_calls_[c]].start_ns : ev[device_work_[k]].start_ns;
-      step_of_work_[k] = int32_t(step_at(at));
+      started = steps_started_by(at, started);
+      step_of_work_[k] = started >= 1 && at < step_ends_[started - 1] ? int32_t(started - 1) : -1;
     }
+  }
+}
+
+size_t TraceIndex::steps_started_by(int64_t t, size_t hint) const {
+  // The first step starting after t (steps are in time order): the hint or the one after it
+  // when it fits, else a binary search.
+  const size_t n = step_starts_.size();
+  for (size_t k = hint; k <= hint + 1 && k <= n; ++k)
+    if ((k == 0 || step_starts_[k - 1] <= t) && (k == n || step_starts_[k] > t)) return k;
+  return size_t(std::upper_bound(step_starts_.begin(), step_starts_.end(), t) - step_starts_.begin());
 }
 
 long TraceIndex::step_at(int64_t t) const {
-  // The last step starting at or before t (steps are in time order).
-  const size_t k = size_t(std::upper_bound(step_starts_.begin(), step_starts_.end(), t) -
-                          step_starts_.begin());
+  // The last step starting at or before t, if t is inside it.
+  const size_t k = steps_started_by(t, 0);
   return k >= 1 && t < step_ends_[k - 1] ? long(k - 1) : -1;
 }
 

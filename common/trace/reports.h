@@ -149,6 +149,9 @@ class TraceIndex {
   Lazy<std::vector<int64_t>> stream_free_before_;  ///< by GPU work ordinal
   std::thread table_thread_;  // the operator table, when computed beside the index
   void build();  // everything but the operator table
+  /// How many steps start at or before `t`; `hint`, a count asked for a time just before, is
+  /// tried first (a walk in time order costs no search).
+  size_t steps_started_by(int64_t t, size_t hint) const;
   static constexpr uint32_t kNoOrdinal = 0xffffffffu;
   /// Each event's place among its kind: GPU work in device_work_, a runtime or driver call in
   /// api_calls_; kNoOrdinal for the rest. The lookups below are kept by that place, not for
