@@ -564,6 +564,74 @@ void hta_idle_split(const TraceIndex& index, const std::vector<size_t>& work, in
 
 }  // namespace
 
+namespace {
+
+/// How many of `sorted` (ascending) are below a time asked for. Asked in ascending order (the
+/// steps' starts, or their ends), a cursor moves forward: no search; asked out of order, a
+/// binary search.
+class CountBelow {
+ public:
+  explicit CountBelow(const std::vector<int64_t>& sorted) : v_(sorted) {}
+  size_t operator()(int64_t t) {
+    if (t < last_) {
+      at_ = size_t(std::lower_bound(v_.begin(), v_.end(), t) - v_.begin());
+    } else {
+      while (at_ < v_.size() && v_[at_] < t) ++at_;
+    }
+    last_ = t;
+    return at_;
+  }
+
+ private:
+  const std::vector<int64_t>& v_;
+  size_t at_ = 0;
+  int64_t last_ = std::numeric_limits<int64_t>::min();
+};
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+
+/// The union of the streams' busy intervals (each stream's sorted and disjoint), and the time two
+/// or more streams ran at once, from one walk over all the intervals in start order (a merge of
+/// the streams' lists, not a sort of them all).
+Intervals union_of_streams(std::vector<Intervals> streams, int64_t& overlap_ns) {
+  overlap_ns = 0;
+  if (streams.size() == 1) return std::move(streams.front());
+  Intervals all;
+  size_t total = 0;
+  for (const Intervals& s : streams) total += s.size();
+  all.reserve(total);
+  using Head = std::pair<std::pair<int64_t, int64_t>, size_t>;  // (interval, stream): earliest first
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+  std::vector<size_t> next(streams.size(), 0);
+  for (size_t s = 0; s < streams.size(); ++s)
+    if (!streams[s].empty()) heads.push({streams[s][0], s});
+  // In start order, the part of an interval before the largest end so far (e1) is covered
+  // twice (each stream's intervals are disjoint, so another stream's), less what was already
+  // covered twice (before the second largest end, e2).
+  int64_t e1 = std::numeric_limits<int64_t>::min(), e2 = e1;
+  while (!heads.empty()) {
+    const auto [a, b] = heads.top().first;
+    const size_t s = heads.top().second;
+    heads.pop();
+    if (++next[s] < streams[s].size()) heads.push({streams[s][next[s]], s});
+    const int64_t from = std::max(a, e2), to = std::min(b, e1);
+    if (to > from) overlap_ns += to - from;
+    if (b > e1) {
+      e2 = e1;
+      e1 = b;
+    } else if (b > e2) {
+      e2 = b;
+    }
+    if (!all.empty() && a <= all.back().second)
+      all.back().second = std::max(all.back().second, b);
+    else
+      all.push_back({a, b});
+  }
+  return all;
+}
+
+}  // namespace
+
 StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, IdleRule idle_rule) {
   const Trace& t = index.trace();
   StreamReport r;
@@ -572,84 +640,58 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
   r.window_end = index.gpu_window_end;
   r.gap_threshold_ns = gap_threshold_ns;
   const int64_t lo = r.window_start, hi = r.window_end;
+  const auto& streams = index.streams();
 
-  std::vector<std::pair<int64_t, int64_t>> all_busy;  // every stream's busy intervals
-  for (const TraceIndex::Stream& stream : index.streams()) {
-    const std::vector<size_t>& idx = stream.work;  // in start order
+  // Per stream, one walk over its work in start order: the union of the work (overlapping work
+  // counted once; the window holds it all), each idle gap put in one class as it closes, by
+  // what ended it: the work that starts the next busy interval (the first to start there) and
+  // its launch call.
+  std::vector<Intervals> busy_of(streams.size());
+  std::vector<std::vector<int64_t>> starts_of(streams.size());  // for the per-step counts
+  for (size_t s = 0; s < streams.size(); ++s) {
+    const std::vector<size_t>& idx = streams[s].work;  // in start order
     StreamRow row;
-    row.device = stream.device;
-    row.stream = stream.stream;
+    row.device = streams[s].device;
+    row.stream = streams[s].stream;
     row.window_ns = hi - lo;
-    // Busy: the union of the work (overlapping work counted once); the window holds it all.
-    std::vector<std::pair<int64_t, int64_t>> iv;
-    iv.reserve(idx.size());
-    for (size_t i : idx) iv.push_back({t.events[i].start_ns, t.events[i].end_ns()});
     row.work_items = int64_t(idx.size());
-    auto busy = merge(std::move(iv));
-    row.busy_ns = covered(busy, lo, hi);
-    // Idle gaps, each put in one class by what ended it: the next work and its launch call.
-    // The launch call of the first work that starts at `start` (idx is sorted by start, and
-    // the gaps come in time order: a cursor moves forward, no search).
-    size_t cursor = 0;
-    auto launch_end_of_work_at = [&](int64_t start) -> long {
-      while (cursor < idx.size() && std::max(t.events[idx[cursor]].start_ns, lo) < start) ++cursor;
-      return cursor == idx.size() ? -1 : index.launch_of(idx[cursor]);
+    Intervals& busy = busy_of[s];
+    std::vector<int64_t>& starts = starts_of[s];
+    busy.reserve(idx.size());
+    starts.reserve(idx.size());
+    auto idle = [&](int64_t gap, long call, bool after_work) {
+      if (gap <= 0) return;
+      const int64_t prev_end = busy.empty() ? lo : busy.back().second;
+      if (call >= 0 && t.events[size_t(call)].end_ns() > prev_end)
+        row.host_wait_ns += gap;
+      else if (after_work && gap <= gap_threshold_ns)
+        row.kernel_wait_ns += gap;
+      else
+        row.other_idle_ns += gap;
     };
-    int64_t prev_end = lo;
-    for (size_t k = 0; k <= busy.size(); ++k) {
-      const int64_t gap_end = k < busy.size() ? busy[k].first : hi;
-      const int64_t gap = gap_end - prev_end;
-      if (gap > 0) {
-        if (k == busy.size()) {
-          row.other_idle_ns += gap;  // after the last work: nothing left to wait for
-        } else {
-          const long call = launch_end_of_work_at(busy[k].first);
-          if (call >= 0 && t.events[size_t(call)].end_ns() > prev_end)
-            row.host_wait_ns += gap;
-          else if (k > 0 && gap <= gap_threshold_ns)
-            row.kernel_wait_ns += gap;
-          else
-            row.other_idle_ns += gap;
-        }
+    for (size_t i : idx) {
+      const Event& e = t.events[i];
+      starts.push_back(e.start_ns);
+      if (!busy.empty() && e.start_ns <= busy.back().second) {
+        busy.back().second = std::max(busy.back().second, e.end_ns());
+        continue;
       }
-      if (k < busy.size()) prev_end = busy[k].second;
+      idle(e.start_ns - (busy.empty() ? lo : busy.back().second), index.launch_of(i), !busy.empty());
+      busy.push_back({e.start_ns, e.end_ns()});
     }
+    // After the last work: nothing left to wait for.
+    if (const int64_t tail = hi - (busy.empty() ? lo : busy.back().second); tail > 0) row.other_idle_ns += tail;
+    row.busy_ns = covered(busy, lo, hi);
     if (idle_rule == IdleRule::Hta) hta_idle_split(index, idx, gap_threshold_ns, row);
     r.streams.push_back(row);
-    // Every stream's busy intervals in start order: each stream's are sorted already, so a
-    // merge of the two sorted runs (linear), not a sort of them all.
-    if (all_busy.empty()) {
-      all_busy = std::move(busy);
-    } else {
-      const size_t before = all_busy.size();
-      all_busy.insert(all_busy.end(), busy.begin(), busy.end());
-      std::inplace_merge(all_busy.begin(), all_busy.begin() + long(before), all_busy.end());
-    }
   }
-  // Two or more streams at once: each stream's intervals are disjoint, so where two intervals
-  // overlap two streams ran. In start order, the part of an interval before the largest end so
-  // far (e1) is covered twice, less what was already covered twice (before the second largest
-  // end, e2).
-  {
-    int64_t e1 = std::numeric_limits<int64_t>::min(), e2 = e1;
-    for (const auto& [a, b] : all_busy) {
-      const int64_t from = std::max(a, e2), to = std::min(b, e1);
-      if (to > from) r.overlap_ns += to - from;
-      if (b > e1) {
-        e2 = e1;
-        e1 = b;
-      } else if (b > e2) {
-        e2 = b;
-      }
-    }
-  }
-  const auto merged_all = merge(std::move(all_busy));  // the union of the streams' unions
+  // "GPU busy": the union over the streams, and the time two or more ran at once.
+  const Intervals merged_all = union_of_streams(std::move(busy_of), r.overlap_ns);
   r.busy_ns = covered(merged_all, lo, hi);
 
   // GPU work in start order, merged from the streams' lists (each in start order, a handful of
   // streams): per step, the union of the work it launched grows as each item comes (what it
   // adds past the latest end so far).
-  const auto& streams = index.streams();
   const size_t n_steps = index.steps.size();
   std::vector<StepUtilization> rows(n_steps);
   std::vector<int64_t> latest_end(n_steps, std::numeric_limits<int64_t>::min());
@@ -658,49 +700,51 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
     busy += std::max<int64_t>(0, e.end_ns() - std::max(e.start_ns, latest));
     latest = std::max(latest, e.end_ns());
   };
-  {
+  auto visit = [&](size_t i) {
+    const Event& e = t.events[i];
+    if (!index.has_launch(i)) ++r.without_launch_work_items;
+    if (n_steps == 0) return;
+    const long step = index.step_of_work(i);
+    if (step < 0) {
+      ++r.outside_steps_work_items;
+      grow(r.outside_steps_busy_ns, outside_end, e);
+      return;
+    }
+    StepUtilization& u = rows[size_t(step)];
+    grow(u.launched_busy_ns, latest_end[size_t(step)], e);
+    ++u.launched_work_items;
+    if (e.category == Category::Kernel) ++u.launched_kernels;
+    u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(step)]].start_ns);
+  };
+  if (streams.size() == 1) {
+    for (size_t i : streams.front().work) visit(i);
+  } else {
     using Head = std::pair<int64_t, size_t>;  // (start, stream): the earliest unread first
     std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
     std::vector<size_t> next(streams.size(), 0);
     for (size_t s = 0; s < streams.size(); ++s)
-      if (!streams[s].work.empty()) heads.push({t.events[streams[s].work[0]].start_ns, s});
+      if (!streams[s].work.empty()) heads.push({starts_of[s][0], s});
     while (!heads.empty()) {
       const size_t s = heads.top().second;
       heads.pop();
       const size_t i = streams[s].work[next[s]++];
-      if (next[s] < streams[s].work.size()) heads.push({t.events[streams[s].work[next[s]]].start_ns, s});
-      const Event& e = t.events[i];
-      if (!index.has_launch(i)) ++r.without_launch_work_items;
-      if (n_steps == 0) continue;
-      const long step = index.step_of_work(i);
-      if (step < 0) {
-        ++r.outside_steps_work_items;
-        grow(r.outside_steps_busy_ns, outside_end, e);
-        continue;
-      }
-      StepUtilization& u = rows[size_t(step)];
-      grow(u.launched_busy_ns, latest_end[size_t(step)], e);
-      ++u.launched_work_items;
-      if (e.category == Category::Kernel) ++u.launched_kernels;
-      u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(step)]].start_ns);
+      if (next[s] < streams[s].work.size()) heads.push({starts_of[s][next[s]], s});
+      visit(i);
     }
   }
-  // The items that start in a step's wall time, counted per stream.
-  auto starting_before = [&](int64_t at) {
-    int64_t n = 0;
-    for (const TraceIndex::Stream& st : streams)
-      n += std::lower_bound(st.work.begin(), st.work.end(), at,
-                            [&](size_t w, int64_t v) { return t.events[w].start_ns < v; }) -
-           st.work.begin();
-    return n;
-  };
+  // The items that start in a step's wall time, counted per stream (the steps come in start
+  // order: the counts of items starting before their starts move forward, as mostly do those
+  // before their ends).
+  std::vector<CountBelow> before_start, before_end;
+  for (const auto& starts : starts_of) before_start.emplace_back(starts), before_end.emplace_back(starts);
   for (size_t k = 0; k < n_steps; ++k) {
     const Event& step = t.events[index.steps[k]];
     StepUtilization& u = rows[k];
     u.step = std::string(step.name);
     u.duration_ns = step.dur_ns;
     u.busy_ns = covered(merged_all, step.start_ns, step.end_ns());
-    u.kernels = starting_before(step.end_ns()) - starting_before(step.start_ns);
+    for (size_t s = 0; s < streams.size(); ++s)
+      u.kernels += int64_t(before_end[s](step.end_ns()) - before_start[s](step.start_ns));
   }
   r.steps = std::move(rows);
   return r;
