@@ -108,104 +108,137 @@ TraceIndex::TraceIndex(const Trace& trace, unsigned threads, bool table_ahead)
 void TraceIndex::build() {
   const auto& ev = t_.events;
   const size_t n = ev.size();
-  // Each kind counted first, so that each list is allocated once at its size: on a 1 GB trace
-  // they hold millions of entries, and a list grown by doubling copies itself into fresh pages
-  // each time (page faults are much of what building costs).
-  size_t n_calls = 0, n_work = 0;
-  for (const Event& e : ev) {
-    n_calls += is_launch_call(e.category);
-    n_work += is_device_work(e.category);
-  }
-  api_calls_.reserve(n_calls);
-  device_work_.reserve(n_work);
-  // One pass: the events each lookup is about, by kind, and each one's place among its kind.
-  ordinal_.resize(n);
+  // Two passes over the events, no more: they are most of what building costs (a 1 GB trace
+  // holds about 200 MB of them, and a lookup that comes back to an event finds it out of the
+  // cache). The first counts what the second fills in, so each list is allocated once at its
+  // size (a list grown by doubling copies itself into fresh pages), and finds the steps, which
+  // the second needs.
+  size_t n_calls = 0;
   uint64_t max_corr = 0;
-  std::string_view last_call;  // names are interned: most calls repeat the one before
-  bool last_sync = false;
-  for (size_t i = 0; i < n; ++i) {
-    const Event& e = ev[i];
-    if (is_launch_call(e.category)) {
-      ordinal_[i] = uint32_t(api_calls_.size());
-      api_calls_.push_back(i);
-      max_corr = std::max(max_corr, e.correlation);
-      if (e.name.data() != last_call.data() || e.name.size() != last_call.size())
-        last_call = e.name, last_sync = is_synchronize(e);
-      if (last_sync) synchronizes_.push_back(i);
-    } else if (is_device_work(e.category)) {
-      ordinal_[i] = uint32_t(device_work_.size());
-      device_work_.push_back(i);
-    } else {
-      ordinal_[i] = kNoOrdinal;
-      if (e.category == Category::UserAnnotation) {
-        if (is_step_name(e.name))
-          steps.push_back(i);
-        else
-          named_ranges_.push_back(i);
-      }
-    }
-  }
-  std::stable_sort(steps.begin(), steps.end(),
-                   [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
-  bool first = true;
+  std::vector<size_t> stream_sizes;  // by place in streams_ (first seen first, sorted later)
+  auto stream_slot = [&](const Event& e, size_t& last) {  // most GPU work follows its stream's
+    if (last < streams_.size() && streams_[last].device == e.pid && streams_[last].stream == e.tid)
+      return last;
+    for (last = 0; last < streams_.size(); ++last)
+      if (streams_[last].device == e.pid && streams_[last].stream == e.tid) return last;
+    streams_.push_back(Stream{e.pid, e.tid, {}});
+    stream_sizes.push_back(0);
+    return last;
+  };
+  bool first = true;  // the window without steps: every event but metadata
   auto extend = [&](const Event& e) {
     if (first || e.start_ns < window_start) window_start = e.start_ns;
     if (first || e.end_ns() > window_end) window_end = e.end_ns();
     first = false;
   };
-  if (!steps.empty()) {
-    for (size_t i : steps) extend(ev[i]);
-  } else {
-    for (const auto& e : ev)
+  {
+    size_t last = 0;
+    for (const Event& e : ev) {
+      if (is_launch_call(e.category)) {
+        ++n_calls;
+        max_corr = std::max(max_corr, e.correlation);
+      } else if (is_device_work(e.category)) {
+        ++stream_sizes[stream_slot(e, last)];
+      } else if (e.category == Category::UserAnnotation && is_step_name(e.name)) {
+        steps.push_back(size_t(&e - ev.data()));
+      }
       if (e.category != Category::Other) extend(e);
+    }
+  }
+  size_t n_work = 0;
+  for (size_t k = 0; k < streams_.size(); ++k) {
+    streams_[k].work.reserve(stream_sizes[k]);
+    n_work += stream_sizes[k];
+  }
+  // The steps in time order, and the profiled window: their span, or without steps, of all events.
+  std::stable_sort(steps.begin(), steps.end(),
+                   [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
+  if (!steps.empty()) {
+    first = true;
+    for (size_t i : steps) extend(ev[i]);
   }
   for (size_t i : steps) {
     step_starts_.push_back(ev[i].start_ns);
     step_ends_.push_back(ev[i].end_ns());
   }
-  // The GPU figures' window starts as the profiled window and widens to every GPU work item
-  // (the GPU runs behind); it grows in the pass over the GPU work below.
+  auto step_from = [&](int64_t at, size_t& started) {  // `started`: a hint, then the answer's count
+    started = steps_started_by(at, started);
+    return started >= 1 && at < step_ends_[started - 1] ? int32_t(started - 1) : int32_t(-1);
+  };
+  // The GPU figures' window: the profiled window widened to every GPU work item (the GPU runs
+  // behind the CPU).
   gpu_window_start = window_start;
   gpu_window_end = window_end;
 
-  // One pass over the GPU work: its launch call (the first call with its correlation id, if
-  // several), its stream, each stream's size, the GPU window.
+  // The second pass: each event to the lists of its kind, with its place among its kind; a launch
+  // call's correlation id (the first call with an id keeps it) and step (by its start); GPU work
+  // to its stream, to its launch call where that came before it, and to its step (its launch
+  // call's, else its own start's).
+  api_calls_.reserve(n_calls);
+  device_work_.reserve(n_work);
+  ordinal_.resize(n);
   call_of_work_.resize(n_work);
-  std::vector<uint32_t> stream_of(n_work);  // by GPU work: its place in streams_, in first-seen order
-  std::vector<size_t> stream_sizes;
+  step_of_work_.resize(n_work);
+  std::vector<int32_t> step_of_call(steps.empty() ? 0 : n_calls);
+  std::vector<bool> stream_in_order(streams_.size(), true);  // each stream's work in start order
+  std::vector<size_t> waiting;  // GPU work met before its launch call, if any
+  FirstById call_of(max_corr, n);
   {
-    FirstById call_of(max_corr, n);
-    for (size_t k = 0; k < api_calls_.size(); ++k) call_of.add(ev[api_calls_[k]].correlation, long(k));
-    size_t last = 0;  // most GPU work follows work of the same stream
-    for (size_t k = 0; k < n_work; ++k) {
-      const Event& e = ev[device_work_[k]];
-      const long c = call_of[e.correlation];
-      call_of_work_[k] = c >= 0 ? uint32_t(c) : kNoOrdinal;
-      if (last >= streams_.size() || streams_[last].device != e.pid || streams_[last].stream != e.tid) {
-        last = 0;
-        while (last < streams_.size() && (streams_[last].device != e.pid || streams_[last].stream != e.tid))
-          ++last;
-        if (last == streams_.size()) {
-          streams_.push_back(Stream{e.pid, e.tid, {}});
-          stream_sizes.push_back(0);
+    std::string_view last_call;  // names are interned: most calls repeat the one before
+    bool last_sync = false;
+    size_t last = 0, started = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const Event& e = ev[i];
+      if (is_launch_call(e.category)) {
+        const size_t c = api_calls_.size();
+        ordinal_[i] = uint32_t(c);
+        api_calls_.push_back(i);
+        call_of.add(e.correlation, long(c));
+        if (!steps.empty()) step_of_call[c] = step_from(e.start_ns, started);
+        if (e.name.data() != last_call.data() || e.name.size() != last_call.size())
+          last_call = e.name, last_sync = is_synchronize(e);
+        if (last_sync) synchronizes_.push_back(i);
+      } else if (is_device_work(e.category)) {
+        const size_t k = device_work_.size();
+        ordinal_[i] = uint32_t(k);
+        device_work_.push_back(i);
+        Stream& s = streams_[stream_slot(e, last)];
+        if (!s.work.empty() && e.start_ns < ev[s.work.back()].start_ns) stream_in_order[last] = false;
+        s.work.push_back(i);
+        gpu_window_start = std::min(gpu_window_start, e.start_ns);
+        gpu_window_end = std::max(gpu_window_end, e.end_ns());
+        if (const long c = call_of[e.correlation]; c >= 0) {
+          call_of_work_[k] = uint32_t(c);
+          step_of_work_[k] = steps.empty() ? -1 : step_of_call[size_t(c)];
+        } else {
+          call_of_work_[k] = kNoOrdinal;
+          waiting.push_back(k);
         }
+      } else {
+        ordinal_[i] = kNoOrdinal;
+        if (e.category == Category::UserAnnotation && !is_step_name(e.name)) named_ranges_.push_back(i);
       }
-      stream_of[k] = uint32_t(last);
-      ++stream_sizes[last];
-      gpu_window_start = std::min(gpu_window_start, e.start_ns);
-      gpu_window_end = std::max(gpu_window_end, e.end_ns());
+    }
+  }
+  {
+    size_t started = 0;
+    for (size_t k : waiting) {  // their launch call came later, or is not in the trace
+      const Event& e = ev[device_work_[k]];
+      if (const long c = call_of[e.correlation]; c >= 0) {
+        call_of_work_[k] = uint32_t(c);
+        step_of_work_[k] = steps.empty() ? -1 : step_of_call[size_t(c)];
+      } else {
+        step_of_work_[k] = steps.empty() ? -1 : step_from(e.start_ns, started);
+      }
     }
   }
   auto earlier = [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; };
   // GPU work by stream, each in start order; streams by device, then stream.
-  for (size_t s = 0; s < streams_.size(); ++s) streams_[s].work.reserve(stream_sizes[s]);
-  for (size_t k = 0; k < n_work; ++k) streams_[stream_of[k]].work.push_back(device_work_[k]);
+  for (size_t s = 0; s < streams_.size(); ++s)
+    if (!stream_in_order[s]) std::stable_sort(streams_[s].work.begin(), streams_[s].work.end(), earlier);
   std::sort(streams_.begin(), streams_.end(), [](const Stream& a, const Stream& b) {
     return std::pair(a.device, a.stream) < std::pair(b.device, b.stream);
   });
-  for (Stream& s : streams_)
-    if (!std::is_sorted(s.work.begin(), s.work.end(), earlier))
-      std::stable_sort(s.work.begin(), s.work.end(), earlier);
 
   // GPU work grouped by launch call (a counting sort), each call's work in start order:
   // the work of call ordinal c is work_[first_work_[c], first_work_[c + 1]).
@@ -230,19 +263,6 @@ void TraceIndex::build() {
     launch_calls_.push_back(api_calls_[c]);
     if (hi - lo > 1 && !std::is_sorted(work_.begin() + lo, work_.begin() + hi, earlier))
       std::stable_sort(work_.begin() + lo, work_.begin() + hi, earlier);
-  }
-
-  // Each GPU work item's step: by its launch call's start, else by its own start. Launches come
-  // mostly in time order, so the step of the one before is tried first.
-  step_of_work_.assign(n_work, -1);
-  if (!steps.empty()) {
-    size_t started = 0;  // steps started by the last launch's start
-    for (size_t k = 0; k < n_work; ++k) {
-      const uint32_t c = call_of_work_[k];
-      const int64_t at = c != kNoOrdinal ? ev[api_calls_[c]].start_ns : ev[device_work_[k]].start_ns;
-      started = steps_started_by(at, started);
-      step_of_work_[k] = started >= 1 && at < step_ends_[started - 1] ? int32_t(started - 1) : -1;
-    }
   }
 }
 
