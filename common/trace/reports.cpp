@@ -281,11 +281,6 @@ long TraceIndex::step_at(int64_t t) const {
   return k >= 1 && t < step_ends_[k - 1] ? long(k - 1) : -1;
 }
 
-long TraceIndex::step_of_work(size_t i) const {
-  if (i >= t_.events.size() || !is_device_work(t_.events[i].category)) return -1;
-  return step_of_work_[ordinal_[i]];
-}
-
 TraceIndex::~TraceIndex() {
   if (table_thread_.joinable()) table_thread_.join();
 }
@@ -325,19 +320,6 @@ int64_t TraceIndex::stream_free_before(size_t i) const {
   });
   return i < t_.events.size() && is_device_work(t_.events[i].category) ? free_before[ordinal_[i]]
                                                                          : kNone;
-}
-
-long TraceIndex::launch_of(size_t i) const {
-  if (i >= t_.events.size() || !is_device_work(t_.events[i].category)) return -1;
-  const uint32_t c = call_of_work_[ordinal_[i]];
-  return c == kNoOrdinal ? -1 : long(api_calls_[c]);
-}
-
-TraceIndex::Span TraceIndex::work_of(size_t launch) const {
-  if (launch >= t_.events.size() || !is_launch_call(t_.events[launch].category))
-    return {work_.data(), work_.data()};
-  const uint32_t c = ordinal_[launch];
-  return {work_.data() + first_work_[c], work_.data() + first_work_[c + 1]};
 }
 
 DurationStats DurationStats::of(std::vector<int64_t> v) {
@@ -389,6 +371,32 @@ ByName group_by_name(const Trace& t, const std::vector<size_t>& among, Keep keep
   return g;
 }
 
+/// The durations of the events of `among` (indices in event order) that pass `keep(i)`, grouped
+/// by name as group_by_name groups them, in one pass (a report that needs no more of each event
+/// does not come back to it): each group's first event and its durations in event order.
+struct DurationsByName {
+  std::vector<std::string_view> names;
+  std::vector<size_t> first;
+  std::vector<std::vector<int64_t>> durations;
+};
+template <typename Keep>
+DurationsByName durations_by_name(const Trace& t, const std::vector<size_t>& among, Keep keep) {
+  NameIds ids;
+  DurationsByName g;
+  for (size_t i : among) {
+    if (!keep(i)) continue;
+    const Event& e = t.events[i];
+    const uint32_t id = ids(e.name);
+    if (id >= g.durations.size()) {
+      g.durations.resize(id + 1);
+      g.names.push_back(e.name);
+      g.first.push_back(i);
+    }
+    g.durations[id].push_back(e.dur_ns);
+  }
+  return g;
+}
+
 /// The durations of events `idx`, in their order.
 std::vector<int64_t> durations(const Trace& t, const std::vector<size_t>& idx) {
   std::vector<int64_t> d;
@@ -434,7 +442,7 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     for (size_t i = 0; i < t.events.size(); ++i)
       if (is_torch_scope(t.events[i].category)) op_by_id.add(t.events[i].external_id, long(i));
 
-  const ByName kernels = group_by_name(t, index.device_work(), [&](size_t i) {
+  DurationsByName kernels = durations_by_name(t, index.device_work(), [&](size_t i) {
     const Event& e = t.events[i];
     if (e.category != Category::Kernel) return false;
     if (range.empty()) return true;
@@ -445,13 +453,13 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
   std::vector<KernelRow> rows;
   int64_t all = 0;
   for (size_t g = 0; g < kernels.names.size(); ++g) {
-    const auto& idx = kernels.events[g];
+    const size_t front = kernels.first[g];
     KernelRow r;
     r.name = std::string(kernels.names[g]);
-    r.time = DurationStats::of(durations(t, idx));
-    if (const KernelInfo* k = t.kernel_info(t.events[idx.front()])) {
+    r.time = DurationStats::of(std::move(kernels.durations[g]));
+    if (const KernelInfo* k = t.kernel_info(t.events[front])) {
       r.launch = *k;
-    } else if (const long call = index.launch_of(idx.front()); call >= 0) {
+    } else if (const long call = index.launch_of(front); call >= 0) {
       // HIP's traces give the launch shape on the launch call, not on the kernel.
       if (const KernelInfo* c = t.kernel_info(t.events[size_t(call)])) r.launch = *c;
     }
@@ -466,13 +474,13 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
 
 std::vector<ApiRow> api_report(const TraceIndex& index) {
   const Trace& t = index.trace();
-  const ByName calls = group_by_name(t, index.api_calls(), [](size_t) { return true; });
+  DurationsByName calls = durations_by_name(t, index.api_calls(), [](size_t) { return true; });
   std::vector<ApiRow> rows;
   int64_t all = 0;
   for (size_t g = 0; g < calls.names.size(); ++g) {
     ApiRow r;
     r.name = std::string(calls.names[g]);
-    r.time = DurationStats::of(durations(t, calls.events[g]));
+    r.time = DurationStats::of(std::move(calls.durations[g]));
     all += r.time.total;
     rows.push_back(std::move(r));
   }
@@ -662,10 +670,37 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
   const int64_t lo = r.window_start, hi = r.window_end;
   const auto& streams = index.streams();
 
+  // GPU work in start order, per step: the union of the work it launched grows as each item
+  // comes (what it adds past the latest end so far).
+  const size_t n_steps = index.steps.size();
+  std::vector<StepUtilization> rows(n_steps);
+  std::vector<int64_t> latest_end(n_steps, std::numeric_limits<int64_t>::min());
+  int64_t outside_end = std::numeric_limits<int64_t>::min();
+  auto grow = [](int64_t& busy, int64_t& latest, const Event& e) {
+    busy += std::max<int64_t>(0, e.end_ns() - std::max(e.start_ns, latest));
+    latest = std::max(latest, e.end_ns());
+  };
+  auto visit = [&](size_t i) {  // the next GPU work item in start order, over all streams
+    const Event& e = t.events[i];
+    if (!index.has_launch(i)) ++r.without_launch_work_items;
+    if (n_steps == 0) return;
+    const long step = index.step_of_work(i);
+    if (step < 0) {
+      ++r.outside_steps_work_items;
+      grow(r.outside_steps_busy_ns, outside_end, e);
+      return;
+    }
+    StepUtilization& u = rows[size_t(step)];
+    grow(u.launched_busy_ns, latest_end[size_t(step)], e);
+    ++u.launched_work_items;
+    if (e.category == Category::Kernel) ++u.launched_kernels;
+    u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(step)]].start_ns);
+  };
+
   // Per stream, one walk over its work in start order: the union of the work (overlapping work
   // counted once; the window holds it all), each idle gap put in one class as it closes, by
   // what ended it: the work that starts the next busy interval (the first to start there) and
-  // its launch call.
+  // its launch call. With one stream, that walk is the start order over all streams too.
   std::vector<Intervals> busy_of(streams.size());
   std::vector<std::vector<int64_t>> starts_of(streams.size());  // for the per-step counts
   for (size_t s = 0; s < streams.size(); ++s) {
@@ -689,8 +724,10 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
       else
         row.other_idle_ns += gap;
     };
+    const bool only = streams.size() == 1;
     for (size_t i : idx) {
       const Event& e = t.events[i];
+      if (only) visit(i);
       starts.push_back(e.start_ns);
       if (!busy.empty() && e.start_ns <= busy.back().second) {
         busy.back().second = std::max(busy.back().second, e.end_ns());
@@ -705,40 +742,7 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
     if (idle_rule == IdleRule::Hta) hta_idle_split(index, idx, gap_threshold_ns, row);
     r.streams.push_back(row);
   }
-  // "GPU busy": the union over the streams, and the time two or more ran at once.
-  const Intervals merged_all = union_of_streams(std::move(busy_of), r.overlap_ns);
-  r.busy_ns = covered(merged_all, lo, hi);
-
-  // GPU work in start order, merged from the streams' lists (each in start order, a handful of
-  // streams): per step, the union of the work it launched grows as each item comes (what it
-  // adds past the latest end so far).
-  const size_t n_steps = index.steps.size();
-  std::vector<StepUtilization> rows(n_steps);
-  std::vector<int64_t> latest_end(n_steps, std::numeric_limits<int64_t>::min());
-  int64_t outside_end = std::numeric_limits<int64_t>::min();
-  auto grow = [](int64_t& busy, int64_t& latest, const Event& e) {
-    busy += std::max<int64_t>(0, e.end_ns() - std::max(e.start_ns, latest));
-    latest = std::max(latest, e.end_ns());
-  };
-  auto visit = [&](size_t i) {
-    const Event& e = t.events[i];
-    if (!index.has_launch(i)) ++r.without_launch_work_items;
-    if (n_steps == 0) return;
-    const long step = index.step_of_work(i);
-    if (step < 0) {
-      ++r.outside_steps_work_items;
-      grow(r.outside_steps_busy_ns, outside_end, e);
-      return;
-    }
-    StepUtilization& u = rows[size_t(step)];
-    grow(u.launched_busy_ns, latest_end[size_t(step)], e);
-    ++u.launched_work_items;
-    if (e.category == Category::Kernel) ++u.launched_kernels;
-    u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(step)]].start_ns);
-  };
-  if (streams.size() == 1) {
-    for (size_t i : streams.front().work) visit(i);
-  } else {
+  if (streams.size() > 1) {  // the streams' lists merged, in start order
     using Head = std::pair<int64_t, size_t>;  // (start, stream): the earliest unread first
     std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
     std::vector<size_t> next(streams.size(), 0);
@@ -752,6 +756,10 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
       visit(i);
     }
   }
+  // "GPU busy": the union over the streams, and the time two or more ran at once.
+  const Intervals merged_all = union_of_streams(std::move(busy_of), r.overlap_ns);
+  r.busy_ns = covered(merged_all, lo, hi);
+
   // The items that start in a step's wall time, counted per stream (the steps come in start
   // order: the counts of items starting before their starts move forward, as mostly do those
   // before their ends).

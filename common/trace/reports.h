@@ -168,6 +168,26 @@ class TraceIndex {
   std::vector<uint32_t> first_work_;
 };
 
+// The lookups the reports make per GPU work item, inline: millions of calls on a big trace.
+
+inline long TraceIndex::launch_of(size_t i) const {
+  if (i >= t_.events.size() || !is_device_work(t_.events[i].category)) return -1;
+  const uint32_t c = call_of_work_[ordinal_[i]];
+  return c == kNoOrdinal ? -1 : long(api_calls_[c]);
+}
+
+inline long TraceIndex::step_of_work(size_t i) const {
+  if (i >= t_.events.size() || !is_device_work(t_.events[i].category)) return -1;
+  return step_of_work_[ordinal_[i]];
+}
+
+inline TraceIndex::Span TraceIndex::work_of(size_t launch) const {
+  if (launch >= t_.events.size() || !is_launch_call(t_.events[launch].category))
+    return {work_.data(), work_.data()};
+  const uint32_t c = ordinal_[launch];
+  return {work_.data() + first_work_[c], work_.data() + first_work_[c + 1]};
+}
+
 /// The named ranges' rows of the operator table (CPU ranges other than the steps: a lesson's
 /// parts, attn, mlp...), most CPU time first.
 std::vector<const KeyAverage*> named_range_rows(const TraceIndex& index);
