@@ -181,6 +181,10 @@ void TraceIndex::build() {
   step_of_work_.resize(n_work);
   std::vector<int32_t> step_of_call(steps.empty() ? 0 : n_calls);
   std::vector<bool> stream_in_order(streams_.size(), true);  // each stream's work in start order
+  // Each stream's latest end so far: in start order, when the earlier work had all ended.
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
+  std::vector<int64_t> busy_until(streams_.size(), kNever);
+  free_before_.resize(n_work);
   std::vector<size_t> waiting;  // GPU work met before its launch call, if any
   FirstById call_of(max_corr, n);
   {
@@ -205,6 +209,8 @@ void TraceIndex::build() {
         Stream& s = streams_[stream_slot(e, last)];
         if (!s.work.empty() && e.start_ns < ev[s.work.back()].start_ns) stream_in_order[last] = false;
         s.work.push_back(i);
+        free_before_[k] = busy_until[last];
+        busy_until[last] = std::max(busy_until[last], e.end_ns());
         gpu_window_start = std::min(gpu_window_start, e.start_ns);
         gpu_window_end = std::max(gpu_window_end, e.end_ns());
         if (const long c = call_of[e.correlation]; c >= 0) {
@@ -234,8 +240,15 @@ void TraceIndex::build() {
   }
   auto earlier = [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; };
   // GPU work by stream, each in start order; streams by device, then stream.
-  for (size_t s = 0; s < streams_.size(); ++s)
-    if (!stream_in_order[s]) std::stable_sort(streams_[s].work.begin(), streams_[s].work.end(), earlier);
+  for (size_t s = 0; s < streams_.size(); ++s) {
+    if (stream_in_order[s]) continue;
+    std::stable_sort(streams_[s].work.begin(), streams_[s].work.end(), earlier);
+    int64_t until = kNever;
+    for (size_t i : streams_[s].work) {
+      free_before_[ordinal_[i]] = until;
+      until = std::max(until, ev[i].end_ns());
+    }
+  }
   std::sort(streams_.begin(), streams_.end(), [](const Stream& a, const Stream& b) {
     return std::pair(a.device, a.stream) < std::pair(b.device, b.stream);
   });
@@ -305,21 +318,9 @@ const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows) {
 }
 
 int64_t TraceIndex::stream_free_before(size_t i) const {
-  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
-  const std::vector<int64_t>& free_before = stream_free_before_.get([&] {
-    const auto& ev = t_.events;
-    std::vector<int64_t> free(device_work_.size(), kNone);
-    for (const Stream& s : streams_) {
-      int64_t busy_until = kNone;  // the latest end of the work before, in start order
-      for (size_t k : s.work) {
-        free[ordinal_[k]] = busy_until;
-        busy_until = std::max(busy_until, ev[k].end_ns());
-      }
-    }
-    return free;
-  });
-  return i < t_.events.size() && is_device_work(t_.events[i].category) ? free_before[ordinal_[i]]
-                                                                         : kNone;
+  return i < t_.events.size() && is_device_work(t_.events[i].category)
+             ? free_before_[ordinal_[i]]
+             : std::numeric_limits<int64_t>::min();
 }
 
 DurationStats DurationStats::of(std::vector<int64_t> v) {
@@ -496,6 +497,8 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
   std::vector<int64_t> clipped, latency, queueing;
   const bool each = detail == LaunchDetail::Each;
   clipped.reserve(index.launch_calls().size());
+  latency.reserve(index.launch_calls().size());  // address space: only what is filled is used
+  queueing.reserve(index.launch_calls().size());
   if (each) r.launches.reserve(index.launch_calls().size());
   for (size_t i : index.launch_calls()) {
     const auto work = index.work_of(i);

@@ -138,7 +138,7 @@ class TraceIndex {
   bool has_launch(size_t i) const { return launch_of(i) >= 0; }
   /// For GPU work `i`: when the earlier work on its stream (same device and stream, started
   /// before it) had all ended, or INT64_MIN when it is the stream's first. Work launched
-  /// before that time waited in the stream's queue. Computed on first use.
+  /// before that time waited in the stream's queue.
   int64_t stream_free_before(size_t i) const;
 
  private:
@@ -146,7 +146,6 @@ class TraceIndex {
   unsigned threads_ = 1;
   Lazy<KeyAverages> key_averages_;
   Lazy<std::vector<MemoryRow>> memory_;
-  Lazy<std::vector<int64_t>> stream_free_before_;  ///< by GPU work ordinal
   std::thread table_thread_;  // the operator table, when computed beside the index
   void build();  // everything but the operator table
   /// How many steps start at or before `t`; `hint`, a count asked for a time just before, is
@@ -160,6 +159,7 @@ class TraceIndex {
   std::vector<size_t> launch_calls_, api_calls_, device_work_, synchronizes_, named_ranges_;
   std::vector<uint32_t> call_of_work_;  ///< by GPU work: the ordinal of its launch call
   std::vector<int32_t> step_of_work_;   ///< by GPU work: its step (step_of_work), or -1
+  std::vector<int64_t> free_before_;    ///< by GPU work: stream_free_before
   std::vector<int64_t> step_starts_, step_ends_;  ///< the steps' CPU ranges, in time order
   std::vector<Stream> streams_;
   /// GPU work grouped by launch call, each call's in start order: the work of call ordinal c
