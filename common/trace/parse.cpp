@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +38,15 @@ Trace new_trace(size_t file_bytes) {
   // never reallocates, and untouched capacity costs address space, not memory.
   t.events.reserve(std::min<size_t>(file_bytes / 100, size_t(1) << 31));
   t.kernels.reserve(std::min<size_t>(file_bytes / 300, size_t(1) << 31));
+  // The event array in huge pages where the system allows them (transparent huge pages on
+  // madvise): the reports come back to events all over it, and on a VM a miss in the TLB costs
+  // a walk of two page tables; a 1 GB trace's 200 MB of events take 100 such pages, not 50,000.
+  {
+    const uintptr_t huge = uintptr_t(2) << 20;
+    const uintptr_t from = (reinterpret_cast<uintptr_t>(t.events.data()) + huge - 1) / huge * huge;
+    const uintptr_t to = reinterpret_cast<uintptr_t>(t.events.data() + t.events.capacity()) / huge * huge;
+    if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+  }
   return t;
 }
 
