@@ -252,22 +252,6 @@ class ParallelRead {
     }
   }
 
-  /// Maps the pages that `more` elements appended to `v` will fill, in one call, where they are
-  /// in the vector's capacity already: the event array is most of the memory a read takes,
-  /// and one fault per page costs more than the page.
-  template <typename T>
-  static void populate(std::vector<T>& v, size_t more) {
-#ifdef MADV_POPULATE_WRITE
-    if (v.size() + more > v.capacity()) return;
-    const size_t page = size_t(sysconf(_SC_PAGESIZE));
-    const uintptr_t from = (reinterpret_cast<uintptr_t>(v.data() + v.size()) + page - 1) / page * page;
-    const uintptr_t to = reinterpret_cast<uintptr_t>(v.data() + v.size() + more) / page * page;
-    if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
-#else
-    (void)v, (void)more;
-#endif
-  }
-
   /// The trace's own copy of a name a part interned (after its names were merged).
   std::string_view global_name(std::string_view local) const {
     return local.empty() ? std::string_view() : global_[LocalNames::id_of(local)];
@@ -286,7 +270,6 @@ class ParallelRead {
     }
     const uint32_t kbase = uint32_t(out_->kernels.size()), mbase = uint32_t(out_->memory.size());
     const size_t ebase = out_->events.size();
-    populate(out_->events, p.t.events.size());
     out_->events.insert(out_->events.end(), p.t.events.begin(), p.t.events.end());
     for (size_t k = ebase; k < out_->events.size(); ++k) {
       Event& e = out_->events[k];
