@@ -1,0 +1,343 @@
+// pil-trace advise: runs every rule, groups the symptoms by root cause, orders the findings by
+// their upper-bound gain, and writes them as text or JSON. The rules are in rules_*.cpp.
+#include "trace/advise/advise.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <queue>
+#include <sstream>
+
+#include "trace/advise/rules.h"
+#include "trace/check.h"  // trace_ts: timestamps as the trace writes them
+#include "trace/nesting.h"
+#include "trace/text_table.h"
+
+namespace pil::trace {
+
+std::string github_anchor(const std::string& heading) {
+  std::string out;
+  for (unsigned char c : heading) {
+    if (std::isalnum(c)) out += char(std::tolower(c));
+    else if (c == ' ' || c == '-') out += '-';
+    else if (c == '_') out += '_';
+    // anything else (punctuation, backticks) is dropped, as GitHub does
+  }
+  return out;
+}
+
+std::string LessonRef::link() const {
+  const bool page = lesson.find('/') != std::string::npos;  // "docs/perfetto.md"
+  return (page ? lesson : lesson + "/README.md") + "#" + github_anchor(section);
+}
+
+namespace advise_rules {
+
+std::string percent_text(double share) {
+  char buf[32];
+  const double p = share * 100;
+  std::snprintf(buf, sizeof buf, p < 10 ? "%.1f%%" : "%.0f%%", p);
+  return buf;
+}
+
+RuleContext::RuleContext(const TraceIndex& index, const AdviseOptions& options)
+    : index(index), trace(index.trace()), options(options) {
+  for (size_t s : index.steps) step_ns.push_back(trace.events[s].dur_ns);
+  basis_ns = 0;
+  for (int64_t d : step_ns) basis_ns += d;
+  if (step_ns.empty()) basis_ns = index.window_end - index.window_start;
+}
+
+const StreamReport& RuleContext::streams() const {
+  return streams_.get([&] { return stream_report(index); });
+}
+const LaunchReport& RuleContext::launches() const {
+  return launches_.get([&] { return launch_report(index, LaunchDetail::Each); });
+}
+const std::vector<SyncRow>& RuleContext::syncs() const {
+  return syncs_.get([&] { return sync_report(index); });
+}
+const CpuSlices& RuleContext::cpu() const {
+  return cpu_.get([&] { return CpuSlices(index); });
+}
+
+const std::vector<BusySpan>& RuleContext::busy_spans() const {
+  return busy_spans_.get([&] {
+    // The streams' work lists are each in start order: merged through a heap of their heads
+    // (a handful of streams), not sorted again.
+    const auto& streams = index.streams();
+    using Head = std::pair<int64_t, size_t>;  // (start, stream)
+    std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+    std::vector<size_t> next(streams.size(), 0);
+    for (size_t s = 0; s < streams.size(); ++s)
+      if (!streams[s].work.empty()) heads.push({trace.events[streams[s].work[0]].start_ns, s});
+    std::vector<BusySpan> spans;
+    while (!heads.empty()) {
+      const size_t s = heads.top().second;
+      heads.pop();
+      const size_t i = streams[s].work[next[s]++];
+      if (next[s] < streams[s].work.size()) heads.push({trace.events[streams[s].work[next[s]]].start_ns, s});
+      const Event& e = trace.events[i];
+      if (!spans.empty() && e.start_ns <= spans.back().end)
+        spans.back().end = std::max(spans.back().end, e.end_ns());
+      else
+        spans.push_back({e.start_ns, e.end_ns(), i});
+    }
+    return spans;
+  });
+}
+
+int64_t RuleContext::gpu_busy_in(int64_t from, int64_t to) const {
+  const auto& spans = busy_spans();
+  // The first span that ends after `from`: spans are disjoint and in order, so ends are too.
+  auto it = std::lower_bound(spans.begin(), spans.end(), from,
+                             [](const BusySpan& s, int64_t v) { return s.end <= v; });
+  int64_t sum = 0;
+  for (; it != spans.end() && it->start < to; ++it) sum += std::min(it->end, to) - std::max(it->start, from);
+  return sum;
+}
+
+const std::vector<std::vector<size_t>>& RuleContext::top_ops() const {
+  return top_ops_.get([&] {
+    std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_thread;
+    for (size_t i = 0; i < trace.events.size(); ++i)
+      if (trace.events[i].category == Category::CpuOp)
+        by_thread[{trace.events[i].pid, trace.events[i].tid}].push_back(i);
+    std::vector<std::vector<size_t>> out;
+    for (auto& [lane, ops] : by_thread) {
+      order_for_nesting(trace.events, ops);
+      std::vector<size_t> top;
+      nest(trace.events, ops, [&](size_t i, long parent, int) {
+        if (parent < 0) top.push_back(i);
+        return true;
+      });
+      out.push_back(std::move(top));
+    }
+    return out;
+  });
+}
+
+const std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>& RuleContext::calls_by_thread() const {
+  return calls_by_thread_.get([&] {
+    std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> out;
+    for (size_t i : index.api_calls()) out[{trace.events[i].pid, trace.events[i].tid}].push_back(i);
+    for (auto& [lane, calls] : out)
+      std::stable_sort(calls.begin(), calls.end(), [&](size_t a, size_t b) {
+        return trace.events[a].start_ns < trace.events[b].start_ns;
+      });
+    return out;
+  });
+}
+
+int64_t RuleContext::basis_overlap(int64_t from, int64_t to) const {
+  auto clip = [&](int64_t lo, int64_t hi) { return std::max<int64_t>(0, std::min(to, hi) - std::max(from, lo)); };
+  if (index.steps.empty()) return clip(index.window_start, index.window_end);
+  // The steps are in time order and do not overlap: from the last that starts before `to`
+  // back to the first that ends after `from`.
+  const auto& st = index.steps;
+  auto k = std::upper_bound(st.begin(), st.end(), to,
+                            [&](int64_t v, size_t s) { return v <= trace.events[s].start_ns; });
+  int64_t sum = 0;
+  while (k != st.begin()) {
+    const Event& s = trace.events[*--k];
+    if (s.end_ns() <= from) break;
+    sum += clip(s.start_ns, s.end_ns());
+  }
+  return sum;
+}
+
+bool RuleContext::in_basis_at(int64_t t) const {
+  if (index.steps.empty()) return t >= index.window_start && t < index.window_end;
+  return index.step_at(t) >= 0;
+}
+
+bool RuleContext::in_basis_work(size_t i) const {
+  return index.steps.empty() || index.step_of_work(i) >= 0;
+}
+
+std::string RuleContext::step_name_at(int64_t t) const {
+  const long s = index.step_at(t);
+  return s < 0 ? std::string() : std::string(trace.events[index.steps[size_t(s)]].name);
+}
+
+AdviceExample RuleContext::example(size_t i, std::string detail) const {
+  const Event& e = trace.events[i];
+  AdviceExample x;
+  x.name = std::string(e.name);
+  x.ts_ns = e.start_ns;
+  x.dur_ns = e.dur_ns;
+  if (e.on_device()) {
+    x.where = "GPU " + std::to_string(e.pid) + " stream " + std::to_string(e.tid);
+    const long s = index.step_of_work(i);
+    if (s >= 0) x.where += ", launched in " + std::string(trace.events[index.steps[size_t(s)]].name);
+  } else {
+    x.where = step_name_at(e.start_ns);
+    if (x.where.empty() && !index.steps.empty()) x.where = "outside the steps";
+    const auto lane = trace.lane_names.find({e.pid, e.tid});
+    x.where += (x.where.empty() ? "" : ", ") +
+               (lane != trace.lane_names.end() ? lane->second : "thread " + std::to_string(e.tid));
+  }
+  x.detail = std::move(detail);
+  return x;
+}
+
+}  // namespace advise_rules
+
+Advice advise(const TraceIndex& index, const AdviseOptions& options) {
+  using namespace advise_rules;
+  const RuleContext ctx(index, options);
+  Advice a;
+  a.basis_ns = ctx.basis_ns;
+  a.window_start_ns = index.window_start;
+  a.steps = int64_t(ctx.step_ns.size());
+  a.gpu = ctx.gpu();
+  a.basis = a.steps ? "the " + std::to_string(a.steps) + " profiled step" + (a.steps == 1 ? "" : "s") +
+                          " (" + format_duration(a.basis_ns) + ")"
+                    : "the trace's window (" + format_duration(a.basis_ns) + ")";
+
+  std::map<std::string, Finding> by_cause;
+  auto run = [&](const std::vector<Rule>& rules) {
+    for (const Rule& r : rules) {
+      if (r.needs_gpu && !a.gpu) {
+        a.unable.push_back({r.key, r.what, "the trace has no GPU work"});
+        continue;
+      }
+      RuleResult out;
+      r.run(ctx, out);
+      if (!out.unable_why.empty()) {
+        a.unable.push_back({r.key, r.what, out.unable_why});
+        continue;
+      }
+      if (out.symptoms.empty()) {
+        a.clean.push_back({r.key, r.what, ""});
+        continue;
+      }
+      Finding& f = by_cause[r.cause];
+      if (f.cause.empty()) {
+        const Cause& c = cause(r.cause);
+        f.cause = c.key;
+        f.title = c.title;
+        f.fix = c.fix;
+        f.lesson = c.lesson;
+      }
+      for (Symptom& s : out.symptoms) {
+        s.rule = r.key;
+        s.saved_ns = std::clamp<int64_t>(s.saved_ns, 0, a.basis_ns);
+        f.symptoms.push_back(std::move(s));
+      }
+    }
+  };
+  run(gpu_rules());
+  run(cpu_rules());
+  run(operator_rules());
+
+  for (auto& [key, f] : by_cause) {
+    std::stable_sort(f.symptoms.begin(), f.symptoms.end(),
+                     [](const Symptom& x, const Symptom& y) { return x.saved_ns > y.saved_ns; });
+    f.saved_ns = f.symptoms.front().saved_ns;
+    // The same time seen twice is saved once: the cause's gain is its largest symptom's.
+    const int64_t left = a.basis_ns - f.saved_ns;
+    f.speedup = left > 0 ? double(a.basis_ns) / double(left) : 0;  // 0: unbounded
+    a.findings.push_back(std::move(f));
+  }
+  std::stable_sort(a.findings.begin(), a.findings.end(),
+                   [](const Finding& x, const Finding& y) { return x.saved_ns > y.saved_ns; });
+  return a;
+}
+
+namespace {
+
+std::string speedup_text(const Finding& f) {
+  if (f.speedup <= 0) return "the whole basis";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, f.speedup < 10 ? "%.2fx" : "%.0fx", f.speedup);
+  return buf;
+}
+
+}  // namespace
+
+std::string format_advice(const Advice& a, const std::string& path) {
+  std::ostringstream o;
+  o << "pil-trace advise: " << path << ": " << a.basis << (a.gpu ? ", with GPU work" : ", CPU only")
+    << "\n";
+  if (a.findings.empty()) o << "\nNo finding: every rule that could run found nothing past its threshold.\n";
+  int n = 0;
+  for (const Finding& f : a.findings) {
+    o << "\n" << ++n << ". " << f.title << "\n";
+    const Symptom& top = f.symptoms.front();
+    if (f.saved_ns > 0)
+      o << "   gain: at most " << speedup_text(f) << " faster (up to " << format_duration(f.saved_ns)
+        << " of " << format_duration(a.basis_ns) << "): " << top.how << "\n";
+    else
+      o << "   gain: not in time: " << top.how << "\n";
+    o << "   evidence (examples at +us from the first step, as svg --from-us takes them, and at the trace's ts):\n";
+    for (const Symptom& s : f.symptoms) {
+      o << "   - " << s.text << "\n";
+      for (const AdviceExample& x : s.examples) {
+        o << "       +" << trace_ts(x.ts_ns - a.window_start_ns) << " us (ts " << trace_ts(x.ts_ns) << "): "
+          << x.name << " (" << format_duration(x.dur_ns) << "; " << x.where << ")";
+        if (!x.detail.empty()) o << ": " << x.detail;
+        o << "\n";
+      }
+    }
+    o << "   fix: " << f.fix << "\n";
+    o << "   learn: " << f.lesson.link() << " (\"" << f.lesson.section << "\")\n";
+    o << "   see the effect: " << f.lesson.command << "\n";
+  }
+  if (!a.clean.empty()) {
+    o << "\nNothing found about:";
+    for (size_t i = 0; i < a.clean.size(); ++i) o << (i ? "; " : " ") << a.clean[i].what;
+    o << ".\n";
+  }
+  if (!a.unable.empty()) {
+    o << "Not checked:\n";
+    // Rules that could not run for the same reason share a line.
+    std::vector<std::pair<std::string, std::vector<std::string>>> by_why;
+    for (const RuleNote& r : a.unable) {
+      auto it = std::find_if(by_why.begin(), by_why.end(), [&](const auto& p) { return p.first == r.why; });
+      if (it == by_why.end()) by_why.push_back({r.why, {r.what}});
+      else it->second.push_back(r.what);
+    }
+    for (const auto& [why, whats] : by_why) {
+      o << "  " << why << ":";
+      for (size_t i = 0; i < whats.size(); ++i) o << (i ? "; " : " ") << whats[i];
+      o << ".\n";
+    }
+  }
+  return o.str();
+}
+
+nlohmann::ordered_json advice_json(const Advice& a) {
+  using json = nlohmann::ordered_json;
+  json j = {{"basis_ns", a.basis_ns}, {"basis", a.basis}, {"steps", a.steps}, {"gpu", a.gpu},
+            {"window_start", trace_ts(a.window_start_ns)},
+            {"findings", json::array()}, {"clean", json::array()}, {"unable", json::array()}};
+  for (const Finding& f : a.findings) {
+    json jf = {{"cause", f.cause},
+               {"title", f.title},
+               {"saved_ns", f.saved_ns},
+               {"speedup", f.speedup},
+               {"fix", f.fix},
+               {"lesson", {{"lesson", f.lesson.lesson}, {"section", f.lesson.section},
+                           {"link", f.lesson.link()}, {"command", f.lesson.command}}},
+               {"symptoms", json::array()}};
+    for (const Symptom& s : f.symptoms) {
+      json js = {{"rule", s.rule}, {"text", s.text}, {"saved_ns", s.saved_ns}, {"how", s.how},
+                 {"figures", json::object()}, {"examples", json::array()}};
+      for (const auto& [k, v] : s.figures) js["figures"][k] = v;
+      for (const AdviceExample& x : s.examples)
+        js["examples"].push_back({{"name", x.name}, {"ts", trace_ts(x.ts_ns)},
+                                  {"from_window_us", trace_ts(x.ts_ns - a.window_start_ns)}, {"dur_ns", x.dur_ns},
+                                  {"where", x.where}, {"detail", x.detail}});
+      jf["symptoms"].push_back(std::move(js));
+    }
+    j["findings"].push_back(std::move(jf));
+  }
+  for (const RuleNote& r : a.clean) j["clean"].push_back({{"rule", r.rule}, {"what", r.what}});
+  for (const RuleNote& r : a.unable)
+    j["unable"].push_back({{"rule", r.rule}, {"what", r.what}, {"why", r.why}});
+  return j;
+}
+
+}  // namespace pil::trace

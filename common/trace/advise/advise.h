@@ -1,0 +1,109 @@
+#pragma once
+/// \file
+/// From explaining to diagnosing: `pil-trace advise`. Each rule (advise/rules_*.cpp) looks for
+/// one symptom in a trace and states it with the figures that triggered it, the worst examples
+/// (with the trace's own timestamps, to find them in Perfetto) and an upper bound on the time
+/// that removing it would save. Symptoms of one root cause (a launch-bound loop shows as GPU idle
+/// time waiting on the host *and* as kernels shorter than their launches) are one finding, whose
+/// gain is the largest of its symptoms' (they are the same time seen twice: never added up).
+/// Findings are ordered by that gain; each names the lesson section that teaches the fix and the
+/// command that shows its effect. What was checked and found clean, and what could not be
+/// checked because the trace lacks a field, are listed too: a rule never guesses.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trace/reports.h"
+
+namespace pil::trace {
+
+/// Where a lesson teaches a fix: the lesson's folder, a section's title as the page spells it,
+/// and the command that shows the effect. `link()` is the page and its GitHub anchor, which the
+/// site's pages keep as well ("03_mlp/README.md#what-did-compiling-change").
+struct LessonRef {
+  std::string lesson;   ///< "03_mlp"; a page under docs/ as "docs/perfetto.md"
+  std::string section;  ///< "What did compiling change?"
+  std::string command;  ///< "./run-lesson 03_mlp --variant all"
+  std::string link() const;
+};
+
+/// GitHub's anchor for a heading: lower case, punctuation dropped but for '-' and '_', spaces to
+/// '-' ("2. Why is the first step slow?" -> "2-why-is-the-first-step-slow").
+std::string github_anchor(const std::string& heading);
+
+/// One of the worst examples of a symptom: what, where, and when on the trace's clock.
+struct AdviceExample {
+  std::string name;    ///< the event's name ("cudaStreamSynchronize", a kernel's name)
+  int64_t ts_ns = 0;   ///< its start, on the trace's clock (printed as the trace writes it)
+  int64_t dur_ns = 0;
+  std::string where;   ///< "ProfilerStep#3", "stream 7", "thread 4242"
+  std::string detail;  ///< what about it ("waited 1.2 ms for 0.3 ms of GPU work")
+};
+
+/// What one rule saw.
+struct Symptom {
+  std::string rule;  ///< the rule's key ("gpu_host_wait")
+  std::string text;  ///< one line with its figures
+  /// The figures the text quotes, by name, for --json and the tests ("host_wait_share": 0.62).
+  std::vector<std::pair<std::string, double>> figures;
+  std::vector<AdviceExample> examples;  ///< worst first
+  /// An upper bound on the wall time over the advice's basis that removing the symptom's cause
+  /// would save, and how it was computed. 0 for a symptom that costs no time (a memory peak
+  /// near the device's capacity): `how` then says what it costs instead.
+  int64_t saved_ns = 0;
+  std::string how;
+};
+
+/// Symptoms of one root cause, with what to do about it.
+struct Finding {
+  std::string cause;  ///< key ("launch_bound")
+  std::string title;  ///< one line ("The GPU waits on the host: a launch-bound loop")
+  std::string fix;    ///< what to do, in a sentence or two
+  LessonRef lesson;
+  std::vector<Symptom> symptoms;  ///< largest saving first
+  int64_t saved_ns = 0;           ///< the largest of its symptoms' (one cause, not added up)
+  double speedup = 1;             ///< basis / (basis - saved): "at most Nx faster"
+};
+
+/// A rule that was run and found nothing, or could not run because the trace lacks a field.
+struct RuleNote {
+  std::string rule;  ///< the rule's key
+  std::string what;  ///< what it looks for ("host synchronizes inside a step")
+  std::string why;   ///< empty when it found nothing; else the field the trace lacks
+};
+
+struct Advice {
+  /// The profiled window's start on the trace's clock: examples are also given from there (the
+  /// origin of `pil-trace svg --from-us` and `slice --from-us`).
+  int64_t window_start_ns = 0;
+  /// What the gains are relative to: the profiled steps' wall time added up, or the trace's
+  /// window where it has no steps.
+  int64_t basis_ns = 0;
+  std::string basis;  ///< "the 3 profiled steps (12.5 ms)"
+  int64_t steps = 0;
+  bool gpu = false;   ///< the trace has GPU work
+  std::vector<Finding> findings;  ///< largest gain first
+  std::vector<RuleNote> clean;    ///< checked: nothing found
+  std::vector<RuleNote> unable;   ///< not checked: the trace lacks what the rule needs
+};
+
+struct AdviseOptions {
+  size_t examples = 3;         ///< worst examples kept per symptom
+  double cpu_peak_gflops = 0;  ///< the CPU's peak, when the user gives one (roofline shares)
+  double gpu_peak_tflops = 0;  ///< a measured GPU ceiling, when the user gives one
+};
+
+/// Every rule over the trace. The index's trace should be read with shapes
+/// (ParseOptions::read_shapes) where the rules about shapes and dtypes are to run.
+Advice advise(const TraceIndex& index, const AdviseOptions& options = {});
+
+/// The advice as a user reads it: findings with evidence, gain and lesson; then what was clean.
+std::string format_advice(const Advice& advice, const std::string& path);
+
+/// The advice as JSON (`pil-trace advise --json`): the same fields, times in ns.
+nlohmann::ordered_json advice_json(const Advice& advice);
+
+}  // namespace pil::trace

@@ -1,0 +1,103 @@
+// The root causes `pil-trace advise` groups symptoms under: what each means, what to do, and the
+// lesson section that teaches the fix (a test checks that each section exists in its page).
+#include <stdexcept>
+
+#include "trace/advise/rules.h"
+
+namespace pil::trace::advise_rules {
+
+const std::vector<Cause>& all_causes() {
+  static const std::vector<Cause> causes = {
+      {"launch_bound", "The GPU waits on the host: a launch-bound loop",
+       "Fewer, larger launches: fuse operators (the compiled variant: AOTInductor, torch.compile's "
+       "C++ route), capture the step in a CUDA graph, or give each kernel more work (a larger "
+       "batch).",
+       {"03_mlp", "What did compiling change?", "./run-lesson 03_mlp --device cuda --variant all"}},
+      {"host_stall", "The GPU idles for long stretches while the host does other work",
+       "See what the host did in the longest gaps (the evidence names the range, operator or call "
+       "on the launching thread): data preparation on the training thread belongs on a loader "
+       "thread that fills pinned buffers ahead of the step; a first call that loads a kernel or a "
+       "library, or setup, belongs before the recorded steps (warm up, then record a schedule of "
+       "steps); a slow call of your own belongs outside the loop.",
+       {"docs/profile_your_program.md", "What each part records",
+        "build/bin/pil-trace streams traces/TRACE.pt.trace.json"}},
+      {"host_sync", "The CPU stops inside a step to wait for the GPU",
+       "Keep values on the GPU until the step ends: a loss read with .item() or copied to the CPU "
+       "every step, or an explicit synchronize, makes the CPU wait for every kernel launched "
+       "before it; read them every N steps, or after the step.",
+       {"01_matmul_add", "How to read the GPU trace (what to look for; the figures await a GPU run)",
+        "./run-lesson 01_matmul_add --device cuda"}},
+      {"pageable_copy", "Copies between host and GPU from pageable memory",
+       "Copy from pinned (page-locked) host memory, with non_blocking = true: "
+       "tensor.pin_memory(), or a data loader that pins. A pageable copy holds the CPU for the "
+       "whole copy and cannot overlap GPU work.",
+       {"docs/perfetto.md", "A real GPU trace",
+        "build/bin/pil-trace svg docs/traces/kineto-samples/resnet50_v100_step.pt.trace.json.gz "
+        "--out copy.svg"}},
+      {"fp32_gemm", "fp32 matrix products without tensor cores",
+       "Let the GEMMs use tensor cores: TF32 for fp32 (at::globalContext()."
+       "setFloat32MatmulPrecision(\"high\"), the lessons' --tf32 on), or bf16/fp16 under autocast "
+       "where the accuracy allows.",
+       {"02_linear", "On a GPU (expected)", "./run-lesson 02_linear --device cuda --tf32 on"}},
+      {"fusion", "Chains of elementwise passes between the matrix products",
+       "Fuse them: the compiled variant (AOTInductor) or a fused operator makes one kernel of a "
+       "chain, one pass over memory instead of one per operator.",
+       {"03_mlp", "What did compiling change?", "./run-lesson 03_mlp --variant all"}},
+      {"gemm_epilogue", "A separate elementwise pass right after a matrix product",
+       "Let the product apply it on its way out: addmm for a bias (torch::linear on a 2-D "
+       "input), cuBLASLt's epilogues for a bias, relu or gelu on a GPU, or the compiled "
+       "variant, which fuses it.",
+       {"01_matmul_add", "3. What does addmm change?", "./run-lesson 01_matmul_add --variant all"}},
+      {"naive_attention", "Attention materialises its score matrix",
+       "Use at::scaled_dot_product_attention: its fused kernels (flash, memory-efficient) never "
+       "write the [batch, heads, seq, seq] scores to memory.",
+       {"04_transformer", "Then look", "./run-lesson 04_transformer --variant all"}},
+      {"exposed_comm", "The step waits for communication: the all-reduce is not hidden",
+       "Overlap the all-reduce with backward: gradients in buckets reduced as soon as each is "
+       "ready (DDP's bucket_cap_mb; the lesson's bucketed variant), not one all-reduce after "
+       "backward.",
+       {"05_data_parallel", "Bucket sizes", "./run-lesson 05_data_parallel --variant all"}},
+      {"first_step", "The first step is far slower than the rest",
+       "Measure the steady state: more warm-up steps in the profiler's schedule, and the median "
+       "step rather than the mean. The first steps pay for the allocator, loading kernels and "
+       "libraries, compiling, and the profiler's own start-up, which lesson 01 takes apart.",
+       {"01_matmul_add", "2. Why is the first step slow?", "./run-lesson 01_matmul_add"}},
+      {"op_overhead", "Operator overhead dominates: the tensors are small",
+       "Each operator costs dispatch time whatever its size: fewer, larger operators (a fused "
+       "operator such as addmm, a larger batch, the compiled variant).",
+       {"01_matmul_add", "3. What does addmm change?", "./run-lesson 01_matmul_add --variant all"}},
+      {"copies", "Copies take a large share of the time",
+       "Find who asks for them (pil-trace chain --range aten::copy_): a layout change "
+       "(contiguous), a dtype or device change (to), or an out-of-place operator that could work "
+       "in place.",
+       {"04_transformer", "C++'s `nn::Linear` is not Python's `F.linear`",
+        "./run-lesson 04_transformer --linear aten"}},
+      {"optimizer", "The optimizer takes a large share of the step",
+       "Fewer, larger parameter tensors, a fused optimizer where the API has one, or fewer "
+       "optimizer steps (gradient accumulation).",
+       {"03_mlp", "Then look", "./run-lesson 03_mlp"}},
+      {"untraced", "Time in the step outside the model's operators: untraced work, data loading",
+       "Work the profiler does not see ran on the training thread: data preparation, Python or "
+       "C++ code between operators. Wrap it in a named range (pil::profiler::record_function) to "
+       "see it, and move data preparation to a loader thread.",
+       {"docs/profile_your_program.md", "What each part records",
+        "build/bin/pil-trace ops traces/TRACE.pt.trace.json"}},
+      {"rebuilt_constant", "The same constant tensor is built in every step",
+       "Build it once, outside the loop, and keep it (a buffer of the module): a causal mask, "
+       "positions, a ones tensor.",
+       {"04_transformer", "Then look", "./run-lesson 04_transformer"}},
+      {"memory_peak", "Memory peaks near the device's capacity",
+       "Lower the peak: activation checkpointing, a smaller batch, a fused attention that "
+       "does not keep the scores, or freeing what is held across steps.",
+       {"04_transformer", "Then look", "./run-lesson 04_transformer --variant all"}},
+  };
+  return causes;
+}
+
+const Cause& cause(const std::string& key) {
+  for (const Cause& c : all_causes())
+    if (key == c.key) return c;
+  throw std::logic_error("pil-trace advise: no cause named '" + key + "'");
+}
+
+}  // namespace pil::trace::advise_rules

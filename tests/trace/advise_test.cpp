@@ -1,0 +1,303 @@
+// pil-trace advise: the framework (grouping by cause, ordering by gain, the lesson links) and
+// each rule on a planted trace where it must fire, with the hand-computed evidence and gain, and
+// on one where it must stay quiet. Planted traces: trace_builder.h.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "trace/advice_lookup.h"
+#include "trace/advise/advise.h"
+#include "trace/advise/rules.h"
+#include "trace/trace_builder.h"
+
+namespace pil::trace {
+namespace {
+
+using test::advise_text;
+using test::clean;
+using test::figure;
+using test::finding;
+using test::TraceBuilder;
+
+TEST(Advise, GithubAnchorsFollowGithubsRule) {
+  EXPECT_EQ(github_anchor("2. Why is the first step slow?"), "2-why-is-the-first-step-slow");
+  EXPECT_EQ(github_anchor("C++'s `nn::Linear` is not Python's `F.linear`"),
+            "cs-nnlinear-is-not-pythons-flinear");
+  EXPECT_EQ(github_anchor("On a GPU (expected)"), "on-a-gpu-expected");
+  EXPECT_EQ((LessonRef{"03_mlp", "Then look", ""}.link()), "03_mlp/README.md#then-look");
+  EXPECT_EQ((LessonRef{"docs/perfetto.md", "A real GPU trace", ""}.link()),
+            "docs/perfetto.md#a-real-gpu-trace");
+}
+
+// Every cause's lesson section exists in its page, spelled as the page spells it.
+TEST(Advise, EveryCauseNamesASectionItsPageHas) {
+  for (const advise_rules::Cause& c : advise_rules::all_causes()) {
+    const LessonRef& l = c.lesson;
+    const std::string page = std::string(PIL_SOURCE_DIR) + "/" + l.link().substr(0, l.link().find('#'));
+    std::ifstream in(page);
+    ASSERT_TRUE(in) << c.key << ": no page " << page;
+    std::string line;
+    bool found = false;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] != '#') continue;
+      std::string title = line.substr(line.find_first_not_of('#'));
+      title = title.substr(title.find_first_not_of(' '));
+      title = title.substr(0, title.find(" <!--"));
+      title = title.substr(0, title.find(" {#"));
+      if (title == l.section) found = true;
+    }
+    EXPECT_TRUE(found) << c.key << ": " << page << " has no heading \"" << l.section << "\"";
+    EXPECT_FALSE(l.command.empty()) << c.key;
+  }
+}
+
+// ProfilerStep#1..4 at 0, 1000, 1400, 1800 us: 1000, 400, 400, 400 us.
+std::string slow_first_step(double first_us) {
+  TraceBuilder b;
+  double at = 0;
+  const double durs[] = {first_us, 400, 400, 400};
+  for (int s = 0; s < 4; ++s) {
+    b.step(s + 1, at, durs[s]);
+    b.op("aten::mm", at + 10, durs[s] - 20);
+    at += durs[s];
+  }
+  return b.str();
+}
+
+TEST(Advise, FirstStepFarSlowerThanTheRest) {
+  const Advice a = advise_text(slow_first_step(1000));
+  const Finding* f = finding(a, "first_step");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->symptoms.size(), 1u);
+  const Symptom& s = f->symptoms[0];
+  EXPECT_DOUBLE_EQ(figure(s, "ratio"), 2.5);
+  EXPECT_EQ(f->saved_ns, 600'000);  // 1000 - 400 us
+  EXPECT_EQ(a.basis_ns, 2'200'000);
+  EXPECT_DOUBLE_EQ(f->speedup, 2200.0 / 1600.0);
+  ASSERT_EQ(s.examples.size(), 1u);
+  EXPECT_EQ(s.examples[0].name, "ProfilerStep#1");
+}
+
+TEST(Advise, FirstStepNotMuchSlowerIsQuiet) {
+  const Advice a = advise_text(slow_first_step(700));  // 1.75x: under the 2x threshold
+  EXPECT_EQ(finding(a, "first_step"), nullptr);
+  EXPECT_TRUE(clean(a, "first_step"));
+}
+
+TEST(Advise, AGpuRuleOnACpuTraceSaysWhyItDidNotRun) {
+  const Advice a = advise_text(slow_first_step(700));
+  EXPECT_FALSE(a.gpu);
+  bool said = false;
+  for (const RuleNote& r : a.unable)
+    if (r.rule == "gpu_host_wait") said = r.why == "the trace has no GPU work";
+  EXPECT_TRUE(said);
+}
+
+// One step of 1000 us launching 10 kernels of 10 us, each launch call 20 us long, spaced
+// 100 us apart: the stream is busy 100 of its window's us, the rest waits on the host.
+std::string launch_bound(double kernel_us) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 1000);
+  for (int k = 0; k < 10; ++k) {
+    const double at = 10 + 100.0 * k;
+    const int corr = b.call("cudaLaunchKernel", at, 20);
+    b.kernel("small_kernel", corr, at + 25, kernel_us);
+  }
+  return b.str();
+}
+
+TEST(Advise, LaunchBoundSymptomsAreOneFinding) {
+  const Advice a = advise_text(launch_bound(10));
+  const Finding* f = finding(a, "launch_bound");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->symptoms.size(), 2u) << "host wait and short kernels: one cause";
+  // Ordered by saving; the finding's saving is the largest symptom's, not their sum.
+  EXPECT_GE(f->symptoms[0].saved_ns, f->symptoms[1].saved_ns);
+  EXPECT_EQ(f->saved_ns, f->symptoms[0].saved_ns);
+  // Short kernels: 10 launches, each call 20 us over 10 us of work: 100 us in all.
+  for (const Symptom& s : f->symptoms)
+    if (s.rule == "short_kernels") {
+      EXPECT_EQ(s.saved_ns, 100'000);
+      EXPECT_DOUBLE_EQ(figure(s, "short_share"), 1.0);
+    }
+  EXPECT_EQ(f->lesson.link(), "03_mlp/README.md#what-did-compiling-change");
+}
+
+TEST(Advise, AFedGpuIsNotLaunchBound) {
+  // Kernels of 95 us back to back behind launches of 20 us: the stream never waits long.
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 1000);
+  for (int k = 0; k < 10; ++k) {
+    const int corr = b.call("cudaLaunchKernel", 5 + 20.0 * k, 20);
+    b.kernel("big_kernel", corr, 30 + 96.0 * k, 95);
+  }
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(finding(a, "launch_bound"), nullptr);
+  EXPECT_TRUE(clean(a, "gpu_host_wait"));
+  EXPECT_TRUE(clean(a, "short_kernels"));
+}
+
+TEST(Advise, FindingsAreOrderedByGain) {
+  // A slow first step (saves 600 us of 2200) and no GPU: one finding; add a second cause by
+  // making the trace launch-bound as well is covered in the rules' own tests. Here the order
+  // of two findings of different gains.
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  double at = 0;
+  const double durs[] = {3000, 1000, 1000, 1000};
+  for (int s = 0; s < 4; ++s) {
+    b.step(s + 1, at, durs[s]);
+    for (int k = 0; k < 5; ++k) {
+      const int corr = b.call("cudaLaunchKernel", at + 10 + 150.0 * k, 20);
+      b.kernel("small_kernel", corr, at + 35 + 150.0 * k, 5);
+    }
+    at += durs[s];
+  }
+  const Advice a = advise_text(b.str());
+  ASSERT_GE(a.findings.size(), 2u);
+  for (size_t i = 1; i < a.findings.size(); ++i)
+    EXPECT_GE(a.findings[i - 1].saved_ns, a.findings[i].saved_ns);
+}
+
+TEST(Advise, JsonCarriesTheSameFindings) {
+  const Advice a = advise_text(slow_first_step(1000));
+  const auto j = advice_json(a);
+  ASSERT_EQ(j["findings"].size(), a.findings.size());
+  EXPECT_EQ(j["findings"][0]["cause"], "first_step");
+  EXPECT_EQ(j["findings"][0]["saved_ns"], 600'000);
+  EXPECT_EQ(j["findings"][0]["lesson"]["link"], "01_matmul_add/README.md#2-why-is-the-first-step-slow");
+  EXPECT_EQ(j["findings"][0]["symptoms"][0]["examples"][0]["ts"], "0.000");
+  const std::string text = format_advice(a, "t.json");
+  EXPECT_NE(text.find("1. The first step is far slower than the rest"), std::string::npos) << text;
+  EXPECT_NE(text.find("at most 1.38x faster"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+using test::TraceBuilder;
+
+// Three steps of 100 us; in each a range holding aten::matmul [10, 40) (with aten::mm inside),
+// then `after` [40, 40 + after_us), then aten::sum [70, 80).
+std::string gemm_then(const std::string& after, double after_us) {
+  TraceBuilder b;
+  for (int s = 0; s < 3; ++s) {
+    const double at = 100.0 * s;
+    b.step(s + 2, at, 100);
+    b.range("matmul_add", at + 5, 90);
+    b.op("aten::matmul", at + 10, 30);
+    b.op("aten::mm", at + 12, 26);
+    b.op(after, at + 40, after_us);
+    b.op("aten::sum", at + 70, 10);
+  }
+  return b.str();
+}
+
+TEST(AdviseEpilogue, ABiasAddAfterAProductIsAPassTheProductCouldDo) {
+  const Advice a = advise_text(gemm_then("aten::add", 20));
+  const Finding* f = finding(a, "gemm_epilogue");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_EQ(f->saved_ns, 60'000);  // 3 x 20 us of aten::add
+  EXPECT_DOUBLE_EQ(figure(s, "epilogue_share"), 0.2);
+  EXPECT_NE(s.text.find("aten::matmul -> aten::add (3 calls, 60.0 us)"), std::string::npos) << s.text;
+  EXPECT_EQ(s.examples.size(), 3u);
+  EXPECT_EQ(f->lesson.link(), "01_matmul_add/README.md#3-what-does-addmm-change");
+}
+
+TEST(AdviseEpilogue, AProductOfTwoTensorsOrAnAddmmIsNot) {
+  // gelu(a) * b: the mul is not an epilogue; an addmm already holds its bias.
+  EXPECT_EQ(finding(advise_text(gemm_then("aten::mul", 20)), "gemm_epilogue"), nullptr);
+  TraceBuilder b;
+  for (int s = 0; s < 3; ++s) {
+    b.step(s + 2, 100.0 * s, 100);
+    b.op("aten::addmm", 100.0 * s + 10, 50);
+    b.op("aten::sum", 100.0 * s + 70, 10);  // not an epilogue op
+  }
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(finding(a, "gemm_epilogue"), nullptr);
+  EXPECT_TRUE(clean(a, "gemm_epilogue"));
+}
+
+TEST(AdviseEpilogue, ATinyPassIsNotWorthAFinding) {
+  // 3 x 1 us of 300 us: 1%, under the 2% floor.
+  EXPECT_EQ(finding(advise_text(gemm_then("aten::add", 1)), "gemm_epilogue"), nullptr);
+}
+
+TEST(AdviseEpilogue, OnAGpuItCostsItsKernelsTime) {
+  // One step of 1000 us: aten::mm launches a 100 us GEMM, aten::gelu a 30 us kernel.
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 1000);
+  int64_t mm = 0, gelu = 0;
+  b.op("aten::mm", 10, 20, "", "", 1, &mm);
+  const int c1 = b.call("cudaLaunchKernel", 12, 5, mm);
+  b.op("aten::gelu", 40, 20, "", "", 1, &gelu);
+  const int c2 = b.call("cudaLaunchKernel", 42, 5, gelu);
+  b.kernel("sm90_xmma_gemm_f32f32_tf32f32_f32_nt", c1, 20, 100, 7, mm);
+  b.kernel("vectorized_elementwise_kernel<gelu>", c2, 125, 30, 7, gelu);
+  const Finding* f = finding(advise_text(b.str()), "gemm_epilogue");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->saved_ns, 30'000);
+}
+
+}  // namespace
+}  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+// The lessons close the loop: on their own committed traces (tests/trace/fixtures/lessons, made
+// by the lessons' runs, see its README), the slow variant gets the advice and the variant that
+// applies the fix does not.
+Advice advise_file(const std::string& name) {
+  const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name);
+  const TraceIndex index(t);
+  return advise(index);
+}
+
+TEST(AdviseLessons, Lesson01EagerAddsTheBiasInAPassAddmmAndCompiledDoNot) {
+  const Advice eager = advise_file("01_matmul_add_eager_n64.pt.trace.json");
+  const Finding* f = finding(eager, "gemm_epilogue");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->symptoms.at(0).text.find("aten::matmul -> aten::add (3 calls"), std::string::npos);
+  for (const char* fixed : {"01_matmul_add_addmm_n64.pt.trace.json", "01_matmul_add_compiled_n64.pt.trace.json"})
+    EXPECT_EQ(finding(advise_file(fixed), "gemm_epilogue"), nullptr) << fixed;
+}
+
+TEST(AdviseLessons, Lesson03EagerGeluAndMulAreAChainForFusionNotAnEpilogue) {
+  // gelu follows a product, but mul follows gelu: a chain, the fusion rule's (one fused kernel),
+  // not an epilogue of the product.
+  const Advice eager = advise_file("03_mlp_eager_n8.pt.trace.json");
+  EXPECT_EQ(finding(eager, "gemm_epilogue"), nullptr);
+  EXPECT_NE(finding(eager, "fusion"), nullptr);
+}
+
+}  // namespace
+}  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+// docs/pil-trace.md's table of rules names every rule the code runs (and no other).
+TEST(AdvisePage, ThePilTracePageListsEveryRule) {
+  std::ifstream in(std::string(PIL_SOURCE_DIR) + "/docs/pil-trace.md");
+  ASSERT_TRUE(in);
+  std::stringstream page;
+  page << in.rdbuf();
+  std::vector<advise_rules::Rule> rules = advise_rules::gpu_rules();
+  for (auto family : {advise_rules::cpu_rules(), advise_rules::operator_rules()})
+    rules.insert(rules.end(), family.begin(), family.end());
+  for (const advise_rules::Rule& r : rules)
+    EXPECT_NE(page.str().find("| `" + std::string(r.key) + "` |"), std::string::npos)
+        << "docs/pil-trace.md's table of advise's rules has no row for " << r.key;
+}
+
+}  // namespace
+}  // namespace pil::trace
