@@ -22,7 +22,11 @@ pinned to that many cores), with the speed-up over one thread and the efficiency
 generates an N GB trace (when the disk has room for it twice over) and reports the full
 analysis's time and peak memory there. Usage:
   scripts/bench_trace.py [--size-mb 1024] [--build build] [--skip-hta] [--skip-json]
-                         [--threads 1,2] [--big-gb 10] [--ranks]
+                         [--threads 1,2] [--big-gb 10] [--ranks] [--against OTHER_BUILD]
+
+With --against, another build's walk and full analysis take their turns in the same rounds (a
+before/after on one machine state: on a shared machine, runs minutes apart are not comparable),
+and its ratio is printed beside this build's.
 
 With --ranks it measures pil-trace's multi-rank analysis instead: two rank traces of the same
 size (each with an NCCL all-reduce kernel and its record_param_comms per step) analysed together
@@ -249,6 +253,8 @@ def main():
     ap.add_argument("--big-gb", type=int, default=0,
                     help="also time the full analysis of a generated trace of this many GB")
     ap.add_argument("--ranks", action="store_true", help="measure pil-trace ranks on two rank traces instead")
+    ap.add_argument("--against", metavar="OTHER_BUILD",
+                    help="another build folder: its walk and full analysis take turns with this build's")
     args = ap.parse_args()
     if args.size_mb < 64:
         ap.error("--size-mb %d: at least 64 (allowed: 64 and up; a smaller trace is read in less "
@@ -273,6 +279,9 @@ def main():
     tool = os.path.join(args.build, "bin", "pil-trace")
     if not os.path.exists(tool):
         sys.exit("no %s: build first (cmake --build %s --target pil-trace)" % (tool, args.build))
+    other = os.path.join(args.against, "bin", "pil-trace") if args.against else None
+    if other and not os.path.exists(other):
+        sys.exit("--against: no %s: build it first (cmake --build %s --target pil-trace)" % (other, args.against))
     bench_dir = os.path.join(CACHE, "bench")
     os.makedirs(bench_dir, exist_ok=True)
     trace = os.path.join(bench_dir, "trace-%dMB.json" % args.size_mb)
@@ -296,10 +305,15 @@ def main():
     with open(trace, "rb") as f:
         while f.read(1 << 24):
             pass
-    results = measure_side_by_side([("walk", [tool, "walk", trace], "0"),
-                                    ("walk+fields", [tool, "walk", "--fields", trace], "0"),
-                                    ("pil-trace", [tool, "summary", trace], cores(n_cores)),
-                                    ("advise", [tool, "advise", trace], cores(n_cores))], repeat=5)
+    specs = [("walk", [tool, "walk", trace], "0"),
+             ("walk+fields", [tool, "walk", "--fields", trace], "0"),
+             ("pil-trace", [tool, "summary", trace], cores(n_cores)),
+             ("advise", [tool, "advise", trace], cores(n_cores))]
+    if other:  # the walk and the full analysis (an older build may have no advise)
+        specs += [("walk (against)", [other, "walk", trace], "0"),
+                  ("pil-trace (against)", [other, "summary", trace], cores(n_cores))]
+    results = measure_side_by_side(specs, repeat=5)
+    against = {k: results.pop(k) for k in ("walk (against)", "pil-trace (against)") if k in results}
     if not args.skip_json:
         results["json.load"] = measure("json.load", [sys.executable, "-c",
                                                      "import json,sys; json.load(open(sys.argv[1]))", trace])
@@ -340,6 +354,11 @@ def main():
         r = results["HTA"][0] / ours_s
         print("       at least 10x faster than HTA: %.1fx %s" % (r, "met" if r >= 10 else "MISSED"))
     print("       peak memory at most 0.4 of the file: %.2f %s" % (ours_mb / size_mb, "met" if ours_mb <= 0.4 * size_mb else "MISSED"))
+    if against:
+        (aw, _, awok), (ap_s, ap_mb, apok) = against["walk (against)"], against["pil-trace (against)"]
+        print("       against %s: its full analysis %.2f s, %.2fx its own walk (%.2f s), %.2fx this build's walk; "
+              "peak %.2f of the file%s" % (args.against, ap_s, ap_s / aw, aw, ap_s / walk_s, ap_mb / size_mb,
+                                           "" if awok and apok else "  FAILED"))
     if big:
         print("       %s (%.0f MB): full analysis %.1f s, peak %.0f MB (%.2f of the file)%s" % (
             os.path.basename(big["trace"]), big["mb"], big["seconds"], big["peak_mb"],
@@ -349,8 +368,12 @@ def main():
             json.dump({"trace_mb": size_mb, "cpu": cpu, "cores": n_cores,
                        "results": {k: {"seconds": v[0], "peak_mb": v[1], "ok": v[2]} for k, v in results.items()},
                        "scaling": {str(k): {"seconds": v[0], "peak_mb": v[1], "ok": v[2]} for k, v in scaling.items()},
-                       "big": big}, f, indent=2)
+                       "big": big,
+                       "against": {"build": args.against,
+                                   **{k: {"seconds": v[0], "peak_mb": v[1], "ok": v[2]} for k, v in against.items()}}
+                       if against else None}, f, indent=2)
     ok = all(v[2] for v in results.values()) and all(v[2] for v in scaling.values()) and (not big or big["ok"])
+    ok = ok and all(v[2] for v in against.values())
     return 0 if ok else 1
 
 

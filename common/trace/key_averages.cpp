@@ -36,15 +36,40 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
                                                                            : nullptr;
   };
 
-  // 1. Nest CPU slices per thread. Sorted by start, longer first on ties, so a parent always
-  //    comes before its children; a stack holds the slices still open. Each slice gets a slot,
-  //    its place in nesting order: the per-slice figures are kept by slot (the CPU slices
-  //    only, not every event).
-  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> threads;
+  // 1. The CPU slices and memory events of each thread, and the GPU work, each in event order.
+  //    Counted first, so that every list is allocated once at its size (a trace of a few GB
+  //    has millions of slices: a list grown by doubling copies itself into fresh pages).
+  using Lane = std::pair<int64_t, int64_t>;  // (pid, tid)
+  struct Thread {
+    std::vector<size_t> idx;
+    bool nested_order = true;  // idx is in nesting order already (traces mostly come in time order)
+  };
+  std::map<Lane, Thread> threads;
   std::vector<size_t> device;  // GPU work, in event order
+  size_t slices = 0;
+  uint64_t max_id = 0;  // the largest external id of an operator or range
   {
-    std::pair<int64_t, int64_t> last_key{0, 0};
-    std::vector<size_t>* last = nullptr;  // most events follow one of the same thread
+    std::map<Lane, size_t> counts;
+    size_t n_device = 0;
+    Lane last_key{0, 0};
+    size_t* last = nullptr;  // most events follow one of the same thread
+    for (const Event& e : events) {
+      if (is_device_work(e.category)) {
+        ++n_device;
+        continue;
+      }
+      if (!is_cpu_slice(e.category) && !memory_of(e)) continue;
+      if (is_torch_scope(e.category)) max_id = std::max(max_id, e.external_id);
+      slices += is_cpu_slice(e.category);
+      if (!last || last_key.first != e.pid || last_key.second != e.tid) {
+        last_key = {e.pid, e.tid};
+        last = &counts[last_key];
+      }
+      ++*last;
+    }
+    for (const auto& [key, count] : counts) threads[key].idx.reserve(count);
+    device.reserve(n_device);
+    Thread* list = nullptr;
     for (size_t i = 0; i < n; ++i) {
       const Event& e = events[i];
       if (is_device_work(e.category)) {
@@ -52,92 +77,30 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
         continue;
       }
       if (!is_cpu_slice(e.category) && !memory_of(e)) continue;
-      if (!last || last_key.first != e.pid || last_key.second != e.tid) {
+      if (!list || last_key.first != e.pid || last_key.second != e.tid) {
         last_key = {e.pid, e.tid};
-        last = &threads[last_key];
+        list = &threads[last_key];
       }
-      last->push_back(i);
+      if (list->nested_order && !list->idx.empty() && nests_before(e, events[list->idx.back()]))
+        list->nested_order = false;
+      list->idx.push_back(i);
     }
   }
-  size_t slices = 0;
-  for (const auto& entry : threads) slices += entry.second.size();
   if (slices >= size_t(std::numeric_limits<int32_t>::max()))
     throw std::length_error("key_averages: more than 2 billion CPU slices");
-  std::vector<size_t> order;       // slot -> event: all CPU slices, parents before children
-  std::vector<int32_t> parent;     // slot -> the parent's slot, or -1
-  std::vector<int64_t> self_cpu;   // slot -> its time less its children's
-  order.reserve(slices);
-  parent.reserve(slices);
-  self_cpu.reserve(slices);
-  // Memory events and the slot of the slice each falls in (-1: none), found while nesting.
-  struct Allocation {
-    size_t event;
-    int32_t owner;
+
+  // The rows: grouped by name (all steps under one "ProfilerStep*", as Python does), and by
+  // input shapes when asked; put in order of each group's first appearance in time at the end,
+  // and where two first appear together, of their first events in the trace.
+  // An event's name to its group's id: by the name's address (names are interned) to the id
+  // of its own text, then to the id of the name it is grouped under (steps under one).
+  NameIds names, groups;
+  std::vector<uint32_t> group_of_name;
+  auto group_of = [&](std::string_view name) {
+    const uint32_t id = names(name);
+    if (id >= group_of_name.size()) group_of_name.push_back(groups(table_name(name)));
+    return group_of_name[id];
   };
-  std::vector<Allocation> allocations;
-  uint64_t max_id = 0;  // the largest external id of an operator or range
-  std::vector<int32_t> slot_at_depth;  // the open slices' slots, outermost first
-  for (auto& [key, idx] : threads) {
-    order_for_nesting(events, idx);
-    nest(events, idx, [&](size_t i, long up, int depth) {
-      const Event& e = events[i];
-      const int32_t up_slot = up >= 0 ? slot_at_depth[size_t(depth) - 1] : -1;
-      if (e.category == Category::Memory) {  // an instant: owned, never a parent
-        allocations.push_back({i, up_slot});
-        return false;
-      }
-      const int32_t slot = int32_t(order.size());
-      order.push_back(i);
-      parent.push_back(up_slot);
-      self_cpu.push_back(e.dur_ns);
-      if (up_slot >= 0) self_cpu[size_t(up_slot)] -= e.dur_ns;
-      if (is_torch_scope(e.category)) max_id = std::max(max_id, e.external_id);
-      if (slot_at_depth.size() <= size_t(depth)) slot_at_depth.resize(size_t(depth) + 1);
-      slot_at_depth[size_t(depth)] = slot;
-      return true;
-    });
-    std::vector<size_t>().swap(idx);  // done with this thread's list
-  }
-  const size_t slots = order.size();
-
-  // 2. Attribute GPU work to the operator or range that launched it (external id).
-  std::vector<int64_t> self_dev(slots, 0), total_dev(slots, 0);
-  {
-    FirstById owner(max_id, n);
-    for (size_t s = 0; s < slots; ++s)
-      if (is_torch_scope(events[order[s]].category)) owner.add(events[order[s]].external_id, long(s));
-    for (size_t i : device)
-      if (const long op = owner[events[i].external_id]; op >= 0) self_dev[size_t(op)] += events[i].dur_ns;
-  }
-  for (size_t s = slots; s-- > 0;) {  // children before parents
-    total_dev[s] += self_dev[s];
-    if (parent[s] >= 0) total_dev[size_t(parent[s])] += total_dev[s];
-  }
-
-  // 3. Memory: each allocation or free to the slice it fell in, then up to its ancestors.
-  std::vector<int64_t> self_host_mem, total_host_mem, self_dev_mem, total_dev_mem;
-  bool host_memory = false, device_memory = false;
-  if (!allocations.empty()) {
-    self_host_mem.assign(slots, 0);
-    self_dev_mem.assign(slots, 0);
-    for (const Allocation& a : allocations) {
-      const MemoryInfo& m = *memory_of(events[a.event]);
-      (m.cuda ? device_memory : host_memory) = true;
-      if (a.owner >= 0) (m.cuda ? self_dev_mem : self_host_mem)[size_t(a.owner)] += m.bytes;
-    }
-    total_host_mem = self_host_mem;
-    total_dev_mem = self_dev_mem;
-    for (size_t s = slots; s-- > 0;)  // children before parents
-      if (parent[s] >= 0) {
-        total_host_mem[size_t(parent[s])] += total_host_mem[s];
-        total_dev_mem[size_t(parent[s])] += total_dev_mem[s];
-      }
-  }
-
-  // 4. Group by name (all steps under one "ProfilerStep*", as Python does), and by input shapes
-  //    when asked; rows in order of each group's first appearance in time, and where two first
-  //    appear together, of their first events in the trace.
-  NameIds ids;
   std::vector<uint32_t> row_of_id;
   std::map<std::pair<uint32_t, std::string_view>, uint32_t> row_of_shape;
   // Per row: its earliest start, and its first event in the trace (the order rows are made in
@@ -148,9 +111,10 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
     return input_shapes && e.input_shapes < input_shapes->size() ? (*input_shapes)[e.input_shapes]
                                                                  : std::string_view();
   };
-  auto row_for = [&](size_t i, bool on_device) -> KeyAverage& {
+  // The row of event i (made on first use), its call counted.
+  auto row_for = [&](size_t i, bool on_device) -> uint32_t {
     const Event& e = events[i];
-    const uint32_t id = ids(table_name(e.name));
+    const uint32_t id = group_of(e.name);
     uint32_t* slot = nullptr;
     if (input_shapes) {
       slot = &row_of_shape.try_emplace({id, shapes_of(e)}, uint32_t(rows.size())).first->second;
@@ -172,27 +136,99 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       r.device_work = on_device;
     }
     r.calls += 1;
-    return r;
+    return *slot;
   };
-  for (size_t s = 0; s < slots; ++s) {
-    const size_t i = order[s];
-    KeyAverage& r = row_for(i, false);
-    r.self_cpu_ns += self_cpu[s];
-    r.cpu_total_ns += events[i].dur_ns;
-    r.self_device_ns += self_dev[s];
-    r.device_total_ns += total_dev[s];
-    if (!allocations.empty()) {
-      r.self_cpu_mem += self_host_mem[s];
-      r.cpu_mem += total_host_mem[s];
-      r.self_device_mem += self_dev_mem[s];
-      r.device_mem += total_dev_mem[s];
+
+  // 2. Nest CPU slices per thread. Sorted by start, longer first on ties, so a parent always
+  //    comes before its children; a stack holds the slices still open. Each slice gets a slot,
+  //    its place in nesting order, and goes to its row at once: its time to the row's CPU
+  //    total, its time less its direct children's to the row's self CPU (each child takes its
+  //    time off its parent's row). What the GPU work adds needs every slot first (step 3):
+  //    the per-slice figures kept for it are by slot (the CPU slices only, not every event).
+  std::vector<int32_t> parent;     // slot -> the parent's slot, or -1
+  std::vector<uint32_t> row_of;    // slot -> its row
+  parent.reserve(slices);
+  row_of.reserve(slices);
+  FirstById owner(max_id, n);      // external id -> the first slot with it (an operator or range)
+  // Memory events and the slot of the slice each falls in (-1: none), found while nesting.
+  struct Allocation {
+    size_t event;
+    int32_t owner;
+  };
+  std::vector<Allocation> allocations;
+  std::vector<int32_t> slot_at_depth;  // the open slices' slots, outermost first
+  for (auto& [key, thread] : threads) {
+    std::vector<size_t>& idx = thread.idx;
+    if (!thread.nested_order)
+      std::stable_sort(idx.begin(), idx.end(),
+                       [&](size_t a, size_t b) { return nests_before(events[a], events[b]); });
+    nest(events, idx, [&](size_t i, long up, int depth) {
+      const Event& e = events[i];
+      const int32_t up_slot = up >= 0 ? slot_at_depth[size_t(depth) - 1] : -1;
+      if (e.category == Category::Memory) {  // an instant: owned, never a parent
+        allocations.push_back({i, up_slot});
+        return false;
+      }
+      const int32_t slot = int32_t(parent.size());
+      const uint32_t row = row_for(i, false);
+      parent.push_back(up_slot);
+      row_of.push_back(row);
+      rows[row].self_cpu_ns += e.dur_ns;
+      rows[row].cpu_total_ns += e.dur_ns;
+      if (up_slot >= 0) rows[row_of[size_t(up_slot)]].self_cpu_ns -= e.dur_ns;
+      if (is_torch_scope(e.category)) owner.add(e.external_id, long(slot));
+      if (slot_at_depth.size() <= size_t(depth)) slot_at_depth.resize(size_t(depth) + 1);
+      slot_at_depth[size_t(depth)] = slot;
+      return true;
+    });
+    std::vector<size_t>().swap(idx);  // done with this thread's list
+  }
+  const size_t slots = parent.size();
+
+  // 3. GPU work: to its own row (a kernel's name), and to the operator or range that launched
+  //    it (external id) as that slice's self device time; then, children before parents (slots
+  //    in reverse), each slice's device total (its own and its children's) to its row and up to
+  //    its parent.
+  {
+    std::vector<int64_t> dev(slots, 0);
+    for (size_t i : device) {
+      const Event& e = events[i];
+      KeyAverage& r = rows[row_for(i, true)];
+      r.self_device_ns += e.dur_ns;
+      r.device_total_ns += e.dur_ns;
+      if (const long op = owner[e.external_id]; op >= 0) dev[size_t(op)] += e.dur_ns;
+    }
+    for (size_t s = 0; s < slots; ++s) rows[row_of[s]].self_device_ns += dev[s];
+    for (size_t s = slots; s-- > 0;) {
+      rows[row_of[s]].device_total_ns += dev[s];
+      if (parent[s] >= 0) dev[size_t(parent[s])] += dev[s];
     }
   }
-  for (size_t i : device) {
-    KeyAverage& r = row_for(i, true);
-    r.self_device_ns += events[i].dur_ns;
-    r.device_total_ns += events[i].dur_ns;
+
+  // 4. Memory: each allocation or free to the slice it fell in, then up to its ancestors.
+  bool host_memory = false, device_memory = false;
+  if (!allocations.empty()) {
+    std::vector<int64_t> host_mem(slots, 0), dev_mem(slots, 0);
+    for (const Allocation& a : allocations) {
+      const MemoryInfo& m = *memory_of(events[a.event]);
+      (m.cuda ? device_memory : host_memory) = true;
+      if (a.owner >= 0) (m.cuda ? dev_mem : host_mem)[size_t(a.owner)] += m.bytes;
+    }
+    for (size_t s = 0; s < slots; ++s) {
+      rows[row_of[s]].self_cpu_mem += host_mem[s];
+      rows[row_of[s]].self_device_mem += dev_mem[s];
+    }
+    for (size_t s = slots; s-- > 0;) {  // children before parents
+      rows[row_of[s]].cpu_mem += host_mem[s];
+      rows[row_of[s]].device_mem += dev_mem[s];
+      if (parent[s] >= 0) {
+        host_mem[size_t(parent[s])] += host_mem[s];
+        dev_mem[size_t(parent[s])] += dev_mem[s];
+      }
+    }
   }
+
+  // 5. The rows in order of first appearance.
   std::vector<size_t> order_of_rows(rows.size());
   for (size_t k = 0; k < rows.size(); ++k) order_of_rows[k] = k;
   std::sort(order_of_rows.begin(), order_of_rows.end(),

@@ -10,14 +10,18 @@
 
 namespace pil::trace {
 
+/// Nesting order: by start, the longer first where two start together, so a parent always comes
+/// before its children.
+inline bool nests_before(const Event& a, const Event& b) {
+  if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+  return a.dur_ns > b.dur_ns;
+}
+
 /// Puts the slices `idx` of one thread in nesting order: by start, the longer first where two
 /// start together, so a parent always comes before its children. Sorts only when needed (traces
 /// mostly come in time order).
 inline void order_for_nesting(const std::vector<Event>& ev, std::vector<size_t>& idx) {
-  auto before = [&](size_t a, size_t b) {
-    if (ev[a].start_ns != ev[b].start_ns) return ev[a].start_ns < ev[b].start_ns;
-    return ev[a].dur_ns > ev[b].dur_ns;
-  };
+  auto before = [&](size_t a, size_t b) { return nests_before(ev[a], ev[b]); };
   if (!std::is_sorted(idx.begin(), idx.end(), before)) std::stable_sort(idx.begin(), idx.end(), before);
 }
 

@@ -108,54 +108,168 @@ TraceIndex::TraceIndex(const Trace& trace, unsigned threads, bool table_ahead)
 void TraceIndex::build() {
   const auto& ev = t_.events;
   const size_t n = ev.size();
-  // One pass: the events each lookup is about, by kind, and each one's place among its kind.
-  ordinal_.reserve(n);
+  // Two passes over the events, no more: they are most of what building costs (a 1 GB trace
+  // holds about 200 MB of them, and a lookup that comes back to an event finds it out of the
+  // cache). The first counts what the second fills in, so each list is allocated once at its
+  // size (a list grown by doubling copies itself into fresh pages), and finds the steps, which
+  // the second needs.
+  size_t n_calls = 0;
   uint64_t max_corr = 0;
-  std::string_view last_call;  // names are interned: most calls repeat the one before
-  bool last_sync = false;
-  for (size_t i = 0; i < n; ++i) {
-    const Event& e = ev[i];
-    if (is_launch_call(e.category)) {
-      ordinal_.push_back(uint32_t(api_calls_.size()));
-      api_calls_.push_back(i);
-      max_corr = std::max(max_corr, e.correlation);
-      if (e.name.data() != last_call.data() || e.name.size() != last_call.size())
-        last_call = e.name, last_sync = is_synchronize(e);
-      if (last_sync) synchronizes_.push_back(i);
-    } else if (is_device_work(e.category)) {
-      ordinal_.push_back(uint32_t(device_work_.size()));
-      device_work_.push_back(i);
-    } else {
-      ordinal_.push_back(kNoOrdinal);
-      if (e.category == Category::UserAnnotation) {
-        if (is_step_name(e.name))
-          steps.push_back(i);
-        else
-          named_ranges_.push_back(i);
+  std::vector<size_t> stream_sizes;  // by place in streams_ (first seen first, sorted later)
+  auto stream_slot = [&](const Event& e, size_t& last) {  // most GPU work follows its stream's
+    if (last < streams_.size() && streams_[last].device == e.pid && streams_[last].stream == e.tid)
+      return last;
+    for (last = 0; last < streams_.size(); ++last)
+      if (streams_[last].device == e.pid && streams_[last].stream == e.tid) return last;
+    streams_.push_back(Stream{e.pid, e.tid, {}});
+    stream_sizes.push_back(0);
+    return last;
+  };
+  bool first = true;  // the window without steps: every event but metadata
+  auto extend = [&](const Event& e) {
+    if (first || e.start_ns < window_start) window_start = e.start_ns;
+    if (first || e.end_ns() > window_end) window_end = e.end_ns();
+    first = false;
+  };
+  {
+    size_t last = 0;
+    for (const Event& e : ev) {
+      if (is_launch_call(e.category)) {
+        ++n_calls;
+        max_corr = std::max(max_corr, e.correlation);
+      } else if (is_device_work(e.category)) {
+        ++stream_sizes[stream_slot(e, last)];
+      } else if (e.category == Category::UserAnnotation && is_step_name(e.name)) {
+        steps.push_back(size_t(&e - ev.data()));
+      }
+      if (e.category != Category::Other) extend(e);
+    }
+  }
+  size_t n_work = 0;
+  for (size_t k = 0; k < streams_.size(); ++k) {
+    streams_[k].work.reserve(stream_sizes[k]);
+    n_work += stream_sizes[k];
+  }
+  // The steps in time order, and the profiled window: their span, or without steps, of all events.
+  std::stable_sort(steps.begin(), steps.end(),
+                   [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
+  if (!steps.empty()) {
+    first = true;
+    for (size_t i : steps) extend(ev[i]);
+  }
+  for (size_t i : steps) {
+    step_starts_.push_back(ev[i].start_ns);
+    step_ends_.push_back(ev[i].end_ns());
+  }
+  auto step_from = [&](int64_t at, size_t& started) {  // `started`: a hint, then the answer's count
+    started = steps_started_by(at, started);
+    return started >= 1 && at < step_ends_[started - 1] ? int32_t(started - 1) : int32_t(-1);
+  };
+  // The GPU figures' window: the profiled window widened to every GPU work item (the GPU runs
+  // behind the CPU).
+  gpu_window_start = window_start;
+  gpu_window_end = window_end;
+
+  // The second pass: each event to the lists of its kind, with its place among its kind; a launch
+  // call's correlation id (the first call with an id keeps it) and step (by its start); GPU work
+  // to its stream, to its launch call where that came before it, and to its step (its launch
+  // call's, else its own start's).
+  api_calls_.reserve(n_calls);
+  device_work_.reserve(n_work);
+  ordinal_.resize(n);
+  call_of_work_.resize(n_work);
+  step_of_work_.resize(n_work);
+  std::vector<int32_t> step_of_call(steps.empty() ? 0 : n_calls);
+  std::vector<bool> stream_in_order(streams_.size(), true);  // each stream's work in start order
+  // Each stream's latest end so far: in start order, when the earlier work had all ended.
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::min();
+  std::vector<int64_t> busy_until(streams_.size(), kNever);
+  free_before_.resize(n_work);
+  std::vector<size_t> waiting;  // GPU work met before its launch call, if any
+  FirstById call_of(max_corr, n);
+  {
+    std::string_view last_call;  // names are interned: most calls repeat the one before
+    bool last_sync = false;
+    size_t last = 0, started = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const Event& e = ev[i];
+      if (is_launch_call(e.category)) {
+        const size_t c = api_calls_.size();
+        ordinal_[i] = uint32_t(c);
+        api_calls_.push_back(i);
+        call_of.add(e.correlation, long(c));
+        if (!steps.empty()) step_of_call[c] = step_from(e.start_ns, started);
+        if (e.name.data() != last_call.data() || e.name.size() != last_call.size())
+          last_call = e.name, last_sync = is_synchronize(e);
+        if (last_sync) synchronizes_.push_back(i);
+      } else if (is_device_work(e.category)) {
+        const size_t k = device_work_.size();
+        ordinal_[i] = uint32_t(k);
+        device_work_.push_back(i);
+        Stream& s = streams_[stream_slot(e, last)];
+        if (!s.work.empty() && e.start_ns < ev[s.work.back()].start_ns) stream_in_order[last] = false;
+        s.work.push_back(i);
+        free_before_[k] = busy_until[last];
+        busy_until[last] = std::max(busy_until[last], e.end_ns());
+        gpu_window_start = std::min(gpu_window_start, e.start_ns);
+        gpu_window_end = std::max(gpu_window_end, e.end_ns());
+        if (const long c = call_of[e.correlation]; c >= 0) {
+          call_of_work_[k] = uint32_t(c);
+          step_of_work_[k] = steps.empty() ? -1 : step_of_call[size_t(c)];
+        } else {
+          call_of_work_[k] = kNoOrdinal;
+          waiting.push_back(k);
+        }
+      } else {
+        ordinal_[i] = kNoOrdinal;
+        if (e.category == Category::UserAnnotation && !is_step_name(e.name)) named_ranges_.push_back(i);
       }
     }
   }
-  // Join launch calls and GPU work on the correlation id (the first call with an id, if several).
-  call_of_work_.assign(device_work_.size(), kNoOrdinal);
   {
-    FirstById call_of(max_corr, n);
-    for (size_t k = 0; k < api_calls_.size(); ++k) call_of.add(ev[api_calls_[k]].correlation, long(k));
-    for (size_t k = 0; k < device_work_.size(); ++k)
-      if (const long c = call_of[ev[device_work_[k]].correlation]; c >= 0) call_of_work_[k] = uint32_t(c);
+    size_t started = 0;
+    for (size_t k : waiting) {  // their launch call came later, or is not in the trace
+      const Event& e = ev[device_work_[k]];
+      if (const long c = call_of[e.correlation]; c >= 0) {
+        call_of_work_[k] = uint32_t(c);
+        step_of_work_[k] = steps.empty() ? -1 : step_of_call[size_t(c)];
+      } else {
+        step_of_work_[k] = steps.empty() ? -1 : step_from(e.start_ns, started);
+      }
+    }
   }
+  auto earlier = [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; };
+  // GPU work by stream, each in start order; streams by device, then stream.
+  for (size_t s = 0; s < streams_.size(); ++s) {
+    if (stream_in_order[s]) continue;
+    std::stable_sort(streams_[s].work.begin(), streams_[s].work.end(), earlier);
+    int64_t until = kNever;
+    for (size_t i : streams_[s].work) {
+      free_before_[ordinal_[i]] = until;
+      until = std::max(until, ev[i].end_ns());
+    }
+  }
+  std::sort(streams_.begin(), streams_.end(), [](const Stream& a, const Stream& b) {
+    return std::pair(a.device, a.stream) < std::pair(b.device, b.stream);
+  });
+
   // GPU work grouped by launch call (a counting sort), each call's work in start order:
   // the work of call ordinal c is work_[first_work_[c], first_work_[c + 1]).
   first_work_.assign(api_calls_.size() + 1, 0);
   for (uint32_t c : call_of_work_)
     if (c != kNoOrdinal) ++first_work_[c + 1];
-  for (size_t c = 0; c < api_calls_.size(); ++c) first_work_[c + 1] += first_work_[c];
+  size_t launching = 0;  // calls that launched GPU work
+  for (size_t c = 0; c < api_calls_.size(); ++c) {
+    launching += first_work_[c + 1] > 0;
+    first_work_[c + 1] += first_work_[c];
+  }
   work_.resize(first_work_.back());
   {
     std::vector<uint32_t> fill(first_work_.begin(), first_work_.end() - 1);
-    for (size_t k = 0; k < device_work_.size(); ++k)
+    for (size_t k = 0; k < n_work; ++k)
       if (call_of_work_[k] != kNoOrdinal) work_[fill[call_of_work_[k]]++] = device_work_[k];
   }
-  auto earlier = [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; };
+  launch_calls_.reserve(launching);
   for (size_t c = 0; c < api_calls_.size(); ++c) {
     const uint32_t lo = first_work_[c], hi = first_work_[c + 1];
     if (hi == lo) continue;
@@ -163,71 +277,21 @@ void TraceIndex::build() {
     if (hi - lo > 1 && !std::is_sorted(work_.begin() + lo, work_.begin() + hi, earlier))
       std::stable_sort(work_.begin() + lo, work_.begin() + hi, earlier);
   }
-  // GPU work by stream, each in start order.
-  {
-    Stream* last = nullptr;
-    for (size_t i : device_work_) {
-      const Event& e = ev[i];
-      if (!last || last->device != e.pid || last->stream != e.tid) {
-        last = nullptr;
-        for (Stream& s : streams_)
-          if (s.device == e.pid && s.stream == e.tid) last = &s;
-        if (!last) last = &streams_.emplace_back(Stream{e.pid, e.tid, {}});
-      }
-      last->work.push_back(i);
-    }
-    std::sort(streams_.begin(), streams_.end(), [](const Stream& a, const Stream& b) {
-      return std::pair(a.device, a.stream) < std::pair(b.device, b.stream);
-    });
-    for (Stream& s : streams_)
-      if (!std::is_sorted(s.work.begin(), s.work.end(), earlier))
-        std::stable_sort(s.work.begin(), s.work.end(), earlier);
-  }
+}
 
-  std::stable_sort(steps.begin(), steps.end(), earlier);
-  bool first = true;
-  auto extend = [&](const Event& e) {
-    if (first || e.start_ns < window_start) window_start = e.start_ns;
-    if (first || e.end_ns() > window_end) window_end = e.end_ns();
-    first = false;
-  };
-  if (!steps.empty()) {
-    for (size_t i : steps) extend(ev[i]);
-  } else {
-    for (const auto& e : ev)
-      if (e.category != Category::Other) extend(e);
-  }
-  // The GPU figures' window: the same, widened to every GPU work item (the GPU runs behind).
-  gpu_window_start = window_start;
-  gpu_window_end = window_end;
-  for (size_t i : device_work_) {
-    gpu_window_start = std::min(gpu_window_start, ev[i].start_ns);
-    gpu_window_end = std::max(gpu_window_end, ev[i].end_ns());
-  }
-  // Each GPU work item's step: by its launch call's start, else by its own start.
-  for (size_t i : steps) {
-    step_starts_.push_back(ev[i].start_ns);
-    step_ends_.push_back(ev[i].end_ns());
-  }
-  step_of_work_.assign(device_work_.size(), -1);
-  if (!steps.empty())
-    for (size_t k = 0; k < device_work_.size(); ++k) {
-      const uint32_t c = call_of_work_[k];
-      const int64_t at = c != kNoOrdinal ? ev[api_calls_[c]].start_ns : ev[device_work_[k]].start_ns;
-      step_of_work_[k] = int32_t(step_at(at));
-    }
+size_t TraceIndex::steps_started_by(int64_t t, size_t hint) const {
+  // The first step starting after t (steps are in time order): the hint or the one after it
+  // when it fits, else a binary search.
+  const size_t n = step_starts_.size();
+  for (size_t k = hint; k <= hint + 1 && k <= n; ++k)
+    if ((k == 0 || step_starts_[k - 1] <= t) && (k == n || step_starts_[k] > t)) return k;
+  return size_t(std::upper_bound(step_starts_.begin(), step_starts_.end(), t) - step_starts_.begin());
 }
 
 long TraceIndex::step_at(int64_t t) const {
-  // The last step starting at or before t (steps are in time order).
-  const size_t k = size_t(std::upper_bound(step_starts_.begin(), step_starts_.end(), t) -
-                          step_starts_.begin());
+  // The last step starting at or before t, if t is inside it.
+  const size_t k = steps_started_by(t, 0);
   return k >= 1 && t < step_ends_[k - 1] ? long(k - 1) : -1;
-}
-
-long TraceIndex::step_of_work(size_t i) const {
-  if (i >= t_.events.size() || !is_device_work(t_.events[i].category)) return -1;
-  return step_of_work_[ordinal_[i]];
 }
 
 TraceIndex::~TraceIndex() {
@@ -254,34 +318,9 @@ const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows) {
 }
 
 int64_t TraceIndex::stream_free_before(size_t i) const {
-  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
-  const std::vector<int64_t>& free_before = stream_free_before_.get([&] {
-    const auto& ev = t_.events;
-    std::vector<int64_t> free(device_work_.size(), kNone);
-    for (const Stream& s : streams_) {
-      int64_t busy_until = kNone;  // the latest end of the work before, in start order
-      for (size_t k : s.work) {
-        free[ordinal_[k]] = busy_until;
-        busy_until = std::max(busy_until, ev[k].end_ns());
-      }
-    }
-    return free;
-  });
-  return i < t_.events.size() && is_device_work(t_.events[i].category) ? free_before[ordinal_[i]]
-                                                                         : kNone;
-}
-
-long TraceIndex::launch_of(size_t i) const {
-  if (i >= t_.events.size() || !is_device_work(t_.events[i].category)) return -1;
-  const uint32_t c = call_of_work_[ordinal_[i]];
-  return c == kNoOrdinal ? -1 : long(api_calls_[c]);
-}
-
-TraceIndex::Span TraceIndex::work_of(size_t launch) const {
-  if (launch >= t_.events.size() || !is_launch_call(t_.events[launch].category))
-    return {work_.data(), work_.data()};
-  const uint32_t c = ordinal_[launch];
-  return {work_.data() + first_work_[c], work_.data() + first_work_[c + 1]};
+  return i < t_.events.size() && is_device_work(t_.events[i].category)
+             ? free_before_[ordinal_[i]]
+             : std::numeric_limits<int64_t>::min();
 }
 
 DurationStats DurationStats::of(std::vector<int64_t> v) {
@@ -333,6 +372,32 @@ ByName group_by_name(const Trace& t, const std::vector<size_t>& among, Keep keep
   return g;
 }
 
+/// The durations of the events of `among` (indices in event order) that pass `keep(i)`, grouped
+/// by name as group_by_name groups them, in one pass (a report that needs no more of each event
+/// does not come back to it): each group's first event and its durations in event order.
+struct DurationsByName {
+  std::vector<std::string_view> names;
+  std::vector<size_t> first;
+  std::vector<std::vector<int64_t>> durations;
+};
+template <typename Keep>
+DurationsByName durations_by_name(const Trace& t, const std::vector<size_t>& among, Keep keep) {
+  NameIds ids;
+  DurationsByName g;
+  for (size_t i : among) {
+    if (!keep(i)) continue;
+    const Event& e = t.events[i];
+    const uint32_t id = ids(e.name);
+    if (id >= g.durations.size()) {
+      g.durations.resize(id + 1);
+      g.names.push_back(e.name);
+      g.first.push_back(i);
+    }
+    g.durations[id].push_back(e.dur_ns);
+  }
+  return g;
+}
+
 /// The durations of events `idx`, in their order.
 std::vector<int64_t> durations(const Trace& t, const std::vector<size_t>& idx) {
   std::vector<int64_t> d;
@@ -378,7 +443,7 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     for (size_t i = 0; i < t.events.size(); ++i)
       if (is_torch_scope(t.events[i].category)) op_by_id.add(t.events[i].external_id, long(i));
 
-  const ByName kernels = group_by_name(t, index.device_work(), [&](size_t i) {
+  DurationsByName kernels = durations_by_name(t, index.device_work(), [&](size_t i) {
     const Event& e = t.events[i];
     if (e.category != Category::Kernel) return false;
     if (range.empty()) return true;
@@ -389,13 +454,13 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
   std::vector<KernelRow> rows;
   int64_t all = 0;
   for (size_t g = 0; g < kernels.names.size(); ++g) {
-    const auto& idx = kernels.events[g];
+    const size_t front = kernels.first[g];
     KernelRow r;
     r.name = std::string(kernels.names[g]);
-    r.time = DurationStats::of(durations(t, idx));
-    if (const KernelInfo* k = t.kernel_info(t.events[idx.front()])) {
+    r.time = DurationStats::of(std::move(kernels.durations[g]));
+    if (const KernelInfo* k = t.kernel_info(t.events[front])) {
       r.launch = *k;
-    } else if (const long call = index.launch_of(idx.front()); call >= 0) {
+    } else if (const long call = index.launch_of(front); call >= 0) {
       // HIP's traces give the launch shape on the launch call, not on the kernel.
       if (const KernelInfo* c = t.kernel_info(t.events[size_t(call)])) r.launch = *c;
     }
@@ -410,13 +475,13 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
 
 std::vector<ApiRow> api_report(const TraceIndex& index) {
   const Trace& t = index.trace();
-  const ByName calls = group_by_name(t, index.api_calls(), [](size_t) { return true; });
+  DurationsByName calls = durations_by_name(t, index.api_calls(), [](size_t) { return true; });
   std::vector<ApiRow> rows;
   int64_t all = 0;
   for (size_t g = 0; g < calls.names.size(); ++g) {
     ApiRow r;
     r.name = std::string(calls.names[g]);
-    r.time = DurationStats::of(durations(t, calls.events[g]));
+    r.time = DurationStats::of(std::move(calls.durations[g]));
     all += r.time.total;
     rows.push_back(std::move(r));
   }
@@ -432,6 +497,8 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
   std::vector<int64_t> clipped, latency, queueing;
   const bool each = detail == LaunchDetail::Each;
   clipped.reserve(index.launch_calls().size());
+  latency.reserve(index.launch_calls().size());  // address space: only what is filled is used
+  queueing.reserve(index.launch_calls().size());
   if (each) r.launches.reserve(index.launch_calls().size());
   for (size_t i : index.launch_calls()) {
     const auto work = index.work_of(i);
@@ -528,6 +595,74 @@ void hta_idle_split(const TraceIndex& index, const std::vector<size_t>& work, in
 
 }  // namespace
 
+namespace {
+
+/// How many of `sorted` (ascending) are below a time asked for. Asked in ascending order (the
+/// steps' starts, or their ends), a cursor moves forward: no search; asked out of order, a
+/// binary search.
+class CountBelow {
+ public:
+  explicit CountBelow(const std::vector<int64_t>& sorted) : v_(sorted) {}
+  size_t operator()(int64_t t) {
+    if (t < last_) {
+      at_ = size_t(std::lower_bound(v_.begin(), v_.end(), t) - v_.begin());
+    } else {
+      while (at_ < v_.size() && v_[at_] < t) ++at_;
+    }
+    last_ = t;
+    return at_;
+  }
+
+ private:
+  const std::vector<int64_t>& v_;
+  size_t at_ = 0;
+  int64_t last_ = std::numeric_limits<int64_t>::min();
+};
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+
+/// The union of the streams' busy intervals (each stream's sorted and disjoint), and the time two
+/// or more streams ran at once, from one walk over all the intervals in start order (a merge of
+/// the streams' lists, not a sort of them all).
+Intervals union_of_streams(std::vector<Intervals> streams, int64_t& overlap_ns) {
+  overlap_ns = 0;
+  if (streams.size() == 1) return std::move(streams.front());
+  Intervals all;
+  size_t total = 0;
+  for (const Intervals& s : streams) total += s.size();
+  all.reserve(total);
+  using Head = std::pair<std::pair<int64_t, int64_t>, size_t>;  // (interval, stream): earliest first
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+  std::vector<size_t> next(streams.size(), 0);
+  for (size_t s = 0; s < streams.size(); ++s)
+    if (!streams[s].empty()) heads.push({streams[s][0], s});
+  // In start order, the part of an interval before the largest end so far (e1) is covered
+  // twice (each stream's intervals are disjoint, so another stream's), less what was already
+  // covered twice (before the second largest end, e2).
+  int64_t e1 = std::numeric_limits<int64_t>::min(), e2 = e1;
+  while (!heads.empty()) {
+    const auto [a, b] = heads.top().first;
+    const size_t s = heads.top().second;
+    heads.pop();
+    if (++next[s] < streams[s].size()) heads.push({streams[s][next[s]], s});
+    const int64_t from = std::max(a, e2), to = std::min(b, e1);
+    if (to > from) overlap_ns += to - from;
+    if (b > e1) {
+      e2 = e1;
+      e1 = b;
+    } else if (b > e2) {
+      e2 = b;
+    }
+    if (!all.empty() && a <= all.back().second)
+      all.back().second = std::max(all.back().second, b);
+    else
+      all.push_back({a, b});
+  }
+  return all;
+}
+
+}  // namespace
+
 StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, IdleRule idle_rule) {
   const Trace& t = index.trace();
   StreamReport r;
@@ -536,84 +671,10 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
   r.window_end = index.gpu_window_end;
   r.gap_threshold_ns = gap_threshold_ns;
   const int64_t lo = r.window_start, hi = r.window_end;
-
-  std::vector<std::pair<int64_t, int64_t>> all_busy;  // every stream's busy intervals
-  for (const TraceIndex::Stream& stream : index.streams()) {
-    const std::vector<size_t>& idx = stream.work;  // in start order
-    StreamRow row;
-    row.device = stream.device;
-    row.stream = stream.stream;
-    row.window_ns = hi - lo;
-    // Busy: the union of the work (overlapping work counted once); the window holds it all.
-    std::vector<std::pair<int64_t, int64_t>> iv;
-    iv.reserve(idx.size());
-    for (size_t i : idx) iv.push_back({t.events[i].start_ns, t.events[i].end_ns()});
-    row.work_items = int64_t(idx.size());
-    auto busy = merge(std::move(iv));
-    row.busy_ns = covered(busy, lo, hi);
-    // Idle gaps, each put in one class by what ended it: the next work and its launch call.
-    // The launch call of the first work that starts at `start` (idx is sorted by start, and
-    // the gaps come in time order: a cursor moves forward, no search).
-    size_t cursor = 0;
-    auto launch_end_of_work_at = [&](int64_t start) -> long {
-      while (cursor < idx.size() && std::max(t.events[idx[cursor]].start_ns, lo) < start) ++cursor;
-      return cursor == idx.size() ? -1 : index.launch_of(idx[cursor]);
-    };
-    int64_t prev_end = lo;
-    for (size_t k = 0; k <= busy.size(); ++k) {
-      const int64_t gap_end = k < busy.size() ? busy[k].first : hi;
-      const int64_t gap = gap_end - prev_end;
-      if (gap > 0) {
-        if (k == busy.size()) {
-          row.other_idle_ns += gap;  // after the last work: nothing left to wait for
-        } else {
-          const long call = launch_end_of_work_at(busy[k].first);
-          if (call >= 0 && t.events[size_t(call)].end_ns() > prev_end)
-            row.host_wait_ns += gap;
-          else if (k > 0 && gap <= gap_threshold_ns)
-            row.kernel_wait_ns += gap;
-          else
-            row.other_idle_ns += gap;
-        }
-      }
-      if (k < busy.size()) prev_end = busy[k].second;
-    }
-    if (idle_rule == IdleRule::Hta) hta_idle_split(index, idx, gap_threshold_ns, row);
-    r.streams.push_back(row);
-    // Every stream's busy intervals in start order: each stream's are sorted already, so a
-    // merge of the two sorted runs (linear), not a sort of them all.
-    if (all_busy.empty()) {
-      all_busy = std::move(busy);
-    } else {
-      const size_t before = all_busy.size();
-      all_busy.insert(all_busy.end(), busy.begin(), busy.end());
-      std::inplace_merge(all_busy.begin(), all_busy.begin() + long(before), all_busy.end());
-    }
-  }
-  // Two or more streams at once: each stream's intervals are disjoint, so where two intervals
-  // overlap two streams ran. In start order, the part of an interval before the largest end so
-  // far (e1) is covered twice, less what was already covered twice (before the second largest
-  // end, e2).
-  {
-    int64_t e1 = std::numeric_limits<int64_t>::min(), e2 = e1;
-    for (const auto& [a, b] : all_busy) {
-      const int64_t from = std::max(a, e2), to = std::min(b, e1);
-      if (to > from) r.overlap_ns += to - from;
-      if (b > e1) {
-        e2 = e1;
-        e1 = b;
-      } else if (b > e2) {
-        e2 = b;
-      }
-    }
-  }
-  const auto merged_all = merge(std::move(all_busy));  // the union of the streams' unions
-  r.busy_ns = covered(merged_all, lo, hi);
-
-  // GPU work in start order, merged from the streams' lists (each in start order, a handful of
-  // streams): per step, the union of the work it launched grows as each item comes (what it
-  // adds past the latest end so far).
   const auto& streams = index.streams();
+
+  // GPU work in start order, per step: the union of the work it launched grows as each item
+  // comes (what it adds past the latest end so far).
   const size_t n_steps = index.steps.size();
   std::vector<StepUtilization> rows(n_steps);
   std::vector<int64_t> latest_end(n_steps, std::numeric_limits<int64_t>::min());
@@ -622,49 +683,99 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
     busy += std::max<int64_t>(0, e.end_ns() - std::max(e.start_ns, latest));
     latest = std::max(latest, e.end_ns());
   };
-  {
+  auto visit = [&](size_t i) {  // the next GPU work item in start order, over all streams
+    const Event& e = t.events[i];
+    if (!index.has_launch(i)) ++r.without_launch_work_items;
+    if (n_steps == 0) return;
+    const long step = index.step_of_work(i);
+    if (step < 0) {
+      ++r.outside_steps_work_items;
+      grow(r.outside_steps_busy_ns, outside_end, e);
+      return;
+    }
+    StepUtilization& u = rows[size_t(step)];
+    grow(u.launched_busy_ns, latest_end[size_t(step)], e);
+    ++u.launched_work_items;
+    if (e.category == Category::Kernel) ++u.launched_kernels;
+    u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(step)]].start_ns);
+  };
+
+  // Per stream, one walk over its work in start order: the union of the work (overlapping work
+  // counted once; the window holds it all), each idle gap put in one class as it closes, by
+  // what ended it: the work that starts the next busy interval (the first to start there) and
+  // its launch call. With one stream, that walk is the start order over all streams too.
+  std::vector<Intervals> busy_of(streams.size());
+  std::vector<std::vector<int64_t>> starts_of(streams.size());  // for the per-step counts
+  for (size_t s = 0; s < streams.size(); ++s) {
+    const std::vector<size_t>& idx = streams[s].work;  // in start order
+    StreamRow row;
+    row.device = streams[s].device;
+    row.stream = streams[s].stream;
+    row.window_ns = hi - lo;
+    row.work_items = int64_t(idx.size());
+    Intervals& busy = busy_of[s];
+    std::vector<int64_t>& starts = starts_of[s];
+    busy.reserve(idx.size());
+    starts.reserve(idx.size());
+    auto idle = [&](int64_t gap, long call, bool after_work) {
+      if (gap <= 0) return;
+      const int64_t prev_end = busy.empty() ? lo : busy.back().second;
+      if (call >= 0 && t.events[size_t(call)].end_ns() > prev_end)
+        row.host_wait_ns += gap;
+      else if (after_work && gap <= gap_threshold_ns)
+        row.kernel_wait_ns += gap;
+      else
+        row.other_idle_ns += gap;
+    };
+    const bool only = streams.size() == 1;
+    for (size_t i : idx) {
+      const Event& e = t.events[i];
+      if (only) visit(i);
+      starts.push_back(e.start_ns);
+      if (!busy.empty() && e.start_ns <= busy.back().second) {
+        busy.back().second = std::max(busy.back().second, e.end_ns());
+        continue;
+      }
+      idle(e.start_ns - (busy.empty() ? lo : busy.back().second), index.launch_of(i), !busy.empty());
+      busy.push_back({e.start_ns, e.end_ns()});
+    }
+    // After the last work: nothing left to wait for.
+    if (const int64_t tail = hi - (busy.empty() ? lo : busy.back().second); tail > 0) row.other_idle_ns += tail;
+    row.busy_ns = covered(busy, lo, hi);
+    if (idle_rule == IdleRule::Hta) hta_idle_split(index, idx, gap_threshold_ns, row);
+    r.streams.push_back(row);
+  }
+  if (streams.size() > 1) {  // the streams' lists merged, in start order
     using Head = std::pair<int64_t, size_t>;  // (start, stream): the earliest unread first
     std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
     std::vector<size_t> next(streams.size(), 0);
     for (size_t s = 0; s < streams.size(); ++s)
-      if (!streams[s].work.empty()) heads.push({t.events[streams[s].work[0]].start_ns, s});
+      if (!streams[s].work.empty()) heads.push({starts_of[s][0], s});
     while (!heads.empty()) {
       const size_t s = heads.top().second;
       heads.pop();
       const size_t i = streams[s].work[next[s]++];
-      if (next[s] < streams[s].work.size()) heads.push({t.events[streams[s].work[next[s]]].start_ns, s});
-      const Event& e = t.events[i];
-      if (!index.has_launch(i)) ++r.without_launch_work_items;
-      if (n_steps == 0) continue;
-      const long step = index.step_of_work(i);
-      if (step < 0) {
-        ++r.outside_steps_work_items;
-        grow(r.outside_steps_busy_ns, outside_end, e);
-        continue;
-      }
-      StepUtilization& u = rows[size_t(step)];
-      grow(u.launched_busy_ns, latest_end[size_t(step)], e);
-      ++u.launched_work_items;
-      if (e.category == Category::Kernel) ++u.launched_kernels;
-      u.to_gpu_end_ns = std::max(u.to_gpu_end_ns, e.end_ns() - t.events[index.steps[size_t(step)]].start_ns);
+      if (next[s] < streams[s].work.size()) heads.push({starts_of[s][next[s]], s});
+      visit(i);
     }
   }
-  // The items that start in a step's wall time, counted per stream.
-  auto starting_before = [&](int64_t at) {
-    int64_t n = 0;
-    for (const TraceIndex::Stream& st : streams)
-      n += std::lower_bound(st.work.begin(), st.work.end(), at,
-                            [&](size_t w, int64_t v) { return t.events[w].start_ns < v; }) -
-           st.work.begin();
-    return n;
-  };
+  // "GPU busy": the union over the streams, and the time two or more ran at once.
+  const Intervals merged_all = union_of_streams(std::move(busy_of), r.overlap_ns);
+  r.busy_ns = covered(merged_all, lo, hi);
+
+  // The items that start in a step's wall time, counted per stream (the steps come in start
+  // order: the counts of items starting before their starts move forward, as mostly do those
+  // before their ends).
+  std::vector<CountBelow> before_start, before_end;
+  for (const auto& starts : starts_of) before_start.emplace_back(starts), before_end.emplace_back(starts);
   for (size_t k = 0; k < n_steps; ++k) {
     const Event& step = t.events[index.steps[k]];
     StepUtilization& u = rows[k];
     u.step = std::string(step.name);
     u.duration_ns = step.dur_ns;
     u.busy_ns = covered(merged_all, step.start_ns, step.end_ns());
-    u.kernels = starting_before(step.end_ns()) - starting_before(step.start_ns);
+    for (size_t s = 0; s < streams.size(); ++s)
+      u.kernels += int64_t(before_end[s](step.end_ns()) - before_start[s](step.start_ns));
   }
   r.steps = std::move(rows);
   return r;

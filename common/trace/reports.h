@@ -138,7 +138,7 @@ class TraceIndex {
   bool has_launch(size_t i) const { return launch_of(i) >= 0; }
   /// For GPU work `i`: when the earlier work on its stream (same device and stream, started
   /// before it) had all ended, or INT64_MIN when it is the stream's first. Work launched
-  /// before that time waited in the stream's queue. Computed on first use.
+  /// before that time waited in the stream's queue.
   int64_t stream_free_before(size_t i) const;
 
  private:
@@ -146,9 +146,11 @@ class TraceIndex {
   unsigned threads_ = 1;
   Lazy<KeyAverages> key_averages_;
   Lazy<std::vector<MemoryRow>> memory_;
-  Lazy<std::vector<int64_t>> stream_free_before_;  ///< by GPU work ordinal
   std::thread table_thread_;  // the operator table, when computed beside the index
   void build();  // everything but the operator table
+  /// How many steps start at or before `t`; `hint`, a count asked for a time just before, is
+  /// tried first (a walk in time order costs no search).
+  size_t steps_started_by(int64_t t, size_t hint) const;
   static constexpr uint32_t kNoOrdinal = 0xffffffffu;
   /// Each event's place among its kind: GPU work in device_work_, a runtime or driver call in
   /// api_calls_; kNoOrdinal for the rest. The lookups below are kept by that place, not for
@@ -157,6 +159,7 @@ class TraceIndex {
   std::vector<size_t> launch_calls_, api_calls_, device_work_, synchronizes_, named_ranges_;
   std::vector<uint32_t> call_of_work_;  ///< by GPU work: the ordinal of its launch call
   std::vector<int32_t> step_of_work_;   ///< by GPU work: its step (step_of_work), or -1
+  std::vector<int64_t> free_before_;    ///< by GPU work: stream_free_before
   std::vector<int64_t> step_starts_, step_ends_;  ///< the steps' CPU ranges, in time order
   std::vector<Stream> streams_;
   /// GPU work grouped by launch call, each call's in start order: the work of call ordinal c
@@ -164,6 +167,26 @@ class TraceIndex {
   std::vector<size_t> work_;
   std::vector<uint32_t> first_work_;
 };
+
+// The lookups the reports make per GPU work item, inline: millions of calls on a big trace.
+
+inline long TraceIndex::launch_of(size_t i) const {
+  if (i >= t_.events.size() || !is_device_work(t_.events[i].category)) return -1;
+  const uint32_t c = call_of_work_[ordinal_[i]];
+  return c == kNoOrdinal ? -1 : long(api_calls_[c]);
+}
+
+inline long TraceIndex::step_of_work(size_t i) const {
+  if (i >= t_.events.size() || !is_device_work(t_.events[i].category)) return -1;
+  return step_of_work_[ordinal_[i]];
+}
+
+inline TraceIndex::Span TraceIndex::work_of(size_t launch) const {
+  if (launch >= t_.events.size() || !is_launch_call(t_.events[launch].category))
+    return {work_.data(), work_.data()};
+  const uint32_t c = ordinal_[launch];
+  return {work_.data() + first_work_[c], work_.data() + first_work_[c + 1]};
+}
 
 /// The named ranges' rows of the operator table (CPU ranges other than the steps: a lesson's
 /// parts, attn, mlp...), most CPU time first.
