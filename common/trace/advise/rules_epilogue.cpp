@@ -7,8 +7,9 @@
 #include <string_view>
 
 #include "trace/advise/names.h"
+#include "trace/advise/cpu_slices.h"
 #include "trace/advise/rules.h"
-#include "trace/nesting.h"
+#include "trace/advise/rules_cpu.h"  // launched_work
 
 namespace pil::trace::advise_rules {
 namespace {
@@ -27,46 +28,65 @@ bool is_epilogue_op(std::string_view n) {
 // same parent on the same thread, views read through) is taken to work on its output: the
 // heuristic reads no tensor identities, which the trace does not have. One followed by another
 // elementwise operator is left to the fusion rule (a chain, whose fix is one fused kernel). Its
-// cost: its GPU work's time on a GPU trace (the work items carrying its External id), else its
-// CPU time with its children.
+// cost: the GPU time of the work launched inside it on a GPU trace, else its CPU time with its
+// children. Read from the CPU slices the rules share (nested once per trace).
 void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   const Trace& t = c.trace;
-  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> threads;
-  for (size_t i = 0; i < t.events.size(); ++i)
-    if (is_cpu_slice(t.events[i].category)) threads[{t.events[i].pid, t.events[i].tid}].push_back(i);
-  std::map<uint64_t, int64_t> device_time;  // by External id, on a GPU trace
-  if (c.gpu())
-    for (size_t w : c.index.device_work())
-      if (t.events[w].external_id) device_time[t.events[w].external_id] += t.events[w].dur_ns;
+  const CpuSlices& cs = c.cpu();
+  PerName<bool> gemm, epilogue, elementwise, view;
+  // Per parent slot (and per thread for its top-level slices): its latest operator child, and
+  // an epilogue that waits to see whether another elementwise operator follows it.
+  using Slots = std::pair<long, long>;  // (the product, the epilogue after it)
+  std::vector<long> last(cs.size(), -1);
+  std::vector<Slots> pending(cs.size(), {-1, -1});
+  std::vector<Slots> found;
+  for (const CpuSlices::Thread& th : cs.threads) {
+    long top_last = -1;
+    Slots top_pending{-1, -1};
+    for (size_t s = th.begin; s < th.end; ++s) {
+      const Event& e = t.events[cs.event(s)];
+      if (!is_operator(e) || view(e.name, is_view_op)) continue;
+      const long p = cs.parent(s);
+      long& prev = p >= 0 ? last[size_t(p)] : top_last;
+      Slots& wait = p >= 0 ? pending[size_t(p)] : top_pending;
+      if (wait.second >= 0 && !elementwise(e.name, is_elementwise_op)) found.push_back(wait);
+      wait = {-1, -1};
+      if (prev >= 0 && gemm(t.events[cs.event(size_t(prev))].name, is_gemm_op) &&
+          epilogue(e.name, is_epilogue_op) && cs.in_steps(s))
+        wait = {prev, long(s)};
+      prev = long(s);
+    }
+    if (top_pending.second >= 0) found.push_back(top_pending);
+  }
+  for (const Slots& w : pending)
+    if (w.second >= 0) found.push_back(w);
+  if (found.empty()) return;
+
+  std::vector<int64_t> cost(cs.size(), 0);
+  if (c.gpu()) {
+    std::vector<long> root(cs.size(), -1);  // the epilogue operator each slot is inside
+    for (const auto& [product, s] : found) root[size_t(s)] = s;
+    for (size_t s = 0; s < cs.size(); ++s)  // parents come before their children
+      if (root[s] < 0 && cs.parent(s) >= 0) root[s] = root[size_t(cs.parent(s))];
+    cost = launched_work(c, root).by_root;
+  } else {
+    for (const auto& [product, s] : found) cost[size_t(s)] = t.events[cs.event(size_t(s))].dur_ns;
+  }
 
   struct Pair {
     int64_t count = 0, cost_ns = 0;
-    std::vector<std::pair<int64_t, size_t>> worst;  // cost, the elementwise op
+    std::vector<std::pair<int64_t, size_t>> worst;  // cost, the elementwise op's event
   };
   std::map<std::string, Pair> pairs;  // "aten::matmul -> aten::add"
   int64_t total = 0;
-  PerName<bool> gemm, epilogue, elementwise, view;
-  for (auto& [lane, idx] : threads) {
-    order_for_nesting(t.events, idx);
-    std::map<long, std::vector<size_t>> children;  // parent -> its operators, views left out
-    nest(t.events, idx, [&](size_t i, long parent, int) {
-      const Event& e = t.events[i];
-      if (e.category == Category::CpuOp && !view(e.name, is_view_op)) children[parent].push_back(i);
-      return true;
-    });
-    for (const auto& [parent, ops] : children)
-      for (size_t k = 1; k < ops.size(); ++k) {
-        const Event& prev = t.events[ops[k - 1]];
-        const Event& e = t.events[ops[k]];
-        if (!gemm(prev.name, is_gemm_op) || !epilogue(e.name, is_epilogue_op)) continue;
-        if (k + 1 < ops.size() && elementwise(t.events[ops[k + 1]].name, is_elementwise_op)) continue;
-        const int64_t cost = c.gpu() ? (e.external_id ? device_time[e.external_id] : 0) : e.dur_ns;
-        Pair& p = pairs[std::string(prev.name) + " -> " + std::string(e.name)];
-        ++p.count;
-        p.cost_ns += cost;
-        p.worst.push_back({cost, ops[k]});
-        total += cost;
-      }
+  for (const auto& [prev, epi] : found) {
+    const size_t s = size_t(epi);
+    Pair& pr = pairs[std::string(t.events[cs.event(size_t(prev))].name) + " -> " +
+                     std::string(t.events[cs.event(s)].name)];
+    ++pr.count;
+    pr.cost_ns += cost[s];
+    pr.worst.push_back({cost[s], cs.event(s)});
+    total += cost[s];
   }
   if (pairs.empty() || total < int64_t(threshold::kMinSavedShare * double(c.basis_ns))) return;
   Symptom s;
