@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""A lesson's Doxygen page, made from its README.md at build time.
+"""A lesson's Doxygen page, made from its README.md at build time (or any page of docs/).
 
 The README is the one source of a lesson's page. It reads well on its own (GitHub shows it) and
-carries markers, HTML comments that GitHub does not show, which this script turns into Doxygen:
+carries markers, HTML comments that GitHub does not show, which this script turns into Doxygen.
+No Doxygen-only syntax stands in the text GitHub shows (outside code): no \\ref, \\snippet,
+\\verbatim, [TOC] or bare {#id} (an error: --check). A page of docs/ without runs is made the
+same way with --source alone (no lesson): its snippets name their file with from=.
 
   <!-- snippet: NAME [from=PATH] -->  the fenced code block right after it becomes
                                 \\snippet LESSON/main.cpp NAME: the code between the two
                                 `// [NAME]` lines of main.cpp (of PATH, from the project's root,
-                                with from=), so the page shows the code that runs. The README's copy must equal it (checked: --check).
+                                with from=; `# [NAME]` in a .py file), so the page shows the code
+                                that runs. The README's copy must equal it (checked: --check).
   <!-- run: NAME: FLAGS -->     runs the lesson on the CPU with FLAGS (into the build tree) for
                                 the markers below; nothing is shown
   <!-- run: NAME runs=N: FLAGS -->
@@ -97,6 +101,9 @@ Lines of their own:
   ...                                   become \\htmlonly[block]<details>...\\endhtmlonly and
   </details>                            \\htmlonly[block]</details>\\endhtmlonly (Doxygen 1.9.4
                                         breaks raw <details> spanning paragraphs)
+  <!-- site: TEXT -->           TEXT on the page in place of the ONE markdown line after it,
+                                which GitHub shows instead (a link to the site's own pages, such
+                                as the API reference, which GitHub does not have)
   <!-- nav -->                  the ONE markdown line after it (Previous: [01_matmul_add]
                                 (../01_matmul_add/README.md) · Next: ...) becomes
                                 \\if full_site ... \\endif with each link to a page of the
@@ -106,7 +113,15 @@ Lines of their own:
 
   docs_page.py --lesson-dir DIR --exe LESSON_EXE --pil-trace PIL_TRACE --out-dir OUT --page PAGE
                [--source PATH]
-  docs_page.py --lesson-dir DIR [--source PATH] --check [--skip-outputs]
+  docs_page.py --source PATH --page PAGE [--full-site] [--root DIR]
+                                a page of docs/ without a lesson (no runs, figures or outputs);
+                                --full-site: a page of the full site only (the main page, the
+                                instructor's pages), whose prose may link to the lessons' pages
+  docs_page.py --github-text [FILE...] [--root DIR]
+                                only checks that the markdown GitHub shows (FILE..., or every
+                                .md of DIR but /build*, /traces and hidden folders) holds no
+                                Doxygen-only syntax outside code and comments (exit 1 if one does)
+  docs_page.py (--lesson-dir DIR [--source PATH] | --source PATH [--full-site]) --check [--skip-outputs]
                                 only check the markers (snippets equal the source, every marker's
                                 and fig QUERY's syntax, names declared, details, nav lines and
                                 links, and each output marker's committed output and its hash,
@@ -152,6 +167,21 @@ LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
 ANCHOR = re.compile(r"\{#([A-Za-z0-9_]+)\}")
 # A heading's page id hidden from GitHub: "# Title <!-- {#lesson01} -->" (the site gets "{#lesson01}").
 HIDDEN_ANCHOR = re.compile(r"<!--\s*(\{#[A-Za-z0-9_]+\})\s*-->")
+# What only Doxygen reads, and GitHub shows as it is (outside code, inline code and comments): a
+# command (\\ref, \\snippet, \\verbatim, ...), [TOC], a page id {#id} not hidden in a comment.
+DOXYGEN_ONLY = re.compile(r"(?<![\\\w])[\\@](?:ref|subpage|snippet\w*|include\w*|image|verbatim|endverbatim|"
+                          r"htmlonly|endhtmlonly|latexonly|endlatexonly|if|ifnot|elseif|endif|cond|endcond|"
+                          r"page|mainpage|section|subsection|subsubsection|paragraph|anchor|copydoc|code|endcode|"
+                          r"note|warning|brief|tableofcontents|dot|enddot|details|since|see)(?!\w)"
+                          r"|\[TOC\]|\{#[A-Za-z0-9_]+\}")
+DOXYGEN_ONLY_HELP = ("write it for GitHub and let this script make it Doxygen's: a page id as '# Title <!-- {#id} -->', "
+                     "a link to a page as [text](page.md), a snippet as <!-- snippet: NAME from=PATH --> and its copy, "
+                     "a verbatim block as ```text; the page gets its [TOC]")
+INLINE_CODE = re.compile(r"(`+).*?\1")
+COMMENT = re.compile(r"<!--.*?-->")
+# A line of the site's own, hidden from GitHub: "<!-- site: TEXT -->" then the one line GitHub shows
+# in its place (a link to the site's API reference, which GitHub does not have).
+SITE = re.compile(r"^<!--\s*site:\s*(.*?)\s*-->\s*$")
 # The markers whose output is committed with the source (--update-source), between the marker and
 # its closing line, the first line of the block naming the hash of what made it.
 OUTPUT_KINDS = ("timeline", "table", "summary", "advise", "ranks")
@@ -183,12 +213,19 @@ class DocsError(Exception):
         self.code = code
 
 
-def source_region(source_text, name):
-    """The lines between the two `[name]` marker lines, dedented, trailing spaces dropped."""
+def snippet_mark(path, name):
+    """A snippet's marker line in a compiled source: `// [name]`, or `# [name]` in Python."""
+    return "%s [%s]" % ("#" if path.endswith(".py") else "//", name)
+
+
+def source_region(source_text, name, path="main.cpp"):
+    """The lines between the two marker lines of `name` (snippet_mark), dedented, trailing
+    spaces dropped."""
     lines = source_text.splitlines()
-    marks = [i for i, l in enumerate(lines) if l.strip() == "// [%s]" % name]
+    mark = snippet_mark(path, name)
+    marks = [i for i, l in enumerate(lines) if l.strip() == mark]
     if len(marks) != 2:
-        raise DocsError("snippet %s: expected two '// [%s]' lines in the source, found %d" % (name, name, len(marks)), 2)
+        raise DocsError("snippet %s: expected two '%s' lines in %s, found %d" % (name, mark, path, len(marks)), 2)
     body = lines[marks[0] + 1:marks[1]]
     indent = min((len(l) - len(l.lstrip()) for l in body if l.strip()), default=0)
     return [l[indent:].rstrip() for l in body]
@@ -535,6 +572,48 @@ def figure_value(rep, q):
     raise AssertionError(k)
 
 
+def doxygen_only(line):
+    """The first Doxygen-only syntax in a line of prose (outside inline code and comments), or None."""
+    m = DOXYGEN_ONLY.search(COMMENT.sub("", INLINE_CODE.sub("", line)))
+    return m.group(0) if m else None
+
+
+def github_text_problems(path):
+    """Each line of a markdown file GitHub shows that holds Doxygen-only syntax outside code and
+    comments: ["PATH:LINE: SYNTAX"]."""
+    problems, in_fence, in_comment = [], False, False
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f.read().splitlines(), 1):
+            if line.lstrip().startswith("```"):
+                in_fence = not in_fence
+                continue
+            if in_fence:
+                continue
+            if in_comment:  # a comment over several lines: GitHub shows none of it
+                if "-->" not in line:
+                    continue
+                line, in_comment = line.split("-->", 1)[1], False
+            line = COMMENT.sub("", line)
+            if "<!--" in line:
+                line, in_comment = line.split("<!--", 1)[0], True
+            found = doxygen_only(line)
+            if found:
+                problems.append("%s:%d: %s" % (path, n, found))
+    return problems
+
+
+def github_pages(root):
+    """Every markdown file of the checkout (GitHub shows each), but the build folders' and the
+    lessons' output (/build*, /traces) and hidden folders."""
+    out = []
+    for d, dirs, files in os.walk(root):
+        top = os.path.relpath(d, root) == "."
+        dirs[:] = sorted(x for x in dirs if not x.startswith(".")
+                         and not (top and (x == "traces" or x == "build" or x.startswith("build-"))))
+        out += [os.path.join(d, f) for f in sorted(files) if f.endswith(".md")]
+    return out
+
+
 # --- Links ----------------------------------------------------------------------------------------
 
 def anchor_of(path):
@@ -592,17 +671,18 @@ def nav_line(line, source_dir):
     return LINK.sub(ref, line)
 
 
-def links(line, source_dir):
+def links(line, source_dir, full_site=False):
     """A prose line's Markdown links to pages of the project ([text](../docs/page.md)) as
     \\ref ID "text" (Doxygen 1.9.4 cannot resolve a Markdown link to a .md page outside the
     generated folder); other links as they are. A link to another lesson's page goes on a nav
-    line: a chapter alone does not hold the other lessons."""
+    line: a chapter alone does not hold the other lessons; a page of the full site only
+    (full_site: the main page, the instructor's pages) links to them in prose."""
     def ref(m):
         target = m.group(2).split("#", 1)[0]
         if "://" in target or not target.endswith(".md") or m.start() > 0 and line[m.start() - 1] == "!":
             return m.group(0)
         path = os.path.normpath(os.path.join(source_dir, target))
-        if os.path.basename(path) == "README.md":
+        if os.path.basename(path) == "README.md" and not full_site:
             raise DocsError("link %r: a link to a lesson's page goes on a <!-- nav --> line (the site shows it "
                             "only where that page is, a chapter alone does not hold it)" % m.group(2), 2)
         fragment = m.group(2).split("#", 1)[1] if "#" in m.group(2) else ""
@@ -617,9 +697,10 @@ def links(line, source_dir):
 
 # --- The page -------------------------------------------------------------------------------------
 
-def scan(lines, readme, lesson, lesson_dir, source, source_dir):
+def scan(lines, readme, lesson, root, source, source_dir, full_site=False):
     """Every marker checked and parsed, nothing run: a list of items (kind, line index, data) and
-    the runs declared {name: {...}}."""
+    the runs declared {name: {...}}. lesson and source are None for a page without a lesson
+    (docs/cheatsheet.md): its snippets name their file, and it has no runs."""
     items, runs, figs = [], {}, []
     in_details = None
     in_fence = False
@@ -634,19 +715,24 @@ def scan(lines, readme, lesson, lesson_dir, source, source_dir):
                 if kind == "snippet":
                     name, opts = options(body, kind)
                     # from=PATH: a region of another compiled source of the project (the harness's
-                    # profiler calls), PATH relative to the project's root; else the lesson's main.cpp.
+                    # profiler calls, docs/examples/), PATH relative to the project's root; else the
+                    # lesson's main.cpp.
                     src_path, text = "%s/main.cpp" % lesson, source
                     if "from" in opts:
                         src_path = opts["from"]
-                        with open(os.path.join(lesson_dir, os.pardir, src_path)) as f:
+                        with open(os.path.join(root, src_path)) as f:
                             text = f.read()
+                    elif lesson is None:
+                        raise DocsError("snippet %s: a page without a lesson names its file: from=PATH" % name, 2)
                     shown, nxt = fenced_block(lines, i + 1)
-                    if shown != source_region(text, name):
-                        raise DocsError("snippet %s: the README's copy differs from %s's `// [%s]` region; "
-                                        "copy the region into the README" % (name, src_path, name))
+                    if shown != source_region(text, name, src_path):
+                        raise DocsError("snippet %s: the page's copy differs from %s's `%s` region; "
+                                        "copy the region into the page" % (name, src_path, snippet_mark(src_path, name)))
                     items.append(("snippet", i, nxt, "\\snippet %s %s" % (src_path, name)))
                     i = nxt
                     continue
+                if lesson is None:
+                    raise DocsError("a %s marker needs the lesson whose runs it uses (--lesson-dir)" % kind, 2)
                 if kind in ("run", "trace"):
                     head, sep, rest = body.partition(":")
                     if not sep:
@@ -683,11 +769,27 @@ def scan(lines, readme, lesson, lesson_dir, source, source_dir):
                                 "an output goes right after its marker, '<!-- made: ... -->' first" % line.strip(), 2)
             if line.lstrip().startswith("```"):
                 in_fence = not in_fence
+            elif not in_fence:
+                found = doxygen_only(line)
+                if found:
+                    raise DocsError("%r is Doxygen's syntax, which GitHub shows as it is: %s" % (found, DOXYGEN_ONLY_HELP), 2)
             if not in_fence and LINK.search(line):
-                links(line, source_dir)  # checked: the page turns them into \\ref
+                links(line, source_dir, full_site)  # checked: the page turns them into \\ref
+            if not in_fence and SITE.match(line):
+                if i + 1 >= len(lines) or not lines[i + 1].strip():
+                    raise DocsError("<!-- site: TEXT --> must be followed by the one markdown line GitHub shows instead", 2)
+                text = SITE.match(line).group(1)
+                links(text, source_dir, full_site)
+                links(lines[i + 1], source_dir, full_site)
+                items.append(("site", i, i + 2, text))
+                i += 2
+                continue
             if NAV.match(line):
                 if i + 1 >= len(lines) or not lines[i + 1].strip():
                     raise DocsError("<!-- nav --> must be followed by one markdown line of links", 2)
+                if doxygen_only(lines[i + 1]):
+                    raise DocsError("%r is Doxygen's syntax, which GitHub shows as it is: %s"
+                                    % (doxygen_only(lines[i + 1]), DOXYGEN_ONLY_HELP), 2)
                 items.append(("nav", i, i + 2, nav_line(lines[i + 1], source_dir)))
                 i += 2
                 continue
@@ -816,15 +918,20 @@ def fill_figures(line, figs, runs, keep_markers):
 def read_page(args):
     """The page's source, read and its markers checked: (lesson, source path, picture prefix,
     lines, items, runs)."""
-    lesson = os.path.basename(os.path.normpath(args.lesson_dir))
+    lesson = os.path.basename(os.path.normpath(args.lesson_dir)) if args.lesson_dir else None
     readme = args.source or os.path.join(args.lesson_dir, "README.md")
     # Pictures of another page take its stem as their prefix, so they never collide with the lesson's.
     prefix = lesson if not args.source else os.path.splitext(os.path.basename(readme))[0]
     with open(readme) as f:
         lines = f.read().splitlines()
-    with open(os.path.join(args.lesson_dir, "main.cpp")) as f:
-        source = f.read()
-    items, runs = scan(lines, readme, lesson, args.lesson_dir, source, os.path.dirname(os.path.abspath(readme)))
+    source = None
+    if lesson:
+        with open(os.path.join(args.lesson_dir, "main.cpp")) as f:
+            source = f.read()
+    # Snippets' from= paths start at the project's root: the lesson's parent folder, or --root.
+    root = os.path.join(args.lesson_dir, os.pardir) if lesson else args.root
+    items, runs = scan(lines, readme, lesson, root, source, os.path.dirname(os.path.abspath(readme)),
+                       args.full_site)
     return lesson, readme, prefix, lines, items, runs
 
 
@@ -917,6 +1024,9 @@ def produce(args, kind, name, opts, r, lesson, prefix):
     if kind == "summary":
         return [("text", run([args.pil_trace, "summary", trace]), None)]
     if kind == "advise":
+        # A run of ranks: rank 0's trace, whichever rank printed its path first.
+        rank0 = re.sub(r"_rank\d+(\.pt\.trace\.json)$", r"_rank0\1", trace)
+        trace = rank0 if os.path.isfile(rank0) else trace
         # The trace as the reader's own run names it, not this build's folder.
         text = run([args.pil_trace, "advise", trace]).replace(trace, "traces/%s/%s" % (lesson, os.path.basename(trace)), 1)
         return [("text", text, "What `pil-trace advise` says on `%s`%s" % (r["cmd"], of_median))]
@@ -939,8 +1049,10 @@ def make_page(args):
         if not args.skip_outputs:
             check_outputs(args, readme, lines, items, runs)
         return
-    os.makedirs(args.out_dir, exist_ok=True)
-    machine = do_runs(args, runs, lesson, prefix)
+    machine = None
+    if runs:
+        os.makedirs(args.out_dir, exist_ok=True)
+        machine = do_runs(args, runs, lesson, prefix)
 
     out = []
     at = {it[1]: it for it in items}
@@ -958,7 +1070,7 @@ def make_page(args):
                 # What GitHub must not show, for Doxygen: a heading's page id, links to pages as \\ref.
                 if line.startswith("#"):
                     line = HIDDEN_ANCHOR.sub(r"\1", line)
-                line = links(line, source_dir)
+                line = links(line, source_dir, args.full_site)
             out.append(line)
             i += 1
             continue
@@ -966,9 +1078,11 @@ def make_page(args):
         where = "%s:%d" % (readme, i + 1)
         i = nxt
         try:
-            if kind in ("snippet", "nav", "html"):
+            if kind in ("snippet", "nav", "html", "site"):
                 if kind == "nav":
                     out.extend(["\\if full_site", data, "\\endif"])
+                elif kind == "site":
+                    out.append(links(data, source_dir, args.full_site))
                 else:
                     out.append(data)
             elif kind in ("run", "trace"):
@@ -976,7 +1090,7 @@ def make_page(args):
             elif kind == "figs":
                 text, shown = fill_figures(lines[it[1]], data, runs, keep_markers=False)
                 used_figs.update(name for name, _, _ in shown)
-                out.append(links(text, source_dir))
+                out.append(links(text, source_dir, args.full_site))
             else:
                 name, opts = data[:2]
                 r = runs[name]
@@ -999,6 +1113,9 @@ def make_page(args):
     title = next((k for k, l in enumerate(out) if l.startswith("# ")), None)
     if title is not None and "[TOC]" not in out:
         out[title + 1:title + 1] = ["", "[TOC]"]
+    if lesson is None:  # a page of its own: no lesson's runs to name
+        write_whole(args.page, "\n".join(out) + "\n")
+        return
     out.append("")
     out.append("See also: \\ref cheatsheet (what you see in a trace, and what it usually means) and "
                "\\ref pil_trace (the analyzer).")
@@ -1119,8 +1236,15 @@ def update_source(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--lesson-dir", required=True)
+    p.add_argument("--lesson-dir", help="the lesson whose code and runs the page uses (none for a page of its own, "
+                                        "with --source)")
     p.add_argument("--source", help="the markdown page to make (default: the lesson's README.md)")
+    p.add_argument("--full-site", action="store_true",
+                   help="the page is in the full site only (the main page, the instructor's pages): its prose "
+                        "may link to the lessons' pages")
+    p.add_argument("--github-text", nargs="*", metavar="PAGE",
+                   help="only check that the markdown GitHub shows (these files; none named: every .md of --root "
+                        "but the build folders and traces/) holds no Doxygen-only syntax outside code")
     p.add_argument("--only", help="with --update-source: only these output markers (comma-separated kinds, "
                    "e.g. advise), from their own runs; the rest of the page is kept")
     p.add_argument("--check", action="store_true",
@@ -1130,7 +1254,7 @@ def main():
     p.add_argument("--out-dir")
     p.add_argument("--page")
     p.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                   help="the project root, for trace markers' paths (default: this script's project)")
+                   help="the project root, for trace markers' and snippets' from= paths (default: this script's project)")
     p.add_argument("--update-source", action="store_true",
                    help="write one reference run's figures and outputs into the source (the text GitHub "
                         "shows) instead of making a page; needs --exe, --pil-trace, --out-dir")
@@ -1141,10 +1265,27 @@ def main():
                    help="with --update-source: how loaded the machine was, in words, named beside it in each "
                         "committed output (the load average is named anyway)")
     args = p.parse_args()
-    if args.update_source:
+    if args.github_text is not None:
+        try:
+            problems = [x for page in (args.github_text or github_pages(args.root)) for x in github_text_problems(page)]
+        except OSError as e:
+            print("docs_page.py: error: %s" % e, file=sys.stderr)
+            return 2
+        for x in problems:
+            print("docs_page.py: %s: Doxygen's syntax, which GitHub shows as it is" % x, file=sys.stderr)
+        if problems:
+            print("docs_page.py: %s" % DOXYGEN_ONLY_HELP, file=sys.stderr)
+        return 1 if problems else 0
+    if not args.lesson_dir and not args.source:
+        p.error("--lesson-dir, --source or both are needed")
+    if args.update_source and not args.lesson_dir:
+        p.error("--update-source needs --lesson-dir (the runs it writes in are the lesson's)")
+    if not args.lesson_dir and not args.check and not args.page:
+        p.error("--page is needed unless --check")
+    elif args.update_source:
         if not (args.exe and args.pil_trace and args.out_dir):
             p.error("--update-source needs --exe, --pil-trace and --out-dir")
-    elif not args.check and not (args.exe and args.pil_trace and args.out_dir and args.page):
+    elif args.lesson_dir and not args.check and not (args.exe and args.pil_trace and args.out_dir and args.page):
         p.error("--exe, --pil-trace, --out-dir and --page are needed unless --check")
     try:
         if args.update_source:

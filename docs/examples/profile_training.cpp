@@ -21,7 +21,7 @@
 
 namespace pp = pil::profiler;
 
-//! [optimizer_ranges]
+// [optimizer_ranges]
 // Python's optimizers record each call as a range named Optimizer.<call>#<class>.<call>;
 // LibTorch's record none. The same names by hand, so the two tables share these rows:
 void zero_grad(torch::optim::SGD& sgd, bool name_it) {
@@ -35,7 +35,7 @@ void step(torch::optim::SGD& sgd, bool name_it) {
   if (name_it) range.emplace("Optimizer.step#SGD.step");
   sgd.step();
 }
-//! [optimizer_ranges]
+// [optimizer_ranges]
 
 int main(int argc, char** argv) {
   bool name_optimizer = false;
@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  //! [training]
+  // [training]
   torch::manual_seed(0);
   namespace nn = torch::nn;
   // x: [32, 3, 16, 16] -> conv [32, 8, 16, 16] -> flatten [32, 2048] -> linear [32, 10]
@@ -81,5 +81,5 @@ int main(int argc, char** argv) {
   }
   prof.stop();
   std::cout << prof.key_averages().table("cpu_time_total", 15);
-  //! [training]
+  // [training]
 }

@@ -5,7 +5,7 @@
 // against the installed package: find_package(ProfilingInLibTorch), target pil::profiler.
 //
 //   ./profile_your_program [trace folder]     (default: log)
-//! [example]
+// [example]
 #include <torch/torch.h>
 
 #include <iostream>
@@ -37,4 +37,4 @@ int main(int argc, char** argv) {
   prof.stop();
   std::cout << prof.key_averages().table("cpu_time_total", 10);
 }
-//! [example]
+// [example]

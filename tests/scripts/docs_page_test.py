@@ -50,7 +50,7 @@ class DocsPage(unittest.TestCase):
             return f.read()
 
     def test_matching_snippet_becomes_a_doxygen_snippet(self):
-        d = lesson("# Demo {#demo}\n\n<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return helper();\n}\n```\n")
+        d = lesson("# Demo <!-- {#demo} -->\n\n<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return helper();\n}\n```\n")
         self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
         text = self.page_of(d)
         self.assertIn("\\snippet 09_demo/main.cpp variant-x", text)
@@ -329,11 +329,11 @@ class Figures(unittest.TestCase):
         self.assertIn("(step 0 of the median run of 3; arrows at aten::matmul, aten::copy_)", text)
 
     def test_another_source_takes_its_stem_as_prefix(self):
-        d = lesson("# Demo {#lesson09}\n")
+        d = lesson("# Demo <!-- {#lesson09} -->\n")
         os.makedirs(os.path.join(d, "..", "docs"))
         src = os.path.join(d, "..", "docs", "perfetto.md")
         with open(src, "w") as f:
-            f.write("# Perfetto {#perfetto}\n<!-- run: a: --size 64 -->\n<!-- timeline: a step=1 -->\n"
+            f.write("# Perfetto <!-- {#perfetto} -->\n<!-- run: a: --size 64 -->\n<!-- timeline: a step=1 -->\n"
                     "<!-- snippet: variant-x -->\n```cpp\nint x() {\n  return helper();\n}\n```\n")
         self.assertEqual(run("--lesson-dir", d, "--source", src, "--check", "--skip-outputs").returncode, 0)
         r, text = self.make(d, "--source", src)
@@ -452,7 +452,7 @@ class Figures(unittest.TestCase):
                    "[a picture](docs/x.svg).\n\n```sh\ncat [x](../docs/cheat.md)\n```\n")
         os.makedirs(os.path.join(d, "..", "docs"))
         with open(os.path.join(d, "..", "docs", "cheat.md"), "w") as f:
-            f.write("# Cheat sheet {#cheatsheet}\n\n## The rows <!-- {#cheat_rows} -->\n\n## No id\n")
+            f.write("# Cheat sheet <!-- {#cheatsheet} -->\n\n## The rows <!-- {#cheat_rows} -->\n\n## No id\n")
         self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
         r, text = self.make(d)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -476,14 +476,14 @@ class Figures(unittest.TestCase):
                     "<details>\nno summary\n</details>\n"))
 
     def test_nav_links_become_refs_inside_full_site(self):
-        d = lesson("# Demo {#lesson09}\n\n<!-- nav -->\n"
+        d = lesson("# Demo <!-- {#lesson09} -->\n\n<!-- nav -->\n"
                    "Previous: [08_prev](../08_prev/README.md) · Next: [the cheat sheet](../docs/cheat.md)\n\nEnd.\n")
         os.makedirs(os.path.join(d, "..", "08_prev"))
         with open(os.path.join(d, "..", "08_prev", "README.md"), "w") as f:
-            f.write("# 08_prev — before {#lesson08}\n")
+            f.write("# 08_prev — before <!-- {#lesson08} -->\n")
         os.makedirs(os.path.join(d, "..", "docs"))
         with open(os.path.join(d, "..", "docs", "cheat.md"), "w") as f:
-            f.write("# Cheat sheet {#cheatsheet}\n")
+            f.write("# Cheat sheet <!-- {#cheatsheet} -->\n")
         self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
         r, text = self.make(d)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -492,6 +492,99 @@ class Figures(unittest.TestCase):
         one_line_usage_errors(self, ("<!-- nav -->\nPrevious: [x](../07_none/README.md)\n", "<!-- nav -->\nno links\n",
                     "<!-- nav -->\n[site](https://example.com)\n", "<!-- nav -->\n"))
 
+
+
+class PageOfItsOwn(unittest.TestCase):
+    """A page of docs/ without a lesson (--source alone): written for GitHub, made for Doxygen;
+    its snippets name their file (// [name] in C++, # [name] in Python); Doxygen-only syntax in
+    the text GitHub shows is an error, here and in --github-text."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp()
+        os.makedirs(os.path.join(self.root, "docs", "examples"))
+        os.makedirs(os.path.join(self.root, "09_demo"))
+        self.write("docs/examples/ex.cpp", "int main() {\n  // [body]\n  return 0;\n  // [body]\n}\n")
+        self.write("docs/examples/ex.py", "def f():\n    # [body]\n    return 0\n    # [body]\n")
+        self.write("docs/cheat.md", "# Cheat sheet <!-- {#cheatsheet} -->\n")
+        self.write("09_demo/README.md", "# 09_demo <!-- {#lesson09} -->\n")
+
+    def write(self, rel, text):
+        with open(os.path.join(self.root, rel), "w") as f:
+            f.write(text)
+
+    def page(self, text, *flags):
+        self.write("docs/page.md", text)
+        out = os.path.join(self.root, "out", "page.md")
+        r = run("--source", os.path.join(self.root, "docs", "page.md"), "--root", self.root, "--page", out, *flags)
+        if r.returncode:
+            return r, None
+        with open(out) as f:
+            return r, f.read()
+
+    def check(self, text, *flags):
+        self.write("docs/page.md", text)
+        return run("--source", os.path.join(self.root, "docs", "page.md"), "--root", self.root, "--check", *flags)
+
+    def test_a_page_for_github_made_for_doxygen(self):
+        source = ("# A page <!-- {#a_page} -->\n\nIntro, see [the cheat sheet](cheat.md).\n\n"
+                  "<!-- snippet: body from=docs/examples/ex.cpp -->\n```cpp\nreturn 0;\n```\n\n"
+                  "<!-- snippet: body from=docs/examples/ex.py -->\n```python\nreturn 0\n```\n\n"
+                  "<!-- site: The <a href=\"annotated.html\">API reference</a>. -->\n"
+                  "The headers, in [common/](../common/).\n\n"
+                  "```sh\necho '\\ref is code here' [TOC]\n```\n")
+        self.assertEqual(self.check(source).returncode, 0, self.check(source).stderr)
+        r, text = self.page(source)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(text.startswith("# A page {#a_page}\n\n[TOC]\n"), text)
+        self.assertIn('Intro, see \\ref cheatsheet "the cheat sheet".', text)
+        self.assertIn("\\snippet docs/examples/ex.cpp body", text)
+        self.assertIn("\\snippet docs/examples/ex.py body", text)
+        self.assertIn('The <a href="annotated.html">API reference</a>.\n', text)
+        self.assertNotIn("common/", text)
+        self.assertIn("echo '\\ref is code here' [TOC]", text)
+        self.assertNotIn("See also", text)  # a lesson's page's footer
+
+    def test_a_stale_snippet_copy_fails(self):
+        r = self.check("<!-- snippet: body from=docs/examples/ex.py -->\n```python\nreturn 1\n```\n")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("docs/examples/ex.py's `# [body]` region", r.stderr)
+        r = self.check("<!-- snippet: body -->\n```cpp\nreturn 0;\n```\n")  # no lesson: from= needed
+        self.assertEqual(r.returncode, 2, r.stderr)
+
+    def test_doxygen_only_syntax_in_the_github_text_fails(self):
+        for text in ("# Title {#a_page}\n", "See \\ref cheatsheet.\n", "[TOC]\n",
+                     "\\snippet docs/examples/ex.cpp body\n", "\\verbatim\nx\n\\endverbatim\n",
+                     "<!-- nav -->\nSee \\ref lesson09 and [x](cheat.md).\n"):
+            r = self.check(text)
+            self.assertEqual(r.returncode, 2, text + r.stderr)
+            self.assertIn("Doxygen's syntax", r.stderr)
+        for text in ("Code: `\\ref x` and `[TOC]`.\n", "<!-- \\ref hidden -->\n", "```text\n\\ref x {#y}\n```\n"):
+            self.assertEqual(self.check(text).returncode, 0, text)
+
+    def test_a_run_marker_needs_a_lesson(self):
+        r = self.check("<!-- run: a: --size 1 -->\n")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--lesson-dir", r.stderr)
+
+    def test_lessons_are_linked_from_full_site_pages_only(self):
+        text = "Start with [09_demo](../09_demo/README.md).\n"
+        self.assertEqual(self.check(text).returncode, 2)
+        r, page = self.page(text, "--full-site")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('Start with \\ref lesson09 "09_demo".', page)
+
+    def test_github_text_checks_every_markdown_file(self):
+        self.write("docs/page.md", "# Page <!-- {#page} -->\nSee [x](cheat.md).\n<!--\n\\ref in a comment\n-->\n")
+        os.makedirs(os.path.join(self.root, "build", "docs"))
+        self.write("build/docs/made.md", "# Made {#made}\n\\ref x\n")  # the build's pages are Doxygen's
+        r = run("--github-text", "--root", self.root)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.write("09_demo/README.md", "# 09_demo {#lesson09}\n\nSee \\ref cheatsheet.\n")
+        r = run("--github-text", "--root", self.root)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("09_demo/README.md:1: {#lesson09}", r.stderr)
+        self.assertIn("09_demo/README.md:3: \\ref", r.stderr)
+        self.assertNotIn("build", r.stderr.replace(self.root, ""))
 
 
 # A fake lesson that starts two ranks: its launcher prefixes each rank's lines with "[rankK] ".
