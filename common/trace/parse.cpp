@@ -8,7 +8,6 @@
 
 #include <fcntl.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,27 +31,12 @@ using detail::Reader;
 
 namespace {
 
-/// Asks for transparent huge pages for the whole 2 MB pages inside [p, p + bytes) (honoured
-/// where THP is on madvise or always; a hint, so no error is checked).
-void prefer_huge_pages(const void* p, size_t bytes) {
-  const uintptr_t huge = uintptr_t(2) << 20;
-  const uintptr_t from = (reinterpret_cast<uintptr_t>(p) + huge - 1) / huge * huge;
-  const uintptr_t to = (reinterpret_cast<uintptr_t>(p) + bytes) / huge * huge;
-  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
-}
-
 Trace new_trace(size_t file_bytes) {
   Trace t;
   // Room for every event up front (about 200 bytes of JSON each in Kineto's output): the vector
   // never reallocates, and untouched capacity costs address space, not memory.
   t.events.reserve(std::min<size_t>(file_bytes / 100, size_t(1) << 31));
   t.kernels.reserve(std::min<size_t>(file_bytes / 300, size_t(1) << 31));
-  // The two big arrays in huge pages: they are faulted in 2 MB at a time, not 4 KB (a 1 GB
-  // trace's 200 MB of events and 35 MB of launch shapes: 120 faults, not 60,000), and the
-  // reports' visits all over the events miss the TLB less (on a VM, each miss walks two page
-  // tables).
-  prefer_huge_pages(t.events.data(), t.events.capacity() * sizeof(Event));
-  prefer_huge_pages(t.kernels.data(), t.kernels.capacity() * sizeof(KernelInfo));
   return t;
 }
 

@@ -83,8 +83,13 @@ class ParallelRead {
   /// False, with nothing read, when the trace has no place to cut (read it sequentially).
   bool run(Trace& out, unsigned threads) {
     out_ = &out;
+    // The head and the tail are read through a small buffer that grows when they do not fit: a
+    // chunk-sized one would be copied and indexed whole, one thread waiting, for a few hundred
+    // bytes.
+    ParseOptions ends = options_;
+    ends.chunk_bytes = size_t(64) << 10;
     {
-      Reader head(std::make_unique<PatchedSource>(data_, size_, 0, nullptr), label_, options_, out_);
+      Reader head(std::make_unique<PatchedSource>(data_, size_, 0, nullptr), label_, ends, out_);
       array_open_ = head.read_head_only();
       bare_array_ = head.bare_array();
     }
@@ -111,7 +116,7 @@ class ParallelRead {
     if (error_) std::rethrow_exception(error_);
     if (!closed_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
     Reader tail(std::make_unique<PatchedSource>(data_, size_, closed_at_, &patches_), label_,
-                options_, out_);
+                ends, out_);
     tail.run_tail(bare_array_);
     return true;
   }
