@@ -45,8 +45,9 @@ reference run that --update-source committed, between the marker and its closing
   <!-- /table -->
 
 The page replaces the whole block with its own run's output. made: is what made the output
-(made_hash: the marker's line, its run marker's line, the lesson's main.cpp and compiled.py and
-the harness files HASHED_COMMON, or a trace marker's committed trace: contents, never dates);
+(made_hash: the marker's line, its run marker's line, the lesson's main.cpp and compiled.py, the
+shared models its main.cpp includes (common/models/NAME.h and .cpp) and the harness files
+HASHED_COMMON, or a trace marker's committed trace: contents, never dates);
 --check fails (exit 1) when a marker has none or another. A heading's page id hides from GitHub
 in a comment, "# Title <!-- {#lesson01} -->", and a link to a page of the project in prose,
 [text](../docs/page.md), becomes \\ref ID "text" on the page (a lesson's page goes on a nav line).
@@ -163,6 +164,9 @@ MAYBE_OUTPUT = re.compile(r"^\s*<!--\s*(/(%s)\b|made\b)" % "|".join(OUTPUT_KINDS
 # does not name) and distributed.cpp (the ranks' launcher and their collectives, for ranks markers).
 HASHED_COMMON = ("common/harness/lesson.cpp", "common/harness/options.cpp", "common/harness/distributed.cpp")
 HASHED_LESSON = ("main.cpp", "compiled.py")
+# The shared models a lesson's main.cpp includes (#include "models/NAME.h": lesson 04's block,
+# which 06 stacks into a language model) are its code too: common/models/NAME.h and NAME.cpp.
+MODEL_INCLUDE = re.compile(r'^\s*#\s*include\s+"(models/[A-Za-z0-9_]+)\.h"', re.M)
 
 # The options each marker takes (mark= may repeat).
 MARKER_OPTIONS = {"snippet": {"from"}, "run": {"runs"}, "trace": set(),
@@ -798,6 +802,18 @@ def read_page(args):
     return lesson, readme, prefix, lines, items, runs
 
 
+def model_files(lesson_dir):
+    """The shared model sources the lesson's main.cpp includes, from the project's root, sorted:
+    ("common/models/transformer_block.h", "common/models/transformer_block.cpp") for lesson 04. A
+    lesson that includes none hashes as before."""
+    try:
+        with open(os.path.join(lesson_dir, "main.cpp")) as f:
+            stems = sorted(set(MODEL_INCLUDE.findall(f.read())))
+    except FileNotFoundError:
+        return ()
+    return tuple("common/%s%s" % (stem, ext) for stem in stems for ext in (".h", ".cpp"))
+
+
 def made_hash(args, marker_line, r):
     """What a committed output was made from, hashed (the first 16 hex digits of a sha256): the
     marker's line, its run marker's line (the flags and the number of runs) and the files the run
@@ -809,7 +825,7 @@ def made_hash(args, marker_line, r):
     else:
         lesson = os.path.basename(os.path.normpath(args.lesson_dir))
         files = [("%s/%s" % (lesson, f), os.path.join(args.lesson_dir, f)) for f in HASHED_LESSON]
-        files += [(f, os.path.join(args.lesson_dir, os.pardir, f)) for f in HASHED_COMMON]
+        files += [(f, os.path.join(args.lesson_dir, os.pardir, f)) for f in HASHED_COMMON + model_files(args.lesson_dir)]
     for name, path in files:
         try:
             with open(path, "rb") as f:

@@ -439,6 +439,30 @@ class Figures(unittest.TestCase):
         # --skip-outputs asks for none.
         self.assertEqual(run("--lesson-dir", d, "--check", "--skip-outputs").returncode, 0)
 
+    def test_the_shared_models_a_lesson_includes_are_its_code_too(self):
+        d = lesson("<!-- run: e: --size 64 -->\n<!-- table: e rows=3 -->\n")
+        models = os.path.join(d, os.pardir, "common", "models")
+        os.makedirs(models)
+        for name in ("block.h", "block.cpp", "other.cpp"):
+            with open(os.path.join(models, name), "w") as f:
+                f.write("// %s\n" % name)
+        with open(os.path.join(d, "main.cpp"), "a") as f:
+            f.write('#include "models/block.h"\n')
+        self.assertEqual(self.update(d).returncode, 0)
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        # A model the lesson does not include is not its code.
+        with open(os.path.join(models, "other.cpp"), "a") as f:
+            f.write("// changed\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        for name in ("block.cpp", "block.h"):
+            with open(os.path.join(models, name), "a") as f:
+                f.write("// changed\n")
+            r = run("--lesson-dir", d, "--check")
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("made from another version", r.stderr)
+            self.assertEqual(self.update(d).returncode, 0)
+            self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+
     def test_bad_output_blocks_are_one_line_and_exit_2(self):
         one_line_usage_errors(self, (
             "<!-- run: e: -x -->\n<!-- table: e -->\n<!-- made: sha256=0123456789abcdef -->\nno end\n",
