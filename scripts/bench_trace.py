@@ -11,6 +11,7 @@ and peak memory (GNU time):
              (pil-trace walk --fields), one core: the least a one-thread reader of fields must do
   pil-trace  the full analysis (pil-trace summary: operator table, kernels, idle-time split per
              stream, launch delays) on every core the process may use (the default --threads)
+  advise     pil-trace advise (every rule, shapes read) on every core: goal within 1.2x of summary
   json.load  Python's json.load of the same file, one core
   HTA        Holistic Trace Analysis: loading plus its kernel breakdown and idle-time breakdown
              (pip package holistictraceanalysis, installed into a venv in the cache), one core
@@ -297,7 +298,8 @@ def main():
             pass
     results = measure_side_by_side([("walk", [tool, "walk", trace], "0"),
                                     ("walk+fields", [tool, "walk", "--fields", trace], "0"),
-                                    ("pil-trace", [tool, "summary", trace], cores(n_cores))], repeat=5)
+                                    ("pil-trace", [tool, "summary", trace], cores(n_cores)),
+                                    ("advise", [tool, "advise", trace], cores(n_cores))], repeat=5)
     if not args.skip_json:
         results["json.load"] = measure("json.load", [sys.executable, "-c",
                                                      "import json,sys; json.load(open(sys.argv[1]))", trace])
@@ -331,6 +333,9 @@ def main():
     print("\ngoals: full analysis (%d threads) within 1.5x of the one-thread walk: %.2fx %s against events "
           "skipped whole; %.2fx against every field visited" % (
               n_cores, ours_s / walk_s, "met" if ours_s <= 1.5 * walk_s else "MISSED", ours_s / fields_s))
+    advise_s = results["advise"][0]
+    print("       advise within 1.2x of the full analysis: %.2fx %s" % (
+        advise_s / ours_s, "met" if advise_s <= 1.2 * ours_s else "MISSED"))
     if "HTA" in results and results["HTA"][2]:
         r = results["HTA"][0] / ours_s
         print("       at least 10x faster than HTA: %.1fx %s" % (r, "met" if r >= 10 else "MISSED"))

@@ -26,6 +26,7 @@ carries markers, HTML comments that GitHub does not show, which this script turn
                                 of a committed trace
   <!-- table: NAME [rows=N] --> its operator table (pil-trace ops)
   <!-- summary: NAME -->        what its trace says (pil-trace summary)
+  <!-- advise: NAME -->         what to fix in its trace (pil-trace advise)
   <!-- ranks: NAME [step=K] --> a run of a lesson that starts its own ranks (lines prefixed
                                 "[rankK] "): pil-trace ranks on that run's folder, its table and
                                 its picture with a lane per rank (step K, or every step)
@@ -113,7 +114,7 @@ Lines of their own:
                                 unless --skip-outputs): no runs, no output
 
   docs_page.py --lesson-dir DIR [--source PATH] --update-source --exe LESSON_EXE
-               --pil-trace PIL_TRACE --out-dir OUT [--conditions TEXT]
+               --pil-trace PIL_TRACE --out-dir OUT [--conditions TEXT] [--only KINDS]
                                 writes one reference run into the source (the text GitHub
                                 shows): the figures into the fig markers and each output
                                 marker's committed output, from the same runs: for a
@@ -139,7 +140,7 @@ import sys
 import tempfile
 import time
 
-MARKER_KINDS = "snippet|run|trace|timeline|table|summary|ranks"
+MARKER_KINDS = "snippet|run|trace|timeline|table|summary|advise|ranks"
 MARKER = re.compile(r"^<!--\s*(%s):\s*(.*?)\s*-->\s*$" % MARKER_KINDS)
 MAYBE_MARKER = re.compile(r"^\s*<!--\s*(%s)\b" % MARKER_KINDS)
 FIG = re.compile(r"<!--\s*fig:\s*(.*?)\s*-->(.*?)<!--\s*/fig\s*-->")
@@ -154,7 +155,7 @@ ANCHOR = re.compile(r"\{#([A-Za-z0-9_]+)\}")
 HIDDEN_ANCHOR = re.compile(r"<!--\s*(\{#[A-Za-z0-9_]+\})\s*-->")
 # The markers whose output is committed with the source (--update-source), between the marker and
 # its closing line, the first line of the block naming the hash of what made it.
-OUTPUT_KINDS = ("timeline", "table", "summary", "ranks")
+OUTPUT_KINDS = ("timeline", "table", "summary", "advise", "ranks")
 CLOSE = re.compile(r"^<!--\s*/(%s)\s*-->\s*$" % "|".join(OUTPUT_KINDS))
 MADE = re.compile(r"^<!--\s*made:\s*sha256=([0-9a-f]{16})\s*-->\s*$")
 MAYBE_OUTPUT = re.compile(r"^\s*<!--\s*(/(%s)\b|made\b)" % "|".join(OUTPUT_KINDS))
@@ -171,6 +172,7 @@ MODEL_INCLUDE = re.compile(r'^\s*#\s*include\s+"(models/[A-Za-z0-9_]+)\.h"', re.
 # The options each marker takes (mark= may repeat).
 MARKER_OPTIONS = {"snippet": {"from"}, "run": {"runs"}, "trace": set(),
                   "timeline": {"step", "range", "from-us", "to-us", "mark"}, "table": {"rows"}, "summary": set(),
+                  "advise": set(),
                   "ranks": {"step"}}
 OP_FIELDS = ("self_pct", "total_pct", "self_avg", "total_avg", "calls")
 RANK_FIELDS = ("step_time", "compute", "comm", "overlap", "exposed", "hidden_pct", "collectives")
@@ -552,6 +554,33 @@ def anchor_of(path):
     return None
 
 
+def github_anchor(heading):
+    """GitHub's anchor for a heading, as pil-trace advise writes its links: lower case, letters,
+    digits, '-' and '_' kept, spaces to '-', the rest dropped."""
+    return "".join(c.lower() if c.isalnum() else "-" if c in " -" else "_" if c == "_" else ""
+                   for c in heading if c.isascii())
+
+
+def section_id(path, fragment):
+    """The hidden id ({#ID} in a comment) of the heading of page `path` whose GitHub anchor is
+    `fragment`: a link to a section refers to it on the site. Raises DocsError without one."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if not line.startswith("#"):
+                    continue
+                title = ANCHOR.sub("", HIDDEN_ANCHOR.sub("", line)).lstrip("#").strip()
+                if github_anchor(title) == fragment:
+                    m = ANCHOR.search(line)
+                    if not m:
+                        raise DocsError("link to %s#%s: give that heading a page id (<!-- {#ID} --> at its end) "
+                                        "for the site to refer to" % (path, fragment), 2)
+                    return m.group(1)
+    except OSError:
+        pass
+    raise DocsError("link to %s#%s: the page has no heading with that GitHub anchor" % (path, fragment), 2)
+
+
 def nav_line(line, source_dir):
     """A nav line's links to pages of the project as \\ref ID (link text dropped)."""
     def ref(m):
@@ -580,7 +609,8 @@ def links(line, source_dir):
         if os.path.basename(path) == "README.md":
             raise DocsError("link %r: a link to a lesson's page goes on a <!-- nav --> line (the site shows it "
                             "only where that page is, a chapter alone does not hold it)" % m.group(2), 2)
-        anchor = anchor_of(path)
+        fragment = m.group(2).split("#", 1)[1] if "#" in m.group(2) else ""
+        anchor = section_id(path, fragment) if fragment else anchor_of(path)
         if not anchor:
             raise DocsError("link %r: %s has no page id ({#ID} in its first heading) to refer to" % (m.group(2), target), 2)
         if '"' in m.group(1):
@@ -902,6 +932,10 @@ def produce(args, kind, name, opts, r, lesson, prefix):
                  "The operator table of `%s`%s" % (r["cmd"], of_median))]
     if kind == "summary":
         return [("text", run([args.pil_trace, "summary", trace]), None)]
+    if kind == "advise":
+        # The trace as the reader's own run names it, not this build's folder.
+        text = run([args.pil_trace, "advise", trace]).replace(trace, "traces/%s/%s" % (lesson, os.path.basename(trace)), 1)
+        return [("text", text, "What `pil-trace advise` says on `%s`%s" % (r["cmd"], of_median))]
     if "dirs" not in r:
         raise DocsError("ranks marker: %s is a committed trace, not a run of the lesson's ranks" % name, 2)
     svg_name = "%s_%s_ranks%s.svg" % (prefix, name, "_step" + opts["step"] if "step" in opts else "")
@@ -1027,8 +1061,14 @@ def update_source(args):
     the machine, its load and the date. Every run the figures and outputs name runs once, so they
     all come from the same runs. Prints each figure. For a maintainer: the built page runs its own."""
     lesson, readme, prefix, lines, items, runs = read_page(args)
-    used = {name for kind, _, _, data in items if kind == "figs" for (_, name, _) in data}
-    used |= {data[0] for kind, _, _, data in items if kind in OUTPUT_KINDS}
+    # --only KINDS: only those output markers are made again (from their own runs); the rest of
+    # the page, its figures included, keeps what it had.
+    only = set(args.only.split(",")) if args.only else None
+    if only and not only <= set(OUTPUT_KINDS):
+        raise DocsError("--only %s: the output markers are %s" % (args.only, ", ".join(OUTPUT_KINDS)), 2)
+    updated = lambda kind: kind in OUTPUT_KINDS if only is None else kind in only
+    used = set() if only else {name for kind, _, _, data in items if kind == "figs" for (_, name, _) in data}
+    used |= {data[0] for kind, _, _, data in items if updated(kind)}
     runs = {n: r for n, r in runs.items() if n in used}
     os.makedirs(args.out_dir, exist_ok=True)
     load = os.getloadavg()[0]
@@ -1046,13 +1086,16 @@ def update_source(args):
     for kind, i, nxt, data in sorted(items, key=lambda it: it[1]):
         out.extend(lines[pos:i])
         pos = nxt
+        if kind == "figs" and only:
+            out.extend(lines[i:nxt])
+            continue
         if kind == "figs":
             line, shown = fill_figures(lines[i], data, runs, keep_markers=True)
             out.append(line)
             for name, q, value in shown:
                 print("%-12s %-50s %s" % (name, q["text"], value))
             continue
-        if kind not in OUTPUT_KINDS:
+        if not updated(kind):
             out.extend(lines[i:nxt])
             continue
         name, opts, made, block = data
@@ -1094,6 +1137,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--lesson-dir", required=True)
     p.add_argument("--source", help="the markdown page to make (default: the lesson's README.md)")
+    p.add_argument("--only", help="with --update-source: only these output markers (comma-separated kinds, "
+                   "e.g. advise), from their own runs; the rest of the page is kept")
     p.add_argument("--check", action="store_true",
                    help="only check the markers (snippets, fig queries, details, nav): no runs, no output")
     p.add_argument("--exe")

@@ -35,8 +35,18 @@ std::string quoted(std::string_view s) { return nlohmann::json(std::string(s)).d
 
 void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& options) {
   out << "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [";
-  for (size_t i = 0; i < t.device_names.size(); ++i)
-    out << (i ? ", " : "") << "{\"id\": " << i << ", \"name\": " << quoted(t.device_names[i]) << "}";
+  for (size_t i = 0; i < t.device_names.size(); ++i) {
+    out << (i ? ", " : "") << "{\"id\": " << i << ", \"name\": " << quoted(t.device_names[i]);
+    if (i < t.devices.size()) {  // the fields the trace gave, as Kineto names them
+      const DeviceInfo& d = t.devices[i];
+      if (d.total_global_mem) out << ", \"totalGlobalMem\": " << d.total_global_mem;
+      if (d.compute_major >= 0) out << ", \"computeMajor\": " << d.compute_major;
+      if (d.compute_minor >= 0) out << ", \"computeMinor\": " << d.compute_minor;
+      if (d.warp_size) out << ", \"warpSize\": " << d.warp_size;
+      if (d.num_sms) out << ", \"numSms\": " << d.num_sms;
+    }
+    out << "}";
+  }
   out << "],\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": " << t.base_time_ns
       << ",\n  \"traceName\": " << quoted(options.trace_name)
       << ",\n  \"producer\": " << quoted(options.producer) << ",\n  \"traceEvents\": [\n";

@@ -89,7 +89,8 @@ struct Event {
   /// Points into storage that outlives the event: a Trace's name pool.
   std::string_view name;
   Category category = Category::Other;
-  /// Operators recorded with their shapes: index into Trace::input_shapes; kNoKernelInfo if none.
+  /// Operators recorded with their shapes: index into Trace::input_shapes (and, read with
+  /// ParseOptions::read_shapes, Trace::op_inputs); kNoKernelInfo if none.
   uint32_t input_shapes = 0xffffffffu;
   int64_t start_ns = 0;  ///< start, integer nanoseconds on the trace's clock
   int64_t dur_ns = 0;    ///< duration in nanoseconds (>= 0)
@@ -104,7 +105,8 @@ struct Event {
   /// Kernels (and HIP's launch calls, which carry the shape): index into Trace::kernels (grid,
   /// block, registers, shared memory).
   uint32_t kernel_info = kNoKernelInfo;
-  /// Memory events: index into Trace::memory (bytes, device, total allocated).
+  /// Memory events: index into Trace::memory (bytes, device, total allocated); GPU copies and
+  /// sets: into Trace::copy_bytes.
   uint32_t memory_info = kNoKernelInfo;
 
   int64_t end_ns() const { return start_ns + dur_ns; }

@@ -37,6 +37,10 @@ struct ParseOptions {
   unsigned threads = 1;
   /// Also note where each element of the event array sits in the file (Trace::sources).
   bool keep_sources = false;
+  /// Also read each operator's "Input Dims" and "Input type" (record_shapes) into
+  /// Trace::op_inputs and Trace::input_shapes. Off by default: an operator's args are otherwise
+  /// left unread after its "External id", which keeps `summary` at its speed.
+  bool read_shapes = false;
 };
 
 /// The cores this process may run on (its CPU affinity), at least 1.

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "trace/intervals.h"  // Interval: absolute ns here
 #include "trace/parse.h"
 #include "trace/trace.h"
 
@@ -34,10 +35,6 @@ namespace pil::trace {
 /// one line saying which files and what is allowed.
 struct RanksError : std::runtime_error {
   using std::runtime_error::runtime_error;
-};
-
-struct Interval {
-  int64_t from = 0, to = 0;  ///< absolute ns
 };
 
 /// One collective as one rank ran it.

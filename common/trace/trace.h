@@ -94,6 +94,43 @@ struct ElementSource {
   char ph = 0;                     ///< its phase's first letter ('X', 's', 'f', 'M', 'i', ...)
 };
 
+/// One argument of an operator call as torch.profiler records it with record_shapes: one entry
+/// of the operator's "Input Dims" with the matching entry of its "Input type".
+struct InputArg {
+  /// As torch writes it: "float", "double", "c10::Half", "c10::BFloat16", "long int", "bool",
+  /// "Scalar", "ScalarList", "TensorList", "" (None, or an argument it does not describe).
+  std::string_view type;
+  std::vector<int64_t> dims;               ///< a tensor's sizes; [] for a 0-d tensor, a scalar, None
+  std::vector<std::vector<int64_t>> list;  ///< a TensorList's tensors' sizes (is_list)
+  bool is_list = false;                    ///< written as a list of shapes ([[8, 16], [8, 16]])
+};
+
+/// An operator call's recorded inputs: its "Input Dims" and "Input type" together. A trace keeps
+/// each distinct combination once (Trace::op_inputs); its calls point at it.
+struct OpInputs {
+  std::string_view dims_text;  ///< "Input Dims" as Python prints it: "[[16, 16], [16], []]"
+  std::vector<InputArg> args;  ///< in argument order
+};
+
+/// One GPU as the trace's `deviceProperties` describes it (Kineto writes the same fields on
+/// ROCm: numSms is then the compute units, computeMajor/Minor the gfx version, 9.0 for gfx90a).
+/// A field the trace does not give stays 0 (-1 for the compute capability).
+struct DeviceInfo {
+  int64_t id = -1;                ///< "id": the device index
+  std::string name;               ///< "name": "NVIDIA H100 80GB HBM3", "AMD Instinct MI300X"
+  int64_t total_global_mem = 0;   ///< "totalGlobalMem", bytes
+  int32_t num_sms = 0;            ///< "numSms"
+  int32_t compute_major = -1;     ///< "computeMajor"
+  int32_t compute_minor = -1;     ///< "computeMinor"
+  int32_t warp_size = 0;          ///< "warpSize": 32 on NVIDIA GPUs, 64 on AMD's Instinct
+  /// computeMajor * 10 + computeMinor (80 for an A100); 0 where the trace does not give it.
+  int32_t compute_capability() const {
+    return compute_major >= 0 && compute_minor >= 0 && compute_major < 100 && compute_minor < 10
+               ? int32_t(compute_major * 10 + compute_minor)
+               : 0;
+  }
+};
+
 struct Trace {
   std::vector<Event> events;
   /// Every element of the event array in file order (flow arrows and metadata included), with
@@ -101,12 +138,22 @@ struct Trace {
   std::vector<ElementSource> sources;
   std::vector<KernelInfo> kernels;
   std::vector<MemoryInfo> memory;
+  /// Bytes moved by GPU copies and sets (Kineto's "bytes" arg), where the trace gives them: a
+  /// Memcpy or Memset event's `memory_info` indexes here (a memory event's, into `memory`).
+  std::vector<int64_t> copy_bytes;
   /// Operators' input shapes as Python prints them ("[[64, 64], [64, 64]]"), interned; an
   /// event's `input_shapes` indexes here.
   std::vector<std::string_view> input_shapes;
+  /// The operators' recorded inputs, each distinct ("Input Dims", "Input type") once, read only
+  /// with ParseOptions::read_shapes: same index as `input_shapes` (whose text is dims_text).
+  /// Empty without it, and in a trace made in process (the LibTorch adapter keeps the text).
+  std::vector<OpInputs> op_inputs;
   FlowCounts flows;
   SkippedFields skipped;
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
+  /// deviceProperties in full, by device index (devices[i].name == device_names[i]); empty in a
+  /// trace that names its devices only (the CUPTI tracer's).
+  std::vector<DeviceInfo> devices;
   /// Lane names from the metadata events: (pid, tid) -> "thread 4676 (01_matmul_add)";
   /// (pid, -1) -> the process name.
   std::map<std::pair<int64_t, int64_t>, std::string> lane_names;
@@ -115,11 +162,27 @@ struct Trace {
   std::unique_ptr<NamePool> names = std::make_unique<NamePool>();
 
   std::string_view intern(std::string_view s) { return names->intern(s); }
+  /// Device `d`'s compute capability (DeviceInfo::compute_capability); 0 where unknown.
+  int32_t compute_capability(size_t d) const {
+    return d < devices.size() ? devices[d].compute_capability() : 0;
+  }
   const KernelInfo* kernel_info(const Event& e) const {
     return e.kernel_info < kernels.size() ? &kernels[e.kernel_info] : nullptr;
   }
   const MemoryInfo* memory_info(const Event& e) const {
-    return e.memory_info < memory.size() ? &memory[e.memory_info] : nullptr;
+    return e.category == Category::Memory && e.memory_info < memory.size() ? &memory[e.memory_info]
+                                                                          : nullptr;
+  }
+  /// The bytes a GPU copy or set moved; -1 where the trace does not say.
+  int64_t copy_bytes_of(const Event& e) const {
+    return (e.category == Category::Memcpy || e.category == Category::Memset) &&
+                   e.memory_info < copy_bytes.size()
+               ? copy_bytes[e.memory_info]
+               : -1;
+  }
+  /// An operator call's recorded inputs, or null (none recorded, or not read).
+  const OpInputs* inputs_of(const Event& e) const {
+    return e.input_shapes < op_inputs.size() ? &op_inputs[e.input_shapes] : nullptr;
   }
 };
 

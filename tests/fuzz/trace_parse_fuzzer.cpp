@@ -14,6 +14,7 @@
 #include "trace/key_averages.h"
 #include "trace/parse.h"
 #include "trace/reports.h"
+#include "trace/roofline_format.h"
 #include "trace/slice.h"
 #include "trace/svg.h"
 #include "../trace/trace_dump.h"
@@ -77,12 +78,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pil::trace;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   // The parallel reader (3 threads, chunks cut every 64 to 575 bytes) must read what one thread
-  // reads, or refuse what it refuses.
+  // reads, or refuse what it refuses; every other input with the operators' inputs read too.
+  const bool shapes = size % 2 == 1;
   std::string parallel;
   try {
     ParseOptions o;
     o.threads = 3;
     o.chunk_bytes = 64 + size % 512;
+    o.read_shapes = shapes;
     parallel = pil::test::dump(parse_trace_text(text, "fuzz", o));
   } catch (const ParseError&) {
     parallel = "error";
@@ -90,6 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     ParseOptions small;
     small.chunk_bytes = 4096;  // exercise the chunk boundaries
+    small.read_shapes = shapes;
     const Trace t = parse_trace_text(text, "fuzz", small);
     // A finding: the parallel read differs. Where the bytes are not valid JSON, garbage inside
     // a value the reader skips (an operator's args after its External id) is not looked at:
@@ -103,6 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     launch_report(index);
     stream_report(index);
     chain_report(index, "matmul_add");
+    roofline_json(roofline_report(index), RooflineOptions{});  // rows only with the inputs read
     diff_report(t, t);
     const std::string said = explain(index);
     // The same answers from an index that computes its operator table and stream report on

@@ -472,18 +472,21 @@ class Figures(unittest.TestCase):
             "<!-- ranks: never-ran -->\n"))
 
     def test_links_to_pages_become_refs_and_page_ids_hide_from_github(self):
-        d = lesson("# Demo <!-- {#lesson09} -->\n\nSee [the cheat sheet](../docs/cheat.md#rows) and "
+        d = lesson("# Demo <!-- {#lesson09} -->\n\nSee [the cheat sheet](../docs/cheat.md#the-rows) and "
                    "[a picture](docs/x.svg).\n\n```sh\ncat [x](../docs/cheat.md)\n```\n")
         os.makedirs(os.path.join(d, "..", "docs"))
         with open(os.path.join(d, "..", "docs", "cheat.md"), "w") as f:
-            f.write("# Cheat sheet {#cheatsheet}\n")
+            f.write("# Cheat sheet {#cheatsheet}\n\n## The rows <!-- {#cheat_rows} -->\n\n## No id\n")
         self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
         r, text = self.make(d)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("# Demo {#lesson09}\n", text)
-        self.assertIn('See \\ref cheatsheet "the cheat sheet" and [a picture](docs/x.svg).', text)
+        # A link to a section refers to that heading's id (found by GitHub's anchor of its title).
+        self.assertIn('See \\ref cheat_rows "the cheat sheet" and [a picture](docs/x.svg).', text)
         self.assertIn("cat [x](../docs/cheat.md)", text)  # code stays code
-        one_line_usage_errors(self, ("See [08](../08_prev/README.md).\n", "See [none](../docs/none.md).\n"))
+        one_line_usage_errors(self, ("See [08](../08_prev/README.md).\n", "See [none](../docs/none.md).\n",
+                                     "See [a section](../docs/cheat.md#no-id).\n",
+                                     "See [a section](../docs/cheat.md#none-such).\n"))
 
     def test_details_become_htmlonly_blocks(self):
         d = lesson("Guess.\n\n<details><summary>Answer</summary>\n\nTwo operators.\n\n- a list\n</details>\n")

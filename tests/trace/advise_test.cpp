@@ -6,40 +6,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "trace/advice_lookup.h"
 #include "trace/advise/advise.h"
 #include "trace/advise/rules.h"
-#include "trace/parse.h"
 #include "trace/trace_builder.h"
 
 namespace pil::trace {
 namespace {
 
+using test::advise_text;
+using test::clean;
+using test::figure;
+using test::finding;
 using test::TraceBuilder;
-
-Advice advise_text(const std::string& json, const AdviseOptions& o = {}) {
-  const Trace t = parse_trace_text(json);
-  const TraceIndex index(t);
-  return advise(index, o);
-}
-
-const Finding* finding(const Advice& a, const std::string& cause) {
-  for (const Finding& f : a.findings)
-    if (f.cause == cause) return &f;
-  return nullptr;
-}
-
-bool clean(const Advice& a, const std::string& rule) {
-  for (const RuleNote& r : a.clean)
-    if (r.rule == rule) return true;
-  return false;
-}
-
-double figure(const Symptom& s, const std::string& name) {
-  for (const auto& [k, v] : s.figures)
-    if (k == name) return v;
-  ADD_FAILURE() << "no figure " << name << " in " << s.rule;
-  return -1;
-}
 
 TEST(Advise, GithubAnchorsFollowGithubsRule) {
   EXPECT_EQ(github_anchor("2. Why is the first step slow?"), "2-why-is-the-first-step-slow");
@@ -194,6 +173,130 @@ TEST(Advise, JsonCarriesTheSameFindings) {
   const std::string text = format_advice(a, "t.json");
   EXPECT_NE(text.find("1. The first step is far slower than the rest"), std::string::npos) << text;
   EXPECT_NE(text.find("at most 1.38x faster"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+using test::TraceBuilder;
+
+// Three steps of 100 us; in each a range holding aten::matmul [10, 40) (with aten::mm inside),
+// then `after` [40, 40 + after_us), then aten::sum [70, 80).
+std::string gemm_then(const std::string& after, double after_us) {
+  TraceBuilder b;
+  for (int s = 0; s < 3; ++s) {
+    const double at = 100.0 * s;
+    b.step(s + 2, at, 100);
+    b.range("matmul_add", at + 5, 90);
+    b.op("aten::matmul", at + 10, 30);
+    b.op("aten::mm", at + 12, 26);
+    b.op(after, at + 40, after_us);
+    b.op("aten::sum", at + 70, 10);
+  }
+  return b.str();
+}
+
+TEST(AdviseEpilogue, ABiasAddAfterAProductIsAPassTheProductCouldDo) {
+  const Advice a = advise_text(gemm_then("aten::add", 20));
+  const Finding* f = finding(a, "gemm_epilogue");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_EQ(f->saved_ns, 60'000);  // 3 x 20 us of aten::add
+  EXPECT_DOUBLE_EQ(figure(s, "epilogue_share"), 0.2);
+  EXPECT_NE(s.text.find("aten::matmul -> aten::add (3 calls, 60.0 us)"), std::string::npos) << s.text;
+  EXPECT_EQ(s.examples.size(), 3u);
+  EXPECT_EQ(f->lesson.link(), "01_matmul_add/README.md#3-what-does-addmm-change");
+}
+
+TEST(AdviseEpilogue, AProductOfTwoTensorsOrAnAddmmIsNot) {
+  // gelu(a) * b: the mul is not an epilogue; an addmm already holds its bias.
+  EXPECT_EQ(finding(advise_text(gemm_then("aten::mul", 20)), "gemm_epilogue"), nullptr);
+  TraceBuilder b;
+  for (int s = 0; s < 3; ++s) {
+    b.step(s + 2, 100.0 * s, 100);
+    b.op("aten::addmm", 100.0 * s + 10, 50);
+    b.op("aten::sum", 100.0 * s + 70, 10);  // not an epilogue op
+  }
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(finding(a, "gemm_epilogue"), nullptr);
+  EXPECT_TRUE(clean(a, "gemm_epilogue"));
+}
+
+TEST(AdviseEpilogue, ATinyPassIsNotWorthAFinding) {
+  // 3 x 1 us of 300 us: 1%, under the 2% floor.
+  EXPECT_EQ(finding(advise_text(gemm_then("aten::add", 1)), "gemm_epilogue"), nullptr);
+}
+
+TEST(AdviseEpilogue, OnAGpuItCostsItsKernelsTime) {
+  // One step of 1000 us: aten::mm launches a 100 us GEMM, aten::gelu a 30 us kernel.
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 1000);
+  int64_t mm = 0, gelu = 0;
+  b.op("aten::mm", 10, 20, "", "", 1, &mm);
+  const int c1 = b.call("cudaLaunchKernel", 12, 5, mm);
+  b.op("aten::gelu", 40, 20, "", "", 1, &gelu);
+  const int c2 = b.call("cudaLaunchKernel", 42, 5, gelu);
+  b.kernel("sm90_xmma_gemm_f32f32_tf32f32_f32_nt", c1, 20, 100, 7, mm);
+  b.kernel("vectorized_elementwise_kernel<gelu>", c2, 125, 30, 7, gelu);
+  const Finding* f = finding(advise_text(b.str()), "gemm_epilogue");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->saved_ns, 30'000);
+}
+
+}  // namespace
+}  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+// The lessons close the loop: on their own committed traces (tests/trace/fixtures/lessons, made
+// by the lessons' runs, see its README), the slow variant gets the advice and the variant that
+// applies the fix does not.
+Advice advise_file(const std::string& name) {
+  const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name);
+  const TraceIndex index(t);
+  return advise(index);
+}
+
+TEST(AdviseLessons, Lesson01EagerAddsTheBiasInAPassAddmmAndCompiledDoNot) {
+  const Advice eager = advise_file("01_matmul_add_eager_n64.pt.trace.json");
+  const Finding* f = finding(eager, "gemm_epilogue");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->symptoms.at(0).text.find("aten::matmul -> aten::add (3 calls"), std::string::npos);
+  for (const char* fixed : {"01_matmul_add_addmm_n64.pt.trace.json", "01_matmul_add_compiled_n64.pt.trace.json"})
+    EXPECT_EQ(finding(advise_file(fixed), "gemm_epilogue"), nullptr) << fixed;
+}
+
+TEST(AdviseLessons, Lesson03EagerGeluAndMulAreAChainForFusionNotAnEpilogue) {
+  // gelu follows a product, but mul follows gelu: a chain, the fusion rule's (one fused kernel),
+  // not an epilogue of the product.
+  const Advice eager = advise_file("03_mlp_eager_n8.pt.trace.json");
+  EXPECT_EQ(finding(eager, "gemm_epilogue"), nullptr);
+  EXPECT_NE(finding(eager, "fusion"), nullptr);
+}
+
+}  // namespace
+}  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+// docs/pil-trace.md's table of rules names every rule the code runs (and no other).
+TEST(AdvisePage, ThePilTracePageListsEveryRule) {
+  std::ifstream in(std::string(PIL_SOURCE_DIR) + "/docs/pil-trace.md");
+  ASSERT_TRUE(in);
+  std::stringstream page;
+  page << in.rdbuf();
+  std::vector<advise_rules::Rule> rules = advise_rules::gpu_rules();
+  for (auto family : {advise_rules::cpu_rules(), advise_rules::operator_rules()})
+    rules.insert(rules.end(), family.begin(), family.end());
+  for (const advise_rules::Rule& r : rules)
+    EXPECT_NE(page.str().find("| `" + std::string(r.key) + "` |"), std::string::npos)
+        << "docs/pil-trace.md's table of advise's rules has no row for " << r.key;
 }
 
 }  // namespace

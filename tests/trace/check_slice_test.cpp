@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <zlib.h>
 #include <sstream>
 
 #include "support/run_process.h"
@@ -25,17 +26,23 @@ namespace fs = std::filesystem;
 const std::string kTool = PIL_TRACE_EXE;
 const std::string kFixtures = PIL_FIXTURES_DIR;
 
+// A file's text, a gzipped one unpacked (zlib reads a plain file as it is).
 std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string out;
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) return out;
+  char buf[1 << 16];
+  for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) out.append(buf, size_t(n));
+  gzclose(f);
+  return out;
 }
 
 // The traces the project's lessons and Python's torch.profiler wrote (CPU runs).
 std::vector<std::string> lesson_traces() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(kFixtures + "/lessons")) out.push_back(e.path().string());
+  for (const auto& e : fs::directory_iterator(kFixtures + "/lessons"))
+    if (e.path().string().find(".json") != std::string::npos)  // .json, .json.gz; not README
+      out.push_back(e.path().string());
   for (const char* f : {"python_cpu_steps.pt.trace.json", "python_backward_steps.pt.trace.json"})
     out.push_back(kFixtures + "/" + f);
   std::sort(out.begin(), out.end());

@@ -47,6 +47,37 @@ TEST(ChromeWriter, WrittenTraceReadsBackTheSame) {
   EXPECT_DOUBLE_EQ(kb[0].launch->blocks_per_sm, 0.48);
 }
 
+TEST(ChromeWriter, DevicePropertiesReadBackInFull) {
+  Trace t;
+  DeviceInfo d;
+  d.id = 0;
+  d.name = "NVIDIA H100 PCIe";
+  d.total_global_mem = 85029158912;
+  d.num_sms = 114;
+  d.compute_major = 9;
+  d.compute_minor = 0;
+  d.warp_size = 32;
+  t.device_names = {d.name, "named only"};
+  t.devices = {d};
+  Event e;  // a trace with no event at all does not read back (refused as "event 0")
+  e.name = t.intern("aten::mm");
+  e.category = Category::CpuOp;
+  e.dur_ns = 1000;
+  t.events.push_back(e);
+  const Trace b = round_trip(t);
+  ASSERT_EQ(b.devices.size(), 2u);
+  EXPECT_EQ(b.devices[0].id, 0);
+  EXPECT_EQ(b.devices[0].name, "NVIDIA H100 PCIe");
+  EXPECT_EQ(b.devices[0].total_global_mem, 85029158912);
+  EXPECT_EQ(b.devices[0].num_sms, 114);
+  EXPECT_EQ(b.devices[0].compute_major, 9);
+  EXPECT_EQ(b.devices[0].compute_minor, 0);
+  EXPECT_EQ(b.devices[0].warp_size, 32);
+  EXPECT_EQ(b.devices[1].name, "named only");  // a field not given stays "not given"
+  EXPECT_EQ(b.devices[1].num_sms, 0);
+  EXPECT_EQ(b.devices[1].compute_major, -1);
+}
+
 TEST(ChromeWriter, OneArrowPerLaunchedGpuWork) {
   const Trace b = round_trip(parse_trace_text(test::synthetic_gpu_trace()));
   // gemm, add_kernel, graph_k1, graph_k2, the memcpy, kernel_a, kernel_b

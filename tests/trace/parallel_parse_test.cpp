@@ -26,13 +26,29 @@ std::string reports(const Trace& t) {
   return explain(index) + format_table(key_averages(t), TableOptions{}) + render_svg(index, svg);
 }
 
+/// An operator's recorded inputs, in a few shapes and types (read with read_shapes): over lines,
+/// a TensorList, a None, a type written with an escape, and dims before or after the types.
+std::string input_args(int i) {
+  switch (i % 4) {
+    case 0:
+      return "\"Input Dims\": [[1, 2],\n [3, " + std::to_string(i % 3) + "]], \"Input type\": [\"float\", \"c10::Half\"]";
+    case 1:
+      return "\"Input type\": [\"TensorList\", \"Scalar\", \"\"],\n \"Input Dims\": [[[8, 16],\n [8, 16]], [], []]";
+    case 2:
+      return "\"Input type\": [\"\\u0066loat\", \"float\"], \"Input Dims\": [[" + std::to_string(i % 7) + "], [1, 2]]";
+    default:
+      return "\"Input Dims\": [[1, 2],\n [3, 4]]";  // no types
+  }
+}
+
 /// A trace meant to be cut badly: events pretty-printed over several lines, nested args whose
 /// arrays hold objects on lines of their own (",\n {" inside an event), strings holding
 /// "},\n {" as escapes, unicode escapes, named lanes, metadata, memory, flows, and some events
 /// written with no blank between them.
 std::string awkward_trace(int n) {
   std::string s =
-      "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\"id\": 0, \"name\": \"G\"},\n"
+      "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\"id\": 0, \"name\": \"G\",\n"
+      "     \"totalGlobalMem\": 85899345920, \"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132},\n"
       "    {\"id\": 1, \"name\": \"H\"}\n  ],\n  \"traceEvents\": [\n";
   for (int i = 0; i < n; ++i) {
     const std::string ts = std::to_string(1000 + i * 10) + "." + std::to_string(i % 1000);
@@ -42,7 +58,7 @@ std::string awkward_trace(int n) {
       case 0:
         s += "{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::op" + std::to_string(i % 5) +
              "\", \"pid\": 7, \"tid\": 7,\n    \"ts\": " + ts + ", \"dur\": 8,\n    \"args\": {\n"
-             "      \"External id\": " + id + ", \"Input Dims\": [[1, 2],\n [3, 4]],\n"
+             "      \"External id\": " + id + ", " + input_args(i / 8) + ",\n"
              "      \"nested\": [{\"a\": \"},\\n  {\\\"ph\\\": \\\"X\\\"\"},\n  {\"b\": [{\"c\": 1},\n"
              "  {\"d\": \"x\\\\\"}]}]\n    }\n  }";
         break;
@@ -96,10 +112,11 @@ std::string awkward_trace(int n) {
   return s;
 }
 
-ParseOptions parallel(unsigned threads, size_t chunk) {
+ParseOptions parallel(unsigned threads, size_t chunk, bool shapes = false) {
   ParseOptions o;
   o.threads = threads;
   o.chunk_bytes = chunk;
+  o.read_shapes = shapes;
   return o;
 }
 
@@ -113,12 +130,18 @@ TEST(ParallelParse, SameTraceWhereverTheChunksAreCut) {
   ASSERT_FALSE(one.lane_names.empty());
   ASSERT_FALSE(one.memory.empty());
   const std::string want = test::dump(one), want_reports = reports(one);
+  EXPECT_TRUE(one.op_inputs.empty());  // not asked for
+  // With the operators' inputs read, one thread and many agree again.
+  const Trace shapes = parse_trace_text(text, "t.json", parallel(1, 4096, true));
+  ASSERT_GE(shapes.op_inputs.size(), 4u);
+  const std::string want_shapes = test::dump(shapes);
   for (size_t chunk : {64, 97, 200, 333, 1000, 4096, 20000}) {
     for (unsigned threads : {2u, 3u, 8u}) {
       SCOPED_TRACE("chunk " + std::to_string(chunk) + ", threads " + std::to_string(threads));
       const Trace t = parse_trace_text(text, "t.json", parallel(threads, chunk));
       EXPECT_EQ(test::dump(t), want);
       EXPECT_EQ(reports(t), want_reports);
+      EXPECT_EQ(test::dump(parse_trace_text(text, "t.json", parallel(threads, chunk, true))), want_shapes);
     }
   }
 }
@@ -127,8 +150,11 @@ TEST(ParallelParse, CutsAtEveryByteOfAnEvent) {
   // Chunks of every size from one event's length down: the cuts fall everywhere in it.
   const std::string text = awkward_trace(40);
   const std::string want = test::dump(parse_trace_text(text, "t.json"));
-  for (size_t chunk = 20; chunk < 420; chunk += 7)
+  const std::string want_shapes = test::dump(parse_trace_text(text, "t.json", parallel(1, 4096, true)));
+  for (size_t chunk = 20; chunk < 420; chunk += 7) {
     EXPECT_EQ(test::dump(parse_trace_text(text, "t.json", parallel(3, chunk))), want) << chunk;
+    EXPECT_EQ(test::dump(parse_trace_text(text, "t.json", parallel(3, chunk, true))), want_shapes) << chunk;
+  }
 }
 
 TEST(ParallelParse, FixturesAndSyntheticTraces) {
@@ -150,7 +176,8 @@ TEST(ParallelParse, FixturesAndSyntheticTraces) {
   };
   for (const auto& text : texts)
     for (size_t chunk : {64, 256, 285, 1024})
-      EXPECT_EQ(outcome(text, parallel(4, chunk)), outcome(text, parallel(1, chunk)));
+      for (bool shapes : {false, true})
+        EXPECT_EQ(outcome(text, parallel(4, chunk, shapes)), outcome(text, parallel(1, chunk, shapes)));
 }
 
 TEST(ParallelParse, FilesAreMappedGzipAndOneLineFilesReadByOneThread) {

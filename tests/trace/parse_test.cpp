@@ -74,6 +74,113 @@ TEST(Parse, KinetoObjectWithItsFields) {
   EXPECT_EQ(find(t, "Memcpy HtoD (Pageable -> Device)")->category, Category::Memcpy);
 }
 
+TEST(TraceInputs, ReadOnlyWhenAsked) {
+  // Python's torch.profiler with record_shapes=True (tests/trace/fixtures/make_python_trace.py):
+  // y = x @ w + b, 16 x 16, three steps.
+  const std::string path = std::string(PIL_TRACE_FIXTURES_DIR) + "/python_cpu_steps.pt.trace.json";
+  const Trace plain = parse_trace_file(path);
+  EXPECT_TRUE(plain.op_inputs.empty());
+  EXPECT_TRUE(plain.input_shapes.empty());
+  ParseOptions o;
+  o.read_shapes = true;
+  const Trace t = parse_trace_file(path, o);
+  ASSERT_EQ(t.events.size(), plain.events.size());
+  const Event* mm = find(t, "aten::mm");
+  ASSERT_NE(mm, nullptr);
+  const OpInputs* in = t.inputs_of(*mm);
+  ASSERT_NE(in, nullptr);
+  EXPECT_EQ(in->dims_text, "[[16, 16], [16, 16]]");
+  EXPECT_EQ(t.input_shapes[mm->input_shapes], in->dims_text);
+  ASSERT_EQ(in->args.size(), 2u);
+  EXPECT_EQ(in->args[0].type, "float");
+  EXPECT_EQ(in->args[0].dims, (std::vector<int64_t>{16, 16}));
+  EXPECT_FALSE(in->args[0].is_list);
+  // aten::add(x @ w, b, alpha=1): a tensor, a broadcast bias and a Scalar.
+  const OpInputs* add = t.inputs_of(*find(t, "aten::add"));
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->dims_text, "[[16, 16], [16], []]");
+  ASSERT_EQ(add->args.size(), 3u);
+  EXPECT_EQ(add->args[1].dims, (std::vector<int64_t>{16}));
+  EXPECT_EQ(add->args[2].type, "Scalar");
+  EXPECT_TRUE(add->args[2].dims.empty());
+  // Each distinct inputs once: every step's aten::mm points at the same entry.
+  size_t mms = 0;
+  for (const Event& e : t.events)
+    if (e.name == "aten::mm") {
+      ++mms;
+      EXPECT_EQ(e.input_shapes, mm->input_shapes);
+    }
+  EXPECT_EQ(mms, 3u);
+  EXPECT_LT(t.op_inputs.size(), 6u);
+  // A range has none.
+  EXPECT_EQ(t.inputs_of(*find(t, "matmul_add")), nullptr);
+  // With the text, the table groups by input shapes as Python's group_by_input_shape does.
+  const KeyAverages by_shape = key_averages(t, /*group_by_input_shape=*/true);
+  bool found = false;
+  for (const KeyAverage& r : by_shape.rows)
+    if (r.name == "aten::mm") found = r.input_shapes == "[[16, 16], [16, 16]]" && r.calls == 3;
+  EXPECT_TRUE(found);
+}
+
+TEST(TraceInputs, TensorListsNoneAndEscapedTypes) {
+  const std::string text = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::cat", "pid": 1, "tid": 1, "ts": 1, "dur": 2,
+     "args": {"External id": 1, "Input type": ["TensorList", "Scalar"],
+              "Input Dims": [[[8, 16], [8, 16]], []]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::layer_norm", "pid": 1, "tid": 1, "ts": 5, "dur": 2,
+     "args": {"External id": 2, "Input Dims": [[4, 8], [], [], []],
+              "Input type": ["c10::BFloat16", "ScalarList", "", "float"]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 9, "dur": 2,
+     "args": {"External id": 3, "Input Dims": [[4, 8]]}}
+  ]})";
+  ParseOptions o;
+  o.read_shapes = true;
+  const Trace t = parse_trace_text(text, "t.json", o);
+  ASSERT_EQ(t.op_inputs.size(), 3u);
+  const OpInputs& cat = t.op_inputs[0];
+  EXPECT_EQ(cat.dims_text, "[[[8, 16], [8, 16]], []]");
+  ASSERT_EQ(cat.args.size(), 2u);
+  EXPECT_TRUE(cat.args[0].is_list);
+  EXPECT_EQ(cat.args[0].type, "TensorList");
+  ASSERT_EQ(cat.args[0].list.size(), 2u);
+  EXPECT_EQ(cat.args[0].list[1], (std::vector<int64_t>{8, 16}));
+  EXPECT_TRUE(cat.args[0].dims.empty());
+  const OpInputs& ln = t.op_inputs[1];
+  ASSERT_EQ(ln.args.size(), 4u);
+  EXPECT_EQ(ln.args[0].type, "c10::BFloat16");
+  EXPECT_EQ(ln.args[2].type, "");  // None
+  EXPECT_EQ(ln.args[3].type, "float");  // written with an escape
+  const OpInputs& relu = t.op_inputs[2];  // no "Input type": types read as ""
+  ASSERT_EQ(relu.args.size(), 1u);
+  EXPECT_EQ(relu.args[0].type, "");
+  EXPECT_EQ(relu.args[0].dims, (std::vector<int64_t>{4, 8}));
+}
+
+TEST(TraceDevices, PropertiesInFull) {
+  // HTA's AlexNet trace (A100s) and its ROCm one (MI250, ROCm 6.2): Kineto writes the same
+  // fields on both (libkineto/src/DeviceProperties.cpp), CUs as numSms on ROCm.
+  const std::string dir = std::string(PIL_TRACE_FIXTURES_DIR) + "/hta/";
+  const Trace a100 = parse_trace_file(dir + "alexnet_two_streams.json.gz");
+  ASSERT_FALSE(a100.devices.empty());
+  EXPECT_EQ(a100.devices.size(), a100.device_names.size());
+  const DeviceInfo& d = a100.devices[0];
+  EXPECT_EQ(d.id, 0);
+  EXPECT_EQ(d.name, "NVIDIA A100-PG509-200");
+  EXPECT_EQ(d.total_global_mem, 42297524224);
+  EXPECT_EQ(d.num_sms, 108);
+  EXPECT_EQ(d.compute_major, 8);
+  EXPECT_EQ(d.compute_minor, 0);
+  EXPECT_EQ(d.warp_size, 32);
+  const Trace mi250 = parse_trace_file(dir + "mi250_rocm6_2_train.json.gz");
+  ASSERT_EQ(mi250.devices.size(), 4u);
+  EXPECT_EQ(mi250.devices[1].id, 1);
+  EXPECT_EQ(mi250.devices[1].name, "AMD Radeon Graphics");
+  EXPECT_EQ(mi250.devices[1].num_sms, 104);
+  EXPECT_EQ(mi250.devices[1].compute_major, 9);
+  EXPECT_EQ(mi250.devices[1].total_global_mem, 68702699520);
+  EXPECT_EQ(mi250.devices[1].warp_size, 64);
+}
+
 TEST(Parse, AbsoluteEpochTimesKeepEveryNanosecond) {
   const int64_t offset_us = 1700000000000000;  // old traces: epoch microseconds
   const Trace t = parse_trace_text(test::synthetic_gpu_trace(offset_us, false, false));

@@ -12,12 +12,15 @@ namespace pil::test {
 
 class TraceBuilder {
  public:
-  /// deviceProperties of device 0 (name, SMs, memory, compute capability), for GPU traces.
+  /// deviceProperties of device 0 (name, SMs, memory, compute capability), for GPU traces;
+  /// `major` < 0 leaves the compute capability out.
   TraceBuilder& device(const std::string& name, int sms = 132, int64_t memory = 80LL << 30,
                        int major = 9, int minor = 0) {
     device_ = "{\"id\": 0, \"name\": \"" + name + "\", \"totalGlobalMem\": " + std::to_string(memory) +
-              ", \"computeMajor\": " + std::to_string(major) + ", \"computeMinor\": " +
-              std::to_string(minor) + ", \"numSms\": " + std::to_string(sms) + "}";
+              (major < 0 ? std::string()
+                         : ", \"computeMajor\": " + std::to_string(major) + ", \"computeMinor\": " +
+                               std::to_string(minor)) +
+              ", \"numSms\": " + std::to_string(sms) + "}";
     return *this;
   }
   /// distributedInfo of one rank.
@@ -44,6 +47,11 @@ class TraceBuilder {
     if (id) *id = next_id_;
     return cpu("cpu_op", name, ts, dur, tid, extra);
   }
+  /// Any CPU slice under the category its trace writes: torch 1.8-1.9's Kineto wrote every CPU
+  /// slice as "Operator", Python's ranges ("enumerate(DataLoader)#...") included.
+  TraceBuilder& slice(const char* cat, const std::string& name, double ts, double dur, int tid = 1) {
+    return cpu(cat, name, ts, dur, tid);
+  }
   /// A runtime call (cudaLaunchKernel, cudaMemcpyAsync, cudaStreamSynchronize...) with its
   /// correlation id; `ext` is the operator it ran in (0: none). Returns the correlation.
   int call(const std::string& name, double ts, double dur, int64_t ext = 0, int tid = 1) {
@@ -61,10 +69,17 @@ class TraceBuilder {
             "\"shared memory\": 0");
     return *this;
   }
-  /// A copy ("Memcpy HtoD (Pageable -> Device)"...) of `bytes`, launched by call `corr`.
+  /// A copy ("Memcpy HtoD (Pageable -> Device)"...) of `bytes` (< 0: the size left out, as
+  /// ROCm's traces do), launched by call `corr`.
   TraceBuilder& memcpy(const std::string& name, int corr, double ts, double dur, int64_t bytes,
                        int stream = 7) {
     add("gpu_memcpy", name, "0", std::to_string(stream), ts, dur,
+        gpu_args(corr, stream, 0) + (bytes < 0 ? "" : ", \"bytes\": " + std::to_string(bytes)));
+    return *this;
+  }
+  /// A set ("Memset (Device)") launched by call `corr`.
+  TraceBuilder& memset(int corr, double ts, double dur, int64_t bytes = 4096, int stream = 7) {
+    add("gpu_memset", "Memset (Device)", "0", std::to_string(stream), ts, dur,
         gpu_args(corr, stream, 0) + ", \"bytes\": " + std::to_string(bytes));
     return *this;
   }

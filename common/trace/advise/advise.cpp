@@ -6,10 +6,12 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <queue>
 #include <sstream>
 
 #include "trace/advise/rules.h"
 #include "trace/check.h"  // trace_ts: timestamps as the trace writes them
+#include "trace/nesting.h"
 #include "trace/text_table.h"
 
 namespace pil::trace {
@@ -56,6 +58,103 @@ const LaunchReport& RuleContext::launches() const {
 const std::vector<SyncRow>& RuleContext::syncs() const {
   return syncs_.get([&] { return sync_report(index); });
 }
+const CpuSlices& RuleContext::cpu() const {
+  return cpu_.get([&] { return CpuSlices(index); });
+}
+
+const std::vector<BusySpan>& RuleContext::busy_spans() const {
+  return busy_spans_.get([&] {
+    // The streams' work lists are each in start order: merged through a heap of their heads
+    // (a handful of streams), not sorted again.
+    const auto& streams = index.streams();
+    using Head = std::pair<int64_t, size_t>;  // (start, stream)
+    std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+    std::vector<size_t> next(streams.size(), 0);
+    for (size_t s = 0; s < streams.size(); ++s)
+      if (!streams[s].work.empty()) heads.push({trace.events[streams[s].work[0]].start_ns, s});
+    std::vector<BusySpan> spans;
+    while (!heads.empty()) {
+      const size_t s = heads.top().second;
+      heads.pop();
+      const size_t i = streams[s].work[next[s]++];
+      if (next[s] < streams[s].work.size()) heads.push({trace.events[streams[s].work[next[s]]].start_ns, s});
+      const Event& e = trace.events[i];
+      if (!spans.empty() && e.start_ns <= spans.back().end)
+        spans.back().end = std::max(spans.back().end, e.end_ns());
+      else
+        spans.push_back({e.start_ns, e.end_ns(), i});
+    }
+    return spans;
+  });
+}
+
+int64_t RuleContext::gpu_busy_in(int64_t from, int64_t to) const {
+  const auto& spans = busy_spans();
+  // The first span that ends after `from`: spans are disjoint and in order, so ends are too.
+  auto it = std::lower_bound(spans.begin(), spans.end(), from,
+                             [](const BusySpan& s, int64_t v) { return s.end <= v; });
+  int64_t sum = 0;
+  for (; it != spans.end() && it->start < to; ++it) sum += std::min(it->end, to) - std::max(it->start, from);
+  return sum;
+}
+
+const std::vector<std::vector<size_t>>& RuleContext::top_ops() const {
+  return top_ops_.get([&] {
+    std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_thread;
+    for (size_t i = 0; i < trace.events.size(); ++i)
+      if (trace.events[i].category == Category::CpuOp)
+        by_thread[{trace.events[i].pid, trace.events[i].tid}].push_back(i);
+    std::vector<std::vector<size_t>> out;
+    for (auto& [lane, ops] : by_thread) {
+      order_for_nesting(trace.events, ops);
+      std::vector<size_t> top;
+      nest(trace.events, ops, [&](size_t i, long parent, int) {
+        if (parent < 0) top.push_back(i);
+        return true;
+      });
+      out.push_back(std::move(top));
+    }
+    return out;
+  });
+}
+
+const std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>& RuleContext::calls_by_thread() const {
+  return calls_by_thread_.get([&] {
+    std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> out;
+    for (size_t i : index.api_calls()) out[{trace.events[i].pid, trace.events[i].tid}].push_back(i);
+    for (auto& [lane, calls] : out)
+      std::stable_sort(calls.begin(), calls.end(), [&](size_t a, size_t b) {
+        return trace.events[a].start_ns < trace.events[b].start_ns;
+      });
+    return out;
+  });
+}
+
+int64_t RuleContext::basis_overlap(int64_t from, int64_t to) const {
+  auto clip = [&](int64_t lo, int64_t hi) { return std::max<int64_t>(0, std::min(to, hi) - std::max(from, lo)); };
+  if (index.steps.empty()) return clip(index.window_start, index.window_end);
+  // The steps are in time order and do not overlap: from the last that starts before `to`
+  // back to the first that ends after `from`.
+  const auto& st = index.steps;
+  auto k = std::upper_bound(st.begin(), st.end(), to,
+                            [&](int64_t v, size_t s) { return v <= trace.events[s].start_ns; });
+  int64_t sum = 0;
+  while (k != st.begin()) {
+    const Event& s = trace.events[*--k];
+    if (s.end_ns() <= from) break;
+    sum += clip(s.start_ns, s.end_ns());
+  }
+  return sum;
+}
+
+bool RuleContext::in_basis_at(int64_t t) const {
+  if (index.steps.empty()) return t >= index.window_start && t < index.window_end;
+  return index.step_at(t) >= 0;
+}
+
+bool RuleContext::in_basis_work(size_t i) const {
+  return index.steps.empty() || index.step_of_work(i) >= 0;
+}
 
 std::string RuleContext::step_name_at(int64_t t) const {
   const long s = index.step_at(t);
@@ -74,9 +173,10 @@ AdviceExample RuleContext::example(size_t i, std::string detail) const {
     if (s >= 0) x.where += ", launched in " + std::string(trace.events[index.steps[size_t(s)]].name);
   } else {
     x.where = step_name_at(e.start_ns);
-    if (x.where.empty()) x.where = "outside the steps";
+    if (x.where.empty() && !index.steps.empty()) x.where = "outside the steps";
     const auto lane = trace.lane_names.find({e.pid, e.tid});
-    x.where += ", " + (lane != trace.lane_names.end() ? lane->second : "thread " + std::to_string(e.tid));
+    x.where += (x.where.empty() ? "" : ", ") +
+               (lane != trace.lane_names.end() ? lane->second : "thread " + std::to_string(e.tid));
   }
   x.detail = std::move(detail);
   return x;
@@ -89,6 +189,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   const RuleContext ctx(index, options);
   Advice a;
   a.basis_ns = ctx.basis_ns;
+  a.window_start_ns = index.window_start;
   a.steps = int64_t(ctx.step_ns.size());
   a.gpu = ctx.gpu();
   a.basis = a.steps ? "the " + std::to_string(a.steps) + " profiled step" + (a.steps == 1 ? "" : "s") +
@@ -129,6 +230,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   };
   run(gpu_rules());
   run(cpu_rules());
+  run(operator_rules());
 
   for (auto& [key, f] : by_cause) {
     std::stable_sort(f.symptoms.begin(), f.symptoms.end(),
@@ -164,14 +266,17 @@ std::string format_advice(const Advice& a, const std::string& path) {
   for (const Finding& f : a.findings) {
     o << "\n" << ++n << ". " << f.title << "\n";
     const Symptom& top = f.symptoms.front();
-    o << "   gain: at most " << speedup_text(f) << " faster (up to " << format_duration(f.saved_ns)
-      << " of " << format_duration(a.basis_ns) << "): " << top.how << "\n";
-    o << "   evidence:\n";
+    if (f.saved_ns > 0)
+      o << "   gain: at most " << speedup_text(f) << " faster (up to " << format_duration(f.saved_ns)
+        << " of " << format_duration(a.basis_ns) << "): " << top.how << "\n";
+    else
+      o << "   gain: not in time: " << top.how << "\n";
+    o << "   evidence (examples at +us from the first step, as svg --from-us takes them, and at the trace's ts):\n";
     for (const Symptom& s : f.symptoms) {
       o << "   - " << s.text << "\n";
       for (const AdviceExample& x : s.examples) {
-        o << "       at " << trace_ts(x.ts_ns) << " us, " << x.name << " (" << format_duration(x.dur_ns)
-          << "; " << x.where << ")";
+        o << "       +" << trace_ts(x.ts_ns - a.window_start_ns) << " us (ts " << trace_ts(x.ts_ns) << "): "
+          << x.name << " (" << format_duration(x.dur_ns) << "; " << x.where << ")";
         if (!x.detail.empty()) o << ": " << x.detail;
         o << "\n";
       }
@@ -206,6 +311,7 @@ std::string format_advice(const Advice& a, const std::string& path) {
 nlohmann::ordered_json advice_json(const Advice& a) {
   using json = nlohmann::ordered_json;
   json j = {{"basis_ns", a.basis_ns}, {"basis", a.basis}, {"steps", a.steps}, {"gpu", a.gpu},
+            {"window_start", trace_ts(a.window_start_ns)},
             {"findings", json::array()}, {"clean", json::array()}, {"unable", json::array()}};
   for (const Finding& f : a.findings) {
     json jf = {{"cause", f.cause},
@@ -221,7 +327,8 @@ nlohmann::ordered_json advice_json(const Advice& a) {
                  {"figures", json::object()}, {"examples", json::array()}};
       for (const auto& [k, v] : s.figures) js["figures"][k] = v;
       for (const AdviceExample& x : s.examples)
-        js["examples"].push_back({{"name", x.name}, {"ts", trace_ts(x.ts_ns)}, {"dur_ns", x.dur_ns},
+        js["examples"].push_back({{"name", x.name}, {"ts", trace_ts(x.ts_ns)},
+                                  {"from_window_us", trace_ts(x.ts_ns - a.window_start_ns)}, {"dur_ns", x.dur_ns},
                                   {"where", x.where}, {"detail", x.detail}});
       jf["symptoms"].push_back(std::move(js));
     }

@@ -51,7 +51,8 @@ struct Symptom {
   std::vector<std::pair<std::string, double>> figures;
   std::vector<AdviceExample> examples;  ///< worst first
   /// An upper bound on the wall time over the advice's basis that removing the symptom's cause
-  /// would save, and how it was computed.
+  /// would save, and how it was computed. 0 for a symptom that costs no time (a memory peak
+  /// near the device's capacity): `how` then says what it costs instead.
   int64_t saved_ns = 0;
   std::string how;
 };
@@ -75,6 +76,9 @@ struct RuleNote {
 };
 
 struct Advice {
+  /// The profiled window's start on the trace's clock: examples are also given from there (the
+  /// origin of `pil-trace svg --from-us` and `slice --from-us`).
+  int64_t window_start_ns = 0;
   /// What the gains are relative to: the profiled steps' wall time added up, or the trace's
   /// window where it has no steps.
   int64_t basis_ns = 0;

@@ -13,6 +13,14 @@ const std::vector<Cause>& all_causes() {
        "C++ route), capture the step in a CUDA graph, or give each kernel more work (a larger "
        "batch).",
        {"03_mlp", "What did compiling change?", "./run-lesson 03_mlp --device cuda --variant all"}},
+      {"host_stall", "The GPU idles for long stretches while the host does other work",
+       "See what the host did in the longest gaps (the evidence names the range, operator or call "
+       "on the launching thread): data preparation on the training thread belongs on a loader "
+       "thread that fills pinned buffers ahead of the step; a first call that loads a kernel or a "
+       "library, or setup, belongs before the recorded steps (warm up, then record a schedule of "
+       "steps); a slow call of your own belongs outside the loop.",
+       {"docs/profile_your_program.md", "What each part records",
+        "build/bin/pil-trace streams traces/TRACE.pt.trace.json"}},
       {"host_sync", "The CPU stops inside a step to wait for the GPU",
        "Keep values on the GPU until the step ends: a loss read with .item() or copied to the CPU "
        "every step, or an explicit synchronize, makes the CPU wait for every kernel launched "
@@ -31,23 +39,28 @@ const std::vector<Cause>& all_causes() {
        "setFloat32MatmulPrecision(\"high\"), the lessons' --tf32 on), or bf16/fp16 under autocast "
        "where the accuracy allows.",
        {"02_linear", "On a GPU (expected)", "./run-lesson 02_linear --device cuda --tf32 on"}},
-      {"fusion", "Chains of small elementwise kernels between the matrix products",
+      {"fusion", "Chains of elementwise passes between the matrix products",
        "Fuse them: the compiled variant (AOTInductor) or a fused operator makes one kernel of a "
        "chain, one pass over memory instead of one per operator.",
        {"03_mlp", "What did compiling change?", "./run-lesson 03_mlp --variant all"}},
+      {"gemm_epilogue", "A separate elementwise pass right after a matrix product",
+       "Let the product apply it on its way out: addmm for a bias (torch::linear on a 2-D "
+       "input), cuBLASLt's epilogues for a bias, relu or gelu on a GPU, or the compiled "
+       "variant, which fuses it.",
+       {"01_matmul_add", "3. What does addmm change?", "./run-lesson 01_matmul_add --variant all"}},
       {"naive_attention", "Attention materialises its score matrix",
        "Use at::scaled_dot_product_attention: its fused kernels (flash, memory-efficient) never "
        "write the [batch, heads, seq, seq] scores to memory.",
        {"04_transformer", "Then look", "./run-lesson 04_transformer --variant all"}},
-      {"exposed_comm", "Communication the GPU waits for: the all-reduce is not hidden",
+      {"exposed_comm", "The step waits for communication: the all-reduce is not hidden",
        "Overlap the all-reduce with backward: gradients in buckets reduced as soon as each is "
        "ready (DDP's bucket_cap_mb; the lesson's bucketed variant), not one all-reduce after "
        "backward.",
        {"05_data_parallel", "Bucket sizes", "./run-lesson 05_data_parallel --variant all"}},
       {"first_step", "The first step is far slower than the rest",
-       "Do not measure it: warm up before recording (the profiler's schedule has warm-up steps "
-       "for this); the first step pays for the allocator, kernel and library loading, and "
-       "compilation.",
+       "Measure the steady state: more warm-up steps in the profiler's schedule, and the median "
+       "step rather than the mean. The first steps pay for the allocator, loading kernels and "
+       "libraries, compiling, and the profiler's own start-up, which lesson 01 takes apart.",
        {"01_matmul_add", "2. Why is the first step slow?", "./run-lesson 01_matmul_add"}},
       {"op_overhead", "Operator overhead dominates: the tensors are small",
        "Each operator costs dispatch time whatever its size: fewer, larger operators (a fused "
@@ -63,7 +76,7 @@ const std::vector<Cause>& all_causes() {
        "Fewer, larger parameter tensors, a fused optimizer where the API has one, or fewer "
        "optimizer steps (gradient accumulation).",
        {"03_mlp", "Then look", "./run-lesson 03_mlp"}},
-      {"untraced", "Time in the step that no operator accounts for",
+      {"untraced", "Time in the step outside the model's operators: untraced work, data loading",
        "Work the profiler does not see ran on the training thread: data preparation, Python or "
        "C++ code between operators. Wrap it in a named range (pil::profiler::record_function) to "
        "see it, and move data preparation to a loader thread.",

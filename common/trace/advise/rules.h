@@ -6,15 +6,24 @@
 /// the trace lacks a field it needs. The causes (what a symptom means, what to do, which lesson)
 /// are in causes.cpp; the thresholds in thresholds.h.
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "trace/advise/advise.h"
+#include "trace/advise/cpu_slices.h"
 #include "trace/advise/thresholds.h"
 #include "trace/reports.h"
 #include "trace/text_table.h"  // format_duration: "12.5 ms", for a sentence
 
 namespace pil::trace::advise_rules {
+
+/// One stretch of time when the GPU ran something (the union over every stream), and the work
+/// that started it: the gap before it ended when that work started.
+struct BusySpan {
+  int64_t start = 0, end = 0;
+  size_t first = 0;  ///< the GPU work item that starts the span (the earliest, in event order on ties)
+};
 
 /// What every rule may read. The reports are made on first use.
 class RuleContext {
@@ -31,6 +40,25 @@ class RuleContext {
   const LaunchReport& launches() const;  ///< LaunchDetail::Each
   const std::vector<SyncRow>& syncs() const;
   const KeyAverages& table() const { return index.key_averages(); }
+  /// The CPU slices nested per thread, for the rules about the host's time.
+  const CpuSlices& cpu() const;
+  /// When the GPU was busy: the union of every stream's work, in time order.
+  const std::vector<BusySpan>& busy_spans() const;
+  /// The GPU's busy time (any stream) inside [from, to).
+  int64_t gpu_busy_in(int64_t from, int64_t to) const;
+  /// The operators of each CPU thread that no other operator holds (what the program called;
+  /// what they call inside is theirs), each thread's in start order.
+  const std::vector<std::vector<size_t>>& top_ops() const;
+  /// The runtime and driver calls of each CPU thread (pid, tid), in start order.
+  const std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>& calls_by_thread() const;
+  /// The time of [from, to) inside the basis: inside the profiled steps' CPU ranges, or the
+  /// window where the trace has no steps.
+  int64_t basis_overlap(int64_t from, int64_t to) const;
+  /// True when time `t` is inside the basis (a step, or the window without steps).
+  bool in_basis_at(int64_t t) const;
+  /// True when GPU work `i` counts for the basis: it belongs to a step (step_of_work), or the
+  /// trace has no steps.
+  bool in_basis_work(size_t i) const;
   /// The profiled step (its name) whose CPU range holds time `t`; "" outside every step.
   std::string step_name_at(int64_t t) const;
   /// An example for event `i`: its name, start, duration and where (its step, or its stream
@@ -41,6 +69,10 @@ class RuleContext {
   Lazy<StreamReport> streams_;
   Lazy<LaunchReport> launches_;
   Lazy<std::vector<SyncRow>> syncs_;
+  Lazy<CpuSlices> cpu_;
+  Lazy<std::vector<BusySpan>> busy_spans_;
+  Lazy<std::vector<std::vector<size_t>>> top_ops_;
+  Lazy<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> calls_by_thread_;
 };
 
 /// What a rule reports.
@@ -66,6 +98,8 @@ struct Rule {
 /// The rules of each family, in the order they run (the order does not change the advice).
 std::vector<Rule> gpu_rules();
 std::vector<Rule> cpu_rules();
+/// Rules read from the operators alone, on CPU and GPU traces alike (rules_epilogue.cpp).
+std::vector<Rule> operator_rules();
 
 /// What a cause means and who teaches its fix.
 struct Cause {

@@ -1,17 +1,12 @@
 // The rules of `pil-trace advise` that run on every trace, CPU-only ones included: where the
-// host's time goes. Thresholds in thresholds.h; causes in causes.cpp.
-#include <algorithm>
+// host's time goes. Their list, and the first step's rule; each other rule is in the file that
+// names its job (rules_cpu.h). Thresholds in thresholds.h; causes in causes.cpp.
+#include "trace/advise/rules_cpu.h"
 
-#include "trace/advise/rules.h"
+#include <algorithm>
 
 namespace pil::trace::advise_rules {
 namespace {
-
-int64_t median(std::vector<int64_t> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // A first step far slower than the rest: warm-up, the allocator, loading, compiling. Needs at
 // least three steps (a first and two to compare it with).
@@ -20,16 +15,17 @@ void first_step(const RuleContext& c, RuleResult& out) {
     out.unable("fewer than 3 profiled steps (ProfilerStep#N)");
     return;
   }
-  const int64_t rest = median(std::vector<int64_t>(c.step_ns.begin() + 1, c.step_ns.end()));
+  const int64_t rest = median_ns(std::vector<int64_t>(c.step_ns.begin() + 1, c.step_ns.end()));
   if (rest <= 0) return;
   const double ratio = double(c.step_ns[0]) / double(rest);
   if (ratio < threshold::kFirstStepRatio) return;
   Symptom s;
   const Event& first = c.trace.events[c.index.steps[0]];
-  s.text = "the first step (" + std::string(first.name) + ") took " + format_duration(first.dur_ns) +
-           ", " + fixed(ratio, 1) + "x the others' median (" + format_duration(rest) + ")";
-  s.figures = {{"first_step_ns", double(first.dur_ns)}, {"median_other_ns", double(rest)},
-               {"ratio", ratio}};
+  s.text = "the first step (" + std::string(first.name) + ") took " +
+           format_duration(first.dur_ns) + ", " + fixed(ratio, 1) + "x the others' median (" +
+           format_duration(rest) + ")";
+  s.figures = {
+      {"first_step_ns", double(first.dur_ns)}, {"median_other_ns", double(rest)}, {"ratio", ratio}};
   s.examples.push_back(c.example(c.index.steps[0]));
   s.saved_ns = first.dur_ns - rest;
   s.how = "the first step's time beyond the others' median";
@@ -38,9 +34,42 @@ void first_step(const RuleContext& c, RuleResult& out) {
 
 }  // namespace
 
+LaunchedWork launched_work(const RuleContext& c, const std::vector<long>& root,
+                           const std::function<bool(const Event&)>& keep) {
+  const CpuSlices& cs = c.cpu();
+  LaunchedWork w;
+  w.by_root.assign(cs.size(), 0);
+  std::vector<Interval> spans;
+  for (size_t s = 0; s < cs.size(); ++s) {
+    if (root[s] < 0 || !is_launch_call(c.trace.events[cs.event(s)].category)) continue;
+    for (size_t i : c.index.work_of(cs.event(s))) {
+      const Event& e = c.trace.events[i];
+      if (keep && !keep(e)) continue;
+      w.by_root[size_t(root[s])] += e.dur_ns;
+      spans.push_back({e.start_ns, e.end_ns()});
+      ++w.items;
+    }
+  }
+  merge(spans);
+  w.union_ns = length(spans);
+  return w;
+}
+
 std::vector<Rule> cpu_rules() {
   return {
       {"first_step", "first_step", "a first step far slower than the rest", false, first_step},
+      {"op_overhead", "op_overhead", "operators too small for their dispatch cost", false,
+       op_overhead},
+      {"copies", "copies", "copies (copy_, contiguous, to, clone) taking a large share", false,
+       copies},
+      {"optimizer", "optimizer", "the optimizer's share of the step", false, optimizer},
+      {"untraced", "untraced", "time in a step outside every operator and range", false, untraced},
+      {"data_loading", "untraced", "data loading on the training thread", false, data_loading},
+      {"rebuilt_constant", "rebuilt_constant", "the same constant tensor built in every step",
+       false, rebuilt_constant},
+      {"memory_peak", "memory_peak", "memory peaks near the device's capacity", false, memory_peak},
+      {"exposed_comm", "exposed_comm", "communication not hidden behind computation", false,
+       exposed_comm},
   };
 }
 

@@ -15,8 +15,16 @@ inline constexpr double kMinSavedShare = 0.02;
 /// Launch-bound: the GPU's idle time waiting on the host (the stream report's host wait, over
 /// the union of the streams) is at least this share of the GPU window.
 inline constexpr double kHostWaitShare = 0.20;
-/// Launch-bound: at least this share of the kernels ran for less time than their launch call.
+/// Launch-bound: at least this share of the kernel launches found the stream idle and ran
+/// work shorter than the launch call.
 inline constexpr double kShortKernelShare = 0.30;
+/// An idle gap of the GPU (every stream idle) that waits on the host for longer than this is
+/// not launch overhead (a launch takes microseconds, an operator's dispatch tens of them): the
+/// host was busy with something else — loading data, a first call that loads a library or a
+/// kernel, setup. Such gaps are a stall, not a launch-bound loop; so is a launch call this long.
+inline constexpr int64_t kHostStallNs = 1'000'000;
+/// Host stalls: the GPU idle in such gaps for at least this share of the basis.
+inline constexpr double kHostStallShare = 0.10;
 /// A synchronize inside a step matters when the CPU waited in it at least this long in all.
 inline constexpr int64_t kSyncMinNs = 50'000;
 /// A host-to-device or device-to-host copy from pageable memory: reported from this many bytes
@@ -24,28 +32,43 @@ inline constexpr int64_t kSyncMinNs = 50'000;
 inline constexpr int64_t kPageableMinBytes = 1 << 20;
 /// fp32 GEMMs without tensor cores: their kernels' time is at least this share of GPU busy time.
 inline constexpr double kFp32GemmShare = 0.10;
-/// Fusion: a chain of at least this many elementwise kernels back to back between two GEMMs.
-inline constexpr int kElementwiseChain = 3;
-/// Exposed communication: at least this share of the communication kernels' time ran with no
-/// compute kernel beside it (HTA's per-rank overlap, inverted).
+/// Fusion: a chain of at least this many elementwise kernels back to back between two matrix
+/// products (or elementwise operators, on a CPU trace). Two is the shortest chain a compiler
+/// fuses (lesson 03's GeGLU: gelu, then mul); each kernel past the first is one more pass over
+/// memory.
+inline constexpr int kElementwiseChain = 2;
+/// Naive attention: a softmax with a matrix product at most this many operators (or kernels)
+/// before it (the scale and the mask: mul or div, masked_fill, an add of the mask, the mask's
+/// own comparison) and at most kAttentionAfter after it (dropout, a dtype change).
+inline constexpr int kAttentionBefore = 4;
+inline constexpr int kAttentionAfter = 3;
+/// Exposed communication: at least this share of the communication time ran with no
+/// computation beside it (HTA's per-rank overlap, inverted; on the CPU, Gloo's slices against
+/// the operators of the other threads), and at least kMinSavedShare of the basis.
 inline constexpr double kExposedCommShare = 0.30;
 
 // --- every trace -------------------------------------------------------------------------------
 /// A first step far slower than the rest: its wall time over the others' median.
 inline constexpr double kFirstStepRatio = 2.0;
 /// Operator overhead: operators whose self CPU time is mostly dispatch (a median call under
-/// this many ns of self time) take at least kOverheadShare of the basis.
+/// this many ns of self time): their calls under it take at least kOverheadShare of the basis
+/// (CPU-only traces; on a GPU trace the launch-bound rules judge the host's time).
 inline constexpr int64_t kSmallOpNs = 20'000;
 inline constexpr double kOverheadShare = 0.20;
-/// Copies (aten::copy_, contiguous, to, _to_copy, clone): at least this share of CPU time.
+/// Copies (aten::copy_, contiguous, to, _to_copy, clone; the outermost of each nest, less the
+/// runtime calls in them): at least this share of the basis.
 inline constexpr double kCopyShare = 0.10;
 /// The optimizer: at least this share of the step (Optimizer.step ranges or the optimizer's
 /// own operators).
 inline constexpr double kOptimizerShare = 0.25;
-/// Time in a step that no operator or range covers on the step's thread: at least this share.
+/// Time in a step that no operator, range or runtime call covers on any thread of the step's
+/// process: at least this share, counting only stretches of at least kUntracedMinGapNs (the
+/// shorter gaps between two operators are the profiler's and the dispatcher's own time). The
+/// DataLoader's fetches on the training thread (its enumerate(DataLoader)# ranges): the same share.
 inline constexpr double kUntracedShare = 0.15;
+inline constexpr int64_t kUntracedMinGapNs = 10'000;
 /// A constant tensor built every step: the same factory operator with the same shapes in at
-/// least this many steps (and in every profiled step).
+/// least this many steps (and in every profiled step), reported from kMinSavedShare of the basis.
 inline constexpr int kRebuiltMinSteps = 2;
 /// Memory: a peak within this share of the device's memory (deviceProperties totalGlobalMem).
 inline constexpr double kMemoryPeakShare = 0.90;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #include "trace/parse/json_text.h"
 
@@ -27,6 +28,7 @@ Reader::Reader(std::unique_ptr<Source> source, std::string label, const ParseOpt
     : source_(std::move(source)), label_(std::move(label)), out_(out), fields_(out) {
   cap_ = std::max<size_t>(options.chunk_bytes, 4096);
   fields_.keep_sources = options.keep_sources;
+  fields_.read_shapes = options.read_shapes;
   buf_ = std::make_unique<char[]>(cap_ + simdjson::SIMDJSON_PADDING);
   data_ = buf_.get();
 }
@@ -171,17 +173,38 @@ simdjson::error_code Reader::read_top_field(od::raw_json_string key, od::value& 
   if (key == "deviceProperties") {
     od::array arr;
     if (v.get_array().get(arr)) return simdjson::SUCCESS;  // not the shape we know: ignore
+    // Kineto writes the same fields for CUDA and ROCm devices (libkineto/src/DeviceProperties.cpp);
+    // a field missing or of another type keeps its "not given" value.
     for (auto item : arr) {
       od::object dev;
       if (item.get_object().get(dev)) continue;
-      std::string name;
+      DeviceInfo d;
       for (auto f : dev) {
         od::raw_json_string k;
         if (f.key().get(k)) continue;
         std::string_view s;
-        if (k == "name" && !f.value().get_string().get(s)) name = std::string(s);
+        int64_t n = 0;
+        auto whole = [&](auto& into) {
+          if (!f.value().get_int64().get(n)) into = static_cast<std::remove_reference_t<decltype(into)>>(n);
+        };
+        if (k == "name") {
+          if (!f.value().get_string().get(s)) d.name = std::string(s);
+        } else if (k == "id") {
+          whole(d.id);
+        } else if (k == "totalGlobalMem") {
+          whole(d.total_global_mem);
+        } else if (k == "numSms") {
+          whole(d.num_sms);
+        } else if (k == "computeMajor") {
+          whole(d.compute_major);
+        } else if (k == "computeMinor") {
+          whole(d.compute_minor);
+        } else if (k == "warpSize") {
+          whole(d.warp_size);
+        }
       }
-      out_->device_names.push_back(name);
+      out_->device_names.push_back(d.name);
+      out_->devices.push_back(std::move(d));
     }
     return simdjson::SUCCESS;
   }
@@ -349,7 +372,8 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
       careful_ = false;
     } else {
       const size_t n_events = out_->events.size(), n_kernels = out_->kernels.size(),
-                   n_memory = out_->memory.size(), n_sources = out_->sources.size();
+                   n_memory = out_->memory.size(), n_sources = out_->sources.size(),
+                   n_copies = out_->copy_bytes.size();
       const FlowCounts n_flows = out_->flows;
       const SkippedFields n_skipped = out_->skipped;
       const size_t n_fixes = part_ ? part_->lane_fixes.size() : 0,
@@ -358,6 +382,7 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
         out_->events.resize(n_events);
         out_->kernels.resize(n_kernels);
         out_->memory.resize(n_memory);
+        out_->copy_bytes.resize(n_copies);
         out_->sources.resize(n_sources);
         out_->flows = n_flows;
         out_->skipped = n_skipped;

@@ -115,6 +115,7 @@ void EventFields::use_part(Part* part) {
   out_ = &part->t;
   named_lanes_.clear();
   categories_.clear();
+  signatures_.clear();
 }
 
 simdjson_inline std::string_view EventFields::intern(std::string_view s) {
@@ -146,6 +147,139 @@ simdjson_inline int64_t EventFields::lane_id(od::value& v, bool& named) {
   }
 }
 
+/// "Input Dims": one entry per argument, an array of sizes ([16, 16]; [] for a 0-d tensor, a
+/// scalar or None) or, for a TensorList, an array of them ([[8, 16], [8, 16]]). Anything else in
+/// it is passed over; an array that is not valid JSON refuses the event, as a launch shape does.
+void EventFields::read_input_dims(od::value& v) {
+  has_dims_ = false;
+  dims_.clear();
+  shapes_.clear();
+  args_.clear();
+  od::array a;
+  if (v.get_array().get(a)) return;
+  auto sizes = [&](od::array& shape) {  // the whole numbers of one shape
+    const uint32_t first = uint32_t(dims_.size());
+    for (auto y : shape) {
+      od::value d;
+      if (y.get(d)) throw BadEvent{"'Input Dims' is not a valid array"};
+      int64_t n = 0;
+      if (!d.get_int64().get(n)) dims_.push_back(n);
+    }
+    shapes_.push_back({first, uint32_t(dims_.size()) - first});
+  };
+  for (auto x : a) {
+    od::value element;
+    if (x.get(element)) throw BadEvent{"'Input Dims' is not a valid array"};
+    PendingArg arg;
+    arg.first_shape = uint32_t(shapes_.size());
+    od::array inner;
+    if (element.type().value_unsafe() == od::json_type::array && !element.get_array().get(inner)) {
+      // A shape, or a list of them: told by its first item.
+      const uint32_t first = uint32_t(dims_.size());
+      for (auto y : inner) {
+        od::value item;
+        if (y.get(item)) throw BadEvent{"'Input Dims' is not a valid array"};
+        switch (item.type().value_unsafe()) {
+          case od::json_type::number: {
+            int64_t n = 0;
+            if (!arg.list && !item.get_int64().get(n)) dims_.push_back(n);
+            break;
+          }
+          case od::json_type::array: {
+            od::array shape;
+            if (item.get_array().get(shape)) throw BadEvent{"'Input Dims' is not a valid array"};
+            if (!arg.list) dims_.resize(first);  // a list: no sizes of its own
+            arg.list = true;
+            sizes(shape);
+            break;
+          }
+          default:
+            break;
+        }
+      }
+      if (!arg.list) shapes_.push_back({first, uint32_t(dims_.size()) - first});
+    } else {
+      shapes_.push_back({uint32_t(dims_.size()), 0});  // not an array: no sizes
+    }
+    arg.shapes = uint32_t(shapes_.size()) - arg.first_shape;
+    args_.push_back(arg);
+  }
+  has_dims_ = true;
+}
+
+/// "Input type": one string per argument ("float", "c10::BFloat16", "Scalar", ""); anything
+/// else in it reads as "".
+void EventFields::read_input_types(od::value& v) {
+  types_.clear();
+  od::array a;
+  if (v.get_array().get(a)) return;
+  for (auto x : a) {
+    od::value t;
+    if (x.get(t)) throw BadEvent{"'Input type' is not a valid array"};
+    std::string_view type;
+    if (t.type().value_unsafe() != od::json_type::string || !string_of(t, type)) type = {};
+    types_.push_back(type);
+  }
+}
+
+/// The event's inputs as one key (Python's text of the dims, then each type after a 0x1f), kept
+/// once per distinct key: returns its index in op_inputs. The views in the OpInputs point into
+/// the interned key.
+uint32_t EventFields::input_signature() {
+  auto shape_text = [&](std::pair<uint32_t, uint32_t> shape) {
+    key_ += '[';
+    for (uint32_t d = 0; d < shape.second; ++d) {
+      if (d) key_ += ", ";
+      key_ += std::to_string(dims_[shape.first + d]);
+    }
+    key_ += ']';
+  };
+  key_.assign(1, '[');
+  for (size_t k = 0; k < args_.size(); ++k) {
+    if (k) key_ += ", ";
+    const PendingArg& arg = args_[k];
+    if (arg.list) key_ += '[';
+    for (uint32_t j = 0; j < arg.shapes; ++j) {
+      if (j) key_ += ", ";
+      shape_text(shapes_[arg.first_shape + j]);
+    }
+    if (arg.list) key_ += ']';
+  }
+  key_ += ']';
+  const size_t dims_len = key_.size();
+  for (size_t k = 0; k < args_.size(); ++k) {
+    key_ += '\x1f';
+    if (k < types_.size()) key_ += types_[k];
+  }
+  const std::string_view key = intern(key_);
+  const auto [it, fresh] = signatures_.emplace(key.data(), uint32_t(out_->op_inputs.size()));
+  if (!fresh) return it->second;
+  OpInputs in;
+  in.dims_text = key.substr(0, dims_len);
+  size_t at = dims_len;
+  for (size_t k = 0; k < args_.size(); ++k) {
+    const PendingArg& pending = args_[k];
+    InputArg arg;
+    const size_t len = k < types_.size() ? types_[k].size() : 0;
+    arg.type = key.substr(at + 1, len);
+    at += 1 + len;
+    arg.is_list = pending.list;
+    auto sizes = [&](std::pair<uint32_t, uint32_t> shape) {
+      return std::vector<int64_t>(dims_.begin() + shape.first, dims_.begin() + shape.first + shape.second);
+    };
+    if (pending.list) {
+      for (uint32_t j = 0; j < pending.shapes; ++j) arg.list.push_back(sizes(shapes_[pending.first_shape + j]));
+    } else if (pending.shapes) {
+      arg.dims = sizes(shapes_[pending.first_shape]);
+    }
+    in.args.push_back(std::move(arg));
+  }
+  out_->input_shapes.push_back(in.dims_text);
+  out_->op_inputs.push_back(std::move(in));
+  if (part_) part_->input_keys.push_back(key);
+  return it->second;
+}
+
 /// A stretch of a parallel read notes which events name their lanes, for the merge.
 simdjson_inline void EventFields::note_lanes(uint8_t lanes_named) {
   if (part_ && lanes_named) part_->lane_fixes.push_back({uint32_t(out_->events.size()), lanes_named});
@@ -159,11 +293,14 @@ void EventFields::read_event(od::object& obj) {
   KernelInfo kinfo;
   MemoryInfo minfo;
   bool has_kinfo = false, has_ts = false, has_dur = false, has_minfo = false;
+  int64_t copy_bytes = -1;  // a GPU copy's or set's "bytes"
   std::string_view meta_name;
   uint8_t lanes_named = 0;  // bit 0: pid is a named lane, bit 1: tid
   Category category = Category::Other;
   bool skipped = false;  // an argument was skipped (counted in out_->skipped by name)
   const size_t events_before = out_->events.size();
+  has_dims_ = false;
+  types_.clear();
   auto skip = [&](size_t which) {
     out_->skipped.count[which] += 1;
     skipped = true;
@@ -222,8 +359,8 @@ void EventFields::read_event(od::object& obj) {
           if (id_of(av, id)) external = uint64_t(id);
           else skip(0);
           // An operator or range needs nothing else from its args (input shapes and the
-          // like): leave the rest for simdjson to skip, which is much quicker than reading.
-          if (is_torch_scope(category)) break;
+          // like) unless asked: leave the rest for simdjson to skip, much quicker than reading.
+          if (is_torch_scope(category) && !read_shapes) break;
         } else if (is_key(ak, "correlation")) {
           int64_t id = 0;
           if (id_of(av, id)) correlation = uint64_t(id);
@@ -265,6 +402,12 @@ void EventFields::read_event(od::object& obj) {
         } else if (is_key(ak, "Device Id")) {
           int64_t device = -1;
           if (optional_whole(av, device)) minfo.device = int32_t(device);
+        } else if (is_key(ak, "bytes")) {
+          if (!optional_whole(av, copy_bytes)) copy_bytes = -1;
+        } else if (read_shapes && is_key(ak, "Input Dims")) {
+          read_input_dims(av);
+        } else if (read_shapes && is_key(ak, "Input type")) {
+          read_input_types(av);
         }
       }
     }
@@ -293,6 +436,11 @@ void EventFields::read_event(od::object& obj) {
       e.kernel_info = uint32_t(out_->kernels.size());
       out_->kernels.push_back(kinfo);
     }
+    if (copy_bytes >= 0 && (e.category == Category::Memcpy || e.category == Category::Memset)) {
+      e.memory_info = uint32_t(out_->copy_bytes.size());
+      out_->copy_bytes.push_back(copy_bytes);
+    }
+    if (has_dims_ && is_torch_scope(e.category)) e.input_shapes = input_signature();
     note_lanes(lanes_named);
     out_->events.push_back(e);
   } else if (ph == "i" && has_minfo && name == "[memory]") {

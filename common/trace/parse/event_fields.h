@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "trace/parse/part.h"
 #include "trace/trace.h"
@@ -65,6 +67,8 @@ class EventFields {
   /// With keep_sources, read_event notes each element at `element_offset` in Trace::sources.
   bool keep_sources = false;
   uint64_t element_offset = 0;
+  /// With read_shapes, an operator's "Input Dims" and "Input type" too (Trace::op_inputs).
+  bool read_shapes = false;
 
  private:
   // Defined inline in event_fields.cpp, the one place that calls them (kept in read_event's
@@ -72,6 +76,23 @@ class EventFields {
   std::string_view intern(std::string_view s);
   int64_t lane_id(od::value& v, bool& named);
   void note_lanes(uint8_t lanes_named);
+  // An operator's recorded inputs (read_shapes): read into the buffers below while its args are
+  // read, kept (once per distinct inputs) when the event is.
+  void read_input_dims(od::value& v);
+  void read_input_types(od::value& v);
+  uint32_t input_signature();
+  struct PendingArg {
+    bool list = false;
+    uint32_t first_shape = 0, shapes = 0;  // into shapes_
+  };
+  bool has_dims_ = false;
+  std::vector<int64_t> dims_;
+  std::vector<std::pair<uint32_t, uint32_t>> shapes_;  // (first in dims_, rank)
+  std::vector<PendingArg> args_;
+  std::vector<std::string_view> types_;
+  std::string key_;
+  /// Each distinct inputs' key (interned: one address per text) -> its index in op_inputs.
+  std::unordered_map<const char*, uint32_t> signatures_;
 
   Trace* out_;
   Part* part_ = nullptr;

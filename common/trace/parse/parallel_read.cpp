@@ -268,14 +268,31 @@ class ParallelRead {
       const std::string_view name = global_name(p.lanes[k]);
       lane_ids_[k] = named_lanes_.emplace(name, -int64_t(named_lanes_.size()) - 1).first->second;
     }
-    const uint32_t kbase = uint32_t(out_->kernels.size()), mbase = uint32_t(out_->memory.size());
+    const uint32_t kbase = uint32_t(out_->kernels.size()), mbase = uint32_t(out_->memory.size()),
+                   cbase = uint32_t(out_->copy_bytes.size());
     const size_t ebase = out_->events.size();
+    // Operators' recorded inputs (read_shapes): each distinct one once over the whole trace, by
+    // its key, numbered in the order first seen; its views moved to the trace's copy of the key.
+    input_ids_.resize(p.t.op_inputs.size());
+    for (size_t k = 0; k < p.t.op_inputs.size(); ++k) {
+      const std::string_view local = p.input_keys[k], key = global_name(local);
+      const auto [it, fresh] = input_ids_by_key_.emplace(key.data(), uint32_t(out_->op_inputs.size()));
+      input_ids_[k] = it->second;
+      if (!fresh) continue;
+      OpInputs in = std::move(p.t.op_inputs[k]);
+      auto moved = [&](std::string_view v) { return key.substr(size_t(v.data() - local.data()), v.size()); };
+      in.dims_text = moved(in.dims_text);
+      for (InputArg& arg : in.args) arg.type = moved(arg.type);
+      out_->input_shapes.push_back(in.dims_text);
+      out_->op_inputs.push_back(std::move(in));
+    }
     out_->events.insert(out_->events.end(), p.t.events.begin(), p.t.events.end());
     for (size_t k = ebase; k < out_->events.size(); ++k) {
       Event& e = out_->events[k];
       e.name = global_name(e.name);
       if (e.kernel_info != kNoKernelInfo) e.kernel_info += kbase;
-      if (e.memory_info != kNoKernelInfo) e.memory_info += mbase;
+      if (e.memory_info != kNoKernelInfo) e.memory_info += e.category == Category::Memory ? mbase : cbase;
+      if (e.input_shapes != kNoKernelInfo) e.input_shapes = input_ids_[e.input_shapes];
     }
     auto lane = [&](int64_t local) { return lane_ids_[size_t(-local - 1)]; };
     for (const auto& [k, named] : p.lane_fixes) {
@@ -288,6 +305,7 @@ class ParallelRead {
           std::string(global_name(m.name));
     out_->kernels.insert(out_->kernels.end(), p.t.kernels.begin(), p.t.kernels.end());
     out_->memory.insert(out_->memory.end(), p.t.memory.begin(), p.t.memory.end());
+    out_->copy_bytes.insert(out_->copy_bytes.end(), p.t.copy_bytes.begin(), p.t.copy_bytes.end());
     for (ElementSource src : p.t.sources) {
       if (src.event != kNoKernelInfo) src.event += uint32_t(ebase);
       out_->sources.push_back(src);
@@ -326,6 +344,8 @@ class ParallelRead {
   std::vector<std::string_view> global_;
   std::vector<int64_t> lane_ids_;
   std::unordered_map<std::string_view, int64_t> named_lanes_;
+  std::vector<uint32_t> input_ids_;  // a part's op_inputs -> the trace's
+  std::unordered_map<const char*, uint32_t> input_ids_by_key_;
   std::unique_ptr<Reader> cursor_;
   Part cursor_part_;
   uint64_t cursor_at_ = 0;

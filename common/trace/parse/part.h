@@ -85,6 +85,9 @@ struct Part {
   std::vector<std::string_view> lanes;  // named lanes, in order first seen: ids -1, -2, ...
   std::vector<std::pair<uint32_t, uint8_t>> lane_fixes;  // event, which of pid/tid is named
   std::vector<LaneMeta> metas;
+  /// With read_shapes: the key each of t.op_inputs was interned by (in `names`): the merge keeps
+  /// each distinct inputs once over the whole trace by it.
+  std::vector<std::string_view> input_keys;
   size_t elements = 0;  // array elements taken (events of every phase)
   // How a chunk read in place ended:
   bool whole = false;    // read up to its stand-in ']': the next chunk starts where it was cut
@@ -97,13 +100,17 @@ struct Part {
     t.events.clear();
     t.kernels.clear();
     t.memory.clear();
+    t.copy_bytes.clear();
     t.sources.clear();
+    t.op_inputs.clear();
+    t.input_shapes.clear();
     t.flows = {};
     t.skipped = {};
     names.clear();
     lanes.clear();
     lane_fixes.clear();
     metas.clear();
+    input_keys.clear();
     elements = 0;
     whole = closed = resume_first = false;
     closed_at = resume = 0;

@@ -4,7 +4,9 @@
 // and answers the lessons' questions with computed figures instead of by eye:
 //
 //   pil-trace summary  TRACE               what the trace says, in a few lines
-//   pil-trace ops      TRACE               the operator table (key_averages().table() layout)
+//   pil-trace ops      TRACE               the operator table (key_averages().table() layout);
+//                                          --roofline: FLOPs, bytes, achieved rates and share
+//                                          of peak per operator, from the recorded shapes
 //   pil-trace kernels  TRACE [--range R]   kernel statistics (nsys stats layout), optionally
 //                                          only kernels launched inside range R
 //   pil-trace api      TRACE               CUDA runtime and driver calls
@@ -63,6 +65,7 @@
 #include "trace/ranks.h"
 #include "trace/report_json.h"
 #include "trace/reports.h"
+#include "trace/roofline_format.h"
 #include "trace/slice.h"
 #include "trace/svg.h"
 #include "trace/text_table.h"
@@ -224,6 +227,20 @@ int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) 
     o.sort = k.has_device_time() ? SortKey::DeviceTotal : SortKey::CpuTotal;
   }
   std::cout << format_table(k, o);
+  return 0;
+}
+
+// ops --roofline: refused, in one line, for a trace recorded without shapes.
+int report_roofline(const TraceIndex& index, const std::string& path, const RooflineOptions& o,
+                    int rows, bool as_json) {
+  if (!has_recorded_inputs(index.trace())) {
+    std::cerr << "pil-trace: error: " << path << ": no operator input shapes in the trace (Input Dims): "
+              << "record it with shapes (the lessons' --record-shapes on, torch.profiler's record_shapes=True)\n";
+    return 2;
+  }
+  const RooflineReport r = roofline_report(index, o);
+  if (as_json) std::cout << roofline_json(r, o).dump(2) << "\n";
+  else std::cout << format_roofline(r, o, rows);
   return 0;
 }
 
@@ -594,8 +611,27 @@ int main(int argc, char** argv) {
   trace_arg(summary);
   auto* ops = app.add_subcommand("ops", "Operator table (key_averages layout)");
   trace_arg(ops);
-  ops->add_option("--sort", sort, "Sort key: " + sort_key_names());
+  auto* sort_opt = ops->add_option("--sort", sort, "Sort key: " + sort_key_names());
   ops->add_option("--row-limit", rows, "Rows shown")->check(CLI::PositiveNumber);
+  bool roofline = false;
+  RooflineOptions roofline_options;
+  auto* roofline_flag = ops->add_flag(
+      "--roofline", roofline,
+      "FLOPs, bytes, FLOP/byte, achieved GFLOP/s and GB/s and the share of peak per operator, from "
+      "the recorded shapes (a trace recorded with record_shapes)");
+  roofline_flag->excludes(sort_opt);
+  ops->add_option("--cpu-peak-gflops", roofline_options.cpu_peak_gflops,
+                  "The CPU's compute peak in GFLOP/s, for the CPU rows' share (a trace carries none)")
+      ->check(CLI::PositiveNumber)->needs(roofline_flag);
+  ops->add_option("--cpu-peak-gbps", roofline_options.cpu_peak_gbps,
+                  "The CPU's memory bandwidth in GB/s, for the CPU rows' bound and share")
+      ->check(CLI::PositiveNumber)->needs(roofline_flag);
+  ops->add_option("--gpu-peak-tflops", roofline_options.gpu_peak_tflops,
+                  "A measured GPU compute ceiling in TFLOP/s, in place of the vendor table's")
+      ->check(CLI::PositiveNumber)->needs(roofline_flag);
+  ops->add_option("--gpu-peak-gbps", roofline_options.gpu_peak_gbps,
+                  "A measured GPU memory bandwidth in GB/s, in place of the vendor table's")
+      ->check(CLI::PositiveNumber)->needs(roofline_flag);
   auto* kernels = app.add_subcommand("kernels", "Kernel statistics");
   trace_arg(kernels);
   kernels->add_option("--range", range, "Only kernels launched inside slices of this name");
@@ -739,6 +775,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     read_options.keep_sources = bool(*slice);
+    // Only these read the operators' inputs: the roofline, and advise (score shapes, roofline
+    // evidence).
+    read_options.read_shapes = roofline || *advise_cmd;
     const Trace t = parse_trace_file(path, read_options);
     note_skipped(path, t.skipped);
     // The summary and the predictions ask for the operator table: it starts beside the index.
@@ -751,7 +790,8 @@ int main(int argc, char** argv) {
       std::cout << explain(index, idle_rule);
       return 0;
     }
-    if (*ops) return report_ops(t, sort, rows, as_json);
+    if (*ops) return roofline ? report_roofline(index, path, roofline_options, rows, as_json)
+                              : report_ops(t, sort, rows, as_json);
     if (*kernels) return report_kernels(index, range, as_json);
     if (*api) return report_api(index, as_json);
     if (*launches) return report_launches(index, top, as_json);

@@ -1,0 +1,135 @@
+// The optimizer's share of the step. Read from its ranges where the trace has them: Python's
+// optimizers record `Optimizer.step#<Class>.step`, the lessons name theirs `optimizer_step`
+// (LibTorch's C++ optimizers record none). Else from the optimizer's own operators, which only
+// an optimizer calls: the multi-tensor `aten::_foreach_*` and the fused `aten::_fused_adam_`,
+// `_fused_adamw_`, `_fused_sgd_`, `_fused_adagrad_`. A trace with neither has no optimizer seen.
+// On the CPU, the optimizer's wall time; on a GPU trace, the GPU time of the work it launched
+// (its CPU time costs only while the GPU waits, which the GPU rules judge).
+#include <algorithm>
+#include <map>
+#include <string_view>
+
+#include "trace/advise/names.h"  // any_name
+#include "trace/advise/rules_cpu.h"
+
+namespace pil::trace::advise_rules {
+namespace {
+
+bool is_optimizer_range_name(std::string_view n) {
+  return n.rfind("Optimizer.step#", 0) == 0 || n == "optimizer_step";
+}
+
+bool is_optimizer_op_name(std::string_view n) {
+  return n.rfind("aten::_foreach_", 0) == 0 || n == "aten::_fused_adam_" ||
+         n == "aten::_fused_adamw_" || n == "aten::_fused_sgd_" || n == "aten::_fused_adagrad_";
+}
+
+bool is_optimizer_range(const Event& e) {
+  return is_named_range(e) && is_optimizer_range_name(e.name);
+}
+
+bool is_optimizer_op(const Event& e) { return is_operator(e) && is_optimizer_op_name(e.name); }
+
+}  // namespace
+
+void optimizer(const RuleContext& c, RuleResult& out) {
+  if (!any_name(c.trace, [](std::string_view n) {
+        return is_optimizer_range_name(n) || is_optimizer_op_name(n);
+      }))
+    return;  // a look at the distinct names first
+  const CpuSlices& cs = c.cpu();
+  const Trace& t = c.trace;
+  std::vector<size_t> ranges, ops;
+  for (size_t s = 0; s < cs.size(); ++s) {
+    if (!cs.in_steps(s)) continue;
+    const Event& e = t.events[cs.event(s)];
+    if (is_optimizer_range(e))
+      ranges.push_back(s);
+    else if (is_optimizer_op(e))
+      ops.push_back(s);
+  }
+  const bool by_range = !ranges.empty();
+  std::vector<size_t> outer;  // the outermost of the kind chosen
+  for (size_t s : by_range ? ranges : ops) {
+    bool nested = false;
+    for (long p = cs.parent(s); p >= 0 && !nested; p = cs.parent(size_t(p))) {
+      const Event& e = t.events[cs.event(size_t(p))];
+      nested = by_range ? is_optimizer_range(e) : is_optimizer_op(e);
+    }
+    if (!nested) outer.push_back(s);
+  }
+  if (outer.empty()) return;
+  // Everything inside it: the outermost optimizer slice around each slot, or -1.
+  std::vector<long> root(cs.size(), -1);
+  for (size_t s : outer) root[s] = long(s);
+  for (size_t s = 0; s < cs.size(); ++s) {
+    const long p = cs.parent(s);
+    if (p >= 0 && root[size_t(p)] >= 0) root[s] = root[size_t(p)];  // parents come first
+  }
+  // On the CPU its wall time; on a GPU trace the GPU time of the work it launched.
+  const bool gpu = c.gpu();
+  std::vector<int64_t> cost(cs.size(), 0);
+  int64_t opt_ns = 0, items = 0;
+  if (gpu) {
+    LaunchedWork w = launched_work(c, root);
+    cost = std::move(w.by_root);
+    opt_ns = w.union_ns;
+    items = w.items;
+  } else {
+    std::vector<Interval> spans;
+    for (size_t s : outer) {
+      const Event& e = t.events[cs.event(s)];
+      spans.push_back({e.start_ns, e.end_ns()});
+      cost[s] = e.dur_ns;
+    }
+    opt_ns = length_within(spans, cs.basis());
+  }
+  const double share = c.basis_ns > 0 ? double(opt_ns) / double(c.basis_ns) : 0;
+  if (share < threshold::kOptimizerShare) return;
+
+  // What it runs: the operators under it by self time, and how many calls a step makes.
+  std::map<std::string_view, int64_t> time_by_op;  // self time of everything under it
+  int64_t op_calls = 0;                            // its outermost operators' calls
+  for (size_t s = 0; s < cs.size(); ++s) {
+    const Event& e = t.events[cs.event(s)];
+    if (root[s] < 0 || !is_operator(e)) continue;
+    time_by_op[e.name] += cs.self_ns(s);
+    const long op = cs.op_parent(s);
+    if (op < 0 || root[size_t(op)] < 0) ++op_calls;
+  }
+  int64_t cpu_ns = 0;
+  for (size_t s : outer) cpu_ns += t.events[cs.event(s)].dur_ns;
+  std::vector<std::pair<std::string_view, int64_t>> top(time_by_op.begin(), time_by_op.end());
+  std::stable_sort(top.begin(), top.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  std::string what;
+  for (size_t i = 0; i < top.size() && i < 3; ++i)
+    what += (i ? ", " : "") + std::string(top[i].first) + " " +
+            percent_text(double(top[i].second) / double(std::max<int64_t>(cpu_ns, 1)));
+  const int64_t steps = std::max<int64_t>(int64_t(c.step_ns.size()), 1);
+
+  Symptom s;
+  s.text = std::string("the optimizer (") +
+           (by_range ? "its ranges, " + std::string(t.events[cs.event(outer[0])].name)
+                     : std::string("its own operators, aten::_foreach_* and aten::_fused_*")) +
+           ") took " + (gpu ? "GPU time for " : "") + percent_text(share) + " of the steps (" +
+           format_duration(opt_ns) + ", " + std::to_string(op_calls / steps) +
+           " operator calls a step" +
+           (gpu ? ", " + std::to_string(items / steps) + " GPU work items a step" : std::string()) +
+           (what.empty() ? std::string() : "; by self CPU time " + what) + ")";
+  s.figures = {{"optimizer_share", share},
+               {"optimizer_ns", double(opt_ns)},
+               {"operator_calls_per_step", double(op_calls) / double(steps)},
+               {"from_ranges", by_range ? 1.0 : 0.0}};
+  std::vector<size_t> worst = outer;
+  std::stable_sort(worst.begin(), worst.end(),
+                   [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+  for (size_t i = 0; i < worst.size() && i < c.options.examples; ++i)
+    s.examples.push_back(c.example(cs.event(worst[i])));
+  s.saved_ns = opt_ns;
+  s.how = std::string(gpu ? "the optimizer's GPU time (" : "the optimizer's time (") +
+          format_duration(opt_ns) +
+          "), an upper bound: a fused optimizer or fewer optimizer steps save part of it, not all";
+  out.symptom(std::move(s));
+}
+
+}  // namespace pil::trace::advise_rules

@@ -1,0 +1,167 @@
+// Time in a step that no operator, range or runtime call covers: work the profiler does not see
+// (data preparation, the program's own code between operators) on the training thread.
+// Every thread of the step's process counts as covering: during a GPU backward Python's main
+// thread waits while autograd's thread runs the operators, and that wait is not untraced work.
+// Gaps shorter than kUntracedMinGapNs are left out: between two operators there is always a
+// little time (the profiler's own record, the interpreter's next line), which the operator
+// overhead rule is about. On a trace with GPU work the host's time costs the step only while
+// the GPU waits for it: the GPU rules judge it there (host stalls name what the host ran, the
+// DataLoader's fetches or nothing recorded).
+#include <algorithm>
+#include <map>
+
+#include "trace/advise/names.h"  // any_name
+#include "trace/advise/rules_cpu.h"
+
+namespace pil::trace::advise_rules {
+
+void untraced(const RuleContext& c, RuleResult& out) {
+  if (c.gpu()) {
+    out.unable(kGpuJudgesHostTime);
+    return;
+  }
+  if (c.index.steps.empty()) {
+    out.unable("no profiled steps (ProfilerStep#N): a step's untraced time needs its range");
+    return;
+  }
+  const CpuSlices& cs = c.cpu();
+  const Trace& t = c.trace;
+  // Per process: the outermost slices that are not steps, as intervals; and their slots by
+  // start and by end, to name what comes before and after a gap.
+  struct Process {
+    std::vector<Interval> covered;
+    std::vector<std::pair<int64_t, size_t>> by_start, by_end;
+  };
+  std::map<int64_t, Process> procs;
+  for (size_t s = 0; s < cs.size(); ++s) {
+    const Event& e = t.events[cs.event(s)];
+    if (is_step(e)) continue;
+    const long p = cs.parent(s);
+    if (p >= 0 && !is_step(t.events[cs.event(size_t(p))])) continue;  // inside another slice
+    Process& pr = procs[e.pid];
+    pr.covered.push_back({e.start_ns, e.end_ns()});
+    pr.by_start.push_back({e.start_ns, s});
+    pr.by_end.push_back({e.end_ns(), s});
+  }
+  for (auto& [pid, pr] : procs) {
+    merge(pr.covered);
+    std::sort(pr.by_start.begin(), pr.by_start.end());
+    std::sort(pr.by_end.begin(), pr.by_end.end());
+  }
+  struct Gap {
+    Interval at;
+    size_t step;
+  };
+  std::vector<Gap> gaps;
+  int64_t untraced_ns = 0;
+  for (size_t k = 0; k < c.index.steps.size(); ++k) {
+    const Event& st = t.events[c.index.steps[k]];
+    static const Process kNone;
+    const auto it = procs.find(st.pid);
+    const Process& pr = it == procs.end() ? kNone : it->second;
+    for (const Interval& g : subtract({{st.start_ns, st.end_ns()}}, pr.covered)) {
+      if (g.to - g.from < threshold::kUntracedMinGapNs) continue;
+      gaps.push_back({g, k});
+      untraced_ns += g.to - g.from;
+    }
+  }
+  const double share = c.basis_ns > 0 ? double(untraced_ns) / double(c.basis_ns) : 0;
+  if (share < threshold::kUntracedShare) return;
+
+  auto name_of = [&](size_t slot) { return std::string(t.events[cs.event(slot)].name); };
+  std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) {
+    return a.at.to - a.at.from > b.at.to - b.at.from;
+  });
+  Symptom s;
+  s.text = std::to_string(gaps.size()) + " stretches of at least " +
+           format_duration(threshold::kUntracedMinGapNs) +
+           " with no operator, range or runtime call on any thread of the step's process took " +
+           percent_text(share) + " of the steps (" + format_duration(untraced_ns) + ")";
+  s.figures = {{"untraced_share", share},
+               {"untraced_ns", double(untraced_ns)},
+               {"gaps", double(gaps.size())}};
+  for (size_t i = 0; i < gaps.size() && i < c.options.examples; ++i) {
+    const Gap& g = gaps[i];
+    const Event& st = t.events[c.index.steps[g.step]];
+    const Process& pr = procs[st.pid];
+    std::string before = "the step's start", after = "the step's end";
+    auto b =
+        std::upper_bound(pr.by_end.begin(), pr.by_end.end(), std::make_pair(g.at.from, cs.size()));
+    if (b != pr.by_end.begin() && std::prev(b)->first == g.at.from)
+      before = name_of(std::prev(b)->second);
+    auto a = std::lower_bound(pr.by_start.begin(), pr.by_start.end(),
+                              std::make_pair(g.at.to, size_t(0)));
+    if (a != pr.by_start.end() && a->first == g.at.to) after = name_of(a->second);
+    AdviceExample x;
+    x.name = "(untraced)";
+    x.ts_ns = g.at.from;
+    x.dur_ns = g.at.to - g.at.from;
+    x.where = std::string(st.name);
+    const auto lane = t.lane_names.find({st.pid, st.tid});
+    x.where +=
+        ", " + (lane != t.lane_names.end() ? lane->second : "thread " + std::to_string(st.tid));
+    x.detail = "after " + before + ", before " + after;
+    s.examples.push_back(std::move(x));
+  }
+  s.saved_ns = untraced_ns;
+  s.how = "the untraced time (" + format_duration(untraced_ns) +
+          "), an upper bound: work moved off the training thread (a loader thread) stops "
+          "costing the step, work made faster saves part of it";
+  out.symptom(std::move(s));
+}
+
+}  // namespace pil::trace::advise_rules
+
+namespace pil::trace::advise_rules {
+
+// Data loading on the training thread: Python's DataLoader records each batch's fetch as a range
+// (enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__, or _MultiProcessingDataLoaderIter
+// when worker processes prepare the data and the training thread waits for them). Its time,
+// and the operators in it, is data preparation the step waits for: the same cause as untraced
+// time, seen where the program says so.
+void data_loading(const RuleContext& c, RuleResult& out) {
+  if (c.gpu()) {
+    out.unable(kGpuJudgesHostTime);
+    return;
+  }
+  if (!any_name(c.trace,
+                [](std::string_view n) { return n.rfind("enumerate(DataLoader)#", 0) == 0; }))
+    return;  // a look at the distinct names first
+  const CpuSlices& cs = c.cpu();
+  const Trace& t = c.trace;
+  std::vector<size_t> loads;
+  std::vector<Interval> spans;
+  for (size_t s = 0; s < cs.size(); ++s) {
+    const Event& e = t.events[cs.event(s)];
+    if (!cs.in_steps(s) || !is_data_loading(e)) continue;
+    loads.push_back(s);
+    spans.push_back({e.start_ns, e.end_ns()});
+  }
+  if (loads.empty()) return;
+  const int64_t load_ns = length_within(spans, cs.basis());
+  const double share = c.basis_ns > 0 ? double(load_ns) / double(c.basis_ns) : 0;
+  if (share < threshold::kUntracedShare) return;
+  std::stable_sort(loads.begin(), loads.end(), [&](size_t a, size_t b) {
+    return t.events[cs.event(a)].dur_ns > t.events[cs.event(b)].dur_ns;
+  });
+  const std::string name(t.events[cs.event(loads[0])].name);
+  const bool workers = name.find("MultiProcessing") != std::string::npos;
+  Symptom s;
+  s.text = "the DataLoader's fetches (" + name + ", " + std::to_string(loads.size()) +
+           " in the steps) took " + percent_text(share) + " of the steps (" +
+           format_duration(load_ns) + ") on the training thread" +
+           (workers ? ", waiting for its worker processes" : ", which prepares the data itself");
+  s.figures = {{"loading_share", share},
+               {"loading_ns", double(load_ns)},
+               {"fetches", double(loads.size())},
+               {"workers", workers ? 1.0 : 0.0}};
+  for (size_t i = 0; i < loads.size() && i < c.options.examples; ++i)
+    s.examples.push_back(c.example(cs.event(loads[i])));
+  s.saved_ns = load_ns;
+  s.how =
+      "the fetches' time (" + format_duration(load_ns) +
+      "), an upper bound: prepared ahead by loader workers, only the hand-off stays on the step";
+  out.symptom(std::move(s));
+}
+
+}  // namespace pil::trace::advise_rules

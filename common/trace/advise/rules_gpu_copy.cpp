@@ -1,0 +1,69 @@
+// Copies between host and GPU from pageable memory: Kineto names them "Memcpy HtoD (Pageable ->
+// Device)" and "Memcpy DtoH (Device -> Pageable)". The driver stages such a copy through a
+// pinned buffer of its own, and the call returns only when the data is staged: the CPU is held
+// for about the copy's length and the copy cannot overlap other work. (ROCm's traces name their
+// copies "Host -> Device" without saying which memory: not counted.)
+#include <algorithm>
+#include <set>
+
+#include "trace/advise/names.h"
+#include "trace/advise/rules_gpu.h"
+
+namespace pil::trace::advise_rules {
+
+void pageable_copy(const RuleContext& c, RuleResult& out) {
+  if (!any_name(c.trace, is_pageable_copy)) return;
+  const auto& ev = c.trace.events;
+  int64_t copies = 0, to_device = 0, to_host = 0, bytes = 0, sized = 0, gpu_ns = 0, held = 0;
+  std::set<size_t> calls;  // a call counted once, whatever it copied
+  for (size_t i : c.index.device_work()) {
+    const Event& e = ev[i];
+    if (e.category != Category::Memcpy || !is_pageable_copy(e.name) || !c.in_basis_work(i)) continue;
+    ++copies;
+    to_device += is_copy_to_device(e.name);
+    to_host += is_copy_to_host(e.name);
+    gpu_ns += e.dur_ns;
+    if (const int64_t b = c.trace.copy_bytes_of(e); b >= 0) bytes += b, ++sized;
+    if (const long call = c.index.launch_of(i); call >= 0 && calls.insert(size_t(call)).second)
+      held += ev[size_t(call)].dur_ns;
+  }
+  if (copies == 0) return;
+  // Small copies cost little either way; where the trace gives no sizes, the time decides.
+  if (sized > 0 && bytes < threshold::kPageableMinBytes) return;
+  if (double(held) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+
+  Symptom s;
+  s.text = std::to_string(copies) + " cop" + (copies == 1 ? "y" : "ies") + " from pageable memory (" +
+           std::to_string(to_device) + " to the GPU, " + std::to_string(to_host) + " to the host; " +
+           (sized ? grouped(bytes) + " bytes" + (sized < copies ? " in the " + std::to_string(sized) +
+                                                                      " that give their size"
+                                                                : "")
+                  : "the trace gives no sizes") +
+           "): their calls held the CPU " + format_duration(held) + ", the copies ran " +
+           format_duration(gpu_ns) + " on the GPU";
+  s.figures = {{"copies", double(copies)}, {"to_device", double(to_device)},
+               {"to_host", double(to_host)}, {"bytes", double(bytes)},
+               {"held_ns", double(held)}, {"gpu_ns", double(gpu_ns)}};
+  std::vector<size_t> worst(calls.begin(), calls.end());
+  std::stable_sort(worst.begin(), worst.end(), [&](size_t a, size_t b) { return ev[a].dur_ns > ev[b].dur_ns; });
+  for (size_t k = 0; k < worst.size() && k < c.options.examples; ++k) {
+    std::string detail = "held the CPU " + format_duration(ev[worst[k]].dur_ns);
+    for (size_t w : c.index.work_of(worst[k])) {
+      const Event& copy = ev[w];
+      detail += " for " + std::string(copy.name);
+      if (const int64_t b = c.trace.copy_bytes_of(copy); b >= 0) {
+        detail += ", " + grouped(b) + " bytes";
+        if (copy.dur_ns > 0) detail += " at " + fixed(double(b) / double(copy.dur_ns), 1) + " GB/s";
+      }
+      break;  // one copy per call
+    }
+    s.examples.push_back(c.example(worst[k], detail));
+  }
+  s.saved_ns = held;
+  s.how = "the CPU time the copies' calls held (" + format_duration(held) +
+          "): from pinned memory with non_blocking the call returns at once and the copy "
+          "overlaps other work";
+  out.symptom(std::move(s));
+}
+
+}  // namespace pil::trace::advise_rules

@@ -1,0 +1,151 @@
+// Fusion: chains of elementwise kernels run back to back between two matrix products (GEMMs or
+// convolutions) on one stream — each a pass over memory that a fused kernel would make once. On
+// a trace without GPU work the same chains are read from the operators each thread called
+// (elementwise operators between aten::mm/addmm/matmul/bmm/linear, views read through): eager
+// CPU code pays a pass over memory and a dispatch per operator, and AOTInductor's CPU loops fuse
+// them too (lesson 03's compiled variant). Chains in backward (under autograd's
+// evaluate_function) are not seen in the operator form; the kernel form sees them all.
+//
+// The gain bound: each chain's time minus its shortest member's. A fused kernel still reads the
+// chain's inputs and writes its result, at least what the chain's first kernel moved, so it
+// takes at least as long as the shortest of them. That holds where each kernel of a chain reads
+// what the one before it wrote, which names cannot show: kernels back to back on unrelated
+// tensors (gradients accumulated one after another) would save their launches only.
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "trace/advise/names.h"
+#include "trace/advise/rules_gpu.h"
+
+namespace pil::trace::advise_rules {
+namespace {
+
+enum class Kind { Product, Elementwise, Other, Skip };
+
+Kind kernel_kind(std::string_view name) {
+  if (is_elementwise_kernel(name)) return Kind::Elementwise;
+  if (is_gemm_kernel(name) || is_convolution_kernel(name)) return Kind::Product;
+  return Kind::Other;
+}
+
+Kind op_kind(std::string_view name) {
+  if (is_view_op(name)) return Kind::Skip;
+  if (is_gemm_op(name)) return Kind::Product;
+  if (is_elementwise_op(name)) return Kind::Elementwise;
+  return Kind::Other;
+}
+
+struct Chain {
+  std::vector<size_t> items;  ///< the elementwise kernels (or operators), in order
+  size_t before = 0, after = 0;  ///< the matrix products around it
+  int64_t time = 0, saved = 0;
+};
+
+/// Chains in one sequence (a stream's work, or a thread's top-level operators), in order.
+template <typename KindOf>
+void find_chains(const RuleContext& c, const std::vector<size_t>& seq, KindOf kind_of,
+                 std::vector<Chain>& out) {
+  bool after_product = false;
+  size_t product = 0;
+  std::vector<size_t> run;
+  for (size_t i : seq) {
+    const Kind k = kind_of(c.trace.events[i]);
+    if (k == Kind::Skip) continue;
+    if (k == Kind::Elementwise) {
+      if (after_product) run.push_back(i);
+      continue;
+    }
+    if (k == Kind::Product && after_product && int(run.size()) >= threshold::kElementwiseChain) {
+      Chain ch{run, product, i, 0, 0};
+      int64_t shortest = INT64_MAX;
+      for (size_t r : run) {
+        ch.time += c.trace.events[r].dur_ns;
+        shortest = std::min(shortest, c.trace.events[r].dur_ns);
+      }
+      ch.saved = ch.time - shortest;
+      out.push_back(std::move(ch));
+    }
+    run.clear();
+    after_product = k == Kind::Product;
+    product = i;
+  }
+}
+
+}  // namespace
+
+void fusion(const RuleContext& c, RuleResult& out) {
+  if (!any_name(c.trace, [](std::string_view n) { return is_elementwise_kernel(n) || is_elementwise_op(n); }))
+    return;
+  const auto& ev = c.trace.events;
+  const bool gpu = c.gpu();
+  std::vector<Chain> chains;
+  PerName<Kind> kinds;
+  if (gpu) {
+    auto kind = [&](const Event& e) {
+      // A copy or a set breaks a chain.
+      return e.category == Category::Kernel ? kinds(e.name, kernel_kind) : Kind::Other;
+    };
+    for (const TraceIndex::Stream& s : c.index.streams()) find_chains(c, s.work, kind, chains);
+  } else {
+    auto kind = [&](const Event& e) { return kinds(e.name, op_kind); };
+    for (const std::vector<size_t>& ops : c.top_ops()) find_chains(c, ops, kind, chains);
+  }
+  chains.erase(std::remove_if(chains.begin(), chains.end(),
+                              [&](const Chain& ch) {
+                                const size_t first = ch.items.front();
+                                return gpu ? !c.in_basis_work(first) : !c.in_basis_at(ev[first].start_ns);
+                              }),
+               chains.end());
+  if (chains.empty()) return;
+  int64_t time = 0, saved = 0, items = 0;
+  for (const Chain& ch : chains) time += ch.time, saved += ch.saved, items += int64_t(ch.items.size());
+  if (double(saved) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+
+  const std::string what = gpu ? "kernel" : "operator";
+  Symptom s;
+  s.text = std::to_string(chains.size()) + " chain" + (chains.size() == 1 ? "" : "s") + " of " +
+           std::to_string(threshold::kElementwiseChain) + " or more elementwise " + what +
+           "s back to back between matrix products (" + std::to_string(items) + " " + what + "s, " +
+           format_duration(time) + (gpu ? " on the GPU" : " of CPU time") + ")";
+  s.figures = {{"chains", double(chains.size())}, {"items", double(items)},
+               {"chain_ns", double(time)}, {"saved_ns", double(saved)}};
+
+  std::vector<const Chain*> worst;
+  for (const Chain& ch : chains) worst.push_back(&ch);
+  std::stable_sort(worst.begin(), worst.end(), [](const Chain* a, const Chain* b) { return a->saved > b->saved; });
+  if (worst.size() > c.options.examples) worst.resize(c.options.examples);
+  // Kernels are named by the operator that launched them where the trace has operators.
+  std::unordered_map<uint64_t, std::string_view> op_names;
+  if (gpu) {
+    std::set<uint64_t> wanted;
+    for (const Chain* ch : worst) {
+      for (size_t i : ch->items) wanted.insert(ev[i].external_id);
+      wanted.insert(ev[ch->before].external_id);
+      wanted.insert(ev[ch->after].external_id);
+    }
+    wanted.erase(0);
+    if (!wanted.empty())
+      for (const Event& e : ev)
+        if (e.category == Category::CpuOp && wanted.count(e.external_id)) op_names[e.external_id] = e.name;
+  }
+  auto label = [&](size_t i) {
+    if (!gpu) return std::string(ev[i].name);
+    const auto op = op_names.find(ev[i].external_id);
+    return op != op_names.end() ? std::string(op->second) : kernel_label(ev[i].name);
+  };
+  for (const Chain* ch : worst) {
+    std::string detail = std::to_string(ch->items.size()) + " " + what + "s, " +
+                         format_duration(ch->time) + ": ";
+    for (size_t k = 0; k < ch->items.size(); ++k) detail += (k ? " -> " : "") + label(ch->items[k]);
+    detail += ", between " + label(ch->before) + " and " + label(ch->after);
+    s.examples.push_back(c.example(ch->items.front(), detail));
+  }
+  s.saved_ns = saved;
+  s.how = "each chain's time minus its shortest " + what + " (" + format_duration(saved) +
+          "): one fused " + what + " still reads the chain's inputs and writes its result (where "
+          "each reads what the one before wrote, which the names cannot show)";
+  out.symptom(std::move(s));
+}
+
+}  // namespace pil::trace::advise_rules

@@ -1,0 +1,112 @@
+// fp32 GEMMs without tensor cores on a GPU that has TF32. The heuristic, and its limits:
+// - the kernel's name says what it runs: "sgemm", or an xmma kernel of FFMA ("_ffma",
+//   "gemm_f32f32_f32f32"), without any tensor-core marker (names.h, is_fp32_simt_gemm_kernel).
+//   A kernel named otherwise is not counted, whatever it runs; a library could name an FFMA
+//   kernel otherwise (missed: cuBLAS's nvjet_* on Hopper say nothing of it) or a tensor-core
+//   one with these and none of the markers (counted wrongly). The operator's input dtypes would
+//   confirm fp32 once the reader keeps them; they are not needed to find the kernels.
+// - the device's compute capability (deviceProperties' computeMajor/computeMinor) says whether
+//   TF32 exists: 8.0 and later (Ampere on). Before that (a V100 is 7.0) an fp32 GEMM has no
+//   tensor-core path but fp16 under autocast, a change of precision: not reported.
+// - NVIDIA only: an AMD GPU's compute capability is its gfx version (an MI250 writes 9.0) and
+//   its fp32 GEMMs run on matrix cores anyway.
+// - the gain is the kernels' whole time, an upper bound: TF32's dense peak is 8x fp32's on an
+//   A100 and 7.4x on an H100 SXM, about 1x on GeForce Ampere cards, so a TF32 kernel still takes
+//   some of that time, and less is saved where the GPU is not the bottleneck.
+#include <algorithm>
+#include <map>
+
+#include "trace/advise/names.h"
+#include "trace/advise/rules_gpu.h"
+
+namespace pil::trace::advise_rules {
+namespace {
+
+/// TF32 tensor cores exist from compute capability 8.0 (Ampere) on: a fact, not a threshold.
+constexpr int32_t kTf32Compute = 80;
+
+bool is_amd(const std::string& device_name) {
+  return device_name.find("AMD") != std::string::npos ||
+         device_name.find("Radeon") != std::string::npos ||
+         device_name.find("Instinct") != std::string::npos;
+}
+
+}  // namespace
+
+void fp32_gemm(const RuleContext& c, RuleResult& out) {
+  const Trace& t = c.trace;
+  bool any_compute = false;
+  for (const DeviceInfo& d : t.devices) any_compute = any_compute || d.compute_capability() > 0;
+  if (!any_compute) {
+    out.unable("no compute capability in the trace's deviceProperties (computeMajor, computeMinor)");
+    return;
+  }
+  // The devices that ran kernels: all AMD, or none with a compute capability: not checked.
+  bool nvidia = false, known = false;
+  for (const TraceIndex::Stream& s : c.index.streams()) {
+    const size_t d = size_t(s.device);
+    const bool amd = d < t.device_names.size() && is_amd(t.device_names[d]);
+    nvidia = nvidia || !amd;
+    known = known || (!amd && t.compute_capability(d) > 0);
+  }
+  if (!nvidia) {
+    out.unable("an AMD GPU: the heuristic knows NVIDIA's kernel names and compute capabilities");
+    return;
+  }
+  if (!known) {
+    out.unable("no compute capability for the GPUs that ran the kernels (deviceProperties)");
+    return;
+  }
+
+  if (!any_name(t, is_fp32_simt_gemm_kernel)) return;
+  int64_t total = 0, kernels = 0;
+  int32_t compute = 0;
+  long device = -1;
+  std::map<std::string_view, std::pair<int64_t, size_t>> by_name;  // time, longest instance
+  PerName<bool> fp32_simt;
+  for (size_t i : c.index.device_work()) {
+    const Event& e = t.events[i];
+    if (e.category != Category::Kernel || !c.in_basis_work(i)) continue;
+    const size_t d = size_t(e.pid);
+    if (t.compute_capability(d) < kTf32Compute) continue;
+    if (d < t.device_names.size() && is_amd(t.device_names[d])) continue;
+    if (!fp32_simt(e.name, is_fp32_simt_gemm_kernel)) continue;
+    total += e.dur_ns;
+    ++kernels;
+    compute = t.compute_capability(d);
+    device = long(d);
+    auto& [time, longest] = by_name.emplace(e.name, std::pair<int64_t, size_t>{0, i}).first->second;
+    time += e.dur_ns;
+    if (e.dur_ns > t.events[longest].dur_ns) longest = i;
+  }
+  if (kernels == 0) return;
+  const int64_t busy = c.gpu_busy_in(c.index.gpu_window_start, c.index.gpu_window_end);
+  const double share = busy > 0 ? double(total) / double(busy) : 0;
+  if (share < threshold::kFp32GemmShare) return;
+  if (double(total) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+
+  const std::string name = size_t(device) < t.device_names.size() ? t.device_names[size_t(device)] : "";
+  const std::string cc = std::to_string(compute / 10) + "." + std::to_string(compute % 10);
+  Symptom s;
+  s.text = std::to_string(kernels) + " fp32 GEMM kernel" + (kernels == 1 ? "" : "s") +
+           " without tensor cores (sgemm or FFMA by name) ran " + format_duration(total) + ", " +
+           percent_text(share) + " of the GPU's busy time, on " +
+           (name.empty() ? "a GPU" : name) + " (compute capability " + cc + ", which has TF32)";
+  s.figures = {{"kernels", double(kernels)}, {"gemm_ns", double(total)}, {"busy_share", share},
+               {"compute_capability", double(compute) / 10.0}};
+  std::vector<std::pair<int64_t, size_t>> worst;
+  for (const auto& [n, v] : by_name) worst.push_back(v);
+  std::stable_sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  for (size_t k = 0; k < worst.size() && k < c.options.examples; ++k)
+    s.examples.push_back(c.example(worst[k].second, "the longest of its name; " +
+                                                        format_duration(worst[k].first) +
+                                                        " in all under this name"));
+  s.saved_ns = total;
+  s.how = "the fp32 GEMM kernels' whole time (" + format_duration(total) +
+          "), an upper bound: a TF32 kernel still takes some of it (TF32's dense peak is 8x "
+          "fp32's on an A100, about 1x on GeForce Ampere cards); found by the kernels' names "
+          "(sgemm or FFMA, no tensor-core marker) on a device of compute capability 8.0 or later";
+  out.symptom(std::move(s));
+}
+
+}  // namespace pil::trace::advise_rules

@@ -1,0 +1,227 @@
+// The GPU waiting on the host, three ways: idle between launches (a launch-bound loop), kernels
+// shorter than their launch on an idle stream (the same cause seen from the CPU), and idle for
+// long stretches while the host does something else (a stall: data loading, a first call that
+// loads a kernel or a library, setup). Idle time is the GPU's as a whole: every stream idle.
+#include <algorithm>
+
+#include "trace/advise/names.h"
+#include "trace/advise/rules_gpu.h"
+#include "trace/check.h"  // trace_ts
+
+namespace pil::trace::advise_rules {
+namespace {
+
+/// A stretch with every stream idle, ended by GPU work whose launch call had not yet returned
+/// when the GPU went idle: the GPU waited on the host (pil-trace's host wait, over the union of
+/// the streams).
+struct HostGap {
+  int64_t start = 0, end = 0;
+  size_t next = 0;  ///< the GPU work that ended it
+  size_t call = 0;  ///< its launch call
+  int64_t dur() const { return end - start; }
+};
+
+std::vector<HostGap> host_gaps(const RuleContext& c) {
+  std::vector<HostGap> gaps;
+  int64_t prev_end = c.index.gpu_window_start;
+  for (const BusySpan& s : c.busy_spans()) {
+    if (s.start > prev_end) {
+      const long call = c.index.launch_of(s.first);
+      if (call >= 0 && c.trace.events[size_t(call)].end_ns() > prev_end)
+        gaps.push_back({prev_end, s.start, s.first, size_t(call)});
+    }
+    prev_end = std::max(prev_end, s.end);
+  }
+  return gaps;
+}
+
+bool is_stall(const HostGap& g) { return g.dur() > threshold::kHostStallNs; }
+
+std::vector<HostGap> longest(std::vector<HostGap> gaps, size_t n) {
+  std::stable_sort(gaps.begin(), gaps.end(),
+                   [](const HostGap& a, const HostGap& b) { return a.dur() > b.dur(); });
+  if (gaps.size() > n) gaps.resize(n);
+  return gaps;
+}
+
+/// What the host was doing during a stall, on the thread that launched the work that ended it:
+/// the innermost CPU slice (operator, range or runtime call; not the step) covering at least
+/// half of the gap, and the outermost slice around that one. Where none covers half, the host
+/// ran something the profiler did not record for most of it: `partial` is the slice that
+/// covered the most.
+struct HostActivity {
+  long slice = -1, outer = -1, partial = -1;
+  int64_t partial_ns = 0;
+};
+
+std::vector<HostActivity> host_activity(const RuleContext& c, const std::vector<HostGap>& gaps) {
+  std::vector<HostActivity> out(gaps.size());
+  const auto& ev = c.trace.events;
+  // One pass over the events for all the gaps (a handful: the worst examples).
+  for (size_t i = 0; i < ev.size(); ++i) {
+    const Event& e = ev[i];
+    if (!is_cpu_slice(e.category) || is_step(e)) continue;
+    for (size_t g = 0; g < gaps.size(); ++g) {
+      const Event& call = ev[gaps[g].call];
+      if (e.pid != call.pid || e.tid != call.tid) continue;
+      const int64_t overlap =
+          std::min(e.end_ns(), gaps[g].end) - std::max(e.start_ns, gaps[g].start);
+      if (overlap <= 0) continue;
+      HostActivity& a = out[g];
+      if (2 * overlap >= gaps[g].dur()) {  // covers half: the innermost of those
+        if (a.slice < 0 || e.dur_ns < ev[size_t(a.slice)].dur_ns) a.slice = long(i);
+      } else if (overlap > a.partial_ns) {
+        a.partial = long(i), a.partial_ns = overlap;
+      }
+    }
+  }
+  // The outermost slice on the same thread that holds the chosen one (a second pass).
+  for (size_t i = 0; i < ev.size(); ++i) {
+    const Event& e = ev[i];
+    if (!is_cpu_slice(e.category) || is_step(e)) continue;
+    for (HostActivity& a : out) {
+      if (a.slice < 0 || long(i) == a.slice) continue;
+      const Event& in = ev[size_t(a.slice)];
+      if (e.pid != in.pid || e.tid != in.tid || e.start_ns > in.start_ns || e.end_ns() < in.end_ns())
+        continue;
+      if (a.outer < 0 || e.dur_ns > ev[size_t(a.outer)].dur_ns) a.outer = long(i);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// Launch-bound, seen from the GPU: the GPU idle between launches, waiting for the host to
+// launch the next work, in gaps of launch scale (up to kHostStallNs; longer ones are stalls).
+void gpu_host_wait(const RuleContext& c, RuleResult& out) {
+  const int64_t lo = c.index.gpu_window_start, hi = c.index.gpu_window_end;
+  if (hi <= lo) return;
+  std::vector<HostGap> gaps;
+  int64_t wait = 0, saved = 0;
+  for (const HostGap& g : host_gaps(c)) {
+    if (is_stall(g)) continue;
+    wait += g.dur();
+    saved += c.basis_overlap(g.start, g.end);
+    gaps.push_back(g);
+  }
+  const double share = double(wait) / double(hi - lo);
+  if (share < threshold::kHostWaitShare) return;
+  if (double(saved) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+  const double busy = double(c.gpu_busy_in(lo, hi)) / double(hi - lo);
+  Symptom s;
+  s.text = "GPU idle waiting on the host between launches: " + percent_text(share) +
+           " of the GPU window (" + format_duration(wait) + " in " + std::to_string(gaps.size()) +
+           " gaps of up to " + format_duration(threshold::kHostStallNs) +
+           ", every stream idle; GPU busy " + percent_text(busy) + ")";
+  s.figures = {{"host_wait_share", share}, {"host_wait_ns", double(wait)},
+               {"gaps", double(gaps.size())}, {"busy_share", busy}};
+  for (const HostGap& g : longest(gaps, c.options.examples))
+    s.examples.push_back(c.example(g.next, "the GPU idle " + format_duration(g.dur()) +
+                                               " before it, waiting for its launch (" +
+                                               std::string(c.trace.events[g.call].name) + ")"));
+  s.saved_ns = saved;
+  s.how = "the GPU's idle time waiting on the host between launches inside the steps (" +
+          format_duration(saved) + "): fewer, larger launches could save at most that";
+  out.symptom(std::move(s));
+}
+
+// A stall: the GPU idle for more than kHostStallNs at a time while the host did something else
+// before launching the next work. What the host did is named from the trace (the slice that
+// covers the gap on the launching thread): a data loader's range, a first call, untraced work.
+void host_stall(const RuleContext& c, RuleResult& out) {
+  std::vector<HostGap> stalls;
+  int64_t idle = 0, saved = 0;
+  for (const HostGap& g : host_gaps(c)) {
+    if (!is_stall(g)) continue;
+    idle += g.dur();
+    saved += c.basis_overlap(g.start, g.end);
+    stalls.push_back(g);
+  }
+  if (stalls.empty() || c.basis_ns <= 0) return;
+  const double share = double(saved) / double(c.basis_ns);
+  if (share < threshold::kHostStallShare) return;
+  const std::vector<HostGap> worst = longest(stalls, c.options.examples);
+  const std::vector<HostActivity> what = host_activity(c, worst);
+  Symptom s;
+  s.text = "the GPU idle " + format_duration(saved) + " (" + percent_text(share) + " of " +
+           (c.step_ns.empty() ? "the window" : "the steps") +
+           ") waiting for the host to launch the next work, in " +
+           (stalls.size() == 1 ? "one stretch" : std::to_string(stalls.size()) + " stretches") +
+           " longer than " + format_duration(threshold::kHostStallNs) +
+           (stalls.size() == 1 ? "" : " each");
+  s.figures = {{"stall_ns", double(saved)}, {"stall_share", share}, {"stalls", double(stalls.size())},
+               {"longest_ns", double(worst.front().dur())}};
+  for (size_t k = 0; k < worst.size(); ++k) {
+    const HostGap& g = worst[k];
+    const Event& next = c.trace.events[g.next];
+    std::string detail = "the GPU idle " + format_duration(g.dur()) + " (" + trace_ts(g.start) +
+                         " to " + trace_ts(g.end) + " us) while the host ";
+    AdviceExample x;
+    if (what[k].slice >= 0) {
+      const Event& in = c.trace.events[size_t(what[k].slice)];
+      detail += is_launch_call(in.category) ? "was inside this call" : "ran this";
+      if (what[k].outer >= 0) detail += ", inside " + std::string(c.trace.events[size_t(what[k].outer)].name);
+      x = c.example(size_t(what[k].slice));
+    } else {
+      detail += "ran nothing the profiler recorded on the launching thread for most of it";
+      if (what[k].partial >= 0)
+        detail += " (" + std::string(c.trace.events[size_t(what[k].partial)].name) + " covers " +
+                  format_duration(what[k].partial_ns) + ")";
+      x = c.example(g.call);
+      x.name = "(untraced)";
+      x.ts_ns = g.start;
+      x.dur_ns = g.dur();
+    }
+    detail += "; then " + std::string(next.name.substr(0, 60)) + (next.name.size() > 60 ? "..." : "");
+    x.detail = std::move(detail);
+    s.examples.push_back(std::move(x));
+  }
+  s.saved_ns = saved;
+  s.how = "the GPU's idle time in those stretches inside the " +
+          std::string(c.step_ns.empty() ? "window" : "steps") + " (" + format_duration(saved) +
+          "): moving the host's other work off the launching thread (or out of the recorded "
+          "steps) could save at most that";
+  out.symptom(std::move(s));
+}
+
+// Launch-bound, seen from the CPU: kernel launches (not copies or sets) onto an idle stream whose
+// kernels ran for less time than the call that launched them, so that no launch rate could keep
+// the GPU busy. A launch onto a busy stream costs nothing here (the GPU has earlier work), and a
+// call longer than kHostStallNs is a stall (loading the kernel), not launch overhead.
+void short_kernels(const RuleContext& c, RuleResult& out) {
+  const LaunchReport& l = c.launches();
+  int64_t launches = 0, shorter = 0, excess = 0;
+  std::vector<std::pair<int64_t, size_t>> worst;
+  for (const Launch& x : l.launches) {
+    const Event& call = c.trace.events[x.call];
+    if (!is_kernel_launch_call(call.name) || !c.in_basis_at(call.start_ns)) continue;
+    ++launches;
+    if (x.queued || call.dur_ns > threshold::kHostStallNs) continue;
+    int64_t work = 0;
+    for (size_t w : c.index.work_of(x.call)) work += c.trace.events[w].dur_ns;
+    if (work >= call.dur_ns) continue;
+    ++shorter;
+    excess += call.dur_ns - work;
+    worst.push_back({call.dur_ns - work, x.call});
+  }
+  if (launches == 0) return;
+  const double share = double(shorter) / double(launches);
+  if (share < threshold::kShortKernelShare) return;
+  if (double(excess) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+  Symptom s;
+  s.text = std::to_string(shorter) + " of " + std::to_string(launches) + " kernel launches (" +
+           percent_text(share) + ") found the stream idle and ran work shorter than the launch call";
+  s.figures = {{"short_share", share}, {"short_launches", double(shorter)},
+               {"launches", double(launches)}};
+  std::stable_sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  for (size_t i = 0; i < worst.size() && i < c.options.examples; ++i)
+    s.examples.push_back(c.example(worst[i].second,
+                                   "the call took " + format_duration(worst[i].first) +
+                                       " longer than its GPU work"));
+  s.saved_ns = excess;
+  s.how = "the launch calls' time beyond their GPU work's, added up (" + format_duration(excess) + ")";
+  out.symptom(std::move(s));
+}
+
+}  // namespace pil::trace::advise_rules

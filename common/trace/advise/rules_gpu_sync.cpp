@@ -1,0 +1,182 @@
+// The host waiting on the GPU inside a step: synchronize calls (cudaStreamSynchronize,
+// cudaDeviceSynchronize, cudaEventSynchronize, their driver and HIP forms) and copies the host
+// waits for (cudaMemcpy, hipMemcpyWithStream: every Memcpy call without Async). A synchronize
+// right after a copy to the host is what `.item()`, `.cpu()` and `.to(kCPU)` do (a DtoH
+// cudaMemcpyAsync, then cudaStreamSynchronize): it is counted as a synchronize and said so.
+//
+// One synchronize per step is not counted: the step's last one, when the step launches no GPU
+// work after it. A profiled loop synchronizes there on purpose, so that a step's time holds its
+// GPU work (the lessons' harness does, as Python's loops do with a loss read at the end); what
+// it costs — the GPU idle while the next step's first launches arrive — shows as host wait.
+// A second one in a step, or one with GPU work launched after it, is counted.
+#include <algorithm>
+#include <map>
+
+#include "trace/advise/names.h"
+#include "trace/advise/rules_gpu.h"
+
+namespace pil::trace::advise_rules {
+namespace {
+
+/// The runtime call on the same thread just before call `i`, or -1.
+long previous_call(const RuleContext& c, size_t i) {
+  const Event& e = c.trace.events[i];
+  const auto it = c.calls_by_thread().find({e.pid, e.tid});
+  if (it == c.calls_by_thread().end()) return -1;
+  const auto& calls = it->second;
+  auto k = std::lower_bound(calls.begin(), calls.end(), e.start_ns,
+                            [&](size_t a, int64_t t) { return c.trace.events[a].start_ns < t; });
+  while (k != calls.begin()) {
+    const size_t p = *--k;
+    if (p != i && c.trace.events[p].start_ns <= e.start_ns) return long(p);
+  }
+  return -1;
+}
+
+/// What a synchronize followed: "after a copy to the host" and the like, or "".
+std::string after_what(const RuleContext& c, size_t sync, bool& to_host) {
+  to_host = false;
+  const long p = previous_call(c, sync);
+  if (p < 0 || !is_copy_call(c.trace.events[size_t(p)].name)) return "";
+  const auto work = c.index.work_of(size_t(p));
+  if (work.empty()) return "";
+  const std::string_view copy = c.trace.events[work.front()].name;
+  if (is_copy_to_host(copy)) {
+    to_host = true;
+    return "after a copy to the host (.item(), .cpu(), .to(kCPU))";
+  }
+  if (is_copy_to_device(copy)) return "after a copy to the GPU (.to(device) without non_blocking)";
+  return "";
+}
+
+/// The GPU work running during [from, to): how many items, and the longest one's index.
+std::pair<int64_t, long> work_during(const RuleContext& c, int64_t from, int64_t to) {
+  int64_t n = 0;
+  long longest = -1;
+  int64_t most = 0;
+  for (size_t w : c.index.device_work()) {
+    const Event& e = c.trace.events[w];
+    const int64_t overlap = std::min(e.end_ns(), to) - std::max(e.start_ns, from);
+    if (overlap <= 0) continue;
+    ++n;
+    if (overlap > most) most = overlap, longest = long(w);
+  }
+  return {n, longest};
+}
+
+}  // namespace
+
+void host_sync(const RuleContext& c, RuleResult& out) {
+  const auto& ev = c.trace.events;
+  // The waits inside the basis: synchronizes and synchronous copies.
+  std::vector<size_t> waits;
+  for (size_t i : c.index.synchronizes())
+    if (c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
+  if (any_name(c.trace, is_sync_copy_call)) {
+    PerName<bool> sync_copy;
+    for (size_t i : c.index.api_calls())
+      if (sync_copy(ev[i].name, is_sync_copy_call) && c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
+  }
+  if (waits.empty()) return;
+  std::sort(waits.begin(), waits.end(), [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
+
+  // Per step (one group without steps): the last GPU launch, and the waits.
+  auto group_of = [&](int64_t t) { return c.step_ns.empty() ? 0L : c.index.step_at(t); };
+  std::map<long, int64_t> last_launch;
+  for (size_t i : c.index.launch_calls())
+    if (c.in_basis_at(ev[i].start_ns)) {
+      int64_t& t = last_launch.emplace(group_of(ev[i].start_ns), INT64_MIN).first->second;
+      t = std::max(t, ev[i].start_ns);
+    }
+  std::map<long, std::vector<size_t>> by_step;
+  for (size_t i : waits) by_step[group_of(ev[i].start_ns)].push_back(i);
+
+  std::vector<size_t> counted;
+  int64_t excused = 0, most_in_a_step = 0;
+  for (auto& [step, calls] : by_step) {
+    const size_t last = calls.back();  // in start order
+    const auto l = last_launch.find(step);
+    const bool final_one = l == last_launch.end() || l->second < ev[last].end_ns();
+    if (final_one && !is_sync_copy_call(ev[last].name)) {
+      calls.pop_back();
+      ++excused;
+    }
+    most_in_a_step = std::max<int64_t>(most_in_a_step, int64_t(calls.size()));
+    counted.insert(counted.end(), calls.begin(), calls.end());
+  }
+  int64_t waited = 0, busy = 0, after_dtoh = 0;
+  for (size_t i : counted) {
+    waited += ev[i].dur_ns;
+    busy += c.gpu_busy_in(ev[i].start_ns, ev[i].end_ns());
+    bool to_host = false;
+    after_what(c, i, to_host);
+    after_dtoh += to_host;
+  }
+  if (counted.empty() || waited < threshold::kSyncMinNs) return;
+
+  // The GPU's idle time inside the steps (or the window): without the waits the CPU launches
+  // ahead, but the GPU's own work cannot get shorter, so no step gets faster by more than this.
+  int64_t gpu_idle = 0;
+  if (c.step_ns.empty()) {
+    gpu_idle = std::max<int64_t>(0, c.basis_ns - c.gpu_busy_in(c.index.window_start, c.index.window_end));
+  } else {
+    for (size_t s : c.index.steps)
+      gpu_idle += std::max<int64_t>(0, ev[s].dur_ns - c.gpu_busy_in(ev[s].start_ns, ev[s].end_ns()));
+  }
+  const int64_t saved = std::min(waited, gpu_idle);
+  if (double(saved) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+
+  const size_t syncs = counted.size() - size_t(std::count_if(counted.begin(), counted.end(), [&](size_t i) {
+                         return is_sync_copy_call(ev[i].name);
+                       }));
+  const size_t sync_copies = counted.size() - syncs;
+  std::string kinds;
+  if (syncs)
+    kinds += std::to_string(syncs) + " synchronize" + (syncs == 1 ? "" : "s") +
+             (after_dtoh ? " (" + std::to_string(after_dtoh) + " after a copy to the host)" : "");
+  if (sync_copies)
+    kinds += (kinds.empty() ? "" : ", ") + std::to_string(sync_copies) + " synchronous cop" +
+             (sync_copies == 1 ? "y" : "ies");
+  Symptom s;
+  s.text = kinds + " inside the " + (c.step_ns.empty() ? "window" : "steps") + ", at most " +
+           std::to_string(most_in_a_step) + " in one " + (c.step_ns.empty() ? "window" : "step") +
+           " (" + (c.step_ns.empty() ? "its" : "each step's") +
+           " final synchronize not counted): the CPU waited " + format_duration(waited) +
+           ", the GPU busy " + percent_text(waited ? double(busy) / double(waited) : 0) + " of it";
+  s.figures = {{"waits", double(counted.size())},
+               {"synchronizes", double(syncs)},
+               {"sync_copies", double(sync_copies)},
+               {"after_copy_to_host", double(after_dtoh)},
+               {"most_in_a_step", double(most_in_a_step)},
+               {"final_not_counted", double(excused)},
+               {"waited_ns", double(waited)},
+               {"gpu_busy_ns", double(busy)},
+               {"gpu_idle_ns", double(gpu_idle)}};
+  std::vector<size_t> worst = counted;
+  std::stable_sort(worst.begin(), worst.end(), [&](size_t a, size_t b) { return ev[a].dur_ns > ev[b].dur_ns; });
+  for (size_t k = 0; k < worst.size() && k < c.options.examples; ++k) {
+    const Event& e = ev[worst[k]];
+    const auto [items, longest] = work_during(c, e.start_ns, e.end_ns());
+    std::string detail = "waited " + format_duration(e.dur_ns) + " for " +
+                         format_duration(c.gpu_busy_in(e.start_ns, e.end_ns())) + " of GPU work (" +
+                         std::to_string(items) + " item" + (items == 1 ? "" : "s");
+    if (longest >= 0) {
+      const std::string_view n = ev[size_t(longest)].name;
+      detail += ", the longest " + std::string(n.substr(0, 60)) + (n.size() > 60 ? "..." : "");
+    }
+    detail += ")";
+    bool to_host = false;
+    const std::string after = after_what(c, worst[k], to_host);
+    if (is_sync_copy_call(e.name)) detail += "; a copy the host waits for";
+    else if (!after.empty()) detail += "; " + after;
+    s.examples.push_back(c.example(worst[k], detail));
+  }
+  s.saved_ns = saved;
+  s.how = "the CPU's waits added up (" + format_duration(waited) +
+          "), at most the GPU's idle time in the " + (c.step_ns.empty() ? "window" : "steps") + " (" +
+          format_duration(gpu_idle) +
+          "): without them the CPU launches ahead, but the GPU's own work cannot get shorter";
+  out.symptom(std::move(s));
+}
+
+}  // namespace pil::trace::advise_rules

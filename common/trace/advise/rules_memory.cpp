@@ -1,0 +1,71 @@
+// Memory peaks near the device's capacity, and what held them: the allocator's total at the
+// peak (the `[memory]` events of profile_memory) over the GPU's memory (deviceProperties'
+// totalGlobalMem). A trace carries no capacity for host memory, so host peaks are not judged.
+#include "trace/advise/rules_cpu.h"
+#include "trace/check.h"  // trace_ts
+
+namespace pil::trace::advise_rules {
+namespace {
+
+/// Bytes of memory GPU `device` has, from the trace's deviceProperties; 0 when it does not say.
+int64_t device_capacity(const Trace& t, int32_t device) {
+  return device >= 0 && size_t(device) < t.devices.size() ? t.devices[size_t(device)].total_global_mem : 0;
+}
+
+std::string gigabytes(int64_t bytes) {
+  return fixed(double(bytes) / double(1LL << 30), 2) + " GiB";
+}
+
+}  // namespace
+
+void memory_peak(const RuleContext& c, RuleResult& out) {
+  const std::vector<MemoryRow>& rows = c.index.memory();
+  if (rows.empty()) {
+    out.unable("the trace has no memory events: record with profile_memory");
+    return;
+  }
+  bool gpu_rows = false, judged = false;
+  for (const MemoryRow& row : rows) {
+    if (!row.cuda) continue;
+    gpu_rows = true;
+    const int64_t capacity = device_capacity(c.trace, row.device);
+    if (capacity <= 0) continue;
+    judged = true;
+    // The allocator's own total where the trace gives it; else what the window added, which
+    // is less than what was held (memory allocated before the window is not in it).
+    const bool total = row.peak_total >= 0;
+    const int64_t peak = total ? row.peak_total : row.peak_growth;
+    const double share = double(peak) / double(capacity);
+    if (share < threshold::kMemoryPeakShare) continue;
+    Symptom s;
+    s.text = device_label(row) + " peaked at " + gigabytes(peak) + " of its " +
+             gigabytes(capacity) + " (" + percent_text(share) +
+             (total ? "" : ", counted from the window's start") + ") at " +
+             trace_ts(row.peak_at_ns) + " us, in " +
+             (row.peak_range.empty() ? std::string("no named range") : "range " + row.peak_range) +
+             (row.peak_op.empty() ? std::string() : ", operator " + row.peak_op);
+    s.figures = {{"peak_bytes", double(peak)},
+                 {"capacity_bytes", double(capacity)},
+                 {"peak_share", share},
+                 {"device", double(row.device)}};
+    AdviceExample x;
+    x.name = row.peak_op.empty() ? "(memory peak)" : row.peak_op;
+    x.ts_ns = row.peak_at_ns;
+    x.where = c.step_name_at(row.peak_at_ns);
+    if (x.where.empty()) x.where = "outside the steps";
+    if (!row.peak_range.empty()) x.where += ", range " + row.peak_range;
+    x.detail = "the peak: " + gigabytes(peak) + " allocated";
+    s.examples.push_back(std::move(x));
+    s.saved_ns = 0;
+    s.how =
+        "a peak this near the capacity is not a time: it fails (out of memory) when the "
+        "batch or the sequence grows, and leaves the allocator no room to cache";
+    out.symptom(std::move(s));
+  }
+  if (!gpu_rows)
+    out.unable("a trace carries no capacity for host memory: host peaks are not judged");
+  else if (!judged)
+    out.unable("the trace's deviceProperties give no totalGlobalMem");
+}
+
+}  // namespace pil::trace::advise_rules

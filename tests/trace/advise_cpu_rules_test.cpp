@@ -1,0 +1,663 @@
+// pil-trace advise: the rules that run on every trace (where the host's time goes, memory,
+// communication), each on a planted trace where it must fire, with its evidence and gain worked
+// out by hand beside the trace, and on one where it must stay quiet; and lesson 05's pairing on
+// its committed rank traces. Planted traces: trace_builder.h (JSON, as a file would be read), or
+// a Trace built in memory where the reader does not fill the field yet (input shapes).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "trace/advice_lookup.h"
+#include "trace/advise/advise.h"
+#include "trace/advise/cpu_slices.h"
+#include "trace/parse.h"
+#include "trace/trace_builder.h"
+
+namespace pil::trace {
+namespace {
+
+using test::advise_text;
+using test::clean;
+using test::figure;
+using test::finding;
+using test::symptom;
+using test::TraceBuilder;
+using test::unable;
+
+constexpr int64_t kUs = 1000;  // ns
+
+// --- op_overhead ------------------------------------------------------------------------------
+
+// Two steps of 100 us. In each: aten::mm (40 us, one call: median 40 us, not small), ten
+// aten::view of 3 us, and aten::add (8 us) holding aten::empty (2 us): add's self time is 6 us.
+// Short calls: 10 views + add + empty = 12 a step, self 30 + 6 + 2 = 38 us a step, 76 us of 200.
+std::string small_operators() {
+  TraceBuilder b;
+  for (int k = 0; k < 2; ++k) {
+    const double s = 100.0 * k;
+    b.step(k + 1, s, 100);
+    b.op("aten::mm", s + 5, 40);
+    for (int v = 0; v < 10; ++v) b.op("aten::view", s + 46 + 4 * v, 3);
+    b.op("aten::add", s + 90, 8);
+    b.op("aten::empty", s + 91, 2);
+  }
+  return b.str();
+}
+
+TEST(AdviseCpu, ManySmallOperatorsAreOverhead) {
+  const Advice a = advise_text(small_operators());
+  const Finding* f = finding(a, "op_overhead");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_EQ(s.rule, "op_overhead");
+  EXPECT_DOUBLE_EQ(figure(s, "overhead_ns"), 76.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "overhead_share"), 0.38);
+  EXPECT_DOUBLE_EQ(figure(s, "small_calls"), 24);
+  EXPECT_DOUBLE_EQ(figure(s, "small_operators"), 3);
+  EXPECT_DOUBLE_EQ(figure(s, "operator_calls"), 26);
+  EXPECT_EQ(f->saved_ns, 76 * kUs);
+  EXPECT_DOUBLE_EQ(f->speedup, 200.0 / 124.0);
+  // The operators with the most short-call time first: views (20 x 3 us), add (2 x 6), empty.
+  ASSERT_EQ(s.examples.size(), 3u);
+  EXPECT_EQ(s.examples[0].name, "aten::view");
+  EXPECT_EQ(s.examples[0].ts_ns, 46 * kUs);
+  EXPECT_EQ(s.examples[0].detail, "20 calls, median self time 3.00 us, 60.0 us in all");
+  EXPECT_EQ(s.examples[1].name, "aten::add");
+  EXPECT_EQ(s.examples[2].name, "aten::empty");
+}
+
+TEST(AdviseCpu, FewLongOperatorsAreNotOverhead) {
+  // One step of 100 us: aten::mm 80 us, two views of 3 us: 6% in short calls.
+  TraceBuilder b;
+  b.step(1, 0, 100);
+  b.op("aten::mm", 2, 80);
+  b.op("aten::view", 85, 3);
+  b.op("aten::view", 90, 3);
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(finding(a, "op_overhead"), nullptr);
+  EXPECT_TRUE(clean(a, "op_overhead"));
+}
+
+TEST(AdviseCpu, LongCallsOfAMostlySmallOperatorAreWork) {
+  // One step of 100 us: nine aten::copy_ of 2 us (median 2 us) and one of 70 us. Only the
+  // short calls are overhead: 18 us, 18% (under 20%); all of copy_'s self time would be 88%.
+  TraceBuilder b;
+  b.step(1, 0, 100);
+  for (int k = 0; k < 9; ++k) b.op("aten::copy_", 1 + 2.5 * k, 2);
+  b.op("aten::copy_", 25, 70);
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(symptom(a, "op_overhead"), nullptr);
+}
+
+// On a trace with GPU work the host's time costs the step only while the GPU waits for it: the
+// GPU rules judge it there, and the rules about the host's time say so instead of guessing.
+TEST(AdviseCpu, OnAGpuTraceTheGpuRulesJudgeTheHostsTime) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 100);
+  for (int v = 0; v < 20; ++v) b.op("aten::view", 2 + 4 * v, 3);  // 60% in short calls
+  const int corr = b.call("cudaLaunchKernel", 85, 5);
+  b.kernel("k", corr, 92, 5);
+  const Advice a = advise_text(b.str());
+  for (const char* rule : {"op_overhead", "untraced", "data_loading"})
+    EXPECT_EQ(unable(a, rule),
+              "the trace has GPU work: the host's time there is judged by the GPU's wait for it "
+              "(launch-bound loop, host stalls)")
+        << rule;
+}
+
+// --- copies -----------------------------------------------------------------------------------
+
+// Two steps of 100 us. In each: linear_fwd [0, 50) holding `caller` [5, 45), which copies
+// (aten::copy_ [10, 30): 20 us); aten::to [60, 75) -> _to_copy -> empty_strided, copy_
+// (15 us, counted once); aten::contiguous [80, 84) -> clone -> copy_ (4 us). Copies: 39 us a
+// step, 78 us of 200 (39%); by caller: aten::matmul 40 us (51%), the step itself 38 us (49%).
+std::string copies_trace(const char* caller = "aten::matmul") {
+  TraceBuilder b;
+  for (int k = 0; k < 2; ++k) {
+    const double s = 100.0 * k;
+    b.step(k + 1, s, 100);
+    b.range("linear_fwd", s, 50);
+    b.op(caller, s + 5, 40);
+    b.op("aten::copy_", s + 10, 20);
+    b.op("aten::to", s + 60, 15);
+    b.op("aten::_to_copy", s + 61, 13);
+    b.op("aten::empty_strided", s + 61.5, 1);
+    b.op("aten::copy_", s + 63, 10);
+    b.op("aten::contiguous", s + 80, 4);
+    b.op("aten::clone", s + 80.5, 3);
+    b.op("aten::copy_", s + 81, 2);
+  }
+  return b.str();
+}
+
+TEST(AdviseCpu, CopiesTakingALargeShareAndWhoCalledThem) {
+  const Advice a = advise_text(copies_trace());
+  const Finding* f = finding(a, "copies");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_DOUBLE_EQ(figure(s, "copy_ns"), 78.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "copy_share"), 0.39);
+  EXPECT_DOUBLE_EQ(figure(s, "copies"), 6);
+  EXPECT_DOUBLE_EQ(figure(s, "top_caller_share"), 40.0 / 78.0);
+  EXPECT_EQ(f->saved_ns, 78 * kUs);
+  EXPECT_NE(s.text.find("called from aten::matmul 51%, the step itself 49%"), std::string::npos)
+      << s.text;
+  ASSERT_EQ(s.examples.size(), 3u);
+  EXPECT_EQ(s.examples[0].name, "aten::copy_");
+  EXPECT_EQ(s.examples[0].dur_ns, 20 * kUs);
+  EXPECT_EQ(s.examples[0].detail, "called from aten::matmul");
+  EXPECT_EQ(s.examples[2].name, "aten::to");
+  EXPECT_EQ(s.examples[2].detail, "called from the step itself");
+}
+
+// Under addmm, the copy is the product's starting value (its bias written into the output): part
+// of the product, not counted. What is left: 38 us of 200 (19%).
+TEST(AdviseCpu, AnAddmmsBiasCopyIsPartOfTheProduct) {
+  const Finding* f = finding(advise_text(copies_trace("aten::addmm")), "copies");
+  ASSERT_NE(f, nullptr);
+  EXPECT_DOUBLE_EQ(figure(f->symptoms.at(0), "copy_ns"), 38.0 * kUs);
+  EXPECT_EQ(f->saved_ns, 38 * kUs);
+}
+
+TEST(AdviseCpu, NestedCopiesCountOnce) {
+  // One step of 100 us: aten::to [10, 16) -> _to_copy [10.5, 15.5) -> copy_ [11, 15): 6 us,
+  // 6% (under 10%). Their totals added up would be 6 + 5 + 4 = 15%.
+  TraceBuilder b;
+  b.step(1, 0, 100);
+  b.op("aten::to", 10, 6);
+  b.op("aten::_to_copy", 10.5, 5);
+  b.op("aten::copy_", 11, 4);
+  b.op("aten::mm", 20, 75);
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(finding(a, "copies"), nullptr);
+  EXPECT_TRUE(clean(a, "copies"));
+}
+
+TEST(AdviseCpu, ACopyBetweenHostAndGpuIsThePageableCopyRules) {
+  // A GPU step of 100 us: aten::copy_ [10, 58) waiting 40 us in cudaMemcpyAsync [12, 52) for a
+  // host-to-device copy: the GPU rules' (pageable copies, synchronizes). Its CPU time, 48%, does
+  // not count on a GPU trace, nor does the copy itself.
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 100);
+  int64_t id = 0;
+  b.op("aten::copy_", 10, 48, "", "", 1, &id);
+  const int corr = b.call("cudaMemcpyAsync", 12, 40, id);
+  b.memcpy("Memcpy HtoD (Pageable -> Device)", corr, 15, 35, 1 << 20);
+  b.op("aten::mm", 60, 35);
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(finding(a, "copies"), nullptr);
+}
+
+TEST(AdviseCpu, OnAGpuTheCopiesGpuTime) {
+  // A GPU step of 100 us: aten::contiguous [10, 20) launches a copy kernel of 30 us [25, 55);
+  // aten::copy_ [60, 70) a host-to-device copy [65, 90) (the pageable-copy rule's). The copies'
+  // GPU time: 30 us, 30%.
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 100);
+  int64_t id = 0;
+  b.op("aten::contiguous", 10, 10, "", "", 1, &id);
+  int corr = b.call("cudaLaunchKernel", 12, 5, id);
+  b.kernel("copy_kernel", corr, 25, 30, 7, id);
+  b.op("aten::copy_", 60, 10, "", "", 1, &id);
+  corr = b.call("cudaMemcpyAsync", 61, 5, id);
+  b.memcpy("Memcpy HtoD (Pageable -> Device)", corr, 65, 25, 1 << 20);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "copies");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "copy_ns"), 30.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "copy_share"), 0.30);
+  EXPECT_DOUBLE_EQ(figure(*s, "copies"), 2);
+  EXPECT_EQ(s->saved_ns, 30 * kUs);
+  ASSERT_FALSE(s->examples.empty());
+  EXPECT_EQ(s->examples[0].name, "aten::contiguous");
+}
+
+// --- optimizer --------------------------------------------------------------------------------
+
+// Two steps of 1000 us, each with the optimizer's range [600, 900): four aten::addcdiv_ of 40 us
+// and four aten::lerp_ of 20 us in it. The optimizer: 300 us a step, 600 of 2000 (30%); eight
+// operator calls a step; by self time addcdiv_ 320 of 600 us (53%), lerp_ 160 (27%).
+std::string optimizer_trace(const std::string& range, double range_us = 300) {
+  TraceBuilder b;
+  for (int k = 0; k < 2; ++k) {
+    const double s = 1000.0 * k;
+    b.step(k + 1, s, 1000);
+    b.op("aten::mm", s + 10, 500);
+    if (!range.empty()) b.range(range, s + 600, range_us);
+    for (int p = 0; p < 4; ++p) {
+      b.op("aten::addcdiv_", s + 605 + 70 * p, range_us >= 300 ? 40 : 4);
+      b.op("aten::lerp_", s + 646 + 70 * p, range_us >= 300 ? 20 : 2);
+    }
+  }
+  return b.str();
+}
+
+TEST(AdviseCpu, TheOptimizersShareFromPythonsRange) {
+  const Advice a = advise_text(optimizer_trace("Optimizer.step#AdamW.step"));
+  const Finding* f = finding(a, "optimizer");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_DOUBLE_EQ(figure(s, "optimizer_ns"), 600.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "optimizer_share"), 0.30);
+  EXPECT_DOUBLE_EQ(figure(s, "operator_calls_per_step"), 8);
+  EXPECT_DOUBLE_EQ(figure(s, "from_ranges"), 1);
+  EXPECT_EQ(f->saved_ns, 600 * kUs);
+  EXPECT_NE(s.text.find("by self CPU time aten::addcdiv_ 53%, aten::lerp_ 27%"), std::string::npos)
+      << s.text;
+  ASSERT_EQ(s.examples.size(), 2u);
+  EXPECT_EQ(s.examples[0].name, "Optimizer.step#AdamW.step");
+}
+
+TEST(AdviseCpu, TheOptimizersShareFromTheLessonsRange) {
+  const Advice a = advise_text(optimizer_trace("optimizer_step"));
+  const Symptom* s = symptom(a, "optimizer");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "optimizer_share"), 0.30);
+}
+
+TEST(AdviseCpu, TheOptimizersShareFromItsOwnOperators) {
+  // No range: Python's multi-tensor AdamW, aten::_foreach_addcdiv_ [600, 900) holding one
+  // aten::addcdiv_ per parameter: 300 us a step again, one operator call a step.
+  TraceBuilder b;
+  for (int k = 0; k < 2; ++k) {
+    const double s = 1000.0 * k;
+    b.step(k + 1, s, 1000);
+    b.op("aten::mm", s + 10, 500);
+    b.op("aten::_foreach_addcdiv_", s + 600, 300);
+    for (int p = 0; p < 4; ++p) b.op("aten::addcdiv_", s + 605 + 70 * p, 40);
+  }
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "optimizer");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "optimizer_ns"), 600.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "from_ranges"), 0);
+  EXPECT_DOUBLE_EQ(figure(*s, "operator_calls_per_step"), 1);
+}
+
+TEST(AdviseCpu, ASmallOptimizerIsQuiet) {
+  // Its range 100 us of 1000 a step: 10%. Per-parameter operators with no optimizer around them
+  // (addcdiv_ in the model) are not the optimizer's.
+  Advice a = advise_text(optimizer_trace("optimizer_step", 100));
+  EXPECT_EQ(finding(a, "optimizer"), nullptr);
+  EXPECT_TRUE(clean(a, "optimizer"));
+  a = advise_text(optimizer_trace(""));
+  EXPECT_TRUE(clean(a, "optimizer"));
+}
+
+// A GPU trace, two steps of 1000 us: the optimizer's range [600, 900) (30% of the CPU's time)
+// launches four kernels of `kernel_us`, back to back from 610. With 70 us each: 280 us of GPU
+// time a step, 560 of 2000 (28%), a finding; with 20 us each, 8%: quiet, whatever its CPU time.
+std::string gpu_optimizer(double kernel_us) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  for (int k = 0; k < 2; ++k) {
+    const double s = 1000.0 * k;
+    b.step(k + 1, s, 1000);
+    b.range("optimizer_step", s + 600, 300);
+    for (int p = 0; p < 4; ++p) {
+      const int corr = b.call("cudaLaunchKernel", s + 605 + 70 * p, 5);
+      b.kernel("multi_tensor_apply_kernel", corr, s + 610 + kernel_us * p, kernel_us);
+    }
+  }
+  return b.str();
+}
+
+TEST(AdviseCpu, OnAGpuTheOptimizersGpuTime) {
+  Advice a = advise_text(gpu_optimizer(70));
+  const Symptom* s = symptom(a, "optimizer");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "optimizer_ns"), 560.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "optimizer_share"), 0.28);
+  EXPECT_EQ(s->saved_ns, 560 * kUs);
+  a = advise_text(gpu_optimizer(20));
+  EXPECT_TRUE(clean(a, "optimizer"));
+}
+
+// --- untraced and data loading ----------------------------------------------------------------
+
+// Two steps of 100 us on thread 1.
+// Step 1: A [0, 30); on thread 2, X [30, 45); B [60, 95). Untraced: [45, 60) = 15 us; the 5 us
+//   before the step's end is under 10 us: left out.
+// Step 2: A [100, 130); a range "load" [130, 140); B [160, 195). Untraced: [140, 160) = 20 us.
+// 35 us of 200: 17.5%.
+std::string untraced_trace() {
+  TraceBuilder b;
+  b.step(1, 0, 100);
+  b.op("aten::mm", 0, 30);
+  b.op("aten::add", 30, 15, "", "", 2);
+  b.op("aten::relu", 60, 35);
+  b.step(2, 100, 100);
+  b.op("aten::mm", 100, 30);
+  b.range("load", 130, 10);
+  b.op("aten::relu", 160, 35);
+  return b.str();
+}
+
+TEST(AdviseCpu, TimeInAStepThatNoOperatorCovers) {
+  const Advice a = advise_text(untraced_trace());
+  const Finding* f = finding(a, "untraced");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_EQ(s.rule, "untraced");
+  EXPECT_DOUBLE_EQ(figure(s, "untraced_ns"), 35.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "untraced_share"), 0.175);
+  EXPECT_DOUBLE_EQ(figure(s, "gaps"), 2);
+  EXPECT_EQ(f->saved_ns, 35 * kUs);
+  ASSERT_EQ(s.examples.size(), 2u);
+  EXPECT_EQ(s.examples[0].ts_ns, 140 * kUs);  // the longest first
+  EXPECT_EQ(s.examples[0].dur_ns, 20 * kUs);
+  EXPECT_EQ(s.examples[0].detail, "after load, before aten::relu");
+  EXPECT_EQ(s.examples[1].ts_ns, 45 * kUs);
+  EXPECT_EQ(s.examples[1].detail, "after aten::add, before aten::relu");
+}
+
+TEST(AdviseCpu, TheStepsThreadWaitingForAnotherThreadIsNotUntraced) {
+  // As a GPU backward in Python: the main thread runs nothing from 20 to 90 us while autograd's
+  // thread (2) runs the operators. Counting the step's thread alone would call 70% untraced.
+  TraceBuilder b;
+  b.step(1, 0, 100);
+  b.op("aten::mm", 0, 20);
+  b.op("autograd::engine::evaluate_function: MmBackward0", 20, 70, "", "", 2);
+  b.op("aten::sub_", 90, 10);
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(finding(a, "untraced"), nullptr);
+  EXPECT_TRUE(clean(a, "untraced"));
+}
+
+TEST(AdviseCpu, UntracedNeedsSteps) {
+  TraceBuilder b;
+  b.op("aten::mm", 0, 20);
+  b.op("aten::mm", 80, 20);
+  EXPECT_EQ(unable(advise_text(b.str()), "untraced"),
+            "no profiled steps (ProfilerStep#N): a step's untraced time needs its range");
+}
+
+// Two steps of 100 us: the DataLoader's fetch [0, 40) (aten::stack in it), then the model. 80 us
+// of 200 (40%): data preparation on the training thread, the untraced cause.
+std::string data_loading_trace(const char* cat) {
+  TraceBuilder b;
+  for (int k = 0; k < 2; ++k) {
+    const double s = 100.0 * k;
+    b.step(k + 1, s, 100);
+    const char* op = std::string(cat) == "Operator" ? "Operator" : "cpu_op";
+    b.slice(cat, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", s, 40);
+    b.slice(op, "aten::stack", s + 10, 20);
+    b.slice(op, "aten::mm", s + 41, 58);
+  }
+  return b.str();
+}
+
+TEST(AdviseCpu, TheDataLoaderOnTheTrainingThread) {
+  for (const char* cat : {"user_annotation", "Operator"}) {  // torch 1.8-1.9 wrote "Operator"
+    const Advice a = advise_text(data_loading_trace(cat));
+    const Finding* f = finding(a, "untraced");
+    ASSERT_NE(f, nullptr) << cat;
+    const Symptom& s = f->symptoms.at(0);
+    EXPECT_EQ(s.rule, "data_loading");
+    EXPECT_DOUBLE_EQ(figure(s, "loading_ns"), 80.0 * kUs);
+    EXPECT_DOUBLE_EQ(figure(s, "loading_share"), 0.40);
+    EXPECT_DOUBLE_EQ(figure(s, "fetches"), 2);
+    EXPECT_DOUBLE_EQ(figure(s, "workers"), 0);
+    EXPECT_EQ(f->saved_ns, 80 * kUs);
+    EXPECT_TRUE(clean(a, "untraced")) << "the fetch is a range: its time is covered";
+  }
+}
+
+TEST(AdviseCpu, RangesWrittenAsOperatorsAreToldByTheirHash) {
+  Event e;
+  e.category = Category::CpuOp;
+  e.name = "Optimizer.step#SGD.step";
+  EXPECT_TRUE(advise_rules::is_named_range(e));
+  EXPECT_FALSE(advise_rules::is_operator(e));
+  e.name = "aten::add_";
+  EXPECT_FALSE(advise_rules::is_named_range(e));
+  EXPECT_TRUE(advise_rules::is_operator(e));
+}
+
+// --- rebuilt_constant: input shapes, in a Trace built in memory -----------------------------
+
+// Three steps of 100 us. In each: aten::ones [10, 14) and aten::triu [15, 20) called by the
+// program with the same inputs every step; aten::mm [30, 80), which builds an aten::zeros of
+// its own [31, 33) (ATen's, not the program's); aten::arange [85, 88) in steps 1 and 2 only.
+// Rebuilt: ones and triu, 6 calls, 3 x (4 + 5) = 27 us of 300 (9%).
+// With `gpu`, each aten::ones also launches a 4 us kernel (a fill): on a GPU trace their cost is
+// that GPU time, 3 x 4 = 12 us of 300 (4%).
+Trace constants_trace(bool same_triu = true, bool gpu = false) {
+  Trace t;
+  const uint32_t none = t.input_shapes.size();
+  t.input_shapes.push_back(t.intern("[[], [], [], [], []]"));
+  t.input_shapes.push_back(t.intern("[[16, 16], []]"));
+  t.input_shapes.push_back(t.intern("[[8, 16], [16, 16]]"));
+  for (const char* dims : {"[[32, 32], []]", "[[64, 64], []]"})
+    t.input_shapes.push_back(t.intern(dims));
+  auto add = [&](Category c, const char* name, double ts_us, double dur_us, uint32_t shapes) {
+    Event e;
+    e.category = c;
+    e.name = t.intern(name);
+    e.start_ns = int64_t(ts_us * kUs);
+    e.dur_ns = int64_t(dur_us * kUs);
+    e.pid = 100;
+    e.tid = 1;
+    e.external_id = t.events.size() + 1;
+    e.input_shapes = shapes;
+    t.events.push_back(e);
+  };
+  for (int k = 0; k < 3; ++k) {
+    const double s = 100.0 * k;
+    add(Category::UserAnnotation, ("ProfilerStep#" + std::to_string(k + 1)).c_str(), s, 100,
+        kNoKernelInfo);
+    add(Category::CpuOp, "aten::ones", s + 10, 4, none);
+    if (gpu) {
+      add(Category::Runtime, "cudaLaunchKernel", s + 11, 1, kNoKernelInfo);
+      t.events.back().correlation = uint64_t(k + 1);
+      add(Category::Kernel, "fill_kernel", s + 12, 4, kNoKernelInfo);
+      t.events.back().correlation = uint64_t(k + 1);
+      t.events.back().pid = 0;
+      t.events.back().tid = 7;
+    }
+    add(Category::CpuOp, "aten::triu", s + 15, 5, same_triu ? 1 : uint32_t(k == 0 ? 1 : 2 + k));
+    add(Category::CpuOp, "aten::mm", s + 30, 50, 2);
+    add(Category::CpuOp, "aten::zeros", s + 31, 2, none);
+    if (k < 2) add(Category::CpuOp, "aten::arange", s + 85, 3, none);
+  }
+  return t;
+}
+
+Advice advise_trace(const Trace& t) {
+  const TraceIndex index(t);
+  return advise(index);
+}
+
+TEST(AdviseCpu, TheSameConstantBuiltInEveryStep) {
+  const Advice a = advise_trace(constants_trace());
+  const Finding* f = finding(a, "rebuilt_constant");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_DOUBLE_EQ(figure(s, "rebuilt"), 2);
+  EXPECT_DOUBLE_EQ(figure(s, "calls"), 6);
+  EXPECT_DOUBLE_EQ(figure(s, "rebuilt_ns"), 27.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "rebuilt_share"), 0.09);
+  EXPECT_EQ(f->saved_ns, 27 * kUs);
+  ASSERT_EQ(s.examples.size(), 2u);
+  EXPECT_EQ(s.examples[0].name, "aten::triu");  // 15 us in all, before ones' 12
+  EXPECT_EQ(s.examples[0].detail, "inputs [[16, 16], []], 3 calls, 15.0 us in all");
+  EXPECT_EQ(s.examples[1].name, "aten::ones");
+}
+
+TEST(AdviseCpu, AConstantOfAnotherShapeEachStepIsNotRebuilt) {
+  // triu's input is 16, 32 and 64 wide in the three steps; ones alone (12 us, 4%) remains.
+  const Advice a = advise_trace(constants_trace(false));
+  const Symptom* s = symptom(a, "rebuilt_constant");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "rebuilt"), 1);
+  EXPECT_DOUBLE_EQ(figure(*s, "rebuilt_ns"), 12.0 * kUs);
+}
+
+TEST(AdviseCpu, OnAGpuTheConstantsGpuTime) {
+  const Advice a = advise_trace(constants_trace(true, true));
+  ASSERT_TRUE(a.gpu);
+  const Symptom* s = symptom(a, "rebuilt_constant");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "rebuilt_ns"), 12.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "rebuilt_share"), 0.04);
+}
+
+TEST(AdviseCpu, RebuiltConstantsNeedInputShapes) {
+  Trace t = constants_trace();
+  t.input_shapes.clear();
+  for (Event& e : t.events) e.input_shapes = kNoKernelInfo;
+  const Advice a = advise_trace(t);
+  EXPECT_EQ(unable(a, "rebuilt_constant"),
+            "the trace has no input shapes: record with record_shapes");
+}
+
+// --- memory_peak --------------------------------------------------------------------------------
+
+// A GPU of 80 GiB; one step of 100 us with the range "attn" [10, 90) holding aten::empty [20, 25)
+// (60 GiB allocated) and aten::bmm [30, 60) (`more` GiB more); both freed at 95 us.
+std::string memory_trace(int64_t more_gib, int device = 0) {
+  constexpr int64_t kGiB = 1LL << 30;
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3", 132, 80 * kGiB);
+  b.step(1, 0, 100);
+  b.range("attn", 10, 80);
+  b.op("aten::empty", 20, 5);
+  b.memory(21, 60 * kGiB, 60 * kGiB, device);
+  b.op("aten::bmm", 30, 30);
+  b.memory(31, more_gib * kGiB, (60 + more_gib) * kGiB, device);
+  b.memory(95, -(60 + more_gib) * kGiB, 0, device);
+  return b.str();
+}
+
+TEST(AdviseCpu, TheReaderKeepsTheDevicesMemory) {
+  const Trace t = parse_trace_text(memory_trace(14));
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.devices[0].total_global_mem, 80LL << 30);
+}
+
+TEST(AdviseCpu, AMemoryPeakNearTheDevicesCapacity) {
+  // 74 of 80 GiB: 92.5%, in attn, in aten::bmm.
+  const Advice a = advise_text(memory_trace(14));
+  const Finding* f = finding(a, "memory_peak");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_DOUBLE_EQ(figure(s, "peak_bytes"), double(74LL << 30));
+  EXPECT_DOUBLE_EQ(figure(s, "capacity_bytes"), double(80LL << 30));
+  EXPECT_DOUBLE_EQ(figure(s, "peak_share"), 0.925);
+  EXPECT_EQ(f->saved_ns, 0) << "a peak is not a time";
+  EXPECT_NE(s.text.find("in range attn, operator aten::bmm"), std::string::npos) << s.text;
+  ASSERT_EQ(s.examples.size(), 1u);
+  EXPECT_EQ(s.examples[0].name, "aten::bmm");
+  EXPECT_EQ(s.examples[0].ts_ns, 31 * kUs);
+  EXPECT_NE(format_advice(a, "t.json").find("gain: not in time: "), std::string::npos);
+}
+
+TEST(AdviseCpu, AMemoryPeakWellUnderTheCapacityIsQuiet) {
+  const Advice a = advise_text(memory_trace(0));  // 60 of 80 GiB: 75%
+  EXPECT_EQ(finding(a, "memory_peak"), nullptr);
+  EXPECT_TRUE(clean(a, "memory_peak"));
+}
+
+TEST(AdviseCpu, HostMemoryHasNoCapacityInATrace) {
+  EXPECT_EQ(unable(advise_text(memory_trace(14, -1)), "memory_peak"),
+            "a trace carries no capacity for host memory: host peaks are not judged");
+  TraceBuilder b;
+  b.step(1, 0, 100);
+  EXPECT_EQ(unable(advise_text(b.str()), "memory_peak"),
+            "the trace has no memory events: record with profile_memory");
+}
+
+// --- exposed_comm -----------------------------------------------------------------------------
+
+// Two steps of 1000 us of one rank with Gloo. Thread 1 computes aten::mm [0, 600) and calls
+// c10d::allreduce_ [600, 610) (a collective's call: not computation); Gloo's thread 5 runs
+// gloo:all_reduce [from, from + 300). From 605: nothing beside it, 300 us exposed a step, 600 of
+// 600 (100%), 30% of the steps. From 350: 250 us beside aten::mm, 50 exposed (17%): quiet.
+std::string gloo_rank(double from) {
+  TraceBuilder b;
+  b.rank(0, 2, "gloo");
+  for (int k = 0; k < 2; ++k) {
+    const double s = 1000.0 * k;
+    b.step(k + 1, s, 1000);
+    b.op("aten::mm", s, 600);
+    b.op("c10d::allreduce_", s + 600, 10);
+    b.op("gloo:all_reduce", s + from, 300, "", "", 5);
+  }
+  return b.str();
+}
+
+TEST(AdviseCpu, CommunicationWithNothingBesideIt) {
+  const Advice a = advise_text(gloo_rank(605));
+  const Finding* f = finding(a, "exposed_comm");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_DOUBLE_EQ(figure(s, "comm_ns"), 600.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "overlap_ns"), 0);
+  EXPECT_DOUBLE_EQ(figure(s, "exposed_share"), 1.0);
+  EXPECT_DOUBLE_EQ(figure(s, "exposed_of_steps"), 0.30);
+  EXPECT_DOUBLE_EQ(figure(s, "collectives_per_step"), 1);
+  EXPECT_EQ(f->saved_ns, 600 * kUs);
+  ASSERT_EQ(s.examples.size(), 2u);
+  EXPECT_EQ(s.examples[0].name, "gloo:all_reduce");
+  EXPECT_EQ(s.examples[0].ts_ns, 605 * kUs);
+  EXPECT_EQ(s.examples[0].where, "ProfilerStep#1");
+}
+
+TEST(AdviseCpu, CommunicationHiddenBehindComputationIsQuiet) {
+  const Advice a = advise_text(gloo_rank(350));
+  EXPECT_EQ(finding(a, "exposed_comm"), nullptr);
+  EXPECT_TRUE(clean(a, "exposed_comm"));
+}
+
+TEST(AdviseCpu, OnAGpuNcclKernelsAgainstComputeKernels) {
+  // One step of 1000 us: a compute kernel [100, 600) on stream 7, NCCL's all-reduce [500, 900)
+  // on stream 20: 100 of its 400 us beside computation, 300 exposed (75%), 30% of the step.
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.rank(0, 2, "nccl");
+  b.step(1, 0, 1000);
+  int corr = b.call("cudaLaunchKernel", 10, 5);
+  b.kernel("sm90_xmma_gemm_f32", corr, 100, 500, 7);
+  corr = b.call("cudaLaunchKernel", 20, 5);
+  b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", corr, 500, 400, 20);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "exposed_comm");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "comm_ns"), 400.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "overlap_ns"), 100.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "exposed_share"), 0.75);
+  EXPECT_EQ(s->saved_ns, 300 * kUs);
+}
+
+// Lesson 05's pairing, on one rank's trace of each variant (one step each, cut with pil-trace
+// slice from `05_data_parallel --device cpu --ranks 2`, Gloo; fixtures/lessons/README.md): the
+// all-reduce after backward is all exposed; buckets hide part of it behind backward. Judged by
+// the finding and its overlap figure, not by time.
+Advice advise_file(const std::string& name) {
+  const Trace t =
+      parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name);
+  const TraceIndex index(t);
+  return advise(index);
+}
+
+TEST(AdviseCpu, Lesson05BucketsHideWhatTheAllReduceAfterBackwardExposes) {
+  const Advice after = advise_file("05_data_parallel_allreduce_after_cpu_rank0.pt.trace.json.gz");
+  const Advice bucketed = advise_file("05_data_parallel_bucketed_cpu_rank1.pt.trace.json.gz");
+  const Symptom* a = symptom(after, "exposed_comm");
+  ASSERT_NE(a, nullptr) << "allreduce_after: the finding";
+  EXPECT_DOUBLE_EQ(figure(*a, "overlap_ns"), 0);
+  EXPECT_DOUBLE_EQ(figure(*a, "exposed_share"), 1.0);
+  EXPECT_DOUBLE_EQ(figure(*a, "collectives_per_step"), 1);
+  const Symptom* b = symptom(bucketed, "exposed_comm");
+  if (b) {  // present only with a smaller exposed share
+    EXPECT_GT(figure(*b, "overlap_ns"), 0);
+    EXPECT_LT(figure(*b, "exposed_share"), figure(*a, "exposed_share"));
+    EXPECT_DOUBLE_EQ(figure(*b, "collectives_per_step"), 3);
+  }
+}
+
+}  // namespace
+}  // namespace pil::trace

@@ -1,0 +1,196 @@
+// FLOPs and bytes per operator call from recorded shapes, each against a hand-computed figure.
+// The matrix products' and attention's FLOPs are torch.utils.flop_counter's (torch 2.11): the
+// same shapes gave the same counts there (scripts/roofline_flop_check.py, side by side).
+#include "trace/roofline_formulas.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+
+namespace pil::trace {
+namespace {
+
+/// Inputs as a trace records them: {type, dims} per argument ("Scalar" and "" with no dims).
+OpInputs inputs(std::initializer_list<std::pair<std::string_view, std::vector<int64_t>>> args) {
+  OpInputs in;
+  for (const auto& [type, dims] : args) {
+    InputArg a;
+    a.type = type;
+    a.dims = dims;
+    in.args.push_back(a);
+  }
+  return in;
+}
+
+OpWork work(std::string_view op, const OpInputs& in) {
+  const auto w = op_work(op, in);
+  EXPECT_TRUE(w.has_value()) << op;
+  return w.value_or(OpWork{});
+}
+
+TEST(TraceRooflineFormulas, TypesAsTorchWritesThem) {
+  EXPECT_EQ(dtype_bytes("float"), 4);
+  EXPECT_EQ(dtype_bytes("double"), 8);
+  EXPECT_EQ(dtype_bytes("c10::Half"), 2);
+  EXPECT_EQ(dtype_bytes("c10::BFloat16"), 2);
+  EXPECT_EQ(dtype_bytes("long int"), 8);
+  EXPECT_EQ(dtype_bytes("bool"), 1);
+  EXPECT_EQ(dtype_bytes("c10::Float8_e4m3fn"), 1);
+  EXPECT_EQ(dtype_bytes("Scalar"), 0);
+  EXPECT_EQ(dtype_bytes("TensorList"), 0);
+  EXPECT_EQ(dtype_bytes(""), 0);
+  EXPECT_EQ(float_family("c10::BFloat16"), "bf16");
+  EXPECT_EQ(float_family("float"), "fp32");
+  EXPECT_EQ(float_family("long int"), "");
+}
+
+TEST(TraceRooflineFormulas, MatrixProducts) {
+  // mm [64,48] x [48,32]: 2*64*32*48 FLOPs; (64*48 + 48*32 + 64*32) * 4 bytes.
+  OpWork w = work("aten::mm", inputs({{"float", {64, 48}}, {"float", {48, 32}}}));
+  EXPECT_EQ(w.flops, 196608);
+  EXPECT_EQ(w.bytes, 26624);
+  EXPECT_EQ(w.dtype, "float");
+  EXPECT_TRUE(w.matrix);
+  // addmm(bias [32], [64,48], [48,32]) in bf16: the same FLOPs (the bias add not counted, as
+  // torch's counter); the bias read too.
+  w = work("aten::addmm", inputs({{"c10::BFloat16", {32}}, {"c10::BFloat16", {64, 48}},
+                                  {"c10::BFloat16", {48, 32}}, {"Scalar", {}}, {"Scalar", {}}}));
+  EXPECT_EQ(w.flops, 196608);
+  EXPECT_EQ(w.bytes, (32 + 3072 + 1536 + 2048) * 2);
+  // bmm [5,64,48] x [5,48,32]; baddbmm adds its input [5,64,32] to the bytes.
+  w = work("aten::bmm", inputs({{"float", {5, 64, 48}}, {"float", {5, 48, 32}}}));
+  EXPECT_EQ(w.flops, 983040);
+  EXPECT_EQ(w.bytes, (15360 + 7680 + 10240) * 4);
+  w = work("aten::baddbmm", inputs({{"float", {5, 64, 32}}, {"float", {5, 64, 48}}, {"float", {5, 48, 32}},
+                                    {"Scalar", {}}, {"Scalar", {}}}));
+  EXPECT_EQ(w.flops, 983040);
+  EXPECT_EQ(w.bytes, (10240 + 15360 + 7680 + 10240) * 4);
+  // Sizes that do not agree: no figures.
+  EXPECT_FALSE(op_work("aten::mm", inputs({{"float", {3, 4}}, {"float", {5, 6}}})));
+  EXPECT_FALSE(op_work("aten::bmm", inputs({{"float", {2, 3, 4}}, {"float", {3, 4, 5}}})));
+  EXPECT_FALSE(op_work("aten::mm", inputs({{"float", {3, 4}}})));
+}
+
+TEST(TraceRooflineFormulas, MatmulAndLinear) {
+  // [5,64,48] x [48,32]: batch 5.
+  OpWork w = work("aten::matmul", inputs({{"float", {5, 64, 48}}, {"float", {48, 32}}}));
+  EXPECT_EQ(w.flops, 983040);
+  EXPECT_EQ(w.bytes, (15360 + 1536 + 10240) * 4);
+  // Matrix x vector: 2*64*48; vector . vector: 2*48.
+  EXPECT_EQ(work("aten::matmul", inputs({{"float", {64, 48}}, {"float", {48}}})).flops, 6144);
+  EXPECT_EQ(work("aten::matmul", inputs({{"float", {48}}, {"float", {48}}})).flops, 96);
+  // Batch dimensions broadcast: [2,1,4,8] x [3,8,5] -> batch [2,3]: 2*6*4*5*8.
+  EXPECT_EQ(work("aten::matmul", inputs({{"float", {2, 1, 4, 8}}, {"float", {3, 8, 5}}})).flops, 1920);
+  EXPECT_FALSE(op_work("aten::matmul", inputs({{"float", {2, 4, 8}}, {"float", {3, 8, 5}}})));
+  // linear(x [2,10,48], w [32,48], b [32]): 2*20*32*48; x, w, b read, [2,10,32] written.
+  w = work("aten::linear", inputs({{"float", {2, 10, 48}}, {"float", {32, 48}}, {"float", {32}}}));
+  EXPECT_EQ(w.flops, 61440);
+  EXPECT_EQ(w.bytes, (960 + 1536 + 32 + 640) * 4);
+  EXPECT_EQ(formula_kind("aten::matmul"), FormulaKind::Composite);
+  EXPECT_EQ(formula_kind("aten::linear"), FormulaKind::Composite);
+  EXPECT_EQ(formula_kind("aten::mm"), FormulaKind::Own);
+}
+
+TEST(TraceRooflineFormulas, ScaledDotProductAttention) {
+  // q [2,3,10,8], k [2,3,12,8], v [2,3,12,16]: 2*6*10*12*8 + 2*6*10*12*16 (torch's
+  // sdpa_flop_count gives 34560 for these shapes).
+  const auto q = std::vector<int64_t>{2, 3, 10, 8}, k = std::vector<int64_t>{2, 3, 12, 8},
+             v = std::vector<int64_t>{2, 3, 12, 16};
+  for (const char* op : {"aten::_scaled_dot_product_flash_attention", "aten::_scaled_dot_product_efficient_attention",
+                         "aten::_scaled_dot_product_cudnn_attention", "aten::_scaled_dot_product_flash_attention_for_cpu",
+                         "aten::scaled_dot_product_attention"}) {
+    SCOPED_TRACE(op);
+    const OpWork w = work(op, inputs({{"c10::Half", q}, {"c10::Half", k}, {"c10::Half", v}, {"", {}}, {"Scalar", {}}}));
+    EXPECT_EQ(w.flops, 34560);
+    EXPECT_EQ(w.bytes, (480 + 576 + 1152) * 2 + 960 * 2);  // q, k, v read; out [2,3,10,16] written
+    EXPECT_EQ(w.dtype, "c10::Half");
+    EXPECT_TRUE(w.matrix);
+  }
+  // Backward (grad_out, q, k, v, out, logsumexp, ...): 2*6*10*12*(3*8 + 2*16) (torch's
+  // sdpa_backward_flop_count: 80640); dq, dk, dv written.
+  const std::vector<int64_t> go{2, 3, 10, 16}, lse{2, 3, 10};
+  for (const char* op : {"aten::_scaled_dot_product_flash_attention_backward",
+                         "aten::_scaled_dot_product_efficient_attention_backward",
+                         "aten::_scaled_dot_product_cudnn_attention_backward",
+                         "aten::_scaled_dot_product_flash_attention_for_cpu_backward"}) {
+    SCOPED_TRACE(op);
+    const OpWork w = work(op, inputs({{"float", go}, {"float", q}, {"float", k}, {"float", v}, {"float", go},
+                                      {"float", lse}, {"Scalar", {}}}));
+    EXPECT_EQ(w.flops, 80640);
+    EXPECT_EQ(w.bytes, (960 + 480 + 576 + 1152 + 960 + 60) * 4 + (480 + 576 + 1152) * 4);
+  }
+  EXPECT_FALSE(op_work("aten::_scaled_dot_product_flash_attention",
+                       inputs({{"float", {2, 3, 10, 8}}, {"float", {2, 3, 12, 4}}, {"float", {2, 3, 12, 8}}})));
+  EXPECT_EQ(formula_kind("aten::scaled_dot_product_attention"), FormulaKind::Composite);
+  EXPECT_EQ(formula_kind("aten::_scaled_dot_product_attention_math"), FormulaKind::Composite);
+}
+
+TEST(TraceRooflineFormulas, Elementwise) {
+  // add([16,16], [16], alpha): one FLOP per output element; both read, [16,16] written.
+  OpWork w = work("aten::add", inputs({{"float", {16, 16}}, {"float", {16}}, {"Scalar", {}}}));
+  EXPECT_EQ(w.flops, 256);
+  EXPECT_EQ(w.bytes, (256 + 16) * 4 + 256 * 4);
+  EXPECT_FALSE(w.matrix);
+  // In place: its first input read and written back.
+  w = work("aten::add_", inputs({{"float", {8, 1}}, {"Scalar", {}}, {"Scalar", {}}}));
+  EXPECT_EQ(w.flops, 8);
+  EXPECT_EQ(w.bytes, 64);
+  // A 0-d tensor (a wrapped number) does not promote the type: bf16 out.
+  w = work("aten::mul", inputs({{"c10::BFloat16", {4, 8}}, {"float", {}}}));
+  EXPECT_EQ(w.dtype, "c10::BFloat16");
+  EXPECT_EQ(w.bytes, 64 + 4 + 64);
+  // half with bfloat16 makes float.
+  w = work("aten::sub", inputs({{"c10::Half", {4}}, {"c10::BFloat16", {4}}, {"Scalar", {}}}));
+  EXPECT_EQ(w.dtype, "float");
+  EXPECT_EQ(w.bytes, 8 + 8 + 16);
+  // where(cond, a, b): the condition read, not promoted; out [8,16].
+  w = work("aten::where", inputs({{"bool", {8, 16}}, {"float", {8, 16}}, {"float", {1, 16}}}));
+  EXPECT_EQ(w.flops, 128);
+  EXPECT_EQ(w.dtype, "float");
+  EXPECT_EQ(w.bytes, 128 + 512 + 64 + 512);
+  // copy_(half dst, float src): no FLOPs; the source read, the destination written.
+  w = work("aten::copy_", inputs({{"c10::Half", {8, 16}}, {"float", {8, 16}}, {"Scalar", {}}}));
+  EXPECT_EQ(w.flops, 0);
+  EXPECT_EQ(w.bytes, 256 + 512);
+  for (const char* op : {"aten::relu", "aten::gelu", "aten::silu", "aten::sigmoid", "aten::tanh", "aten::exp",
+                         "aten::neg", "aten::div", "aten::pow", "aten::clamp", "aten::clamp_min", "aten::rsqrt"})
+    EXPECT_EQ(work(op, inputs({{"float", {3, 5}}, {"Scalar", {}}})).flops, 15) << op;
+  EXPECT_EQ(formula_kind("aten::relu"), FormulaKind::Composite);  // clamp_min does its work
+  EXPECT_EQ(formula_kind("aten::gelu_"), FormulaKind::Own);
+  // Shapes that do not broadcast.
+  EXPECT_FALSE(op_work("aten::add", inputs({{"float", {3}}, {"float", {4}}, {"Scalar", {}}})));
+  EXPECT_EQ(formula_kind("aten::empty"), FormulaKind::None);
+  EXPECT_EQ(formula_kind("aten::addcmul"), FormulaKind::None);
+  EXPECT_FALSE(op_work("aten::empty", inputs({{"ScalarList", {}}})));
+}
+
+TEST(TraceRooflineFormulas, Normalisation) {
+  // native_layer_norm([8,16], normalized_shape, weight, bias): 4 per element, 5 with a weight.
+  OpWork w = work("aten::native_layer_norm", inputs({{"float", {8, 16}}, {"ScalarList", {}}, {"", {}}, {"", {}},
+                                                      {"Scalar", {}}}));
+  EXPECT_EQ(w.flops, 512);
+  EXPECT_EQ(w.bytes, 1024);
+  w = work("aten::native_layer_norm", inputs({{"float", {8, 16}}, {"ScalarList", {}}, {"float", {16}},
+                                              {"float", {16}}, {"Scalar", {}}}));
+  EXPECT_EQ(w.flops, 640);
+  EXPECT_EQ(w.bytes, (128 + 16 + 16) * 4 + 128 * 4);
+  // native_batch_norm(input, weight, bias, running_mean, running_var, ...).
+  w = work("aten::native_batch_norm", inputs({{"float", {8, 16}}, {"float", {16}}, {"float", {16}}, {"float", {16}},
+                                              {"float", {16}}, {"Scalar", {}}, {"Scalar", {}}, {"Scalar", {}}}));
+  EXPECT_EQ(w.flops, 640);
+  EXPECT_EQ(w.bytes, (128 + 64) * 4 + 128 * 4);
+  // _softmax, _log_softmax: 5 per element; _fused_rms_norm: 3, 4 with a weight.
+  EXPECT_EQ(work("aten::_softmax", inputs({{"float", {8, 16}}, {"Scalar", {}}, {"Scalar", {}}})).flops, 640);
+  EXPECT_EQ(work("aten::_log_softmax", inputs({{"float", {8, 16}}, {"Scalar", {}}, {"Scalar", {}}})).flops, 640);
+  EXPECT_EQ(work("aten::_fused_rms_norm", inputs({{"float", {8, 16}}, {"ScalarList", {}}, {"float", {16}},
+                                                  {"Scalar", {}}})).flops, 512);
+  EXPECT_EQ(work("aten::_fused_rms_norm", inputs({{"float", {8, 16}}, {"ScalarList", {}}, {"", {}}, {"", {}}})).flops,
+            384);
+  for (const char* op : {"aten::layer_norm", "aten::batch_norm", "aten::softmax", "aten::log_softmax", "aten::rms_norm"})
+    EXPECT_EQ(formula_kind(op), FormulaKind::Composite) << op;
+  for (const char* op : {"aten::native_layer_norm", "aten::native_batch_norm", "aten::_softmax", "aten::_fused_rms_norm"})
+    EXPECT_EQ(formula_kind(op), FormulaKind::Own) << op;
+}
+
+}  // namespace
+}  // namespace pil::trace
