@@ -20,7 +20,8 @@
 // Defaults: batch 32, sequence 1024, 8 heads of 64 (model 512), 4 layers on a GPU; on the CPU
 // batch 2, sequence 1024, 4 heads of 16 (model 64), 2 layers. The weights, the optimizer and the
 // products are fp32 but for the last fix, autocast, which runs the products in --dtype (bf16,
-// the GPU's default); on the CPU --dtype fp32.
+// the GPU's default); on the CPU --dtype fp32. On the CPU the model's intra-op threads leave the
+// loader's workers their cores (one thread on a 2-core machine) unless OMP_NUM_THREADS says.
 //
 // Variants (one call = one training step; the same seeded weights and batches in every one):
 //   slow   the program as handed over, with every planted problem:
@@ -28,7 +29,7 @@
 //            - each batch made on the training thread (text generated and tokenised in plain C++:
 //              no operator, so the profiler records nothing of it)             untraced
 //            - the loss token by token, as the formula reads                   op_overhead
-//            - the causal mask made again in every step                       rebuilt_constant
+//            - the causal mask made again for each block in every step        rebuilt_constant
 //            and on a GPU:
 //            - the loss read (.item()) in every step: the CPU waits for the GPU   host_sync
 //            - batches copied from pageable memory                            pageable_copy
@@ -44,15 +45,19 @@
 //   - slow: how many aten::triu per step? --expect calls:aten::triu=N
 //   - slow: how many aten::log_softmax per step, at the default batch 2 x sequence 1024? And in fix3?
 //   - Which of slow's ranges holds most of a step? Where does the rest of the step go?
-//   - fix2 at OMP_NUM_THREADS=1 and at 2: by how much does the loader thread help each time?
+//   - fix1 against fix2 as they run (the model's threads leave the loader a core) and with
+//     OMP_NUM_THREADS=2: by how much does the loader thread help each time?
 //   - fast --doc 8192: what happens to its data_wait range, and to its step?
 
+#include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -80,7 +85,7 @@ enum Fix : unsigned {
   kSdpa = 1u << 0,         // attention by scaled_dot_product_attention
   kLoader = 1u << 1,       // batches made by a loader thread, ahead of the step
   kBatchedLoss = 1u << 2,  // the loss as one batched cross-entropy
-  kMaskOnce = 1u << 3,     // the causal mask made once (each block keeps its own)
+  kMaskOnce = 1u << 3,     // no causal mask made in the step (a block that needs one keeps its own)
   kLogEveryN = 1u << 4,    // the loss read every kLogEvery steps
   kPinned = 1u << 5,       // batches in pinned memory, copied with non_blocking
   kAutocast = 1u << 6,     // the products in --dtype under autocast
@@ -98,7 +103,7 @@ constexpr std::array<FixStep, 7> kFixes = {{
     {kSdpa, "attention by scaled_dot_product_attention", "naive_attention", false},
     {kLoader, "batches made by a loader thread, ahead of the step", "untraced", false},
     {kBatchedLoss, "the loss as one batched cross-entropy", "op_overhead", false},
-    {kMaskOnce, "the causal mask made once, kept by each block", "rebuilt_constant", false},
+    {kMaskOnce, "no causal mask made in the step (a block that needs one keeps its own)", "rebuilt_constant", false},
     {kLogEveryN, "the loss read every 10 steps, not every step", "host_sync", true},
     {kPinned, "batches in pinned memory, copied with non_blocking", "pageable_copy", true},
     {kAutocast, "the matrix products in --dtype under autocast", "fp32_gemm", true},
@@ -139,15 +144,17 @@ struct LanguageModelImpl : torch::nn::Module {
   // [lm-forward]
   // ids [batch, seq] -> logits [batch, seq, vocab]
   torch::Tensor forward(const torch::Tensor& ids, Program f) {
-    const int64_t s = ids.size(1);
+    const int64_t b = ids.size(0), s = ids.size(1);
     torch::Tensor x = embed(ids) + positions->weight.narrow(0, 0, s);
-    // The causal mask [seq, seq], true above the diagonal, made here in every step. Fixed:
-    // none made here; each block makes its own once (Block::causal_mask) and keeps it.
-    const torch::Tensor mask =
-        (f & kMaskOnce) ? torch::Tensor()
-                        : torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(ids.device())).triu(1);
-    const Attention how = (f & kSdpa) ? Attention() : Attention(Attention::Naive, Backend::Default, mask);
-    for (auto& block : blocks) x = block->forward(x, how);
+    for (auto& block : blocks) {
+      // The causal mask, made here for each block in every step, at the scores' full shape
+      // [batch, heads, seq, seq], true above the diagonal. Fixed: none made here; a block that
+      // needs one makes its own [seq, seq] once and keeps it (Block::causal_mask).
+      const auto as_bool = torch::TensorOptions().dtype(torch::kBool).device(ids.device());
+      const torch::Tensor mask =
+          (f & kMaskOnce) ? torch::Tensor() : torch::ones({b, block->heads, s, s}, as_bool).triu(1);
+      x = block->forward(x, (f & kSdpa) ? Attention() : Attention(Attention::Naive, Backend::Default, mask));
+    }
     return head(norm(x));
   }
   // [lm-forward]
@@ -462,17 +469,34 @@ torch::Tensor losses_of(Program f, const char* name) {
   return theirs;
 }
 
-// The float64 reference: the same steps in float64, batched cross-entropy and LibTorch's math
-// attention (no fused kernel), no autocast.
+// The float64 reference: the same steps in float64, the batched cross-entropy, attention by
+// LibTorch's own choice of kernel for float64 (what it computes does not depend on the kernel at
+// this precision; the math backend would write float64 scores, and take most of a run), no
+// autocast.
 torch::Tensor reference(const pil::Tensors&) {
   const size_t steps = g_state->trainer->losses.size();
-  return replay(kBatchedLoss | kSdpa | kMaskOnce | kLoader, steps, at::kDouble, Backend::Math);
+  return replay(kBatchedLoss | kSdpa | kMaskOnce | kLoader, steps, at::kDouble, Backend::Default);
 }
 
 // --- The problem's inputs and size -------------------------------------------------------------
+// On the CPU the model's intra-op threads leave the loader's workers their cores, as lesson 05's
+// ranks share theirs: the machine's cores less --workers, at least one (on this project's 2-core
+// machine, one). OMP_NUM_THREADS, when set, decides instead. The same for every variant, so that
+// slow and its fixes are compared on the same threads.
+void share_cores(const pil::Problem& p, const Shape& s) {
+  if (p.device.is_cuda() || std::getenv("OMP_NUM_THREADS")) return;
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const int threads = int(std::max<int64_t>(1, cores - s.workers));
+  if (at::get_num_threads() == threads) return;
+  at::set_num_threads(threads);
+  std::cout << "intra-op threads: " << threads << " of " << cores << " cores, the rest for the loader's "
+            << s.workers << " worker(s) (OMP_NUM_THREADS=N decides instead)\n";
+}
+
 // Inputs: the first batch's input ids ([batch, seq], for reading); the steps make their own.
 pil::Tensors make_inputs(const pil::Problem& p) {
   g_state.reset();  // stops the last run's loader
+  share_cores(p, shape_of(p));
   g_state = std::make_shared<State>(p, shape_of(p));
   return {make_batch(g_state->text, g_state->shape, 0, false).ids};
 }

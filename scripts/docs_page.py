@@ -72,6 +72,13 @@ Figures, inline, anywhere in a prose line (several per line):
                                 or in the K-th step (R must occur once per step)
       gap range=R op=O [step=K] from R's start to the first O inside it, in step K (default 0:
                                 the first-step gap); R must occur once per step
+      advise CAUSE saved        pil-trace advise's finding of that cause (naive_attention,
+                                untraced, ...): its upper bound on the time saved, per profiled
+                                step (the finding's saved_ns over the steps). A finding exists
+                                only past its rule's threshold, which a loaded machine can move a
+                                run across: the figure is over the runs that have it, followed by
+                                "(named in K of N runs)" when some had not, or reads "not named
+                                in these runs" when none had
       ranks rank=K FIELD        a run of a lesson that starts its own ranks: rank K's median over
                                 the steps, as pil-trace ranks prints it; FIELD step_time,
                                 compute, comm, overlap, exposed, collectives, or hidden_pct
@@ -177,7 +184,7 @@ MARKER_OPTIONS = {"snippet": {"from"}, "run": {"runs"}, "trace": set(),
 OP_FIELDS = ("self_pct", "total_pct", "self_avg", "total_avg", "calls")
 RANK_FIELDS = ("step_time", "compute", "comm", "overlap", "exposed", "hidden_pct", "collectives")
 QUERY_HELP = ("op=NAME self_pct|total_pct|self_avg|total_avg|calls, step_time [step=K], "
-              "range=R time [step=K], gap range=R op=O [step=K], summary KEY, "
+              "range=R time [step=K], gap range=R op=O [step=K], summary KEY, advise CAUSE saved, "
               "ranks rank=K step_time|compute|comm|overlap|exposed|hidden_pct|collectives")
 
 
@@ -286,6 +293,10 @@ def parse_query(text):
         if not re.match(r"^[A-Za-z0-9_:.\-]+$", bare[1]) or ".." in bare[1] or bare[1].startswith("."):
             raise bad("summary KEY %r is not a dotted key" % bare[1])
         q.update(kind="summary", key=bare[1])
+    elif bare[:1] == ["advise"]:
+        if len(bare) != 3 or keys or bare[2] != "saved" or not re.match(r"^[a-z0-9_]+$", bare[1]):
+            raise bad("advise takes a cause's key and 'saved'")
+        q.update(kind="advise", cause=bare[1], field=bare[2])
     elif bare[:1] == ["ranks"]:
         only(("rank",))
         if len(bare) != 2 or bare[1] not in RANK_FIELDS or not keys.get("rank", "").isdigit():
@@ -497,6 +508,12 @@ def figure_value(rep, q):
             if not line.get("gpu") and line["name"] == q["op"]:
                 return "ns", line["offset_ns"]
         raise DocsError("no %r inside %r in step %d of %s" % (q["op"], q["range"], q["step"], rep.trace))
+    if k == "advise":
+        advice = rep.get("advise")
+        for f in advice.get("findings", []):
+            if f.get("cause") == q["cause"]:
+                return "ns", f["saved_ns"] / max(1, advice.get("steps") or 1)
+        return "ns", None  # not past its threshold in this run (see advise CAUSE saved)
     if k == "ranks":
         # As the table of pil-trace ranks: each column's median over the steps (the upper one for
         # an even count), hidden = median overlap / median communication.
@@ -810,7 +827,13 @@ def fill_figures(line, figs, runs, keep_markers):
             pos = span.end(group)
             continue
         values = [figure_value(rep, q) for rep in runs[name]["reports"]]
-        value = format_figure(values[0][0], [v for _, v in values])
+        present = [v for _, v in values if v is not None]
+        if not present:
+            value = "not named in these runs"
+        else:
+            value = format_figure(values[0][0], present)
+            if len(present) < len(values):
+                value += " (named in %d of %d runs)" % (len(present), len(values))
         shown.append((name, q, value))
         text += line[pos:span.start(group)] + value
         pos = span.end(group)

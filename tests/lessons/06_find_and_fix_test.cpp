@@ -4,19 +4,19 @@
 // (softmax under attn), the batch made on the training thread (time in the step outside every
 // operator), the loss token by token (an operator per token) and the mask made every step
 // (aten::triu); bad flags are refused (the text and its tokeniser: tests/models). Then what
-// `pil-trace advise` says about each variant, for the causes whose rules are in this build.
+// `pil-trace advise` says about each variant, as the page tells it.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
 
 #include "support/lesson_run.h"
-#include "trace/advise/rules.h"
 
 using pil::test::count_inside;
 using pil::test::count_lines_starting_with;
@@ -211,107 +211,110 @@ TEST(Lesson06, BadFlagsAreRefused) {
   pil::test::expect_usage_error(kExe, {"--variant", "fix5"});  // a GPU fix, asked for on the CPU
 }
 
-// --- What `pil-trace advise` says ---------------------------------------------------------------
+// --- What `pil-trace advise` says -----------------------------------------------------------------
 // At the lesson's default CPU size (at a tiny size every operator is dispatch-bound, and advise
-// rightly says so of every variant). Each cause is asserted once a rule of this build reports it;
-// until then its check is a skip that names it.
+// rightly says so of every variant): the page's story. Each planted problem is named by the time
+// its fix comes — in the variant just before it, where from fix1 on it is the largest finding
+// left (in slow the per-token loss hides under the attention: a fifth of the step is
+// op_overhead's threshold) — and in no variant from its fix on; fast names none. A finding exists
+// only past its threshold, and time is what a loaded machine changes: the runs take one intra-op
+// thread, and the last two problems are judged with shorter documents (--doc 4096), with which
+// the loader keeps ahead of the model even on a busy machine (with the default book-length ones
+// a starved loader makes the step wait in data_wait, and the small operators' share falls).
 
-// The causes this build's advise has a rule for.
-std::set<std::string> causes_with_rules() {
-  std::set<std::string> out;
-  for (const auto& r : pil::trace::advise_rules::cpu_rules()) out.insert(r.cause);
-  for (const auto& r : pil::trace::advise_rules::gpu_rules()) out.insert(r.cause);
-  return out;
-}
-
-// The causes advise names for a variant's default CPU run, by variant (each run once).
-const std::set<std::string>& advised(const std::string& variant) {
-  static std::map<std::string, std::set<std::string>> seen;
+// The causes advise names for a variant's CPU run at the default size, largest first (each run once).
+const std::vector<std::string>& advised(const std::string& variant, const std::string& doc = "") {
+  static std::map<std::string, std::vector<std::string>> seen;
   static std::map<std::string, std::unique_ptr<pil::test::TempDir>> dirs;
-  if (auto it = seen.find(variant); it != seen.end()) return it->second;
-  const std::string out = (dirs[variant] = std::make_unique<pil::test::TempDir>())->path();
-  const auto r = run_process(kExe, {"--device", "cpu", "--variant", variant, "--out", out});
+  const std::string key = variant + " " + doc;
+  if (auto it = seen.find(key); it != seen.end()) return it->second;
+  setenv("OMP_NUM_THREADS", "1", 1);  // as the page's runs
+  const std::string out = (dirs[key] = std::make_unique<pil::test::TempDir>())->path();
+  std::vector<std::string> args{"--device", "cpu", "--variant", variant, "--out", out};
+  if (!doc.empty()) args.insert(args.end(), {"--doc", doc});
+  const auto r = run_process(kExe, args);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string trace = pil::test::line_value(r.out, "trace");
   const auto a = run_process(PIL_TRACE_EXE, {"advise", trace, "--json"});
   EXPECT_EQ(a.exit_code, 0) << a.out << a.err;
-  std::set<std::string> causes;
-  for (const auto& f : nlohmann::json::parse(a.out).at("findings")) causes.insert(f.at("cause").get<std::string>());
-  return seen[variant] = causes;
+  const nlohmann::json advice = nlohmann::json::parse(a.out);
+  std::vector<std::string> causes;
+  for (const auto& f : advice.at("findings")) causes.push_back(f.at("cause").get<std::string>());
+  return seen[key] = causes;
 }
 
-// The planted CPU problems, the cause advise should name for each, and the variant that fixes it.
-const std::vector<std::pair<std::string, std::string>> kCpuPlanted = {
-    {"naive_attention", "fix1"}, {"untraced", "fix2"}, {"op_overhead", "fix3"}, {"rebuilt_constant", "fix4"}};
+bool names(const std::string& variant, const std::string& cause, const std::string& doc = "") {
+  const auto& c = advised(variant, doc);
+  return std::find(c.begin(), c.end(), cause) != c.end();
+}
+
+// The planted CPU problems: the cause advise names for each, the variant that fixes it, and the
+// documents its runs use ("": the default).
+struct CpuPlanted {
+  std::string cause, fixed_by, doc;
+};
+const std::vector<CpuPlanted> kCpuPlanted = {{"naive_attention", "fix1", ""},
+                                             {"untraced", "fix2", ""},
+                                             {"op_overhead", "fix3", "4096"},
+                                             {"rebuilt_constant", "fix4", "4096"}};
 const std::vector<std::string> kOrder = {"slow", "fix1", "fix2", "fix3", "fix4", "fast"};
 
-TEST(Lesson06Advise, SlowNamesEachPlantedProblemAndEachFixRemovesItsOwn) {
-  const std::set<std::string> rules = causes_with_rules();
-  std::vector<std::string> missing;
-  for (const auto& [cause, fixed_by] : kCpuPlanted) {
-    if (!rules.count(cause)) {
-      missing.push_back(cause);
-      continue;
+TEST(Lesson06Advise, SlowNamesTheAttentionAndTheBatchFirst) {
+  // Which of the two comes first depends on the machine's load (the batch's time stays, the
+  // model's operators stretch): both lead.
+  const auto& c = advised("slow");
+  ASSERT_GE(c.size(), 2u);
+  EXPECT_EQ(std::set<std::string>(c.begin(), c.begin() + 2), (std::set<std::string>{"naive_attention", "untraced"}));
+}
+
+TEST(Lesson06Advise, EachProblemIsNamedBeforeItsFixAndGoneFromItOn) {
+  for (const auto& p : kCpuPlanted) {
+    SCOPED_TRACE(p.cause);
+    const size_t fix = size_t(std::find(kOrder.begin(), kOrder.end(), p.fixed_by) - kOrder.begin());
+    const std::string& before = kOrder[fix - 1];
+    if (fix > 1) {  // the largest finding left (in slow, see above)
+      ASSERT_FALSE(advised(before, p.doc).empty()) << before;
+      EXPECT_EQ(advised(before, p.doc).front(), p.cause) << "the largest finding left in " << before;
+    } else {
+      EXPECT_TRUE(names(before, p.cause, p.doc)) << before;
     }
-    SCOPED_TRACE(cause);
-    // Named in every variant before the fix, in none from it on.
-    const size_t fix = size_t(std::find(kOrder.begin(), kOrder.end(), fixed_by) - kOrder.begin());
-    for (size_t i = 0; i < kOrder.size(); ++i)
-      EXPECT_EQ(advised(kOrder[i]).count(cause), i < fix ? 1u : 0u) << kOrder[i];
-  }
-  if (!missing.empty()) {
-    std::string names;
-    for (const auto& m : missing) names += " " + m;
-    GTEST_SKIP() << "no advise rule in this build for:" << names;
+    for (size_t i = fix; i < kOrder.size(); ++i) EXPECT_FALSE(names(kOrder[i], p.cause, p.doc)) << kOrder[i];
   }
 }
 
-TEST(Lesson06Advise, FastNamesNoneOfThePlantedProblems) {
-  const std::set<std::string> rules = causes_with_rules();
-  size_t checked = 0;
-  for (const auto& [cause, fixed_by] : kCpuPlanted)
-    if (rules.count(cause)) {
-      EXPECT_EQ(advised("fast").count(cause), 0u) << cause;
-      ++checked;
-    }
-  if (checked == 0) GTEST_SKIP() << "no advise rule in this build for the planted CPU problems";
+TEST(Lesson06Advise, FastNamesNone) {
+  EXPECT_TRUE(advised("fast").empty());
+  EXPECT_TRUE(advised("fast", "4096").empty());
 }
 
-// On a GPU (label gpu; a skip without one): the GPU's own problems, in slow's trace and gone in
-// the variant that fixes each. Expected: written without a GPU run. A copy from pageable memory
-// may wait for the stream before it starts (CUDA's documented behaviour), so it may read as a host
-// synchronisation too: host_sync is asserted present up to fix4 and absent from fix6 on, and
-// fix5 (the .item() gone, the pageable copy still there) is left to the trace.
-TEST(Lesson06AdviseGpu, SlowNamesTheGpusProblemsAndTheirFixesRemoveThem) {
-  const std::set<std::string> rules = causes_with_rules();
+// On a GPU (label gpu; a skip without one): the GPU's own problems, each named in the variant
+// before its fix (after the CPU's four: the per-token loss no longer floods the GPU with launches)
+// and gone from its fix on. Expected: written without a GPU run. A copy from pageable memory may
+// wait for the stream before it starts (CUDA's documented behaviour), a host synchronisation of
+// its own: host_sync is asserted gone from fix6 on, and fix5 (the .item() gone, the pageable copy
+// still there) is left to the trace.
+TEST(Lesson06AdviseGpu, EachGpuProblemIsNamedBeforeItsFixAndGoneFromItOn) {
   struct Planted {
-    std::string cause, present_until, absent_from;  // present before the first, absent from the second on
+    std::string cause, named_in, absent_from;  // named in the first, absent from the second on
   };
-  const std::vector<Planted> planted = {{"host_sync", "fix5", "fix6"},
-                                        {"pageable_copy", "fix6", "fix6"},
-                                        {"fp32_gemm", "fast", "fast"}};
-  const std::vector<std::string> order = {"slow", "fix4", "fix5", "fix6", "fast"};
+  const std::vector<Planted> planted = {{"host_sync", "fix4", "fix6"},
+                                        {"pageable_copy", "fix5", "fix6"},
+                                        {"fp32_gemm", "fix6", "fast"}};
+  const std::vector<std::string> order = {"fix4", "fix5", "fix6", "fast"};
   std::map<std::string, std::set<std::string>> causes;
   for (const auto& v : order) {
     pil::test::GpuLessonRun run(kExe, {"--variant", v});
     ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
-    for (const auto& f : run.pil_trace({"advise"}).at("findings")) causes[v].insert(f.at("cause").get<std::string>());
+    const nlohmann::json advice = run.pil_trace({"advise"});
+    for (const auto& f : advice.at("findings")) causes[v].insert(f.at("cause").get<std::string>());
   }
   auto at = [&](const std::string& v) { return size_t(std::find(order.begin(), order.end(), v) - order.begin()); };
-  size_t checked = 0;
   for (const auto& p : planted) {
-    if (!rules.count(p.cause)) continue;
-    ++checked;
-    for (size_t i = 0; i < order.size(); ++i) {
-      if (i < at(p.present_until)) {
-        EXPECT_EQ(causes[order[i]].count(p.cause), 1u) << p.cause << " in " << order[i];
-      }
-      if (i >= at(p.absent_from)) {
-        EXPECT_EQ(causes[order[i]].count(p.cause), 0u) << p.cause << " in " << order[i];
-      }
+    EXPECT_EQ(causes[p.named_in].count(p.cause), 1u) << p.cause << " in " << p.named_in;
+    for (size_t i = at(p.absent_from); i < order.size(); ++i) {
+      EXPECT_EQ(causes[order[i]].count(p.cause), 0u) << p.cause << " in " << order[i];
     }
   }
-  if (checked == 0) GTEST_SKIP() << "no advise rule in this build for the GPU's planted problems";
 }
 
 }  // namespace
