@@ -49,7 +49,6 @@
 //   - --linear aten against the default: which rows leave the table, and what does a step save?
 //   - --variant compiled: which of norm1, attn, norm2, mlp can you still find in the trace?
 
-#include <ATen/Context.h>
 #include <torch/torch.h>
 
 #include <array>
@@ -61,6 +60,7 @@
 #include "harness/aoti.h"
 #include "harness/lesson.h"
 #include "harness/named_range.h"
+#include "models/transformer_block.h"
 
 #if PIL_LESSON_CUDA
 #include "harness/cuda_graph.h"
@@ -70,149 +70,13 @@ namespace {
 
 namespace F = torch::nn::functional;
 
-// --- Which attention a call uses -------------------------------------------------------------
-enum class Backend { Default, Math, Flash, MemEfficient, CuDNN };
-
-const char* backend_name(Backend b) {
-  switch (b) {
-    case Backend::Math: return "math";
-    case Backend::Flash: return "flash";
-    case Backend::MemEfficient: return "memory-efficient";
-    case Backend::CuDNN: return "cuDNN";
-    case Backend::Default: break;
-  }
-  return "default";
-}
-
-// [sdpa-backend]
-// Leaves only backend `b` enabled for LibTorch's scaled-dot-product attention while it lives —
-// what Python's torch.nn.attention.sdpa_kernel([b]) does — and restores the settings after.
-class OnlyBackend {
- public:
-  explicit OnlyBackend(Backend b) : active_(b != Backend::Default) {
-    at::Context& c = at::globalContext();
-    saved_ = {c.userEnabledMathSDP(), c.userEnabledFlashSDP(), c.userEnabledMemEfficientSDP(),
-              c.userEnabledCuDNNSDP()};
-    if (!active_) return;
-    c.setSDPUseMath(b == Backend::Math);
-    c.setSDPUseFlash(b == Backend::Flash);
-    c.setSDPUseMemEfficient(b == Backend::MemEfficient);
-    c.setSDPUseCuDNN(b == Backend::CuDNN);
-  }
-  ~OnlyBackend() {
-    if (!active_) return;
-    at::Context& c = at::globalContext();
-    c.setSDPUseMath(saved_[0]);
-    c.setSDPUseFlash(saved_[1]);
-    c.setSDPUseMemEfficient(saved_[2]);
-    c.setSDPUseCuDNN(saved_[3]);
-  }
-  OnlyBackend(const OnlyBackend&) = delete;
-  OnlyBackend& operator=(const OnlyBackend&) = delete;
-
- private:
-  bool active_;
-  std::array<bool, 4> saved_{};
-};
-// [sdpa-backend]
-
-struct Attention {
-  enum Kind { Naive, NaiveInplace, Sdpa } kind = Sdpa;
-  Backend backend = Backend::Default;
-};
-
-// --- The block ---------------------------------------------------------------------------------
-struct BlockImpl : torch::nn::Module {
-  BlockImpl(int64_t model, int64_t heads_)
-      : heads(heads_),
-        norm1(register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({model})))),
-        qkv(register_module("qkv", torch::nn::Linear(model, 3 * model))),
-        proj(register_module("proj", torch::nn::Linear(model, model))),
-        norm2(register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({model})))),
-        fc1(register_module("fc1", torch::nn::Linear(model, 4 * model))),
-        fc2(register_module("fc2", torch::nn::Linear(4 * model, model))) {}
-
-  // [block-forward]
-  torch::Tensor forward(const torch::Tensor& x, const Attention& how) {
-    torch::Tensor a, m;
-    {
-      pil::NamedRange range("norm1");
-      a = norm1(x);
-    }
-    {
-      pil::NamedRange range("attn");
-      a = attention(a, how);
-    }
-    const torch::Tensor h = x + a;
-    {
-      pil::NamedRange range("norm2");
-      m = norm2(h);
-    }
-    {
-      pil::NamedRange range("mlp");
-      m = linear(fc2, torch::gelu(linear(fc1, m), "tanh"));
-    }
-    return h + m;
-  }
-  // [block-forward]
-
-  // x [B, S, M] -> q, k, v [B, H, S, D] -> causal attention -> [B, S, M] -> output projection
-  torch::Tensor attention(const torch::Tensor& x, const Attention& how) {
-    const int64_t b = x.size(0), s = x.size(1), model = x.size(2), d = model / heads;
-    const torch::Tensor qkv_heads = linear(qkv, x).view({b, s, 3, heads, d}).permute({2, 0, 3, 1, 4});
-    const torch::Tensor q = qkv_heads[0], k = qkv_heads[1], v = qkv_heads[2];
-    torch::Tensor o;
-    if (how.kind == Attention::Sdpa) {
-      const OnlyBackend only(how.backend);
-      o = at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
-                                           /*is_causal=*/true);
-    } else {
-      o = naive_attention(q, k, v, how.kind == Attention::NaiveInplace);
-    }
-    return linear(proj, o.transpose(1, 2).reshape({b, s, model}));
-  }
-
-  // [linear-choice]
-  // C++'s nn::Linear calls torch::nn::functional::linear, which on a 3-D input runs
-  // aten::matmul (-> aten::mm on the input folded to 2-D) and then adds the bias in a second
-  // operator, aten::add_. Python's F.linear is aten::linear, which folds the input itself and
-  // runs one aten::addmm, the bias in the GEMM. --linear aten takes that path from C++.
-  torch::Tensor linear(torch::nn::Linear& layer, const torch::Tensor& x) {
-    return aten_linear ? torch::linear(x, layer->weight, layer->bias) : layer(x);
-  }
-  // [linear-choice]
-
-  // [naive-attention]
-  // Attention written out: every step a separate operator, the seq x seq scores in memory.
-  // Out of place, masked_fill copies the scores first (aten::clone under aten::masked_fill);
-  // in place it writes into them.
-  torch::Tensor naive_attention(const torch::Tensor& q, const torch::Tensor& k,
-                                const torch::Tensor& v, bool inplace) {
-    const double scale = 1.0 / std::sqrt(double(q.size(-1)));
-    torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * scale;
-    const torch::Tensor& mask = causal_mask(q.size(2), q.device());
-    constexpr double kMinusInf = -std::numeric_limits<double>::infinity();
-    scores = inplace ? scores.masked_fill_(mask, kMinusInf) : scores.masked_fill(mask, kMinusInf);
-    return torch::matmul(torch::softmax(scores, -1), v);
-  }
-  // [naive-attention]
-
-  // True above the diagonal (the future a token must not see); made once per shape and device.
-  const torch::Tensor& causal_mask(int64_t s, const c10::Device& device) {
-    if (!mask.defined() || mask.size(0) != s || mask.device() != device)
-      mask = torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(device)).triu(1);
-    return mask;
-  }
-
-  int64_t heads;
-  bool aten_linear = false;  // --linear aten: torch::linear instead of the module's forward
-  torch::nn::LayerNorm norm1;
-  torch::nn::Linear qkv, proj;
-  torch::nn::LayerNorm norm2;
-  torch::nn::Linear fc1, fc2;
-  torch::Tensor mask;
-};
-TORCH_MODULE(Block);
+// The block (common/models/transformer_block.h, shared with lesson 06): its attention by hand
+// or through scaled-dot-product attention, each part in a named range.
+using pil::models::Attention;
+using pil::models::Backend;
+using pil::models::backend_name;
+using pil::models::Block;
+using pil::models::OnlyBackend;
 
 // The block and its optimizer live across the calls of a run: make_inputs builds them (seeded,
 // in the run's dtype, on its device); the variants use them.

@@ -1,6 +1,7 @@
 # pil_add_lesson(<name> [DISTRIBUTED] [SOURCES files...] [CUDA_SOURCES files...] [CPU_TEST_ARGS flags...]
-#                [GPU_LARGE_ARGS flags...] [COMPILED_FLAGS "flag=value ..."...])
-#   SOURCES default: main.cpp; CPU_TEST_ARGS: flags for the <name>.cpu test (a smaller shape
+#                [GPU_LARGE_ARGS flags...] [COMPILED_FLAGS "flag=value ..."...] [LIBRARIES libs...])
+#   SOURCES default: main.cpp; LIBRARIES: what the lesson links besides the harness (pil_models,
+#   the shared models: the lesson and its benchmarks); CPU_TEST_ARGS: flags for the <name>.cpu test (a smaller shape
 #   where the lesson's default takes minutes on a CPU); DISTRIBUTED: a data-parallel lesson
 #   (one process per rank): no Google Benchmark suite, its tests start two ranks
 #
@@ -19,7 +20,7 @@
 #                fix the weights' shapes), redone when compiled.py or the compile script changes;
 #                a failed compile writes its reason (.status) and the build goes on
 function(pil_add_lesson name)
-  cmake_parse_arguments(ARG "DISTRIBUTED" "" "SOURCES;CUDA_SOURCES;CPU_TEST_ARGS;GPU_LARGE_ARGS;COMPILED_FLAGS"
+  cmake_parse_arguments(ARG "DISTRIBUTED" "" "SOURCES;CUDA_SOURCES;CPU_TEST_ARGS;GPU_LARGE_ARGS;COMPILED_FLAGS;LIBRARIES"
                         ${ARGN})
   if(NOT ARG_SOURCES)
     set(ARG_SOURCES main.cpp)
@@ -34,7 +35,7 @@ function(pil_add_lesson name)
     target_link_libraries(${name} PRIVATE CUDA::cudart CUDA::cublas CUDA::cublasLt)
   endif()
   target_compile_definitions(${name} PRIVATE PIL_LESSON_CUDA=$<BOOL:${_cuda}>)
-  target_link_libraries(${name} PRIVATE pil::harness pil_flags)
+  target_link_libraries(${name} PRIVATE pil::harness ${ARG_LIBRARIES} pil_flags)
   set_property(GLOBAL APPEND PROPERTY PIL_LESSONS ${name})
   _pil_lesson_compiled(${name} "${ARG_COMPILED_FLAGS}")
   # The lesson's target builds what its page uses: pil-trace, and the compiled variant's package
@@ -52,7 +53,7 @@ function(pil_add_lesson name)
       target_link_libraries(${name}_bench PRIVATE CUDA::cudart CUDA::cublas CUDA::cublasLt)
     endif()
     target_compile_definitions(${name}_bench PRIVATE PIL_BENCHMARK=1 PIL_LESSON_CUDA=$<BOOL:${_cuda}>)
-    target_link_libraries(${name}_bench PRIVATE pil_bench pil_flags)
+    target_link_libraries(${name}_bench PRIVATE pil_bench ${ARG_LIBRARIES} pil_flags)
     _pil_aoti_definitions(${name}_bench ${name})
     add_test(NAME ${name}.bench_smoke
              COMMAND ${name}_bench --benchmark_filter=/cpu/fp32/ --benchmark_min_time=0.01)

@@ -20,6 +20,8 @@ the rows:
              (attention_sdpa_flash against attention_naive: bf16, GPU, the default sequence
              1024; over the whole block the shared projections and MLP would cap the ratio near
              2-3x); the training step at least 40% of the bf16 GEMM ceiling's FLOP/s, same run.
+  lesson 06: fast at least 3x faster than slow, a whole training step each, same run: on the
+             CPU in fp32 (its default batch of 2) and on the GPU in bf16.
 """
 import json
 import sys
@@ -32,6 +34,7 @@ GOAL_ROWS = {
     "01_matmul_add": "/cuda/bf16/(64|8192)(/|$)",
     "03_mlp": "^(kernel_.*|ceiling_copy)/cuda/",
     "04_transformer": "^(attention_.*|training|ceiling_gemm)/cuda/bf16/",
+    "06_find_and_fix": "^(slow|fast)/cuda/bf16/",
 }
 
 
@@ -123,12 +126,18 @@ def main():
             share = r["flops"] / gemm["flops"]
             verdicts.append(("training step at least 40%% of the bf16 GEMM ceiling (batch %d): %.1f%%"
                              % (size, 100 * share), share >= 0.4))
+    for (variant, device, dtype, size), r in sorted(rows.items()):
+        slow = rows.get(("slow", device, dtype, size))
+        if variant == "fast" and slow and (device, dtype) in (("cpu", "fp32"), ("cuda", "bf16")):
+            speedup = slow["seconds"] / r["seconds"]
+            verdicts.append(("fast at least 3x faster than slow (%s %s, batch %d): %.2fx" % (device, dtype, size, speedup),
+                             speedup >= 3))
     if verdicts:
         print("\ngoals:")
         for text, ok in verdicts:
             print("  %s  %s" % ("met   " if ok else "MISSED", text))
     else:
-        print("\ngoals: none checkable (no GPU rows in this run)")
+        print("\ngoals: none checkable (none of their rows in this run)")
     return 0 if all(ok for _, ok in verdicts) else 1
 
 

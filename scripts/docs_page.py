@@ -50,8 +50,9 @@ reference run that --update-source committed, between the marker and its closing
   <!-- /table -->
 
 The page replaces the whole block with its own run's output. made: is what made the output
-(made_hash: the marker's line, its run marker's line, the lesson's main.cpp and compiled.py and
-the harness files HASHED_COMMON, or a trace marker's committed trace: contents, never dates);
+(made_hash: the marker's line, its run marker's line, the lesson's main.cpp and compiled.py, the
+shared models its main.cpp includes (common/models/NAME.h and .cpp) and the harness files
+HASHED_COMMON, or a trace marker's committed trace: contents, never dates);
 --check fails (exit 1) when a marker has none or another. A heading's page id hides from GitHub
 in a comment, "# Title <!-- {#lesson01} -->", and a link to a page of the project in prose,
 [text](../docs/page.md), becomes \\ref ID "text" on the page (a lesson's page goes on a nav line).
@@ -75,6 +76,13 @@ Figures, inline, anywhere in a prose line (several per line):
                                 or in the K-th step (R must occur once per step)
       gap range=R op=O [step=K] from R's start to the first O inside it, in step K (default 0:
                                 the first-step gap); R must occur once per step
+      advise CAUSE saved        pil-trace advise's finding of that cause (naive_attention,
+                                untraced, ...): its upper bound on the time saved, per profiled
+                                step (the finding's saved_ns over the steps). A finding exists
+                                only past its rule's threshold, which a loaded machine can move a
+                                run across: the figure is over the runs that have it, followed by
+                                "(named in K of N runs)" when some had not, or reads "not named
+                                in these runs" when none had
       ranks rank=K FIELD        a run of a lesson that starts its own ranks: rank K's median over
                                 the steps, as pil-trace ranks prints it; FIELD step_time,
                                 compute, comm, overlap, exposed, collectives, or hidden_pct
@@ -194,6 +202,9 @@ MAYBE_OUTPUT = re.compile(r"^\s*<!--\s*(/(%s)\b|made\b)" % "|".join(OUTPUT_KINDS
 # does not name) and distributed.cpp (the ranks' launcher and their collectives, for ranks markers).
 HASHED_COMMON = ("common/harness/lesson.cpp", "common/harness/options.cpp", "common/harness/distributed.cpp")
 HASHED_LESSON = ("main.cpp", "compiled.py")
+# The shared models a lesson's main.cpp includes (#include "models/NAME.h": lesson 04's block,
+# which 06 stacks into a language model) are its code too: common/models/NAME.h and NAME.cpp.
+MODEL_INCLUDE = re.compile(r'^\s*#\s*include\s+"(models/[A-Za-z0-9_]+)\.h"', re.M)
 
 # The options each marker takes (mark= may repeat).
 MARKER_OPTIONS = {"snippet": {"from"}, "run": {"runs"}, "trace": set(),
@@ -203,7 +214,7 @@ MARKER_OPTIONS = {"snippet": {"from"}, "run": {"runs"}, "trace": set(),
 OP_FIELDS = ("self_pct", "total_pct", "self_avg", "total_avg", "calls")
 RANK_FIELDS = ("step_time", "compute", "comm", "overlap", "exposed", "hidden_pct", "collectives")
 QUERY_HELP = ("op=NAME self_pct|total_pct|self_avg|total_avg|calls, step_time [step=K], "
-              "range=R time [step=K], gap range=R op=O [step=K], summary KEY, "
+              "range=R time [step=K], gap range=R op=O [step=K], summary KEY, advise CAUSE saved, "
               "ranks rank=K step_time|compute|comm|overlap|exposed|hidden_pct|collectives")
 
 
@@ -319,6 +330,10 @@ def parse_query(text):
         if not re.match(r"^[A-Za-z0-9_:.\-]+$", bare[1]) or ".." in bare[1] or bare[1].startswith("."):
             raise bad("summary KEY %r is not a dotted key" % bare[1])
         q.update(kind="summary", key=bare[1])
+    elif bare[:1] == ["advise"]:
+        if len(bare) != 3 or keys or bare[2] != "saved" or not re.match(r"^[a-z0-9_]+$", bare[1]):
+            raise bad("advise takes a cause's key and 'saved'")
+        q.update(kind="advise", cause=bare[1], field=bare[2])
     elif bare[:1] == ["ranks"]:
         only(("rank",))
         if len(bare) != 2 or bare[1] not in RANK_FIELDS or not keys.get("rank", "").isdigit():
@@ -530,6 +545,12 @@ def figure_value(rep, q):
             if not line.get("gpu") and line["name"] == q["op"]:
                 return "ns", line["offset_ns"]
         raise DocsError("no %r inside %r in step %d of %s" % (q["op"], q["range"], q["step"], rep.trace))
+    if k == "advise":
+        advice = rep.get("advise")
+        for f in advice.get("findings", []):
+            if f.get("cause") == q["cause"]:
+                return "ns", f["saved_ns"] / max(1, advice.get("steps") or 1)
+        return "ns", None  # not past its threshold in this run (see advise CAUSE saved)
     if k == "ranks":
         # As the table of pil-trace ranks: each column's median over the steps (the upper one for
         # an even count), hidden = median overlap / median communication.
@@ -908,7 +929,13 @@ def fill_figures(line, figs, runs, keep_markers):
             pos = span.end(group)
             continue
         values = [figure_value(rep, q) for rep in runs[name]["reports"]]
-        value = format_figure(values[0][0], [v for _, v in values])
+        present = [v for _, v in values if v is not None]
+        if not present:
+            value = "not named in these runs"
+        else:
+            value = format_figure(values[0][0], present)
+            if len(present) < len(values):
+                value += " (named in %d of %d runs)" % (len(present), len(values))
         shown.append((name, q, value))
         text += line[pos:span.start(group)] + value
         pos = span.end(group)
@@ -935,6 +962,18 @@ def read_page(args):
     return lesson, readme, prefix, lines, items, runs
 
 
+def model_files(lesson_dir):
+    """The shared model sources the lesson's main.cpp includes, from the project's root, sorted:
+    ("common/models/transformer_block.h", "common/models/transformer_block.cpp") for lesson 04. A
+    lesson that includes none hashes as before."""
+    try:
+        with open(os.path.join(lesson_dir, "main.cpp")) as f:
+            stems = sorted(set(MODEL_INCLUDE.findall(f.read())))
+    except FileNotFoundError:
+        return ()
+    return tuple("common/%s%s" % (stem, ext) for stem in stems for ext in (".h", ".cpp"))
+
+
 def made_hash(args, marker_line, r):
     """What a committed output was made from, hashed (the first 16 hex digits of a sha256): the
     marker's line, its run marker's line (the flags and the number of runs) and the files the run
@@ -946,7 +985,7 @@ def made_hash(args, marker_line, r):
     else:
         lesson = os.path.basename(os.path.normpath(args.lesson_dir))
         files = [("%s/%s" % (lesson, f), os.path.join(args.lesson_dir, f)) for f in HASHED_LESSON]
-        files += [(f, os.path.join(args.lesson_dir, os.pardir, f)) for f in HASHED_COMMON]
+        files += [(f, os.path.join(args.lesson_dir, os.pardir, f)) for f in HASHED_COMMON + model_files(args.lesson_dir)]
     for name, path in files:
         try:
             with open(path, "rb") as f:

@@ -34,7 +34,7 @@ import time
 
 # The pages, in the order a learner takes them (the README first, then the lessons, then the rest).
 PAGES = ["README.md", "01_matmul_add/README.md", "02_linear/README.md", "03_mlp/README.md",
-         "04_transformer/README.md", "05_data_parallel/README.md", "docs/index.md", "docs/perfetto.md",
+         "04_transformer/README.md", "05_data_parallel/README.md", "06_find_and_fix/README.md", "docs/index.md", "docs/perfetto.md",
          "docs/pil-trace.md", "docs/pil-trace-performance.md", "docs/troubleshooting.md", "docs/profile_your_program.md",
          "docs/cheatsheet.md", "docs/workshop.md", "docs/answer_key.md"]
 MARKER = re.compile(r"^<!--\s*sh:\s*(expect|gpu|placeholder|slow|self)\b\s*(.*?)\s*-->\s*$")

@@ -68,6 +68,15 @@ class BenchTable(unittest.TestCase):
         self.assertEqual(r.stdout.count("flash attention at least 5x"), 1, r.stdout)
         self.assertIn("MISSED  training step at least 40% of the bf16 GEMM ceiling (batch 8): 33.3%", r.stdout)
 
+    def test_lesson06_fast_against_slow_on_the_cpu_in_fp32_and_the_gpu_in_bf16(self):
+        r = run([row("slow/cpu/fp32/2", 500000), row("fast/cpu/fp32/2", 125000),
+                 row("slow/cpu/bf16/2", 500000), row("fast/cpu/bf16/2", 400000),  # no goal: an exercise
+                 row("slow/cuda/bf16/32", 900000), row("fast/cuda/bf16/32", 450000)])
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("met     fast at least 3x faster than slow (cpu fp32, batch 2): 4.00x", r.stdout)
+        self.assertIn("MISSED  fast at least 3x faster than slow (cuda bf16, batch 32): 2.00x", r.stdout)
+        self.assertEqual(r.stdout.count("fast at least 3x"), 2, r.stdout)
+
     def test_cpu_rows_only_check_no_goal(self):
         r = run([row("eager/cpu/fp32/1", 10, flops=1e9), row("ceiling_copy/cpu/fp32/1", 1, bytes_=1e9)])
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)

@@ -196,12 +196,20 @@ elif sub == "ops":
         {"name": "matmul_add", "calls": 3, "self_cpu_ns": 1000, "cpu_total_ns": 3 * STEP[k] // 2},
         {"name": "autograd::engine::evaluate_function: AddmmBackward0", "calls": 6, "self_cpu_ns": 10,
          "cpu_total_ns": 10}]}))
+elif sub == "advise":
+    print(json.dumps({"steps": 3, "findings": [{"cause": "naive_attention", "saved_ns": 3 * STEP[k] // 2}]}))
 elif sub == "chain":
     i = int(args[args.index("--instance") + 1])
     print(json.dumps([{"depth": 0, "name": "matmul_add", "gpu": False, "offset_ns": 0, "dur_ns": STEP[k] // 2},
                       {"depth": 1, "name": "aten::matmul", "gpu": False, "offset_ns": GAP[k] if i == 0 else 3000,
                        "dur_ns": 10}]))
 """
+
+
+# The same, but advise names its finding in run 1 only (a threshold a loaded machine can cross).
+FAKE_PIL_TRACE_SOME_ADVICE = FAKE_PIL_TRACE.replace(
+    '"findings": [{"cause": "naive_attention", "saved_ns": 3 * STEP[k] // 2}]',
+    '"findings": [{"cause": "naive_attention", "saved_ns": 150000}] if k == 1 else []')
 
 
 def one_line_usage_errors(test, readmes):
@@ -277,6 +285,26 @@ class Figures(unittest.TestCase):
         self.assertIn("(the median run of 5)", text)
         self.assertIn("Figures in the text: median (range) over 5 runs of each named run (`eager`), on Fake CPU 9000.",
                       text)
+
+    def test_an_advise_figure_is_its_findings_gain_per_step(self):
+        d = lesson("<!-- run: eager runs=5: --size 64 -->\n"
+                   "Attention: <!-- fig: eager advise naive_attention saved -->1 ms<!-- /fig --> a step.\n")
+        self.assertEqual(run("--lesson-dir", d, "--check", "--skip-outputs").returncode, 0)
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Attention: 52.5 µs (45.0–60.0 µs) a step.", text)  # half a step: 3 x STEP / 2 over 3 steps
+        # A finding exists only past its threshold: runs without it are left out, and said so.
+        fake_tools(self, FAKE_LESSON, FAKE_PIL_TRACE_SOME_ADVICE)
+        d = lesson("<!-- run: eager runs=3: --size 64 -->\nSome: <!-- fig: eager advise naive_attention saved --><!-- /fig -->;"
+                   " none: <!-- fig: eager advise untraced saved --><!-- /fig -->.\n")
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Some: 50.0 µs (named in 1 of 3 runs); none: not named in these runs.", text)
+        for bad in ("<!-- run: e: -x -->\n<!-- fig: e advise untraced --><!-- /fig -->\n",
+                    "<!-- run: e: -x -->\n<!-- fig: e advise untraced speed --><!-- /fig -->\n",
+                    "<!-- run: e: -x -->\n<!-- fig: e advise untraced saved step=1 --><!-- /fig -->\n"):
+            r = run("--lesson-dir", lesson(bad), "--check")
+            self.assertEqual(r.returncode, 2, bad + r.stderr)
 
     def test_a_run_the_build_cannot_make_is_said_not_fatal(self):
         fake_tools(self, FAKE_SKIPPING_LESSON, FAKE_PIL_TRACE)
@@ -438,6 +466,30 @@ class Figures(unittest.TestCase):
         self.assertIn("09_demo_e_step0.svg is missing", r.stderr)
         # --skip-outputs asks for none.
         self.assertEqual(run("--lesson-dir", d, "--check", "--skip-outputs").returncode, 0)
+
+    def test_the_shared_models_a_lesson_includes_are_its_code_too(self):
+        d = lesson("<!-- run: e: --size 64 -->\n<!-- table: e rows=3 -->\n")
+        models = os.path.join(d, os.pardir, "common", "models")
+        os.makedirs(models)
+        for name in ("block.h", "block.cpp", "other.cpp"):
+            with open(os.path.join(models, name), "w") as f:
+                f.write("// %s\n" % name)
+        with open(os.path.join(d, "main.cpp"), "a") as f:
+            f.write('#include "models/block.h"\n')
+        self.assertEqual(self.update(d).returncode, 0)
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        # A model the lesson does not include is not its code.
+        with open(os.path.join(models, "other.cpp"), "a") as f:
+            f.write("// changed\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        for name in ("block.cpp", "block.h"):
+            with open(os.path.join(models, name), "a") as f:
+                f.write("// changed\n")
+            r = run("--lesson-dir", d, "--check")
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("made from another version", r.stderr)
+            self.assertEqual(self.update(d).returncode, 0)
+            self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
 
     def test_bad_output_blocks_are_one_line_and_exit_2(self):
         one_line_usage_errors(self, (
