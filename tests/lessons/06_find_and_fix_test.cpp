@@ -212,79 +212,36 @@ TEST(Lesson06, BadFlagsAreRefused) {
 }
 
 // --- What `pil-trace advise` says -----------------------------------------------------------------
-// At the lesson's default CPU size (at a tiny size every operator is dispatch-bound, and advise
-// rightly says so of every variant): the page's story. Each planted problem is named by the time
-// its fix comes — in the variant just before it, where from fix1 on it is the largest finding
-// left (in slow the per-token loss hides under the attention: a fifth of the step is
-// op_overhead's threshold) — and in no variant from its fix on; fast names none. A finding exists
-// only past its threshold, and time is what a loaded machine changes: the runs take one intra-op
-// thread, and the last two problems are judged with shorter documents (--doc 4096), with which
-// the loader keeps ahead of the model even on a busy machine (with the default book-length ones
-// a starved loader makes the step wait in data_wait, and the small operators' share falls).
+// Which findings pass their thresholds, and in which order, is a matter of time, and a loaded
+// machine changes time: that each planted problem leads before its fix and is gone from it on is
+// checked on the lesson's committed traces (AdviseLessons in tests/trace/advise_test.cpp). A live
+// run checks what no load can move: the score matrix is a pattern of operators, not a share.
 
-// The causes advise names for a variant's CPU run at the default size, largest first (each run once).
-const std::vector<std::string>& advised(const std::string& variant, const std::string& doc = "") {
-  static std::map<std::string, std::vector<std::string>> seen;
-  static std::map<std::string, std::unique_ptr<pil::test::TempDir>> dirs;
-  const std::string key = variant + " " + doc;
-  if (auto it = seen.find(key); it != seen.end()) return it->second;
+// The causes advise names for a live CPU run of a variant at the default size.
+std::vector<std::string> advised(const std::string& variant) {
   setenv("OMP_NUM_THREADS", "1", 1);  // as the page's runs
-  const std::string out = (dirs[key] = std::make_unique<pil::test::TempDir>())->path();
-  std::vector<std::string> args{"--device", "cpu", "--variant", variant, "--out", out};
-  if (!doc.empty()) args.insert(args.end(), {"--doc", doc});
-  const auto r = run_process(kExe, args);
+  pil::test::TempDir dir;
+  const auto r = run_process(kExe, {"--device", "cpu", "--variant", variant, "--out", dir.path()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string trace = pil::test::line_value(r.out, "trace");
   const auto a = run_process(PIL_TRACE_EXE, {"advise", trace, "--json"});
   EXPECT_EQ(a.exit_code, 0) << a.out << a.err;
-  const nlohmann::json advice = nlohmann::json::parse(a.out);
+  const nlohmann::json advice = nlohmann::json::parse(a.out);  // kept: the loop reads into it
   std::vector<std::string> causes;
-  for (const auto& f : advice.at("findings")) causes.push_back(f.at("cause").get<std::string>());
-  return seen[key] = causes;
+  for (const auto& f : advice.at("findings"))
+    causes.push_back(f.at("cause").get<std::string>());
+  return causes;
 }
 
-bool names(const std::string& variant, const std::string& cause, const std::string& doc = "") {
-  const auto& c = advised(variant, doc);
-  return std::find(c.begin(), c.end(), cause) != c.end();
-}
-
-// The planted CPU problems: the cause advise names for each, the variant that fixes it, and the
-// documents its runs use ("": the default).
-struct CpuPlanted {
-  std::string cause, fixed_by, doc;
-};
-const std::vector<CpuPlanted> kCpuPlanted = {{"naive_attention", "fix1", ""},
-                                             {"untraced", "fix2", ""},
-                                             {"op_overhead", "fix3", "4096"},
-                                             {"rebuilt_constant", "fix4", "4096"}};
-const std::vector<std::string> kOrder = {"slow", "fix1", "fix2", "fix3", "fix4", "fast"};
-
-TEST(Lesson06Advise, SlowNamesTheAttentionAndTheBatchFirst) {
-  // Which of the two comes first depends on the machine's load (the batch's time stays, the
-  // model's operators stretch): both lead.
-  const auto& c = advised("slow");
-  ASSERT_GE(c.size(), 2u);
-  EXPECT_EQ(std::set<std::string>(c.begin(), c.begin() + 2), (std::set<std::string>{"naive_attention", "untraced"}));
-}
-
-TEST(Lesson06Advise, EachProblemIsNamedBeforeItsFixAndGoneFromItOn) {
-  for (const auto& p : kCpuPlanted) {
-    SCOPED_TRACE(p.cause);
-    const size_t fix = size_t(std::find(kOrder.begin(), kOrder.end(), p.fixed_by) - kOrder.begin());
-    const std::string& before = kOrder[fix - 1];
-    if (fix > 1) {  // the largest finding left (in slow, see above)
-      ASSERT_FALSE(advised(before, p.doc).empty()) << before;
-      EXPECT_EQ(advised(before, p.doc).front(), p.cause) << "the largest finding left in " << before;
-    } else {
-      EXPECT_TRUE(names(before, p.cause, p.doc)) << before;
-    }
-    for (size_t i = fix; i < kOrder.size(); ++i) EXPECT_FALSE(names(kOrder[i], p.cause, p.doc)) << kOrder[i];
-  }
-}
-
-TEST(Lesson06Advise, FastNamesNone) {
-  EXPECT_TRUE(advised("fast").empty());
-  EXPECT_TRUE(advised("fast", "4096").empty());
+TEST(Lesson06Advise, ALiveRunOfSlowNamesTheScoreMatrixFix1DoesNot) {
+  const auto slow = advised("slow"), fix1 = advised("fix1");
+  auto text = [](const std::vector<std::string>& c) {
+    std::string t;
+    for (const auto& s : c) t += s + " ";
+    return t;
+  };
+  EXPECT_EQ(std::count(slow.begin(), slow.end(), "naive_attention"), 1) << text(slow);
+  EXPECT_EQ(std::count(fix1.begin(), fix1.end(), "naive_attention"), 0) << text(fix1);
 }
 
 // On a GPU (label gpu; a skip without one): the GPU's own problems, each named in the variant
