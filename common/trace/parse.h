@@ -41,6 +41,9 @@ struct ParseOptions {
   /// Trace::op_inputs and Trace::input_shapes. Off by default: an operator's args are otherwise
   /// left unread after its "External id", which keeps `summary` at its speed.
   bool read_shapes = false;
+  /// With read_shapes: only the operators whose name this accepts have their inputs read (all
+  /// when null). An operator whose name comes after its args in the file is read whole.
+  bool (*shapes_for)(std::string_view op) = nullptr;
 };
 
 /// The cores this process may run on (its CPU affinity), at least 1.

@@ -10,6 +10,7 @@
 
 #include "trace/advice_lookup.h"
 #include "trace/advise/advise.h"
+#include "trace/advise/names.h"
 #include "trace/advise/rules.h"
 #include "trace/trace_builder.h"
 
@@ -324,6 +325,51 @@ TEST(AdviseLessons, Lesson06EachPlantedProblemLeadsBeforeItsFixAndIsGoneFromItOn
 
 namespace pil::trace {
 namespace {
+
+// pil-trace advise reads the inputs of the few operators its rules judge by them
+// (needs_input_shapes), not every operator's: the same advice, word for word, on the lessons'
+// traces (the constant factories and the softmax of 04's and 06's).
+TEST(AdviseLessons, ReadingOnlyTheInputsAdviseNeedsGivesTheSameAdvice) {
+  for (const char* name : {"04_transformer_naive_cpu.pt.trace.json", "06_find_and_fix_slow_cpu_n1.pt.trace.json.gz",
+                           "06_find_and_fix_fix3_cpu_n1.pt.trace.json.gz", "01_matmul_add_eager_n64.pt.trace.json"}) {
+    SCOPED_TRACE(name);
+    const std::string path = std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name;
+    ParseOptions all, few;
+    all.read_shapes = few.read_shapes = true;
+    few.shapes_for = advise_rules::needs_input_shapes;
+    const Trace ta = parse_trace_file(path, all), tf = parse_trace_file(path, few);
+    EXPECT_LT(tf.op_inputs.size(), ta.op_inputs.size()) << "fewer inputs read";
+    const Advice a = advise(TraceIndex(ta)), f = advise(TraceIndex(tf));
+    EXPECT_FALSE(a.findings.empty());
+    EXPECT_EQ(format_advice(a, name), format_advice(f, name));
+    EXPECT_EQ(advice_json(a).dump(), advice_json(f).dump());
+  }
+}
+
+}  // namespace
+}  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+// The rules run on several threads as on one: the same advice, in the same order (the lessons'
+// traces, and a GPU one where the GPU and the CPU rules share their reports).
+TEST(AdviseLessons, TheRulesOnFourThreadsGiveWhatOneGives) {
+  for (const char* name : {"lessons/06_find_and_fix_slow_cpu_n1.pt.trace.json.gz",
+                           "lessons/04_transformer_naive_cpu.pt.trace.json",
+                           "lessons/05_data_parallel_allreduce_after_cpu_rank0.pt.trace.json.gz",
+                           "hta/alexnet_two_streams.json.gz", "hta/mi250_rocm6_2_train.json.gz"}) {
+    SCOPED_TRACE(name);
+    ParseOptions read;
+    read.read_shapes = true;
+    const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/" + name, read);
+    const TraceIndex index(t);
+    AdviseOptions one, four;
+    four.threads = 4;
+    const std::string serial = advice_json(advise(index, one)).dump();
+    for (int run = 0; run < 3; ++run) EXPECT_EQ(advice_json(advise(TraceIndex(t), four)).dump(), serial);
+  }
+}
 
 // docs/pil-trace.md's table of rules names every rule the code runs (and no other).
 TEST(AdvisePage, ThePilTracePageListsEveryRule) {

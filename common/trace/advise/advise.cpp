@@ -3,11 +3,14 @@
 #include "trace/advise/advise.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <queue>
 #include <sstream>
+#include <thread>
 
 #include "trace/advise/rules.h"
 #include "trace/check.h"  // trace_ts: timestamps as the trace writes them
@@ -196,41 +199,62 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
                           " (" + format_duration(a.basis_ns) + ")"
                     : "the trace's window (" + format_duration(a.basis_ns) + ")";
 
-  std::map<std::string, Finding> by_cause;
-  auto run = [&](const std::vector<Rule>& rules) {
-    for (const Rule& r : rules) {
-      if (r.needs_gpu && !a.gpu) {
-        a.unable.push_back({r.key, r.what, "the trace has no GPU work"});
-        continue;
-      }
-      RuleResult out;
-      r.run(ctx, out);
-      if (!out.unable_why.empty()) {
-        a.unable.push_back({r.key, r.what, out.unable_why});
-        continue;
-      }
-      if (out.symptoms.empty()) {
-        a.clean.push_back({r.key, r.what, ""});
-        continue;
-      }
-      Finding& f = by_cause[r.cause];
-      if (f.cause.empty()) {
-        const Cause& c = cause(r.cause);
-        f.cause = c.key;
-        f.title = c.title;
-        f.fix = c.fix;
-        f.lesson = c.lesson;
-      }
-      for (Symptom& s : out.symptoms) {
-        s.rule = r.key;
-        s.saved_ns = std::clamp<int64_t>(s.saved_ns, 0, a.basis_ns);
-        f.symptoms.push_back(std::move(s));
+  // Every rule runs on its own (on `threads` threads, each taking the next rule left); their
+  // results are then taken in the rules' order, so the advice does not depend on the threads.
+  std::vector<Rule> rules = gpu_rules();
+  for (auto family : {cpu_rules(), operator_rules()}) rules.insert(rules.end(), family.begin(), family.end());
+  std::vector<RuleResult> results(rules.size());
+  std::vector<std::exception_ptr> failed(rules.size());  // thrown on a helper: rethrown here
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < rules.size(); i = next++) {
+      try {
+        if (!rules[i].needs_gpu || a.gpu) rules[i].run(ctx, results[i]);
+      } catch (...) {
+        failed[i] = std::current_exception();
       }
     }
   };
-  run(gpu_rules());
-  run(cpu_rules());
-  run(operator_rules());
+  {
+    std::vector<std::thread> helpers;
+    for (unsigned t = 1; t < std::min<size_t>(std::max(1u, options.threads), rules.size()); ++t)
+      helpers.emplace_back(work);
+    work();
+    for (std::thread& t : helpers) t.join();
+  }
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+
+  std::map<std::string, Finding> by_cause;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const Rule& r = rules[i];
+    RuleResult& out = results[i];
+    if (r.needs_gpu && !a.gpu) {
+      a.unable.push_back({r.key, r.what, "the trace has no GPU work"});
+      continue;
+    }
+    if (!out.unable_why.empty()) {
+      a.unable.push_back({r.key, r.what, out.unable_why});
+      continue;
+    }
+    if (out.symptoms.empty()) {
+      a.clean.push_back({r.key, r.what, ""});
+      continue;
+    }
+    Finding& f = by_cause[r.cause];
+    if (f.cause.empty()) {
+      const Cause& c = cause(r.cause);
+      f.cause = c.key;
+      f.title = c.title;
+      f.fix = c.fix;
+      f.lesson = c.lesson;
+    }
+    for (Symptom& s : out.symptoms) {
+      s.rule = r.key;
+      s.saved_ns = std::clamp<int64_t>(s.saved_ns, 0, a.basis_ns);
+      f.symptoms.push_back(std::move(s));
+    }
+  }
 
   for (auto& [key, f] : by_cause) {
     std::stable_sort(f.symptoms.begin(), f.symptoms.end(),

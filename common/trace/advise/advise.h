@@ -94,6 +94,9 @@ struct AdviseOptions {
   size_t examples = 3;         ///< worst examples kept per symptom
   double cpu_peak_gflops = 0;  ///< the CPU's peak, when the user gives one (roofline shares)
   double gpu_peak_tflops = 0;  ///< a measured GPU ceiling, when the user gives one
+  /// Threads running the rules (independent of each other; the reports they share are made
+  /// once, by the first that asks). The advice is the same whatever the count.
+  unsigned threads = 1;
 };
 
 /// Every rule over the trace. The index's trace should be read with shapes

@@ -144,4 +144,10 @@ bool is_fused_attention_op(std::string_view op) {
                       "cudnn_attention"});
 }
 
+bool is_constant_factory(std::string_view op) {
+  return one_of(op, {"aten::ones", "aten::full", "aten::zeros", "aten::arange", "aten::triu", "aten::tril"});
+}
+
+bool needs_input_shapes(std::string_view op) { return is_constant_factory(op) || is_softmax_op(op); }
+
 }  // namespace pil::trace::advise_rules

@@ -123,4 +123,14 @@ bool is_softmax_op(std::string_view op);
 /// (_scaled_dot_product_flash_attention..., _efficient_attention, _cudnn_attention).
 bool is_fused_attention_op(std::string_view op);
 
+/// An operator that builds a constant tensor (aten::ones, full, zeros, arange) or a mask from
+/// one (aten::triu, tril): rebuilt_constant's.
+bool is_constant_factory(std::string_view op);
+
+/// The operators whose recorded inputs advise reads (ParseOptions::shapes_for): the constant
+/// factories (rebuilt_constant compares their inputs step by step) and softmax (the score
+/// matrix's shape in naive_attention's evidence). The others' are left unread, as `summary`
+/// leaves them: most of what reading every operator's inputs would cost.
+bool needs_input_shapes(std::string_view op);
+
 }  // namespace pil::trace::advise_rules

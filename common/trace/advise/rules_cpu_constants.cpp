@@ -16,18 +16,13 @@
 #include "trace/advise/rules_cpu.h"
 
 namespace pil::trace::advise_rules {
-namespace {
-
-bool is_constant_factory(std::string_view name) {
-  return name == "aten::ones" || name == "aten::full" || name == "aten::zeros" ||
-         name == "aten::arange" || name == "aten::triu" || name == "aten::tril";
-}
-
-}  // namespace
 
 void rebuilt_constant(const RuleContext& c, RuleResult& out) {
   const Trace& t = c.trace;
-  if (t.input_shapes.empty()) {
+  // A look at the distinct names first. Advise reads the inputs of these operators only
+  // (needs_input_shapes): without one of them there is nothing to judge, shapes or not.
+  const bool factories = any_name(t, is_constant_factory);
+  if (factories && t.input_shapes.empty()) {
     out.unable("the trace has no input shapes: record with record_shapes");
     return;
   }
@@ -37,7 +32,7 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
                " profiled steps (ProfilerStep#N)");
     return;
   }
-  if (!any_name(t, is_constant_factory)) return;  // a look at the distinct names first
+  if (!factories) return;
   const CpuSlices& cs = c.cpu();
   struct Calls {
     std::set<long> steps;

@@ -9,7 +9,6 @@
 #include "trace/advise/names.h"
 #include "trace/advise/cpu_slices.h"
 #include "trace/advise/rules.h"
-#include "trace/advise/rules_cpu.h"  // launched_work
 
 namespace pil::trace::advise_rules {
 namespace {
@@ -34,43 +33,54 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   const Trace& t = c.trace;
   const CpuSlices& cs = c.cpu();
   PerName<bool> gemm, epilogue, elementwise, view;
-  // Per parent slot (and per thread for its top-level slices): its latest operator child, and
-  // an epilogue that waits to see whether another elementwise operator follows it.
   using Slots = std::pair<long, long>;  // (the product, the epilogue after it)
-  std::vector<long> last(cs.size(), -1);
-  std::vector<Slots> pending(cs.size(), {-1, -1});
   std::vector<Slots> found;
+  // Slots come parents first (preorder), so the slices around the current one are a stack: each
+  // frame holds its last operator child and the epilogue waiting to see what follows it. Memory
+  // by nesting depth, not by slice: on a trace of millions of slices that is most of the cost.
+  struct Frame {
+    long slot = -1, last = -1;
+    Slots wait{-1, -1};
+  };
+  std::vector<Frame> stack;
+  auto pop = [&] {
+    if (stack.back().wait.second >= 0) found.push_back(stack.back().wait);
+    stack.pop_back();
+  };
   for (const CpuSlices::Thread& th : cs.threads) {
-    long top_last = -1;
-    Slots top_pending{-1, -1};
+    stack.assign(1, Frame{});  // the thread's top level
     for (size_t s = th.begin; s < th.end; ++s) {
-      const Event& e = t.events[cs.event(s)];
-      if (!is_operator(e) || view(e.name, is_view_op)) continue;
       const long p = cs.parent(s);
-      long& prev = p >= 0 ? last[size_t(p)] : top_last;
-      Slots& wait = p >= 0 ? pending[size_t(p)] : top_pending;
-      if (wait.second >= 0 && !elementwise(e.name, is_elementwise_op)) found.push_back(wait);
-      wait = {-1, -1};
-      if (prev >= 0 && gemm(t.events[cs.event(size_t(prev))].name, is_gemm_op) &&
-          epilogue(e.name, is_epilogue_op) && cs.in_steps(s))
-        wait = {prev, long(s)};
-      prev = long(s);
+      while (stack.back().slot != p) pop();
+      const Event& e = t.events[cs.event(s)];
+      if (is_operator(e) && !view(e.name, is_view_op)) {
+        Frame& f = stack.back();
+        if (f.wait.second >= 0 && !elementwise(e.name, is_elementwise_op)) found.push_back(f.wait);
+        f.wait = {-1, -1};
+        if (f.last >= 0 && gemm(t.events[cs.event(size_t(f.last))].name, is_gemm_op) &&
+            epilogue(e.name, is_epilogue_op) && cs.in_steps(s))
+          f.wait = {f.last, long(s)};
+        f.last = long(s);
+      }
+      stack.push_back(Frame{long(s), -1, {-1, -1}});
     }
-    if (top_pending.second >= 0) found.push_back(top_pending);
+    while (!stack.empty()) pop();
   }
-  for (const Slots& w : pending)
-    if (w.second >= 0) found.push_back(w);
   if (found.empty()) return;
+  std::sort(found.begin(), found.end(), [](const Slots& x, const Slots& y) { return x.second < y.second; });
 
-  std::vector<int64_t> cost(cs.size(), 0);
-  if (c.gpu()) {
-    std::vector<long> root(cs.size(), -1);  // the epilogue operator each slot is inside
-    for (const auto& [product, s] : found) root[size_t(s)] = s;
-    for (size_t s = 0; s < cs.size(); ++s)  // parents come before their children
-      if (root[s] < 0 && cs.parent(s) >= 0) root[s] = root[size_t(cs.parent(s))];
-    cost = launched_work(c, root).by_root;
-  } else {
-    for (const auto& [product, s] : found) cost[size_t(s)] = t.events[cs.event(size_t(s))].dur_ns;
+  // What each epilogue costs: its CPU time, or on a GPU trace the GPU time of the work launched
+  // from inside it (its slots up to the first that is not under it).
+  std::vector<int64_t> cost(found.size(), 0);
+  for (size_t k = 0; k < found.size(); ++k) {
+    const size_t s = size_t(found[k].second);
+    if (!c.gpu()) {
+      cost[k] = t.events[cs.event(s)].dur_ns;
+      continue;
+    }
+    for (size_t u = s; u < cs.size() && (u == s || cs.parent(u) >= long(s)); ++u)
+      if (is_launch_call(t.events[cs.event(u)].category))
+        for (size_t i : c.index.work_of(cs.event(u))) cost[k] += t.events[i].dur_ns;
   }
 
   struct Pair {
@@ -79,14 +89,15 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   };
   std::map<std::string, Pair> pairs;  // "aten::matmul -> aten::add"
   int64_t total = 0;
-  for (const auto& [prev, epi] : found) {
+  for (size_t k = 0; k < found.size(); ++k) {
+    const auto [prev, epi] = found[k];
     const size_t s = size_t(epi);
     Pair& pr = pairs[std::string(t.events[cs.event(size_t(prev))].name) + " -> " +
                      std::string(t.events[cs.event(s)].name)];
     ++pr.count;
-    pr.cost_ns += cost[s];
-    pr.worst.push_back({cost[s], cs.event(s)});
-    total += cost[s];
+    pr.cost_ns += cost[k];
+    pr.worst.push_back({cost[k], cs.event(s)});
+    total += cost[k];
   }
   if (pairs.empty() || total < int64_t(threshold::kMinSavedShare * double(c.basis_ns))) return;
   Symptom s;
@@ -104,7 +115,7 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   s.figures = {{"epilogue_ns", double(total)}, {"epilogue_share", double(total) / double(c.basis_ns)}};
   std::vector<std::pair<int64_t, size_t>> worst;
   for (auto& [name, p] : pairs) worst.insert(worst.end(), p.worst.begin(), p.worst.end());
-  std::sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  std::sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
   for (size_t k = 0; k < worst.size() && k < c.options.examples; ++k)
     s.examples.push_back(c.example(worst[k].second, "a separate pass over the product's output"));
   s.saved_ns = total;

@@ -29,6 +29,7 @@ Reader::Reader(std::unique_ptr<Source> source, std::string label, const ParseOpt
   cap_ = std::max<size_t>(options.chunk_bytes, 4096);
   fields_.keep_sources = options.keep_sources;
   fields_.read_shapes = options.read_shapes;
+  fields_.shapes_for = options.shapes_for;
   buf_ = std::make_unique<char[]>(cap_ + simdjson::SIMDJSON_PADDING);
   data_ = buf_.get();
 }

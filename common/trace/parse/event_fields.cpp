@@ -359,8 +359,11 @@ void EventFields::read_event(od::object& obj) {
           if (id_of(av, id)) external = uint64_t(id);
           else skip(0);
           // An operator or range needs nothing else from its args (input shapes and the
-          // like) unless asked: leave the rest for simdjson to skip, much quicker than reading.
-          if (is_torch_scope(category) && !read_shapes) break;
+          // like) unless asked, for it: leave the rest for simdjson to skip, much quicker than
+          // reading.
+          if (is_torch_scope(category) &&
+              (!read_shapes || (shapes_for && !name.empty() && !shapes_for(name))))
+            break;
         } else if (is_key(ak, "correlation")) {
           int64_t id = 0;
           if (id_of(av, id)) correlation = uint64_t(id);

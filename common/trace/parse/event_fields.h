@@ -69,6 +69,8 @@ class EventFields {
   uint64_t element_offset = 0;
   /// With read_shapes, an operator's "Input Dims" and "Input type" too (Trace::op_inputs).
   bool read_shapes = false;
+  /// With read_shapes, only the operators this accepts by name (ParseOptions::shapes_for).
+  bool (*shapes_for)(std::string_view op) = nullptr;
 
  private:
   // Defined inline in event_fields.cpp, the one place that calls them (kept in read_event's

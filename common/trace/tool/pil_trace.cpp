@@ -58,6 +58,7 @@
 
 #include "base/atomic_file.h"
 #include "trace/advise/advise.h"
+#include "trace/advise/names.h"  // needs_input_shapes
 #include "trace/check.h"
 #include "trace/expect.h"
 #include "trace/key_averages.h"
@@ -775,9 +776,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     read_options.keep_sources = bool(*slice);
-    // Only these read the operators' inputs: the roofline, and advise (score shapes, roofline
-    // evidence).
+    // Only these read the operators' inputs: the roofline (every operator's), and advise (the
+    // few operators its rules judge by their inputs: the constant factories, softmax).
     read_options.read_shapes = roofline || *advise_cmd;
+    if (*advise_cmd && !roofline) read_options.shapes_for = advise_rules::needs_input_shapes;
     const Trace t = parse_trace_file(path, read_options);
     note_skipped(path, t.skipped);
     // The summary and the predictions ask for the operator table: it starts beside the index.
@@ -809,6 +811,7 @@ int main(int argc, char** argv) {
     if (*chain) return report_chain(index, range, instance, as_json);
     if (*check) return report_check(index, path, examples, as_json);
     if (*advise_cmd) {  // advice is not a failure: exit 0 with findings
+      advise_options.threads = read_options.threads;
       const Advice a = advise(index, advise_options);
       if (as_json) std::cout << advice_json(a).dump(2) << "\n";
       else std::cout << format_advice(a, path);
