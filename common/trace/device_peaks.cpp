@@ -46,6 +46,10 @@ constexpr const char* kH100 = "https://resources.nvidia.com/en-us-tensor-core/nv
 constexpr const char* kH200 = "https://www.nvidia.com/en-us/data-center/h200/";
 
 // Figures: fp64, fp64 tensor, fp32, fp32 matrix, tf32, bf16, fp16, fp8 (TFLOP/s), memory GB/s.
+// Checked figure by figure against each vendor table named below (issue 28): every figure is the
+// table's own, or half its starred sparse one; the SM/CU counts, memory ranges and compute
+// capabilities against what drivers report for these parts. Where a figure is 0 the table gives
+// none (the roofline then says the GPU has no figure of that kind rather than using one).
 const std::vector<GpuSpec> kSpecs = {
     {"V100 SXM2", 7, 0, 80, 15, 36, "V100 SXM2", "",
      {7.8, 0, 15.7, 0, 0, 0, 125, 0, 900},
@@ -67,8 +71,9 @@ const std::vector<GpuSpec> kSpecs = {
      "Technical Specifications, column H100 SXM: tensor-core figures printed with sparsity, halved"},
     {"H100 PCIe 80GB", 9, 0, 114, 78, 90, "H100", "NVL",
      {26, 51, 51, 0, 378, 756.5, 756.5, 1513, 2000}, kH100,
-     "the datasheet's 2022 edition, Technical Specifications, column H100 PCIe: tensor-core "
-     "figures printed with sparsity, halved"},
+     "the datasheet's 2022 edition, Technical Specifications, column H100 PCIe (26, 51, 51, "
+     "756*, 1,513*, 1,513*, 3,026* TFLOPS, 2TB/s; the current edition has H100 SXM and NVL "
+     "columns only): tensor-core figures printed with sparsity, halved"},
     {"H100 NVL 94GB", 9, 0, 132, 90, 110, "H100 NVL", "",
      {30, 60, 60, 0, 417.5, 835.5, 835.5, 1670.5, 3900}, kH100,
      "Technical Specifications, column H100 NVL (one GPU): tensor-core figures printed with "
@@ -98,12 +103,14 @@ const std::vector<GpuSpec> kSpecs = {
      {23.95, 47.85, 23.95, 47.85, 0, 191.5, 191.5, 0, 1600},
      "https://www.amd.com/en/products/accelerators/instinct/mi200/mi250x.html",
      "Specifications: peak FP64/FP32 vector and matrix, FP16, bfloat16 and memory bandwidth of the "
-     "package, halved: ROCm shows each of its two GCDs as a device (110 CUs, 64 GB)"},
+     "package (47.9, 95.7, 47.9, 95.7, 383, 383 TFLOPS, 3.2 TB/s), halved: ROCm shows each of its "
+     "two GCDs as a device (110 CUs, 64 GB; 1.6 TB/s per GCD in AMD's ROCm documentation)"},
     {"MI300X", 9, 4, 304, 190, 215, "AMD", "",
      {81.7, 163.4, 163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 5300},
      "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html",
-     "Specifications: the dense peaks (the page also gives structured-sparsity ones, not used); one "
-     "device in SPX mode (304 CUs, 192 GB)"},
+     "Specifications: the dense peaks (the page also gives structured-sparsity ones, not used), the "
+     "same as AMD's ROCm documentation, MI300 series microarchitecture, table \"Peak-performance "
+     "capabilities of the MI300X\" (5.3 TB/s); one device in SPX mode (304 CUs, 192 GB)"},
 };
 
 /// The name's words, upper-cased: cut at every character that is not a letter or a digit.
