@@ -44,6 +44,12 @@ struct ParseOptions {
   /// With read_shapes: only the operators whose name this accepts have their inputs read (all
   /// when null). An operator whose name comes after its args in the file is read whole.
   bool (*shapes_for)(std::string_view op) = nullptr;
+  /// With read_shapes: also the "Concrete Inputs" of the operators whose inputs are read
+  /// (InputArg::concrete): a factory's sizes ("[2, 1025]" for aten::ones, whose "Input Dims" are
+  /// [[], [], [], [], []]), a Scalar's value. Calls that differ only there then get op_inputs
+  /// entries of their own (the same input_shapes text). Off by default: the roofline's rows are
+  /// op_inputs entries, and a Scalar's value (alpha, dim) must not split them.
+  bool read_concrete = false;
 };
 
 /// The cores this process may run on (its CPU affinity), at least 1.

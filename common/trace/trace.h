@@ -95,7 +95,8 @@ struct ElementSource {
 };
 
 /// One argument of an operator call as torch.profiler records it with record_shapes: one entry
-/// of the operator's "Input Dims" with the matching entry of its "Input type".
+/// of the operator's "Input Dims" with the matching entries of its "Input type" and, read with
+/// ParseOptions::read_concrete, its "Concrete Inputs".
 struct InputArg {
   /// As torch writes it: "float", "double", "c10::Half", "c10::BFloat16", "long int", "bool",
   /// "Scalar", "ScalarList", "TensorList", "" (None, or an argument it does not describe).
@@ -103,13 +104,20 @@ struct InputArg {
   std::vector<int64_t> dims;               ///< a tensor's sizes; [] for a 0-d tensor, a scalar, None
   std::vector<std::vector<int64_t>> list;  ///< a TensorList's tensors' sizes (is_list)
   bool is_list = false;                    ///< written as a list of shapes ([[8, 16], [8, 16]])
+  /// Its value as "Concrete Inputs" writes it: "[2, 1025]" (a ScalarList: a factory's sizes),
+  /// "4" (a Scalar), "False", "cpu"; "" for a tensor, None, or where not read.
+  std::string_view concrete;
 };
 
-/// An operator call's recorded inputs: its "Input Dims" and "Input type" together. A trace keeps
-/// each distinct combination once (Trace::op_inputs); its calls point at it.
+/// An operator call's recorded inputs: its "Input Dims" and "Input type" together (and its
+/// "Concrete Inputs", read with ParseOptions::read_concrete). A trace keeps each distinct
+/// combination once (Trace::op_inputs); its calls point at it. Calls that differ only in their
+/// concrete values (aten::ones of other sizes) have entries of their own, with the same
+/// dims_text: the tables that group by input shapes group by that text, as Python does.
 struct OpInputs {
   std::string_view dims_text;  ///< "Input Dims" as Python prints it: "[[16, 16], [16], []]"
   std::vector<InputArg> args;  ///< in argument order
+  bool has_concrete = false;   ///< its "Concrete Inputs" were read (InputArg::concrete)
 };
 
 /// One GPU as the trace's `deviceProperties` describes it (Kineto writes the same fields on
@@ -144,8 +152,10 @@ struct Trace {
   /// Operators' input shapes as Python prints them ("[[64, 64], [64, 64]]"), interned; an
   /// event's `input_shapes` indexes here.
   std::vector<std::string_view> input_shapes;
-  /// The operators' recorded inputs, each distinct ("Input Dims", "Input type") once, read only
-  /// with ParseOptions::read_shapes: same index as `input_shapes` (whose text is dims_text).
+  /// The operators' recorded inputs, each distinct ("Input Dims", "Input type", and with
+  /// ParseOptions::read_concrete "Concrete Inputs") once, read only with
+  /// ParseOptions::read_shapes: same index as `input_shapes` (whose text is dims_text; two
+  /// entries may share a text, told apart by their concrete values).
   /// Empty without it, and in a trace made in process (the LibTorch adapter keeps the text).
   std::vector<OpInputs> op_inputs;
   FlowCounts flows;

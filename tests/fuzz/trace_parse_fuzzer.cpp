@@ -78,14 +78,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pil::trace;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   // The parallel reader (3 threads, chunks cut every 64 to 575 bytes) must read what one thread
-  // reads, or refuse what it refuses; every other input with the operators' inputs read too.
+  // reads, or refuse what it refuses; every other input with the operators' inputs (and their
+  // concrete values) read too.
   const bool shapes = size % 2 == 1;
   std::string parallel;
   try {
     ParseOptions o;
     o.threads = 3;
     o.chunk_bytes = 64 + size % 512;
-    o.read_shapes = shapes;
+    o.read_shapes = o.read_concrete = shapes;
     parallel = pil::test::dump(parse_trace_text(text, "fuzz", o));
   } catch (const ParseError&) {
     parallel = "error";
@@ -93,7 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     ParseOptions small;
     small.chunk_bytes = 4096;  // exercise the chunk boundaries
-    small.read_shapes = shapes;
+    small.read_shapes = small.read_concrete = shapes;
     const Trace t = parse_trace_text(text, "fuzz", small);
     // A finding: the parallel read differs. Where the bytes are not valid JSON, garbage inside
     // a value the reader skips (an operator's args after its External id) is not looked at:

@@ -2,7 +2,7 @@
 // communication), each on a planted trace where it must fire, with its evidence and gain worked
 // out by hand beside the trace, and on one where it must stay quiet; and lesson 05's pairing on
 // its committed rank traces. Planted traces: trace_builder.h (JSON, as a file would be read), or
-// a Trace built in memory where the reader does not fill the field yet (input shapes).
+// a Trace built in memory with input shapes as text only (as the LibTorch adapter keeps them).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +10,7 @@
 #include "trace/advice_lookup.h"
 #include "trace/advise/advise.h"
 #include "trace/advise/cpu_slices.h"
+#include "trace/advise/names.h"  // needs_input_shapes
 #include "trace/parse.h"
 #include "trace/trace_builder.h"
 
@@ -512,6 +513,83 @@ TEST(AdviseCpu, RebuiltConstantsNeedInputShapes) {
   const Advice a = advise_trace(t);
   EXPECT_EQ(unable(a, "rebuilt_constant"),
             "the trace has no input shapes: record with record_shapes");
+}
+
+// --- rebuilt_constant: a factory's sizes, read from the trace's "Concrete Inputs" -------------
+
+// As `pil-trace advise` reads a trace: the inputs of the operators its rules judge by them, with
+// their concrete values (or, with `concrete` false, their Input Dims and types only).
+Advice advise_read(const std::string& json, bool concrete = true) {
+  ParseOptions o;
+  o.read_shapes = true;
+  o.shapes_for = advise_rules::needs_input_shapes;
+  o.read_concrete = concrete;
+  const Trace t = parse_trace_text(json, "t.json", o);
+  return advise(TraceIndex(t));
+}
+
+// Three steps of 100 us. In each, the program calls aten::ones [10, 20) (10 us), whose sizes are
+// in its Concrete Inputs, not its Input Dims ([[], [], [], [], []]): [2, 4, 1024, 1024] in
+// every step, or with `growing` [k, 4, 1024, 1024] in step k (another tensor each step). With
+// `second`, also aten::ones [40, 43) (3 us) of sizes [1024] in every step.
+// Rebuilt, same sizes: 1 constant, 3 calls, 30 us of 300 (10%); with `second`: 2, 6 calls, 39 us.
+std::string ones_trace(bool growing, bool second = false) {
+  const std::string dims = "[[], [], [], [], []]";
+  const std::string types = R"(["ScalarList", "Scalar", "", "", ""])";
+  TraceBuilder b;
+  for (int k = 1; k <= 3; ++k) {
+    const double s = 100.0 * (k - 1);
+    b.step(k, s, 100);
+    const std::string sizes = "[" + std::to_string(growing ? k : 2) + ", 4, 1024, 1024]";
+    b.op_with_inputs("aten::ones", s + 10, 10, dims, types, R"([")" + sizes + R"(", "11", "", "", ""])");
+    b.op("aten::empty", s + 11, 2);  // ATen's own, inside
+    if (second) b.op_with_inputs("aten::ones", s + 40, 3, dims, types, R"(["[1024]", "6", "", "", ""])");
+    b.op("aten::mm", s + 50, 30, "[[8, 16], [16, 16]]", R"(["float", "float"])");
+  }
+  return b.str();
+}
+
+TEST(AdviseCpu, TheSameSizesInEveryStepAreOneConstant) {
+  const Advice a = advise_read(ones_trace(false));
+  const Finding* f = finding(a, "rebuilt_constant");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_DOUBLE_EQ(figure(s, "rebuilt"), 1);
+  EXPECT_DOUBLE_EQ(figure(s, "calls"), 3);
+  EXPECT_DOUBLE_EQ(figure(s, "rebuilt_ns"), 30.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "rebuilt_share"), 0.10);
+  // The sizes, not the Input Dims: each argument's value (dtype 11, bool), None left out.
+  EXPECT_NE(s.text.find("3 calls, 30.0 us, 10% of the steps): aten::ones [2, 4, 1024, 1024], 11"),
+            std::string::npos)
+      << s.text;
+  EXPECT_EQ(s.text.find("[[], [], [], [], []]"), std::string::npos) << s.text;
+  ASSERT_EQ(s.examples.size(), 1u);
+  EXPECT_EQ(s.examples[0].detail, "inputs [2, 4, 1024, 1024], 11, 3 calls, 30.0 us in all");
+}
+
+TEST(AdviseCpu, OtherSizesInEachStepAreNotTheSameConstant) {
+  // The same Input Dims and types in every step, other sizes: a tensor of its step, not a
+  // constant to build once.
+  const Advice a = advise_read(ones_trace(true));
+  EXPECT_EQ(finding(a, "rebuilt_constant"), nullptr);
+  EXPECT_TRUE(clean(a, "rebuilt_constant"));
+  // Read without the concrete values, the calls look the same (the limit they lift).
+  const Symptom* blind = symptom(advise_read(ones_trace(true), false), "rebuilt_constant");
+  ASSERT_NE(blind, nullptr);
+  EXPECT_NE(blind->text.find("aten::ones [[], [], [], [], []]"), std::string::npos) << blind->text;
+}
+
+TEST(AdviseCpu, TwoSizesBuiltInEveryStepAreTwoConstants) {
+  const Advice a = advise_read(ones_trace(false, true));
+  const Symptom* s = symptom(a, "rebuilt_constant");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "rebuilt"), 2);
+  EXPECT_DOUBLE_EQ(figure(*s, "calls"), 6);
+  EXPECT_DOUBLE_EQ(figure(*s, "rebuilt_ns"), 39.0 * kUs);
+  EXPECT_NE(s->text.find("aten::ones [2, 4, 1024, 1024], 11; aten::ones [1024], 6"), std::string::npos)
+      << s->text;
+  ASSERT_EQ(s->examples.size(), 2u);
+  EXPECT_EQ(s->examples[1].detail, "inputs [1024], 6, 3 calls, 9.00 us in all");
 }
 
 // --- memory_peak --------------------------------------------------------------------------------

@@ -259,10 +259,10 @@ namespace {
 // The lessons close the loop: on their own committed traces (tests/trace/fixtures/lessons, made
 // by the lessons' runs, see its README), the slow variant gets the advice and the variant that
 // applies the fix does not.
-// Read as `pil-trace advise` reads them: with the operators' input shapes.
+// Read as `pil-trace advise` reads them: with the operators' input shapes and concrete values.
 Advice advise_file(const std::string& name) {
   ParseOptions options;
-  options.read_shapes = true;
+  options.read_shapes = options.read_concrete = true;
   const Trace t =
       parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name, options);
   const TraceIndex index(t);
@@ -320,6 +320,18 @@ TEST(AdviseLessons, Lesson06EachPlantedProblemLeadsBeforeItsFixAndIsGoneFromItOn
   EXPECT_TRUE(causes["fast"].empty()) << causes["fast"].front();
 }
 
+// The mask lesson 06 builds every step until fix4 (torch::ones then triu), as its evidence shows
+// it: the sizes from aten::ones' Concrete Inputs, not its Input Dims ([[], [], [], [], []]).
+TEST(AdviseLessons, Lesson06RebuiltMaskShowsItsSizes) {
+  const Advice a = advise_file("06_find_and_fix_fix3_cpu_n1.pt.trace.json.gz");
+  const Symptom* s = test::symptom(a, "rebuilt_constant");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(test::figure(*s, "rebuilt"), 2);
+  EXPECT_NE(s->text.find("aten::triu [1, 4, 1024, 1024], 1"), std::string::npos) << s->text;
+  EXPECT_NE(s->text.find("aten::ones [1, 4, 1024, 1024], 11"), std::string::npos) << s->text;
+  EXPECT_EQ(s->text.find("[[], [], [], [], []]"), std::string::npos) << s->text;
+}
+
 }  // namespace
 }  // namespace pil::trace
 
@@ -336,6 +348,7 @@ TEST(AdviseLessons, ReadingOnlyTheInputsAdviseNeedsGivesTheSameAdvice) {
     const std::string path = std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name;
     ParseOptions all, few;
     all.read_shapes = few.read_shapes = true;
+    all.read_concrete = few.read_concrete = true;
     few.shapes_for = advise_rules::needs_input_shapes;
     const Trace ta = parse_trace_file(path, all), tf = parse_trace_file(path, few);
     EXPECT_LT(tf.op_inputs.size(), ta.op_inputs.size()) << "fewer inputs read";
@@ -361,7 +374,7 @@ TEST(AdviseLessons, TheRulesOnFourThreadsGiveWhatOneGives) {
                            "hta/alexnet_two_streams.json.gz", "hta/mi250_rocm6_2_train.json.gz"}) {
     SCOPED_TRACE(name);
     ParseOptions read;
-    read.read_shapes = true;
+    read.read_shapes = read.read_concrete = true;
     const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/" + name, read);
     const TraceIndex index(t);
     AdviseOptions one, four;

@@ -27,15 +27,18 @@ std::string reports(const Trace& t) {
 }
 
 /// An operator's recorded inputs, in a few shapes and types (read with read_shapes): over lines,
-/// a TensorList, a None, a type written with an escape, and dims before or after the types.
+/// a TensorList, a None, a type written with an escape, and dims before or after the types; some
+/// with their concrete values (read with read_concrete too), one written with an escape.
 std::string input_args(int i) {
   switch (i % 4) {
     case 0:
       return "\"Input Dims\": [[1, 2],\n [3, " + std::to_string(i % 3) + "]], \"Input type\": [\"float\", \"c10::Half\"]";
     case 1:
-      return "\"Input type\": [\"TensorList\", \"Scalar\", \"\"],\n \"Input Dims\": [[[8, 16],\n [8, 16]], [], []]";
+      return "\"Input type\": [\"TensorList\", \"Scalar\", \"\"],\n \"Input Dims\": [[[8, 16],\n [8, 16]], [], []],"
+             " \"Concrete Inputs\": [\"\", \"" + std::to_string(i % 5) + "\",\n \"\"]";
     case 2:
-      return "\"Input type\": [\"\\u0066loat\", \"float\"], \"Input Dims\": [[" + std::to_string(i % 7) + "], [1, 2]]";
+      return "\"Concrete Inputs\": [\"[\\u0033]\", \"\"], \"Input type\": [\"\\u0066loat\", \"float\"], \"Input Dims\": [[" +
+             std::to_string(i % 7) + "], [1, 2]]";
     default:
       return "\"Input Dims\": [[1, 2],\n [3, 4]]";  // no types
   }
@@ -112,11 +115,12 @@ std::string awkward_trace(int n) {
   return s;
 }
 
-ParseOptions parallel(unsigned threads, size_t chunk, bool shapes = false) {
+ParseOptions parallel(unsigned threads, size_t chunk, bool shapes = false, bool concrete = false) {
   ParseOptions o;
   o.threads = threads;
   o.chunk_bytes = chunk;
   o.read_shapes = shapes;
+  o.read_concrete = concrete;
   return o;
 }
 
@@ -135,6 +139,10 @@ TEST(ParallelParse, SameTraceWhereverTheChunksAreCut) {
   const Trace shapes = parse_trace_text(text, "t.json", parallel(1, 4096, true));
   ASSERT_GE(shapes.op_inputs.size(), 4u);
   const std::string want_shapes = test::dump(shapes);
+  // And with their concrete values, which tell more calls apart.
+  const Trace concrete = parse_trace_text(text, "t.json", parallel(1, 4096, true, true));
+  EXPECT_GT(concrete.op_inputs.size(), shapes.op_inputs.size());
+  const std::string want_concrete = test::dump(concrete);
   for (size_t chunk : {64, 97, 200, 333, 1000, 4096, 20000}) {
     for (unsigned threads : {2u, 3u, 8u}) {
       SCOPED_TRACE("chunk " + std::to_string(chunk) + ", threads " + std::to_string(threads));
@@ -142,6 +150,7 @@ TEST(ParallelParse, SameTraceWhereverTheChunksAreCut) {
       EXPECT_EQ(test::dump(t), want);
       EXPECT_EQ(reports(t), want_reports);
       EXPECT_EQ(test::dump(parse_trace_text(text, "t.json", parallel(threads, chunk, true))), want_shapes);
+      EXPECT_EQ(test::dump(parse_trace_text(text, "t.json", parallel(threads, chunk, true, true))), want_concrete);
     }
   }
 }
@@ -151,9 +160,13 @@ TEST(ParallelParse, CutsAtEveryByteOfAnEvent) {
   const std::string text = awkward_trace(40);
   const std::string want = test::dump(parse_trace_text(text, "t.json"));
   const std::string want_shapes = test::dump(parse_trace_text(text, "t.json", parallel(1, 4096, true)));
+  const Trace concrete = parse_trace_text(text, "t.json", parallel(1, 4096, true, true));
+  const std::string want_concrete = test::dump(concrete);
+  EXPECT_NE(want_concrete.find("=[3]>"), std::string::npos) << "the escaped value, unescaped";
   for (size_t chunk = 20; chunk < 420; chunk += 7) {
     EXPECT_EQ(test::dump(parse_trace_text(text, "t.json", parallel(3, chunk))), want) << chunk;
     EXPECT_EQ(test::dump(parse_trace_text(text, "t.json", parallel(3, chunk, true))), want_shapes) << chunk;
+    EXPECT_EQ(test::dump(parse_trace_text(text, "t.json", parallel(3, chunk, true, true))), want_concrete) << chunk;
   }
 }
 

@@ -10,6 +10,7 @@
 #include "trace/key_averages.h"
 #include "trace/reports.h"
 #include "trace/synthetic_trace.h"
+#include "trace/trace_dump.h"
 
 namespace pil::trace {
 namespace {
@@ -154,6 +155,115 @@ TEST(TraceInputs, TensorListsNoneAndEscapedTypes) {
   ASSERT_EQ(relu.args.size(), 1u);
   EXPECT_EQ(relu.args[0].type, "");
   EXPECT_EQ(relu.args[0].dims, (std::vector<int64_t>{4, 8}));
+}
+
+// "Concrete Inputs" (read_concrete): a factory's sizes, which its Input Dims do not give.
+// aten::ones twice of one size, once of another; a mask's triu (a tensor: "", a Scalar: "1").
+std::string concrete_trace(const std::string& odd_concrete) {
+  auto ones = [](int id, int ts, const char* sizes) {
+    return std::string(R"({"ph": "X", "cat": "cpu_op", "name": "aten::ones", "pid": 1, "tid": 1, "ts": )") +
+           std::to_string(ts) + R"(, "dur": 2, "args": {"External id": )" + std::to_string(id) +
+           R"(, "Concrete Inputs": [")" + sizes + R"(", "11", "", "", ""],)" +
+           R"( "Input type": ["ScalarList", "Scalar", "", "", ""], "Input Dims": [[], [], [], [], []]}})";
+  };
+  return std::string(R"({"traceEvents": [
+    )") + ones(1, 1, "[2, 4, 1024, 1024]") + ",\n    " + ones(2, 5, "[3, 4, 1024, 1024]") +
+         ",\n    " + ones(3, 9, "[2, 4, 1024, 1024]") + R"(,
+    {"ph": "X", "cat": "cpu_op", "name": "aten::triu", "pid": 1, "tid": 1, "ts": 13, "dur": 2,
+     "args": {"External id": 4, "Input Dims": [[1024, 1024], []], "Input type": ["bool", "Scalar"],
+              "Concrete Inputs": ["", "1"]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::full", "pid": 1, "tid": 1, "ts": 17, "dur": 2,
+     "args": {"External id": 5, "Input Dims": [[], [], []], "Input type": ["ScalarList", "Scalar", "Scalar"],
+              "Concrete Inputs": )" + odd_concrete + R"(}}
+  ]})";
+}
+
+TEST(TraceInputs, ConcreteInputsTellFactorySizesApart) {
+  const std::string text = concrete_trace(R"(["[8]", "0.5"])");  // one short: the last reads ""
+  ParseOptions o;
+  o.read_shapes = true;
+  const Trace dims_only = parse_trace_text(text, "t.json", o);
+  o.read_concrete = true;
+  const Trace t = parse_trace_text(text, "t.json", o);
+  ASSERT_EQ(t.events.size(), 5u);
+  // Without them the three ones look the same; with them the two sizes have entries of their own.
+  EXPECT_EQ(dims_only.op_inputs.size(), 3u);
+  EXPECT_EQ(dims_only.events[0].input_shapes, dims_only.events[1].input_shapes);
+  EXPECT_FALSE(dims_only.op_inputs[0].has_concrete);
+  EXPECT_EQ(dims_only.op_inputs[0].args[0].concrete, "");
+  ASSERT_EQ(t.op_inputs.size(), 4u);
+  const Event &a = t.events[0], &b = t.events[1], &c = t.events[2];
+  EXPECT_EQ(a.input_shapes, c.input_shapes) << "the same call: one entry";
+  EXPECT_NE(a.input_shapes, b.input_shapes);
+  const OpInputs* in = t.inputs_of(a);
+  ASSERT_NE(in, nullptr);
+  EXPECT_TRUE(in->has_concrete);
+  EXPECT_EQ(in->dims_text, "[[], [], [], [], []]");
+  EXPECT_EQ(t.input_shapes[b.input_shapes], "[[], [], [], [], []]") << "the same text";
+  ASSERT_EQ(in->args.size(), 5u);
+  EXPECT_EQ(in->args[0].type, "ScalarList");
+  EXPECT_EQ(in->args[0].concrete, "[2, 4, 1024, 1024]");
+  EXPECT_EQ(in->args[1].concrete, "11");
+  EXPECT_EQ(in->args[4].concrete, "");
+  EXPECT_EQ(t.inputs_of(b)->args[0].concrete, "[3, 4, 1024, 1024]");
+  EXPECT_EQ(t.inputs_of(b)->args[1].type, "Scalar");
+  const OpInputs* triu = t.inputs_of(t.events[3]);
+  ASSERT_NE(triu, nullptr);
+  EXPECT_EQ(triu->args[0].dims, (std::vector<int64_t>{1024, 1024}));
+  EXPECT_EQ(triu->args[0].concrete, "");
+  EXPECT_EQ(triu->args[1].concrete, "1");
+  const OpInputs* full = t.inputs_of(t.events[4]);
+  ASSERT_NE(full, nullptr);
+  EXPECT_EQ(full->args[1].concrete, "0.5");
+  EXPECT_EQ(full->args[2].concrete, "");
+  // The table grouped by input shapes is Python's: one row for the three ones, as without them.
+  for (const Trace* read : {&dims_only, &t}) {
+    const KeyAverages by_shape = key_averages(*read, /*group_by_input_shape=*/true);
+    size_t ones_rows = 0;
+    for (const KeyAverage& r : by_shape.rows)
+      if (r.name == "aten::ones") {
+        ++ones_rows;
+        EXPECT_EQ(r.input_shapes, "[[], [], [], [], []]");
+        EXPECT_EQ(r.calls, 3);
+      }
+    EXPECT_EQ(ones_rows, 1u);
+  }
+  // Read on three threads in small chunks: the same entries, the views moved to the trace's keys.
+  ParseOptions p = o;
+  p.threads = 3;
+  p.chunk_bytes = 64;
+  EXPECT_EQ(test::dump(parse_trace_text(text, "t.json", p)), test::dump(t));
+}
+
+TEST(TraceInputs, MalformedConcreteInputsReadAsAbsent) {
+  ParseOptions o;
+  o.read_shapes = o.read_concrete = true;
+  // Not an array: none read (the call keeps its dims and types).
+  for (const char* odd : {R"("[8]")", "null", "7", R"({"a": "[8]"})"}) {
+    SCOPED_TRACE(odd);
+    const Trace t = parse_trace_text(concrete_trace(odd), "t.json", o);
+    ASSERT_EQ(t.events.size(), 5u);
+    const OpInputs* full = t.inputs_of(t.events[4]);
+    ASSERT_NE(full, nullptr);
+    EXPECT_FALSE(full->has_concrete);
+    EXPECT_EQ(full->dims_text, "[[], [], []]");
+    EXPECT_EQ(full->args[1].type, "Scalar");
+    EXPECT_EQ(full->args[0].concrete, "");
+    EXPECT_FALSE(t.skipped.any());
+  }
+  // Items that are not strings read as "", a string with an escape as its text, one too many is
+  // left out.
+  const Trace t = parse_trace_text(concrete_trace(R"([8, null, "0.5", ["x"]])"), "t.json", o);
+  const OpInputs* full = t.inputs_of(t.events[4]);
+  ASSERT_NE(full, nullptr);
+  EXPECT_TRUE(full->has_concrete);
+  ASSERT_EQ(full->args.size(), 3u);
+  EXPECT_EQ(full->args[0].concrete, "");
+  EXPECT_EQ(full->args[1].concrete, "");
+  EXPECT_EQ(full->args[2].concrete, "0.5");
+  // An array that is not valid JSON refuses the event, as a bad "Input Dims" does: reading on
+  // past it would read what follows from the wrong place.
+  EXPECT_THROW(parse_trace_text(concrete_trace(R"(["[8]" "0.5"])"), "t.json", o), ParseError);
 }
 
 TEST(TraceDevices, PropertiesInFull) {

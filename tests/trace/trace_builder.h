@@ -47,6 +47,15 @@ class TraceBuilder {
     if (id) *id = next_id_;
     return cpu("cpu_op", name, ts, dur, tid, extra);
   }
+  /// An operator with all three of its recorded inputs, as torch.profiler writes them with
+  /// record_shapes: "Input Dims", "Input type" and "Concrete Inputs" (JSON arrays as text; the
+  /// last is one string per argument: "[\"[2, 4]\", \"11\", \"\"]" for aten::ones).
+  TraceBuilder& op_with_inputs(const std::string& name, double ts, double dur, const std::string& dims,
+                          const std::string& types, const std::string& concrete, int tid = 1) {
+    return cpu("cpu_op", name, ts, dur, tid,
+               ", \"Concrete Inputs\": " + concrete + ", \"Input type\": " + types +
+                   ", \"Input Dims\": " + dims);
+  }
   /// Any CPU slice under the category its trace writes: torch 1.8-1.9's Kineto wrote every CPU
   /// slice as "Operator", Python's ranges ("enumerate(DataLoader)#...") included.
   TraceBuilder& slice(const char* cat, const std::string& name, double ts, double dur, int tid = 1) {

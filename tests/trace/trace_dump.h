@@ -40,6 +40,7 @@ inline std::string dump(const trace::Trace& t) {
           for (int64_t d : l) o << " " << d;
           o << ")";
         }
+        if (in->has_concrete) o << " =" << a.concrete;
         o << ">";
       }
     }

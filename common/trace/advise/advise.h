@@ -100,7 +100,8 @@ struct AdviseOptions {
 };
 
 /// Every rule over the trace. The index's trace should be read with shapes
-/// (ParseOptions::read_shapes) where the rules about shapes and dtypes are to run.
+/// (ParseOptions::read_shapes, with read_concrete: rebuilt_constant tells a factory's sizes
+/// apart by them) where the rules about shapes and dtypes are to run.
 Advice advise(const TraceIndex& index, const AdviseOptions& options = {});
 
 /// The advice as a user reads it: findings with evidence, gain and lesson; then what was clean.

@@ -2,20 +2,60 @@
 // arange) or a mask made from one (aten::triu, tril) called by the program itself (no operator
 // around it: ATen's own calls inside an operator are not the user's to move) with the same
 // recorded inputs in every profiled step. Needs the operators' input shapes (record_shapes).
-// A limit to know: the profiler records a factory's sizes among its "Concrete Inputs", not in
-// its "Input Dims" ([[], [], [], [], []] for aten::ones), so the same Input Dims there say the
-// same kind of call, not the same size; a mask's aten::triu shows its input's shape. Their cost:
-// their CPU time, or on a GPU trace the GPU time of what they launched (their CPU time costs
-// only while the GPU waits, which the GPU rules judge).
+// A factory's sizes are not in its "Input Dims" ([[], [], [], [], []] for aten::ones) but in its
+// "Concrete Inputs" ("[2, 4, 1024, 1024]"): read with them (ParseOptions::read_concrete, as
+// `pil-trace advise` reads), calls of other sizes have other inputs, and the evidence shows the
+// values; a trace read without them (or made in process) compares the Input Dims only. Their
+// cost: their CPU time, or on a GPU trace the GPU time of what they launched (their CPU time
+// costs only while the GPU waits, which the GPU rules judge).
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "trace/advise/names.h"  // any_name
 #include "trace/advise/rules_cpu.h"
 
 namespace pil::trace::advise_rules {
+
+namespace {
+
+std::string sizes_text(const std::vector<int64_t>& dims) {
+  std::string out = "[";
+  for (size_t d = 0; d < dims.size(); ++d) out += (d ? ", " : "") + std::to_string(dims[d]);
+  return out + "]";
+}
+
+/// The inputs `id` (an index into Trace::input_shapes) as the evidence shows them: read with
+/// their concrete values, each argument's value, None left out ("[2, 4, 1024, 1024], 11" for
+/// aten::ones(sizes, dtype=torch.bool); "[1024, 1024], 1" for aten::triu(mask, 1)): a value as
+/// "Concrete Inputs" writes it, a tensor by its sizes. Else the Input Dims' text.
+std::string inputs_text(const Trace& t, uint32_t id) {
+  if (id < t.op_inputs.size() && t.op_inputs[id].has_concrete) {
+    std::string out;
+    for (const InputArg& a : t.op_inputs[id].args) {
+      std::string value;
+      if (!a.concrete.empty()) {
+        value = std::string(a.concrete);
+      } else if (a.is_list) {
+        value = "[";
+        for (size_t k = 0; k < a.list.size(); ++k) value += (k ? ", " : "") + sizes_text(a.list[k]);
+        value += "]";
+      } else if (!a.dims.empty() || (!a.type.empty() && a.type != "Scalar" && a.type != "ScalarList")) {
+        value = sizes_text(a.dims);  // a tensor
+      } else {
+        continue;  // None, or a value not recorded
+      }
+      out += (out.empty() ? "" : ", ") + value;
+    }
+    if (!out.empty()) return out;
+  }
+  return std::string(t.input_shapes[id]);
+}
+
+}  // namespace
 
 void rebuilt_constant(const RuleContext& c, RuleResult& out) {
   const Trace& t = c.trace;
@@ -78,7 +118,7 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
   std::string what;
   for (size_t i = 0; i < rebuilt.size() && i < 3; ++i)
     what += (i ? "; " : "") + std::string(rebuilt[i]->first.first) + " " +
-            std::string(t.input_shapes[rebuilt[i]->first.second]);
+            inputs_text(t, rebuilt[i]->first.second);
   s.text = std::to_string(rebuilt.size()) + " constant tensor" + (rebuilt.size() == 1 ? "" : "s") +
            " built again in every one of the " + std::to_string(steps) + " steps (" +
            std::to_string(calls) + " calls, " + format_duration(rebuilt_ns) + ", " +
@@ -91,7 +131,7 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
     const Calls& k = rebuilt[i]->second;
     s.examples.push_back(c.example(
         cs.event(k.slots.front()),
-        "inputs " + std::string(t.input_shapes[rebuilt[i]->first.second]) + ", " +
+        "inputs " + inputs_text(t, rebuilt[i]->first.second) + ", " +
             std::to_string(k.slots.size()) + " calls, " + format_duration(k.ns) + " in all"));
   }
   s.saved_ns = rebuilt_ns;

@@ -30,6 +30,7 @@ Reader::Reader(std::unique_ptr<Source> source, std::string label, const ParseOpt
   fields_.keep_sources = options.keep_sources;
   fields_.read_shapes = options.read_shapes;
   fields_.shapes_for = options.shapes_for;
+  fields_.read_concrete = options.read_concrete;
   buf_ = std::make_unique<char[]>(cap_ + simdjson::SIMDJSON_PADDING);
   data_ = buf_.get();
 }

@@ -222,9 +222,30 @@ void EventFields::read_input_types(od::value& v) {
   }
 }
 
-/// The event's inputs as one key (Python's text of the dims, then each type after a 0x1f), kept
+/// "Concrete Inputs" (read_concrete): one string per argument, its value as torch prints it
+/// ("[2, 1025]" for a ScalarList, "4", "False"; "" for a tensor or None). Anything else in it (a
+/// number, null, an array) reads as "", and a value that is not an array as none read, as
+/// "Input type" is read; an array that is not valid JSON refuses the event.
+void EventFields::read_concrete_inputs(od::value& v) {
+  has_concrete_ = false;
+  concrete_.clear();
+  od::array a;
+  if (v.get_array().get(a)) return;
+  for (auto x : a) {
+    od::value c;
+    if (x.get(c)) throw BadEvent{"'Concrete Inputs' is not a valid array"};
+    std::string_view text;
+    if (c.type().value_unsafe() != od::json_type::string || !string_of(c, text)) text = {};
+    concrete_.push_back(text);
+  }
+  has_concrete_ = true;
+}
+
+/// The event's inputs as one key (Python's text of the dims, then each type after a 0x1f, then,
+/// where its "Concrete Inputs" were read, a 0x1e and each argument's value after a 0x1f), kept
 /// once per distinct key: returns its index in op_inputs. The views in the OpInputs point into
-/// the interned key.
+/// the interned key; its dims_text is the key's start, the same for calls that differ only in
+/// their values (the operator tables group by that text, as Python's key_averages does).
 uint32_t EventFields::input_signature() {
   auto shape_text = [&](std::pair<uint32_t, uint32_t> shape) {
     key_ += '[';
@@ -251,6 +272,13 @@ uint32_t EventFields::input_signature() {
     key_ += '\x1f';
     if (k < types_.size()) key_ += types_[k];
   }
+  if (has_concrete_) {
+    key_ += '\x1e';
+    for (size_t k = 0; k < args_.size(); ++k) {
+      key_ += '\x1f';
+      if (k < concrete_.size()) key_ += concrete_[k];
+    }
+  }
   const std::string_view key = intern(key_);
   const auto [it, fresh] = signatures_.emplace(key.data(), uint32_t(out_->op_inputs.size()));
   if (!fresh) return it->second;
@@ -273,6 +301,15 @@ uint32_t EventFields::input_signature() {
       arg.dims = sizes(shapes_[pending.first_shape]);
     }
     in.args.push_back(std::move(arg));
+  }
+  if (has_concrete_) {
+    in.has_concrete = true;
+    ++at;  // the 0x1e
+    for (size_t k = 0; k < args_.size(); ++k) {
+      const size_t len = k < concrete_.size() ? concrete_[k].size() : 0;
+      in.args[k].concrete = key.substr(at + 1, len);
+      at += 1 + len;
+    }
   }
   out_->input_shapes.push_back(in.dims_text);
   out_->op_inputs.push_back(std::move(in));
@@ -300,6 +337,7 @@ void EventFields::read_event(od::object& obj) {
   bool skipped = false;  // an argument was skipped (counted in out_->skipped by name)
   const size_t events_before = out_->events.size();
   has_dims_ = false;
+  has_concrete_ = false;
   types_.clear();
   auto skip = [&](size_t which) {
     out_->skipped.count[which] += 1;
@@ -411,6 +449,8 @@ void EventFields::read_event(od::object& obj) {
           read_input_dims(av);
         } else if (read_shapes && is_key(ak, "Input type")) {
           read_input_types(av);
+        } else if (read_concrete && read_shapes && is_key(ak, "Concrete Inputs")) {
+          read_concrete_inputs(av);
         }
       }
     }

@@ -71,6 +71,8 @@ class EventFields {
   bool read_shapes = false;
   /// With read_shapes, only the operators this accepts by name (ParseOptions::shapes_for).
   bool (*shapes_for)(std::string_view op) = nullptr;
+  /// With read_shapes, their "Concrete Inputs" too (ParseOptions::read_concrete).
+  bool read_concrete = false;
 
  private:
   // Defined inline in event_fields.cpp, the one place that calls them (kept in read_event's
@@ -82,6 +84,7 @@ class EventFields {
   // read, kept (once per distinct inputs) when the event is.
   void read_input_dims(od::value& v);
   void read_input_types(od::value& v);
+  void read_concrete_inputs(od::value& v);
   uint32_t input_signature();
   struct PendingArg {
     bool list = false;
@@ -92,6 +95,8 @@ class EventFields {
   std::vector<std::pair<uint32_t, uint32_t>> shapes_;  // (first in dims_, rank)
   std::vector<PendingArg> args_;
   std::vector<std::string_view> types_;
+  bool has_concrete_ = false;
+  std::vector<std::string_view> concrete_;
   std::string key_;
   /// Each distinct inputs' key (interned: one address per text) -> its index in op_inputs.
   std::unordered_map<const char*, uint32_t> signatures_;

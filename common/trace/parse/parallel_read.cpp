@@ -287,7 +287,10 @@ class ParallelRead {
       OpInputs in = std::move(p.t.op_inputs[k]);
       auto moved = [&](std::string_view v) { return key.substr(size_t(v.data() - local.data()), v.size()); };
       in.dims_text = moved(in.dims_text);
-      for (InputArg& arg : in.args) arg.type = moved(arg.type);
+      for (InputArg& arg : in.args) {
+        arg.type = moved(arg.type);
+        if (in.has_concrete) arg.concrete = moved(arg.concrete);  // else none: no view to move
+      }
       out_->input_shapes.push_back(in.dims_text);
       out_->op_inputs.push_back(std::move(in));
     }
