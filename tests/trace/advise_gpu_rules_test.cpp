@@ -356,13 +356,17 @@ TEST(AdvisePageableCopy, TheReaderKeepsCopyBytesAndComputeCapability) {
     EXPECT_EQ(t.compute_capability(0), 86);
     int64_t k = 0;
     for (const Event& e : t.events) {
-      if (e.category == Category::Memcpy) EXPECT_EQ(t.copy_bytes_of(e), 1000 + k++) << threads;
+      if (e.category == Category::Memcpy) {
+        EXPECT_EQ(t.copy_bytes_of(e), 1000 + k++) << threads;
+      }
       if (e.category == Category::Memory) {
         ASSERT_NE(t.memory_info(e), nullptr);
         EXPECT_EQ(t.memory_info(e)->bytes, 4096);
         EXPECT_EQ(t.copy_bytes_of(e), -1);
       }
-      if (e.category == Category::Memcpy) EXPECT_EQ(t.memory_info(e), nullptr);
+      if (e.category == Category::Memcpy) {
+        EXPECT_EQ(t.memory_info(e), nullptr);
+      }
     }
     EXPECT_EQ(k, 40);
   }
