@@ -495,7 +495,7 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
   const Trace& t = index.trace();
   LaunchReport r;
   std::vector<int64_t> clipped, latency, queueing;
-  const bool each = detail == LaunchDetail::Each;
+  const bool each = detail != LaunchDetail::Totals;
   clipped.reserve(index.launch_calls().size());
   latency.reserve(index.launch_calls().size());  // address space: only what is filled is used
   queueing.reserve(index.launch_calls().size());
@@ -532,7 +532,7 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
   r.delay = DurationStats::of(std::move(clipped));
   r.latency = DurationStats::of(std::move(latency));
   r.queueing = DurationStats::of(std::move(queueing));
-  if (!each) return r;
+  if (detail != LaunchDetail::Each) return r;
 
   const ByName kernels = group_by_name(t, index.device_work(), [&](size_t i) { return t.events[i].category == Category::Kernel; });
   for (const auto& idx : kernels.events) {

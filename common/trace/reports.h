@@ -251,10 +251,11 @@ struct LaunchReport {
 };
 
 /// How much of a launch report to compute: the totals alone (delay statistics and counts, what
-/// a summary says), or also each launch and the kernel outliers (a search per kernel name).
-enum class LaunchDetail { Totals, Each };
+/// a summary says), also each launch (what advise's rules read), or also the kernel outliers (a
+/// search per kernel name).
+enum class LaunchDetail { Totals, Launches, Each };
 
-/// With LaunchDetail::Totals, `launches` and `outliers` are left empty.
+/// With LaunchDetail::Totals, `launches` and `outliers` are left empty; with Launches, `outliers`.
 LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail = LaunchDetail::Each);
 
 struct StreamRow {

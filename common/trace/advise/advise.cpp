@@ -56,7 +56,7 @@ const StreamReport& RuleContext::streams() const {
   return streams_.get([&] { return stream_report(index); });
 }
 const LaunchReport& RuleContext::launches() const {
-  return launches_.get([&] { return launch_report(index, LaunchDetail::Each); });
+  return launches_.get([&] { return launch_report(index, LaunchDetail::Launches); });
 }
 const std::vector<SyncRow>& RuleContext::syncs() const {
   return syncs_.get([&] { return sync_report(index); });

@@ -37,7 +37,7 @@ class RuleContext {
   std::vector<int64_t> step_ns;  ///< each profiled step's wall time, in time order
   bool gpu() const { return !index.device_work().empty(); }
   const StreamReport& streams() const;
-  const LaunchReport& launches() const;  ///< LaunchDetail::Each
+  const LaunchReport& launches() const;  ///< LaunchDetail::Launches (no outliers)
   const std::vector<SyncRow>& syncs() const;
   const KeyAverages& table() const { return index.key_averages(); }
   /// The CPU slices nested per thread, for the rules about the host's time.
