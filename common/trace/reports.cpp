@@ -294,6 +294,11 @@ long TraceIndex::step_at(int64_t t) const {
   return k >= 1 && t < step_ends_[k - 1] ? long(k - 1) : -1;
 }
 
+long TraceIndex::step_at(int64_t t, size_t& hint) const {
+  hint = steps_started_by(t, hint);
+  return hint >= 1 && t < step_ends_[hint - 1] ? long(hint - 1) : -1;
+}
+
 TraceIndex::~TraceIndex() {
   if (table_thread_.joinable()) table_thread_.join();
 }

@@ -130,6 +130,9 @@ class TraceIndex {
   std::vector<size_t> steps;
   /// The step (index into `steps`) whose CPU range [start, end) holds time `t`, or -1.
   long step_at(int64_t t) const;
+  /// The same, for times asked in rising order: `hint` (0 at first) keeps the steps started by
+  /// the last time asked, so a walk in time order costs no search.
+  long step_at(int64_t t, size_t& hint) const;
   /// The step GPU work `i` belongs to: the one whose CPU range its launch call started in (by
   /// correlation; a graph launch's kernels all go with the call), else, where the trace has no
   /// launch for it, the one whose range its own start falls in; -1 outside every step.

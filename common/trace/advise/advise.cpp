@@ -205,9 +205,22 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   for (auto family : {cpu_rules(), operator_rules()}) rules.insert(rules.end(), family.begin(), family.end());
   std::vector<RuleResult> results(rules.size());
   std::vector<std::exception_ptr> failed(rules.size());  // thrown on a helper: rethrown here
+  // Task 0 builds the CPU slices most host rules share (the longest report to make), so that
+  // on several threads it is under way beside the first GPU rules instead of holding up, late,
+  // the rule that happens to ask for it first; task k > 0 runs rule k - 1.
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < rules.size(); i = next++) {
+    for (size_t k = next++; k <= rules.size(); k = next++) {
+      if (k == 0) {
+        if (options.threads > 1) {
+          try {
+            ctx.cpu();
+          } catch (...) {  // the rule that asks again reports it
+          }
+        }
+        continue;
+      }
+      const size_t i = k - 1;
       try {
         if (!rules[i].needs_gpu || a.gpu) rules[i].run(ctx, results[i]);
       } catch (...) {

@@ -12,9 +12,17 @@ namespace pil::trace::advise_rules {
 CpuSlices::CpuSlices(const TraceIndex& index) : index_(index) {
   const Trace& t = index.trace();
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_thread;
-  for (size_t i = 0; i < t.events.size(); ++i)
-    if (is_cpu_slice(t.events[i].category))
-      by_thread[{t.events[i].pid, t.events[i].tid}].push_back(i);
+  std::vector<size_t>* last = nullptr;  // a thread's events mostly come together: one lookup each run
+  std::pair<int64_t, int64_t> last_key;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (!is_cpu_slice(e.category)) continue;
+    if (!last || last_key.first != e.pid || last_key.second != e.tid) {
+      last_key = {e.pid, e.tid};
+      last = &by_thread[last_key];
+    }
+    last->push_back(i);
+  }
   size_t n = 0;
   for (const auto& entry : by_thread) n += entry.second.size();
   if (n >= size_t(std::numeric_limits<int32_t>::max()))
@@ -27,13 +35,14 @@ CpuSlices::CpuSlices(const TraceIndex& index) : index_(index) {
   for (auto& [key, idx] : by_thread) {
     order_for_nesting(t.events, idx);
     Thread th{key.first, key.second, event_.size(), 0};
+    size_t started = 0;  // steps started by the last slice's start (in nesting order, starts rise)
     nest(t.events, idx, [&](size_t i, long up, int depth) {
       const Event& e = t.events[i];
       const int32_t slot = int32_t(event_.size());
       const int32_t up_slot = up >= 0 ? slot_at_depth[size_t(depth) - 1] : -1;
       event_.push_back(i);
       parent_.push_back(up_slot);
-      step_.push_back(int32_t(index.step_at(e.start_ns)));
+      step_.push_back(int32_t(index.step_at(e.start_ns, started)));
       self_.push_back(e.dur_ns);
       if (up_slot >= 0) self_[size_t(up_slot)] -= e.dur_ns;
       if (slot_at_depth.size() <= size_t(depth)) slot_at_depth.resize(size_t(depth) + 1);
