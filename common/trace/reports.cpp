@@ -289,12 +289,12 @@ size_t TraceIndex::steps_started_by(int64_t t, size_t hint) const {
 }
 
 long TraceIndex::step_at(int64_t t) const {
-  // The last step starting at or before t, if t is inside it.
-  const size_t k = steps_started_by(t, 0);
-  return k >= 1 && t < step_ends_[k - 1] ? long(k - 1) : -1;
+  size_t from_start = 0;
+  return step_at(t, from_start);
 }
 
 long TraceIndex::step_at(int64_t t, size_t& hint) const {
+  // The last step starting at or before t, if t is inside it.
   hint = steps_started_by(t, hint);
   return hint >= 1 && t < step_ends_[hint - 1] ? long(hint - 1) : -1;
 }

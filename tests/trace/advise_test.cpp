@@ -10,7 +10,6 @@
 
 #include "trace/advice_lookup.h"
 #include "trace/advise/advise.h"
-#include "trace/advise/names.h"
 #include "trace/advise/rules.h"
 #include "trace/trace_builder.h"
 
@@ -259,12 +258,11 @@ namespace {
 // The lessons close the loop: on their own committed traces (tests/trace/fixtures/lessons, made
 // by the lessons' runs, see its README), the slow variant gets the advice and the variant that
 // applies the fix does not.
-// Read as `pil-trace advise` reads them: with the operators' input shapes and concrete values.
+std::string fixture(const std::string& path) { return std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/" + path; }
+
+// Read as `pil-trace advise` reads them (advise_read_options).
 Advice advise_file(const std::string& name) {
-  ParseOptions options;
-  options.read_shapes = options.read_concrete = true;
-  const Trace t =
-      parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name, options);
+  const Trace t = parse_trace_file(fixture("lessons/" + name), advise_read_options());
   const TraceIndex index(t);
   return advise(index);
 }
@@ -345,11 +343,10 @@ TEST(AdviseLessons, ReadingOnlyTheInputsAdviseNeedsGivesTheSameAdvice) {
   for (const char* name : {"04_transformer_naive_cpu.pt.trace.json", "06_find_and_fix_slow_cpu_n1.pt.trace.json.gz",
                            "06_find_and_fix_fix3_cpu_n1.pt.trace.json.gz", "01_matmul_add_eager_n64.pt.trace.json"}) {
     SCOPED_TRACE(name);
-    const std::string path = std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/lessons/" + name;
-    ParseOptions all, few;
-    all.read_shapes = few.read_shapes = true;
-    all.read_concrete = few.read_concrete = true;
-    few.shapes_for = advise_rules::needs_input_shapes;
+    const std::string path = fixture(std::string("lessons/") + name);
+    const ParseOptions few = advise_read_options();
+    ParseOptions all = few;
+    all.shapes_for = nullptr;  // every operator's inputs
     const Trace ta = parse_trace_file(path, all), tf = parse_trace_file(path, few);
     EXPECT_LT(tf.op_inputs.size(), ta.op_inputs.size()) << "fewer inputs read";
     const Advice a = advise(TraceIndex(ta)), f = advise(TraceIndex(tf));
@@ -373,9 +370,7 @@ TEST(AdviseLessons, TheRulesOnFourThreadsGiveWhatOneGives) {
                            "lessons/05_data_parallel_allreduce_after_cpu_rank0.pt.trace.json.gz",
                            "hta/alexnet_two_streams.json.gz", "hta/mi250_rocm6_2_train.json.gz"}) {
     SCOPED_TRACE(name);
-    ParseOptions read;
-    read.read_shapes = read.read_concrete = true;
-    const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/" + name, read);
+    const Trace t = parse_trace_file(fixture(name), advise_read_options());
     const TraceIndex index(t);
     AdviseOptions one, four;
     four.threads = 4;

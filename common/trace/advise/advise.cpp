@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "trace/advise/names.h"  // needs_input_shapes
 #include "trace/advise/rules.h"
 #include "trace/check.h"  // trace_ts: timestamps as the trace writes them
 #include "trace/nesting.h"
@@ -186,6 +187,12 @@ AdviceExample RuleContext::example(size_t i, std::string detail) const {
 }
 
 }  // namespace advise_rules
+
+ParseOptions advise_read_options(ParseOptions base) {
+  base.read_shapes = base.read_concrete = true;
+  base.shapes_for = advise_rules::needs_input_shapes;
+  return base;
+}
 
 Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   using namespace advise_rules;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "trace/parse.h"
 #include "trace/reports.h"
 
 namespace pil::trace {
@@ -98,6 +99,11 @@ struct AdviseOptions {
   /// once, by the first that asks). The advice is the same whatever the count.
   unsigned threads = 1;
 };
+
+/// How advise wants a trace read (`base` gives the rest: threads, chunks): the recorded inputs
+/// and their concrete values (ParseOptions::read_shapes, read_concrete) of the operators its
+/// rules judge by them (shapes_for: advise_rules::needs_input_shapes), no other's.
+ParseOptions advise_read_options(ParseOptions base = {});
 
 /// Every rule over the trace. The index's trace should be read with shapes
 /// (ParseOptions::read_shapes, with read_concrete: rebuilt_constant tells a factory's sizes

@@ -343,6 +343,9 @@ void EventFields::read_event(od::object& obj) {
     out_->skipped.count[which] += 1;
     skipped = true;
   };
+  // This operator's recorded inputs are to be read (read_shapes, and shapes_for accepts its name;
+  // a name not seen yet, after the args in the file, is accepted).
+  auto wants_inputs = [&] { return read_shapes && (!shapes_for || name.empty() || shapes_for(name)); };
   for (auto result : obj) {
     // The field used in place: each copy of simdjson's field or value (key(), value() on the
     // result) is a store-to-load stall in this loop, the parser's hottest.
@@ -399,9 +402,7 @@ void EventFields::read_event(od::object& obj) {
           // An operator or range needs nothing else from its args (input shapes and the
           // like) unless asked, for it: leave the rest for simdjson to skip, much quicker than
           // reading.
-          if (is_torch_scope(category) &&
-              (!read_shapes || (shapes_for && !name.empty() && !shapes_for(name))))
-            break;
+          if (is_torch_scope(category) && !wants_inputs()) break;
         } else if (is_key(ak, "correlation")) {
           int64_t id = 0;
           if (id_of(av, id)) correlation = uint64_t(id);
@@ -445,11 +446,11 @@ void EventFields::read_event(od::object& obj) {
           if (optional_whole(av, device)) minfo.device = int32_t(device);
         } else if (is_key(ak, "bytes")) {
           if (!optional_whole(av, copy_bytes)) copy_bytes = -1;
-        } else if (read_shapes && is_key(ak, "Input Dims")) {
+        } else if (is_key(ak, "Input Dims") && wants_inputs()) {
           read_input_dims(av);
-        } else if (read_shapes && is_key(ak, "Input type")) {
+        } else if (is_key(ak, "Input type") && wants_inputs()) {
           read_input_types(av);
-        } else if (read_concrete && read_shapes && is_key(ak, "Concrete Inputs")) {
+        } else if (read_concrete && is_key(ak, "Concrete Inputs") && wants_inputs()) {
           read_concrete_inputs(av);
         }
       }

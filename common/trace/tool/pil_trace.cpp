@@ -58,7 +58,6 @@
 
 #include "base/atomic_file.h"
 #include "trace/advise/advise.h"
-#include "trace/advise/names.h"  // needs_input_shapes
 #include "trace/check.h"
 #include "trace/expect.h"
 #include "trace/key_averages.h"
@@ -777,11 +776,9 @@ int main(int argc, char** argv) {
     }
     read_options.keep_sources = bool(*slice);
     // Only these read the operators' inputs: the roofline (every operator's), and advise (the
-    // few operators its rules judge by their inputs: the constant factories, softmax), with
-    // their concrete values (a factory's sizes: rebuilt_constant tells other sizes apart).
-    read_options.read_shapes = roofline || *advise_cmd;
-    if (*advise_cmd && !roofline) read_options.shapes_for = advise_rules::needs_input_shapes;
-    read_options.read_concrete = bool(*advise_cmd);
+    // few its rules judge by them, with their concrete values: advise_read_options).
+    read_options.read_shapes = roofline;
+    if (*advise_cmd) read_options = advise_read_options(read_options);
     const Trace t = parse_trace_file(path, read_options);
     note_skipped(path, t.skipped);
     // The summary and the predictions ask for the operator table: it starts beside the index.
