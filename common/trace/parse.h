@@ -11,6 +11,7 @@
 /// read whole (up to 4 GB). With ParseOptions::threads above 1 the chunks are read in parallel.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -44,6 +45,14 @@ struct ParseOptions {
   /// With read_shapes: only the operators whose name this accepts have their inputs read (all
   /// when null). An operator whose name comes after its args in the file is read whole.
   bool (*shapes_for)(std::string_view op) = nullptr;
+  /// With read_shapes and shapes_for: also the operators this accepts, where `shapes_also_if`
+  /// (when set) says yes of what the trace's head holds (the fields before its event array:
+  /// its deviceProperties), before any event is read. advise reads the matrix products' inputs
+  /// only where a peak can be put beside them (a GPU the table of peaks knows, a peak given).
+  /// A head written after the events (not Kineto's way) is not seen: `shapes_also_if` is asked
+  /// of a trace with no devices.
+  bool (*shapes_also_for)(std::string_view op) = nullptr;
+  std::function<bool(const Trace& head)> shapes_also_if;
   /// With read_shapes: also the "Concrete Inputs" of the operators whose inputs are read
   /// (InputArg::concrete): a factory's sizes ("[2, 1025]" for aten::ones, whose "Input Dims" are
   /// [[], [], [], [], []]), a Scalar's value. Calls that differ only there then get op_inputs

@@ -339,6 +339,13 @@ FormulaKind formula_kind(std::string_view op_name) {
   return elementwise_name(op_name, in_place) ? FormulaKind::Own : FormulaKind::None;
 }
 
+bool is_matrix_formula(std::string_view op_name) {
+  if (formula_kind(op_name) != FormulaKind::Own) return false;
+  return op_name == "aten::mm" || op_name == "aten::addmm" || op_name == "aten::_scaled_mm" ||
+         op_name == "aten::bmm" || op_name == "aten::baddbmm" ||
+         op_name.find("_scaled_dot_product_") != std::string_view::npos;
+}
+
 std::optional<OpWork> op_work(std::string_view op_name, const OpInputs& in) {
   for (const Entry& e : kEntries)
     if (e.name == op_name) return e.work(in);

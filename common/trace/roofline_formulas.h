@@ -78,6 +78,12 @@ enum class FormulaKind {
 };
 FormulaKind formula_kind(std::string_view op_name);
 
+/// A matrix product or attention operator that is counted by its own formula (mm, addmm,
+/// _scaled_mm, bmm, baddbmm, the fused scaled-dot-product attention operators forward and
+/// backward): the operators whose rows a matrix product's roofline figures come from, whatever
+/// composite (matmul, linear) called them.
+bool is_matrix_formula(std::string_view op_name);
+
 /// FLOPs and bytes of one call of `op_name` with inputs `in`; nothing when the operator has no
 /// formula or its inputs are not what the formula takes (ranks, sizes that do not agree).
 std::optional<OpWork> op_work(std::string_view op_name, const OpInputs& in);

@@ -395,3 +395,196 @@ TEST(AdvisePage, ThePilTracePageListsEveryRule) {
 
 }  // namespace
 }  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+using test::symptom;
+using test::TraceBuilder;
+
+// --- roofline figures in the evidence -----------------------------------------------------------
+
+/// Read as `pil-trace advise` reads a trace with these options (advise_read_options), on one
+/// thread or, with small chunks, on two.
+Advice advise_as_the_tool(const std::string& json, const AdviseOptions& o = {}, unsigned threads = 1) {
+  ParseOptions p;
+  p.threads = threads;
+  if (threads > 1) p.chunk_bytes = 256;
+  const Trace t = parse_trace_text(json, "<test>", advise_read_options(p, o));
+  return advise(TraceIndex(t), o);
+}
+
+// A launch-bound GPU step [0, 5000] on `device`: one aten::mm of bf16 [8192, 8192]x[8192, 8192]
+// (2 * 8192^3 = 1.0995e12 FLOPs) whose kernel runs 2000 us, then ten aten::mm of bf16
+// [256, 256]x[256, 256] (2 * 256^3 = 33,554,432 FLOPs) whose launch call (20 us) is longer than
+// its kernel (5 us, on an idle stream): 10 of 11 launches short, 150 us beyond their work.
+// On an H100 SXM (in the table: bf16 tensor peak 989.5 TFLOP/s, 3350 GB/s, ridge 295 FLOP/byte):
+// the small ones move 3 x 256^2 x 2 = 393,216 bytes a call (85.3 FLOP/byte: memory-bound),
+// 10 calls in 50 us = 78.6 GB/s, 2.3% of the bandwidth; the large one (2731 FLOP/byte:
+// compute-bound) 549,755.8 GFLOP/s, 55.6% of the bf16 tensor peak.
+std::string launch_bound_gemms(const std::string& device) {
+  TraceBuilder b;
+  b.device(device);
+  b.step(1, 0, 5000);
+  auto mm = [&](double at, int n, double kernel_us) {
+    int64_t id = 0;
+    const std::string d = std::to_string(n);
+    b.op("aten::mm", at, 30, "[[" + d + ", " + d + "], [" + d + ", " + d + "]]",
+         "[\"c10::BFloat16\", \"c10::BFloat16\"]", 1, &id);
+    b.kernel("nvjet_hsh_64x8_64x16_2x1_v_bz_TNN", b.call("cudaLaunchKernel", at + 5, 20, id), at + 30, kernel_us);
+  };
+  mm(1000, 8192, 2000);
+  for (int k = 0; k < 10; ++k) mm(3100 + 50.0 * k, 256, 5);
+  return b.str();
+}
+
+TEST(AdviseRoofline, ShortProductsOfALaunchBoundLoopCiteTheirShareOfThePeak) {
+  for (unsigned threads : {1u, 2u}) {
+    SCOPED_TRACE(threads);
+    const Advice a = advise_as_the_tool(launch_bound_gemms("NVIDIA H100 80GB HBM3"), {}, threads);
+    const Symptom* s = symptom(a, "short_kernels");
+    ASSERT_NE(s, nullptr);
+    ASSERT_EQ(s->roofline.size(), 2u);
+    const RooflineCite& small = s->roofline[0];
+    EXPECT_EQ(small.op, "aten::mm");
+    EXPECT_EQ(small.tensors, "[256, 256]x[256, 256]");
+    EXPECT_EQ(small.calls, 10);
+    EXPECT_EQ(small.time_ns, 50'000);
+    EXPECT_DOUBLE_EQ(small.gflops, 10 * 33'554'432.0 / 50'000);
+    EXPECT_DOUBLE_EQ(small.gbps, 10 * 393'216.0 / 50'000);
+    EXPECT_EQ(small.bound, "memory");
+    EXPECT_DOUBLE_EQ(small.peak_gbps, 3350);
+    EXPECT_DOUBLE_EQ(small.share, small.gbps / 3350);
+    EXPECT_EQ(small.peak, "H100 SXM5 80GB");
+    EXPECT_FALSE(small.comparison);
+    EXPECT_EQ(small.text,
+              "aten::mm [256, 256]x[256, 256] c10::BFloat16: 2% of the H100 SXM5 80GB's memory bandwidth "
+              "(78.6 of 3350 GB/s)");
+    const RooflineCite& large = s->roofline[1];  // the best-placed product, for comparison
+    EXPECT_TRUE(large.comparison);
+    EXPECT_EQ(large.tensors, "[8192, 8192]x[8192, 8192]");
+    EXPECT_EQ(large.bound, "compute");
+    EXPECT_DOUBLE_EQ(large.share, 2.0 * 8192 * 8192 * 8192 / 2'000'000 / 989'500);
+    const std::string text = format_advice(a, "t.json");
+    EXPECT_NE(text.find("       roofline: aten::mm [256, 256]x[256, 256]"), std::string::npos) << text;
+    EXPECT_NE(text.find("       roofline, for comparison: aten::mm [8192, 8192]x[8192, 8192] c10::BFloat16: 56%"),
+              std::string::npos) << text;
+    const auto j = advice_json(a);
+    bool found = false;
+    for (const auto& f : j["findings"])
+      for (const auto& js : f["symptoms"])
+        if (js["rule"] == "short_kernels") {
+          found = true;
+          ASSERT_EQ(js["roofline"].size(), 2u);
+          EXPECT_EQ(js["roofline"][0]["operator"], "aten::mm");
+          EXPECT_EQ(js["roofline"][0]["calls"], 10);
+          EXPECT_EQ(js["roofline"][1]["comparison"], true);
+        }
+    EXPECT_TRUE(found);
+  }
+}
+
+// The decision is taken on the trace's head, before any event: the parallel read (chunks cut
+// small, on two threads) reads the same inputs as the sequential one.
+TEST(AdviseRoofline, ThePeakIsJudgedOnTheHeadAlikeInAParallelRead) {
+  for (const char* device : {"NVIDIA H100 80GB HBM3", "Synthetic GPU"}) {
+    SCOPED_TRACE(device);
+    const std::string json = launch_bound_gemms(device);
+    ParseOptions two;
+    two.threads = 2;
+    two.chunk_bytes = 256;
+    const Trace one_thread = parse_trace_text(json, "<test>", advise_read_options());
+    const Trace parallel = parse_trace_text(json, "<test>", advise_read_options(two));
+    EXPECT_EQ(one_thread.op_inputs.size(), std::string(device) == "Synthetic GPU" ? 0u : 2u);
+    EXPECT_EQ(parallel.op_inputs.size(), one_thread.op_inputs.size());
+    for (size_t i = 0; i < one_thread.events.size(); ++i)
+      EXPECT_EQ(parallel.events[i].input_shapes, one_thread.events[i].input_shapes);
+  }
+}
+
+TEST(AdviseRoofline, WithoutAPeakTheProductsShapesAreNotRead) {
+  // A GPU the table does not know: nothing to hold the products against, so their inputs are
+  // left unread (as summary leaves them) and nothing is cited; a peak given brings them back.
+  const std::string json = launch_bound_gemms("Synthetic GPU");
+  const Trace t = parse_trace_text(json, "<test>", advise_read_options());
+  EXPECT_TRUE(t.op_inputs.empty());
+  const Advice a = advise_as_the_tool(json);
+  const Symptom* s = symptom(a, "short_kernels");
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->roofline.empty());
+  EXPECT_EQ(advice_json(a).dump().find("\"roofline\""), std::string::npos);
+
+  AdviseOptions measured;
+  measured.gpu_peak_tflops = 500;
+  EXPECT_FALSE(parse_trace_text(json, "<test>", advise_read_options({}, measured)).op_inputs.empty());
+  const Advice m = advise_as_the_tool(json, measured);
+  const Symptom* ms = symptom(m, "short_kernels");
+  ASSERT_NE(ms, nullptr);
+  ASSERT_FALSE(ms->roofline.empty());
+  EXPECT_EQ(ms->roofline[0].peak, "--gpu-peak-tflops");
+  // A compute ceiling alone (no bandwidth for a GPU the table does not know): its share.
+  EXPECT_EQ(ms->roofline[0].bound, "compute");
+  EXPECT_DOUBLE_EQ(ms->roofline[0].share, 10 * 33'554'432.0 / 50'000 / 500'000);
+}
+
+// fp32 GEMMs without tensor cores on an A100 (fp32 peak 19.5 TFLOP/s): one aten::mm of float
+// [4096, 4096]x[4096, 4096] (2 * 4096^3 = 137,438,953,472 FLOPs) whose sgemm runs 10,000 us:
+// 13,743.9 GFLOP/s, 70% of the fp32 peak: the evidence that fp32 is what bounds it.
+TEST(AdviseRoofline, Fp32GemmsCiteTheirShareOfTheFp32Peak) {
+  TraceBuilder b;
+  b.device("NVIDIA A100-SXM4-80GB", 108, 80LL << 30, 8, 0);
+  b.step(1, 0, 12000);
+  int64_t id = 0;
+  b.op("aten::mm", 10, 30, "[[4096, 4096], [4096, 4096]]", "[\"float\", \"float\"]", 1, &id);
+  b.kernel("ampere_sgemm_128x64_nn", b.call("cudaLaunchKernel", 15, 10, id), 40, 10000);
+  const Advice a = advise_as_the_tool(b.str());
+  const Symptom* s = symptom(a, "fp32_gemm");
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->roofline.size(), 1u);
+  EXPECT_DOUBLE_EQ(s->roofline[0].peak_gflops, 19'500);
+  EXPECT_DOUBLE_EQ(s->roofline[0].share, 2.0 * 4096 * 4096 * 4096 / 10'000'000 / 19'500);
+  EXPECT_NE(s->roofline[0].text.find("70% of the A100"), std::string::npos) << s->roofline[0].text;
+  EXPECT_NE(s->roofline[0].text.find("fp32 peak"), std::string::npos) << s->roofline[0].text;
+}
+
+// Operator overhead on the CPU, two steps of 200 us: in each, one aten::mm of float [256, 256]
+// x[256, 256] (33,554,432 FLOPs) of 80 us and ten of [64, 64]x[64, 64] (524,288 FLOPs) of 10 us:
+// 200 of 400 us in short calls (50%). Against a CPU peak of 1000 GFLOP/s given: the short ones
+// 20 x 524,288 FLOPs in 200 us = 52.4 GFLOP/s, 5.2%; the long one 419.4 GFLOP/s, 42%.
+std::string cpu_products() {
+  TraceBuilder b;
+  for (int k = 0; k < 2; ++k) {
+    const double at = 200.0 * k;
+    b.step(k + 1, at, 200);
+    b.op("aten::mm", at + 5, 80, "[[256, 256], [256, 256]]", "[\"float\", \"float\"]");
+    for (int m = 0; m < 10; ++m)
+      b.op("aten::mm", at + 90 + 11.0 * m, 10, "[[64, 64], [64, 64]]", "[\"float\", \"float\"]");
+  }
+  return b.str();
+}
+
+TEST(AdviseRoofline, OperatorOverheadCitesTheCpusShareWhenAPeakIsGiven) {
+  AdviseOptions o;
+  o.cpu_peak_gflops = 1000;
+  const Advice a = advise_as_the_tool(cpu_products(), o);
+  const Symptom* s = symptom(a, "op_overhead");
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->roofline.size(), 2u);
+  EXPECT_EQ(s->roofline[0].tensors, "[64, 64]x[64, 64]");
+  EXPECT_EQ(s->roofline[0].calls, 20);
+  EXPECT_DOUBLE_EQ(s->roofline[0].share, 20 * 524'288.0 / 200'000 / 1000);
+  EXPECT_EQ(s->roofline[0].text, "aten::mm [64, 64]x[64, 64] float: 5% of the CPU's peak (52.4 of 1000 GFLOP/s)");
+  EXPECT_TRUE(s->roofline[1].comparison);
+  EXPECT_DOUBLE_EQ(s->roofline[1].share, 2 * 33'554'432.0 / 160'000 / 1000);
+
+  // No peak given: a CPU trace carries none, so nothing is cited (and the products' inputs are
+  // not read); the finding is the same.
+  const Advice none = advise_as_the_tool(cpu_products());
+  const Symptom* n = symptom(none, "op_overhead");
+  ASSERT_NE(n, nullptr);
+  EXPECT_TRUE(n->roofline.empty());
+  EXPECT_EQ(n->saved_ns, s->saved_ns);
+}
+
+}  // namespace
+}  // namespace pil::trace

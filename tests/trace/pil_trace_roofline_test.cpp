@@ -124,4 +124,29 @@ TEST(PilTraceRoofline, PeaksNeedRooflineAndArePositive) {
   }
 }
 
+// advise takes the same peaks: the CPU's products in the evidence of its overhead finding, the
+// figures those of `ops --roofline` with the same peak; bad values refused in one line.
+TEST(PilTraceRoofline, AdviseCitesTheProductsAgainstAPeakGiven) {
+  const std::string path = std::string(PIL_FIXTURES_DIR) + "/lessons/04_transformer_naive_cpu.pt.trace.json";
+  const auto plain = run_process(kTool, {"advise", path});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("roofline"), std::string::npos) << plain.out;
+  const auto given = run_process(kTool, {"advise", path, "--cpu-peak-gflops", "100"});
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  const auto ops = run_process(kTool, {"ops", path, "--roofline", "--json", "--cpu-peak-gflops", "100"});
+  ASSERT_EQ(ops.exit_code, 0) << ops.err;
+  std::string bmm;
+  const auto table = nlohmann::json::parse(ops.out);  // held: a range-for over a temporary's member dangles
+  for (const auto& r : table["rows"])
+    if (bmm.empty() && r["name"] == "aten::bmm" && r["counted"] == "yes") bmm = r["evidence"];  // most time first
+  ASSERT_FALSE(bmm.empty()) << ops.out;
+  EXPECT_NE(given.out.find("       roofline: " + bmm + "\n"), std::string::npos) << bmm << "\n" << given.out;
+  for (std::vector<std::string> args : {std::vector<std::string>{"advise", path, "--cpu-peak-gflops", "0"},
+                                        {"advise", path, "--gpu-peak-tflops", "fast"}}) {
+    const auto r = run_process(kTool, args);
+    EXPECT_EQ(r.exit_code, 2) << args[2];
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 }  // namespace

@@ -15,7 +15,9 @@
 #include "trace/advise/names.h"  // needs_input_shapes
 #include "trace/advise/rules.h"
 #include "trace/check.h"  // trace_ts: timestamps as the trace writes them
+#include "trace/device_peaks.h"
 #include "trace/nesting.h"
+#include "trace/roofline_formulas.h"  // is_matrix_formula
 #include "trace/text_table.h"
 
 namespace pil::trace {
@@ -64,6 +66,58 @@ const std::vector<SyncRow>& RuleContext::syncs() const {
 }
 const CpuSlices& RuleContext::cpu() const {
   return cpu_.get([&] { return CpuSlices(index); });
+}
+
+const std::vector<RooflineRow>& RuleContext::roofline() const {
+  return roofline_.get([&] {
+    RooflineOptions o;
+    o.cpu_peak_gflops = options.cpu_peak_gflops;
+    o.gpu_peak_tflops = options.gpu_peak_tflops;
+    // Without a peak no row has a share to cite: not worth the walk.
+    const bool any = has_recorded_inputs(trace) && has_matrix_peak(trace, options);
+    return any ? roofline_rows(index, o) : std::vector<RooflineRow>{};
+  });
+}
+
+void cite_roofline(const RuleContext& c, Symptom& s, const std::function<bool(const RooflineRow&)>& which,
+                   bool compare) {
+  auto held = [](const RooflineRow& r) {
+    return r.counted == Counted::Yes && r.matrix && r.share >= 0;
+  };
+  auto cite = [](const RooflineRow& r, bool comparison) {
+    RooflineCite x;
+    x.text = roofline_evidence(r);
+    x.op = r.name;
+    x.tensors = r.tensors;
+    x.dtype = r.dtype;
+    x.calls = r.calls;
+    x.time_ns = r.time_ns;
+    x.gflops = r.gflops();
+    x.gbps = r.gbps();
+    x.share = r.share;
+    x.bound = to_string(r.share_of);
+    x.peak_gflops = r.peak.gflops;
+    x.peak_gbps = r.peak.gbps;
+    x.peak = r.peak.source;
+    x.comparison = comparison;
+    return x;
+  };
+  const std::vector<RooflineRow>& rows = c.roofline();  // counted rows: most time first
+  double best_cited = -1;
+  bool on_gpu = false;
+  for (const RooflineRow& r : rows) {
+    if (s.roofline.size() >= c.options.examples) break;
+    if (!held(r) || !which(r)) continue;
+    s.roofline.push_back(cite(r, false));
+    best_cited = std::max(best_cited, r.share);
+    on_gpu = r.on_gpu;
+  }
+  if (!compare || s.roofline.empty()) return;
+  const RooflineRow* best = nullptr;
+  for (const RooflineRow& r : rows)
+    if (held(r) && r.on_gpu == on_gpu && !which(r) && r.share > best_cited && (!best || r.share > best->share))
+      best = &r;
+  if (best) s.roofline.push_back(cite(*best, true));
 }
 
 const std::vector<BusySpan>& RuleContext::busy_spans() const {
@@ -188,9 +242,20 @@ AdviceExample RuleContext::example(size_t i, std::string detail) const {
 
 }  // namespace advise_rules
 
-ParseOptions advise_read_options(ParseOptions base) {
+bool has_matrix_peak(const Trace& head, const AdviseOptions& options) {
+  if (options.cpu_peak_gflops > 0 || options.gpu_peak_tflops > 0) return true;
+  for (const DeviceInfo& d : head.devices)
+    if (match_gpu(d).spec) return true;
+  return false;
+}
+
+ParseOptions advise_read_options(ParseOptions base, const AdviseOptions& options) {
   base.read_shapes = base.read_concrete = true;
   base.shapes_for = advise_rules::needs_input_shapes;
+  // The matrix products' inputs (their roofline figures, in the evidence) only where a peak
+  // can be put beside them: on most traces they are a large share of the operators.
+  base.shapes_also_for = is_matrix_formula;
+  base.shapes_also_if = [options](const Trace& head) { return has_matrix_peak(head, options); };
   return base;
 }
 
@@ -324,6 +389,8 @@ std::string format_advice(const Advice& a, const std::string& path) {
         if (!x.detail.empty()) o << ": " << x.detail;
         o << "\n";
       }
+      for (const RooflineCite& r : s.roofline)
+        o << "       roofline" << (r.comparison ? ", for comparison" : "") << ": " << r.text << "\n";
     }
     o << "   fix: " << f.fix << "\n";
     o << "   learn: " << f.lesson.link() << " (\"" << f.lesson.section << "\")\n";
@@ -374,6 +441,16 @@ nlohmann::ordered_json advice_json(const Advice& a) {
         js["examples"].push_back({{"name", x.name}, {"ts", trace_ts(x.ts_ns)},
                                   {"from_window_us", trace_ts(x.ts_ns - a.window_start_ns)}, {"dur_ns", x.dur_ns},
                                   {"where", x.where}, {"detail", x.detail}});
+      if (!s.roofline.empty()) {
+        js["roofline"] = json::array();
+        for (const RooflineCite& r : s.roofline)
+          js["roofline"].push_back({{"text", r.text}, {"operator", r.op}, {"tensors", r.tensors},
+                                    {"dtype", r.dtype}, {"calls", r.calls}, {"time_ns", r.time_ns},
+                                    {"gflops", r.gflops}, {"gbps", r.gbps}, {"share", r.share},
+                                    {"of", r.bound}, {"peak_gflops", r.peak_gflops},
+                                    {"peak_gbps", r.peak_gbps}, {"peak", r.peak},
+                                    {"comparison", r.comparison}});
+      }
       jf["symptoms"].push_back(std::move(js));
     }
     j["findings"].push_back(std::move(jf));

@@ -44,6 +44,27 @@ struct AdviceExample {
   std::string detail;  ///< what about it ("waited 1.2 ms for 0.3 ms of GPU work")
 };
 
+/// A matrix product's roofline figures (roofline.h), cited in a symptom's evidence: how far
+/// calls of that shape got from the peak that bounds them.
+struct RooflineCite {
+  std::string text;     ///< roofline_evidence(): "aten::mm [64, 64]x[64, 64] float: 0.4% of ..."
+  std::string op;       ///< "aten::mm"
+  std::string tensors;  ///< "[64, 64]x[64, 64]"
+  std::string dtype;    ///< "float"
+  int64_t calls = 0;
+  int64_t time_ns = 0;  ///< all calls: their GPU work, or their CPU time
+  double gflops = 0;    ///< achieved
+  double gbps = 0;      ///< achieved (the least traffic the shapes need: roofline_formulas.h)
+  double share = 0;     ///< of the peak of its bound, 0..1
+  std::string bound;    ///< which peak the share is of: "compute", "memory" (roofline.h)
+  double peak_gflops = 0;
+  double peak_gbps = 0;
+  std::string peak;     ///< where the peak is from: "H100 SXM5 80GB", "--cpu-peak-gflops/..."
+  /// Not a call of the symptom's kind: the best share of the same place (CPU or GPU), for
+  /// comparison ("at 512: 4%; at 4096: 71%").
+  bool comparison = false;
+};
+
 /// What one rule saw.
 struct Symptom {
   std::string rule;  ///< the rule's key ("gpu_host_wait")
@@ -51,6 +72,9 @@ struct Symptom {
   /// The figures the text quotes, by name, for --json and the tests ("host_wait_share": 0.62).
   std::vector<std::pair<std::string, double>> figures;
   std::vector<AdviceExample> examples;  ///< worst first
+  /// Roofline figures of the matrix products that bear on it, most time first (needs their
+  /// recorded shapes and a peak: advise_read_options, has_matrix_peak); empty otherwise.
+  std::vector<RooflineCite> roofline;
   /// An upper bound on the wall time over the advice's basis that removing the symptom's cause
   /// would save, and how it was computed. 0 for a symptom that costs no time (a memory peak
   /// near the device's capacity): `how` then says what it costs instead.
@@ -93,17 +117,26 @@ struct Advice {
 
 struct AdviseOptions {
   size_t examples = 3;         ///< worst examples kept per symptom
-  double cpu_peak_gflops = 0;  ///< the CPU's peak, when the user gives one (roofline shares)
-  double gpu_peak_tflops = 0;  ///< a measured GPU ceiling, when the user gives one
+  /// The CPU's compute peak, GFLOP/s, when the user gives one: the CPU's matrix products'
+  /// share of it in the evidence (a trace carries none).
+  double cpu_peak_gflops = 0;
+  /// A measured GPU ceiling, TFLOP/s, in place of the table of peaks' (roofline.h).
+  double gpu_peak_tflops = 0;
   /// Threads running the rules (independent of each other; the reports they share are made
   /// once, by the first that asks). The advice is the same whatever the count.
   unsigned threads = 1;
 };
 
+/// True when a matrix product's roofline figures have a peak to be held against: a peak given
+/// in `options`, or a GPU of the trace (its head's deviceProperties) in the table of peaks.
+bool has_matrix_peak(const Trace& head, const AdviseOptions& options);
+
 /// How advise wants a trace read (`base` gives the rest: threads, chunks): the recorded inputs
 /// and their concrete values (ParseOptions::read_shapes, read_concrete) of the operators its
-/// rules judge by them (shapes_for: advise_rules::needs_input_shapes), no other's.
-ParseOptions advise_read_options(ParseOptions base = {});
+/// rules judge by them (shapes_for: advise_rules::needs_input_shapes), no other's; and the
+/// matrix products' (is_matrix_formula), for their roofline figures in the evidence, where
+/// has_matrix_peak says there is a peak to hold them against (shapes_also_for, _if).
+ParseOptions advise_read_options(ParseOptions base = {}, const AdviseOptions& options = {});
 
 /// Every rule over the trace. The index's trace should be read with shapes
 /// (ParseOptions::read_shapes, with read_concrete: rebuilt_constant tells a factory's sizes

@@ -14,6 +14,7 @@
 #include "trace/advise/cpu_slices.h"
 #include "trace/advise/thresholds.h"
 #include "trace/reports.h"
+#include "trace/roofline.h"
 #include "trace/text_table.h"  // format_duration: "12.5 ms", for a sentence
 
 namespace pil::trace::advise_rules {
@@ -40,6 +41,9 @@ class RuleContext {
   const LaunchReport& launches() const;  ///< LaunchDetail::Launches (no outliers)
   const std::vector<SyncRow>& syncs() const;
   const KeyAverages& table() const { return index.key_averages(); }
+  /// The roofline's rows (roofline.h), with the peaks of `options`; empty where the operators'
+  /// inputs were not read.
+  const std::vector<RooflineRow>& roofline() const;
   /// The CPU slices nested per thread, for the rules about the host's time.
   const CpuSlices& cpu() const;
   /// When the GPU was busy: the union of every stream's work, in time order.
@@ -71,6 +75,7 @@ class RuleContext {
   Lazy<std::vector<SyncRow>> syncs_;
   Lazy<CpuSlices> cpu_;
   Lazy<std::vector<BusySpan>> busy_spans_;
+  Lazy<std::vector<RooflineRow>> roofline_;
   Lazy<std::vector<std::vector<size_t>>> top_ops_;
   Lazy<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> calls_by_thread_;
 };
@@ -112,6 +117,14 @@ struct Cause {
 const Cause& cause(const std::string& key);
 /// Every cause, for the tests (each lesson section named must exist in its page).
 const std::vector<Cause>& all_causes();
+
+/// Cites in `s` the matrix products' roofline rows that `which` accepts, most time first (at
+/// most options.examples): counted rows held against a peak (of the bound their intensity puts
+/// them under, where both peaks are known; else the one known). With `compare`, and when
+/// some were cited, also the row of the best share in the same place (CPU or GPU) among those
+/// `which` does not accept, when it did better than every one cited (a comparison).
+void cite_roofline(const RuleContext& c, Symptom& s, const std::function<bool(const RooflineRow&)>& which,
+                   bool compare);
 
 /// "62%": a share for a sentence (0..1 in).
 std::string percent_text(double share);

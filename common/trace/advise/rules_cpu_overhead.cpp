@@ -86,6 +86,11 @@ void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
                                    std::to_string(names[i].calls) + " calls, median self time " +
                                        format_duration(names[i].median) + ", " +
                                        format_duration(names[i].ns) + " in all"));
+  // Matrix products this short, against the CPU's peak when one is given, beside the best
+  // placed product of the trace.
+  cite_roofline(c, s, [](const RooflineRow& r) {
+    return !r.on_gpu && r.calls > 0 && r.time_ns / r.calls < threshold::kSmallOpNs;
+  }, true);
   s.saved_ns = overhead;
   s.how = "the short calls' self time (" + format_duration(overhead) +
           "), an upper bound: fewer, larger operators save what each call costs, not the work "

@@ -101,6 +101,9 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
     s.examples.push_back(c.example(worst[k].second, "the longest of its name; " +
                                                         format_duration(worst[k].first) +
                                                         " in all under this name"));
+  // Their operators' roofline figures where recorded: held against the fp32 peak (vector units;
+  // a product faster than that ran on TF32 tensor cores and is not one of these).
+  cite_roofline(c, s, [](const RooflineRow& r) { return r.on_gpu && r.peak.kind == "fp32"; }, false);
   s.saved_ns = total;
   s.how = "the fp32 GEMM kernels' whole time (" + format_duration(total) +
           "), an upper bound: a TF32 kernel still takes some of it (TF32's dense peak is 8x "

@@ -219,6 +219,11 @@ void short_kernels(const RuleContext& c, RuleResult& out) {
     s.examples.push_back(c.example(worst[i].second,
                                    "the call took " + format_duration(worst[i].first) +
                                        " longer than its GPU work"));
+  // Matrix products this short are far from the GPU's peak: the roofline says how far, beside
+  // the best-placed product of the trace.
+  cite_roofline(c, s, [](const RooflineRow& r) {
+    return r.on_gpu && r.calls > 0 && r.time_ns / r.calls < threshold::kSmallOpNs;
+  }, true);
   s.saved_ns = excess;
   s.how = "the launch calls' time beyond their GPU work's, added up (" + format_duration(excess) + ")";
   out.symptom(std::move(s));

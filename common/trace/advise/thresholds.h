@@ -53,6 +53,8 @@ inline constexpr double kFirstStepRatio = 2.0;
 /// Operator overhead: operators whose self CPU time is mostly dispatch (a median call under
 /// this many ns of self time): their calls under it take at least kOverheadShare of the basis
 /// (CPU-only traces; on a GPU trace the launch-bound rules judge the host's time).
+/// The same length marks the short matrix products whose roofline figures a launch-bound loop
+/// or the overhead cites (per call: its GPU work's time, or its CPU time).
 inline constexpr int64_t kSmallOpNs = 20'000;
 inline constexpr double kOverheadShare = 0.20;
 /// Copies (aten::copy_, contiguous, to, _to_copy, clone; the outermost of each nest, less the

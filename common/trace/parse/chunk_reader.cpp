@@ -30,6 +30,8 @@ Reader::Reader(std::unique_ptr<Source> source, std::string label, const ParseOpt
   fields_.keep_sources = options.keep_sources;
   fields_.read_shapes = options.read_shapes;
   fields_.shapes_for = options.shapes_for;
+  if (!options.shapes_also_if) fields_.shapes_also_for = options.shapes_also_for;
+  else shapes_also_ = options;  // judged on the head, in run() (the parallel read judges its own)
   fields_.read_concrete = options.read_concrete;
   buf_ = std::make_unique<char[]>(cap_ + simdjson::SIMDJSON_PADDING);
   data_ = buf_.get();
@@ -50,6 +52,10 @@ size_t Reader::run() {
   } else {
     throw ParseError(label_ + ": not JSON: expected '{' or '[' at byte " +
                      std::to_string(offset(i)));
+  }
+  if (shapes_also_.shapes_also_if) {
+    judge_shapes_also(shapes_also_, *out_);
+    fields_.shapes_also_for = shapes_also_.shapes_also_for;
   }
   read_events(events_at);
   return events_;

@@ -19,6 +19,15 @@
 
 namespace pil::trace::detail {
 
+/// ParseOptions::shapes_also_for, kept or dropped by its condition judged on the trace read so
+/// far (its head); the condition is then spent. Every reader of the events judges it once,
+/// before the first event.
+inline void judge_shapes_also(ParseOptions& o, const Trace& head) {
+  if (!o.shapes_also_if) return;
+  if (!o.shapes_also_if(head)) o.shapes_also_for = nullptr;
+  o.shapes_also_if = nullptr;
+}
+
 class Reader {
  public:
   Reader(std::unique_ptr<Source> source, std::string label, const ParseOptions& options,
@@ -85,6 +94,7 @@ class Reader {
   std::string label_;
   Trace* out_;
   EventFields fields_;
+  ParseOptions shapes_also_;  // ParseOptions::shapes_also_for and _if, while not yet judged
   simdjson::ondemand::parser parser_;
   // A stretch of a parallel read: a chunk read in place, or the sequential read between chunks.
   Part* part_ = nullptr;   // names and lanes go here, numbered on their own

@@ -345,7 +345,10 @@ void EventFields::read_event(od::object& obj) {
   };
   // This operator's recorded inputs are to be read (read_shapes, and shapes_for accepts its name;
   // a name not seen yet, after the args in the file, is accepted).
-  auto wants_inputs = [&] { return read_shapes && (!shapes_for || name.empty() || shapes_for(name)); };
+  auto wants_inputs = [&] {
+    return read_shapes && (!shapes_for || name.empty() || shapes_for(name) ||
+                           (shapes_also_for && shapes_also_for(name)));
+  };
   for (auto result : obj) {
     // The field used in place: each copy of simdjson's field or value (key(), value() on the
     // result) is a store-to-load stall in this loop, the parser's hottest.

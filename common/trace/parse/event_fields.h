@@ -71,6 +71,9 @@ class EventFields {
   bool read_shapes = false;
   /// With read_shapes, only the operators this accepts by name (ParseOptions::shapes_for).
   bool (*shapes_for)(std::string_view op) = nullptr;
+  /// With read_shapes and shapes_for, also these (ParseOptions::shapes_also_for, once its
+  /// condition has been judged on the trace's head).
+  bool (*shapes_also_for)(std::string_view op) = nullptr;
   /// With read_shapes, their "Concrete Inputs" too (ParseOptions::read_concrete).
   bool read_concrete = false;
 

@@ -93,6 +93,7 @@ class ParallelRead {
       array_open_ = head.read_head_only();
       bare_array_ = head.bare_array();
     }
+    judge_shapes_also(options_, *out_);  // the head is read: every chunk's reader reads alike
     const size_t chunk = std::max<size_t>(options_.chunk_bytes, 16);
     cuts_ = find_cuts(data_, array_open_ + 1, size_, chunk);
     if (cuts_.empty()) return false;

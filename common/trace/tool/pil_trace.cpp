@@ -38,7 +38,8 @@
 //                                          (exit 1 with findings)
 //   pil-trace advise   TRACE               what to fix: findings grouped by root cause, each with
 //                                          its evidence, an upper bound on the gain and the
-//                                          lesson that teaches the fix
+//                                          lesson that teaches the fix (roofline figures of
+//                                          the products where a peak is known or given)
 //   pil-trace slice    TRACE --out F.json  a small trace of one step (--step K), range (--range
 //                                          R) or window (--from-us), events copied byte for byte
 //
@@ -693,6 +694,14 @@ int main(int argc, char** argv) {
   AdviseOptions advise_options;
   advise_cmd->add_option("--examples", advise_options.examples, "Worst examples shown per symptom")
       ->check(CLI::NonNegativeNumber);
+  advise_cmd->add_option("--cpu-peak-gflops", advise_options.cpu_peak_gflops,
+                         "The CPU's compute peak in GFLOP/s: the CPU's matrix products' roofline "
+                         "figures in the evidence (a trace carries none)")
+      ->check(CLI::PositiveNumber);
+  advise_cmd->add_option("--gpu-peak-tflops", advise_options.gpu_peak_tflops,
+                         "A measured GPU ceiling in TFLOP/s, in place of the table of peaks', for "
+                         "the GPU's matrix products' roofline figures")
+      ->check(CLI::PositiveNumber);
   auto* slice = app.add_subcommand("slice", "A small trace of one step, range or window, for Perfetto");
   slice->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
   slice->add_option("--out", out, "Trace file to write (.json)")->required();
@@ -778,7 +787,7 @@ int main(int argc, char** argv) {
     // Only these read the operators' inputs: the roofline (every operator's), and advise (the
     // few its rules judge by them, with their concrete values: advise_read_options).
     read_options.read_shapes = roofline;
-    if (*advise_cmd) read_options = advise_read_options(read_options);
+    if (*advise_cmd) read_options = advise_read_options(read_options, advise_options);
     const Trace t = parse_trace_file(path, read_options);
     note_skipped(path, t.skipped);
     // The summary and the predictions ask for the operator table: it starts beside the index.
