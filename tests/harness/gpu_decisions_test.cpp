@@ -205,7 +205,7 @@ TEST(GpuDecisions, CompiledIsAvailableOnAGpuWithoutItsPackageAndOnTheCpuOnlyWith
   EXPECT_NE(v.unavailable(Problem{o, kCpu, at::kFloat}).find("cpu_fp32.pt2: not a readable AOTInductor package"),
             std::string::npos);
   // Without a Python torch nothing can be compiled anywhere.
-  const Variant none = pil::aoti::compiled_variant(spec, {"99_decisions", dir.path.string(), "", "no python3"});
+  const Variant none = pil::aoti::compiled_variant(spec, {"99_decisions", dir.path.string(), "", "no python3", "", ""});
   EXPECT_EQ(none.unavailable(Problem{o, kCuda, at::kBFloat16}), "no AOTInductor package: no python3");
 }
 

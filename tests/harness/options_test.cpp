@@ -14,7 +14,7 @@ namespace {
 
 LessonInfo lesson() {
   LessonInfo l{"00_demo", "a demo lesson", 64, 4096, {{"eager", "two ops"}, {"fused", "one op"}},
-               "Problem size N", {}};
+               "Problem size N", {}, false, 0, {}};
   l.flags.push_back({"--in-features", "Columns of x", 32, 1, 1024, {}});
   l.flags.push_back({"--bias", "Bias term", 0, 0, 1, {"on", "off"}});
   return l;
