@@ -38,6 +38,12 @@ struct ParseOptions {
   unsigned threads = 1;
   /// Also note where each element of the event array sits in the file (Trace::sources).
   bool keep_sources = false;
+  /// Each kernel's launch shape (grid, block, registers, shared memory, blocks per SM, estimated
+  /// occupancy: Trace::kernels), which the kernel table shows. Off, none is kept, and a
+  /// kernel's args are left unread once its External id, device, stream and correlation are
+  /// (Kineto writes the shape after them), a HIP launch call's after its correlation: `summary`
+  /// and `advise` use none of it.
+  bool read_launch_shapes = true;
   /// Also read each operator's "Input Dims" and "Input type" (record_shapes) into
   /// Trace::op_inputs and Trace::input_shapes. Off by default: an operator's args are otherwise
   /// left unread after its "External id", which keeps `summary` at its speed.

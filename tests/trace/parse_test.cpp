@@ -75,6 +75,58 @@ TEST(Parse, KinetoObjectWithItsFields) {
   EXPECT_EQ(find(t, "Memcpy HtoD (Pageable -> Device)")->category, Category::Memcpy);
 }
 
+// Without launch shapes (summary, advise) a kernel's args are left unread after its device,
+// stream and correlation: the same events, none of the shapes; a kernel whose fields come in
+// another order (its stream after its grid), a CUDA and a HIP launch call alike.
+TEST(Parse, LaunchShapesOnlyWhenAsked) {
+  ParseOptions without;
+  without.read_launch_shapes = false;
+  const std::string shuffled = R"json({"traceEvents": [
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 0, "ts": 5, "dur": 2,
+   "args": {"External id": 3, "grid": [8, 1, 1], "block": [64, 1, 1], "device": 1, "correlation": 9, "stream": 13}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 3,
+   "args": {"External id": 3, "correlation": 9, "grid": [8, 1, 1], "block": [64, 1, 1]}}
+ ]})json";
+  for (const std::string& json : {test::synthetic_gpu_trace(), shuffled}) {
+    const Trace all = parse_trace_text(json), few = parse_trace_text(json, "<memory>", without);
+    EXPECT_FALSE(all.kernels.empty());
+    EXPECT_TRUE(few.kernels.empty());
+    ASSERT_EQ(few.events.size(), all.events.size());
+    for (size_t i = 0; i < all.events.size(); ++i) {
+      const Event &a = all.events[i], &f = few.events[i];
+      SCOPED_TRACE(a.name);
+      EXPECT_EQ(f.name, a.name);
+      EXPECT_EQ(f.category, a.category);
+      EXPECT_EQ(f.pid, a.pid);
+      EXPECT_EQ(f.tid, a.tid);
+      EXPECT_EQ(f.correlation, a.correlation);
+      EXPECT_EQ(f.external_id, a.external_id);
+      EXPECT_EQ(f.start_ns, a.start_ns);
+      EXPECT_EQ(f.dur_ns, a.dur_ns);
+    }
+  }
+  const Trace f = parse_trace_text(shuffled, "<memory>", without);
+  EXPECT_EQ(f.events[0].pid, 1);   // the device
+  EXPECT_EQ(f.events[0].tid, 13);  // the stream, after the shape
+}
+
+// A flow arrow is only counted: its ts is checked, what follows it is passed over unread (a name
+// that is no string included), its lanes are not kept; the events around it read as before.
+TEST(Parse, AnArrowIsCountedAndPassedOver) {
+  const Trace t = parse_trace_text(R"json({"traceEvents": [
+  {"ph": "s", "id": 1, "pid": "odd lane", "tid": 1, "ts": 5, "cat": "ac2g", "name": 7},
+  {"ph": "f", "id": 1, "pid": 0, "tid": 7, "ts": 9, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 9, "dur": 2, "args": {"device": 0, "stream": 7}}
+ ]})json");
+  EXPECT_EQ(t.flows.starts, 1);
+  EXPECT_EQ(t.flows.finishes, 1);
+  ASSERT_EQ(t.events.size(), 1u);
+  EXPECT_EQ(t.events[0].name, "k");
+  EXPECT_EQ(t.events[0].tid, 7);
+  // Its ts is still read, and a bad one refuses the event as before.
+  EXPECT_THROW(parse_trace_text(R"json([{"ph": "s", "id": 1, "pid": 1, "tid": 1, "ts": "soon"}])json"), ParseError);
+}
+
 TEST(TraceInputs, ReadOnlyWhenAsked) {
   // Python's torch.profiler with record_shapes=True (tests/trace/fixtures/make_python_trace.py):
   // y = x @ w + b, 16 x 16, three steps.

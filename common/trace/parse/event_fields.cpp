@@ -345,14 +345,23 @@ void EventFields::read_event(od::object& obj) {
   };
   // This operator's recorded inputs are to be read (read_shapes, and shapes_for accepts its name;
   // a name not seen yet, after the args in the file, is accepted).
+  // A kernel whose launch shape is not wanted needs nothing after its External id, device,
+  // stream and correlation (Kineto writes the shape after them; with one of them missing it
+  // reads on to the end).
+  auto kernel_placed = [&] {
+    return !read_launch_shapes && category == Category::Kernel && device >= 0 && stream >= 0 &&
+           correlation != 0 && external != 0;
+  };
   auto wants_inputs = [&] {
     return read_shapes && (!shapes_for || name.empty() || shapes_for(name) ||
                            (shapes_also_for && shapes_also_for(name)));
   };
+  bool arrow_done = false;
   for (auto result : obj) {
     // The field used in place: each copy of simdjson's field or value (key(), value() on the
     // result) is a store-to-load stall in this loop, the parser's hottest.
     if (result.error()) throw BadEvent{"malformed field"};
+    if (arrow_done) continue;
     od::field& field = result.value_unsafe();
     od::value& v = field.value();
     const char* kr = field.key().raw();
@@ -374,6 +383,11 @@ void EventFields::read_event(od::object& obj) {
       if (!text_to_ns(ts_text, ns))
         throw BadEvent{"'ts' " + std::string(ts_text) + " is not a number or is too large"};
       ts_ns_ = ns;
+      // A flow arrow is only counted (and its ts checked): the fields after it are passed over
+      // unread (Kineto writes an arrow's ph, id, pid, tid and ts first, then its cat and
+      // name). Passed over, not left by a break: the chunked read needs each event read to
+      // its end.
+      arrow_done = is_flow_phase(ph);
     } else if (is_key(kr, "dur")) {
       dur_text = v.raw_json_token();
       has_dur = true;
@@ -383,10 +397,12 @@ void EventFields::read_event(od::object& obj) {
       if (ns < 0) throw BadEvent{"negative duration " + std::string(dur_text)};
       dur_ns_ = ns;
     } else if (is_key(kr, "pid")) {
+      if (is_flow_phase(ph)) continue;  // an arrow's lanes are not kept
       bool named = false;
       pid = lane_id(v, named);
       lanes_named = (lanes_named & ~1u) | (named ? 1u : 0u);
     } else if (is_key(kr, "tid")) {
+      if (is_flow_phase(ph)) continue;
       bool named = false;
       tid = lane_id(v, named);
       lanes_named = (lanes_named & ~2u) | (named ? 2u : 0u);
@@ -406,16 +422,22 @@ void EventFields::read_event(od::object& obj) {
           // like) unless asked, for it: leave the rest for simdjson to skip, much quicker than
           // reading.
           if (is_torch_scope(category) && !wants_inputs()) break;
+          if (kernel_placed()) break;
         } else if (is_key(ak, "correlation")) {
           int64_t id = 0;
           if (id_of(av, id)) correlation = uint64_t(id);
           else skip(1);
           // A CUDA launch call needs nothing after it; HIP's carries its kernel's launch shape.
-          if (is_launch_call(category) && external && name.rfind("hip", 0) != 0) break;
+          if (is_launch_call(category) && external &&
+              (!read_launch_shapes || name.rfind("hip", 0) != 0))
+            break;
+          if (kernel_placed()) break;
         } else if (is_key(ak, "device")) {
           if (!id_of(av, device)) device = -1, skip(2);
+          if (kernel_placed()) break;
         } else if (is_key(ak, "stream")) {
           if (!id_of(av, stream)) stream = -1, skip(3);
+          if (kernel_placed()) break;
         } else if (is_key(ak, "grid")) {
           triple(av, kinfo.grid, "grid");
           has_kinfo = true;
@@ -479,7 +501,9 @@ void EventFields::read_event(od::object& obj) {
       if (stream >= 0) e.tid = stream, lanes_named &= uint8_t(~2u);
     }
     // A kernel's launch shape; HIP writes it on the launch call instead (hipLaunchKernel).
-    if (has_kinfo && (e.category == Category::Kernel || is_launch_call(e.category))) {
+    // (Not kept without read_launch_shapes, even where the shape came before the fields that
+    // let the args go: the model is the same whatever the fields' order.)
+    if (has_kinfo && read_launch_shapes && (e.category == Category::Kernel || is_launch_call(e.category))) {
       e.kernel_info = uint32_t(out_->kernels.size());
       out_->kernels.push_back(kinfo);
     }

@@ -67,6 +67,8 @@ class EventFields {
   /// With keep_sources, read_event notes each element at `element_offset` in Trace::sources.
   bool keep_sources = false;
   uint64_t element_offset = 0;
+  /// Kernels' launch shapes (ParseOptions::read_launch_shapes).
+  bool read_launch_shapes = true;
   /// With read_shapes, an operator's "Input Dims" and "Input type" too (Trace::op_inputs).
   bool read_shapes = false;
   /// With read_shapes, only the operators this accepts by name (ParseOptions::shapes_for).

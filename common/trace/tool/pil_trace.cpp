@@ -784,6 +784,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     read_options.keep_sources = bool(*slice);
+    read_options.read_launch_shapes = bool(*kernels);  // the kernel table's Launch column only
     // Only these read the operators' inputs: the roofline (every operator's), and advise (the
     // few its rules judge by them, with their concrete values: advise_read_options).
     read_options.read_shapes = roofline;
