@@ -11,6 +11,7 @@
 #include "trace/lagging_trace.h"
 #include "trace/synthetic_ranks.h"
 #include "trace/synthetic_trace.h"
+#include "trace/parse.h"
 
 namespace {
 
@@ -231,6 +232,28 @@ TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
     EXPECT_EQ(r.err.rfind("pil-trace: error: ", 0), 0u) << r.err;
   }
   EXPECT_FALSE(std::ifstream(dir.path() + "/x.svg").good()) << "nothing is written on error";
+}
+
+// A trace with no events is valid JSON (a profiler that never reached its active steps writes
+// one): read whole, whatever its form and threads, and answered with what is missing, not as
+// broken JSON (it was "improper structure" at its first event).
+TEST_F(PilTrace, ATraceWithNoEventsSaysSo) {
+  const std::string path = dir.path() + "/none.json";
+  for (const char* text : {"{\"traceEvents\": []}", "[]", "{\"traceEvents\": [\n  ]\n}\n",
+                           "{\"schemaVersion\": 1, \"traceEvents\": [], \"displayTimeUnit\": \"ms\"}",
+                           "{\"traceEvents\": [{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, "
+                           "\"args\": {\"name\": \"python\"}}]}"}) {
+    SCOPED_TRACE(text);
+    std::ofstream(path) << text;
+    for (const char* threads : {"1", "2"}) {
+      const auto r = run_process(kTool, {"summary", path, "--threads", threads});
+      EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+      EXPECT_TRUE(r.out.empty()) << r.out;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_NE(r.err.find(": the trace has no events"), std::string::npos) << r.err;
+    }
+    EXPECT_TRUE(pil::trace::parse_trace_text(text).events.empty());
+  }
 }
 
 // Exit 70 is for a bug: no input reaches it on purpose, so the test sets the tool's test-only

@@ -247,6 +247,11 @@ void Reader::continue_events() {
       continue;
     }
     if (!first && data_[i] == ']') return close_array(i + 1);
+    if (first) {  // data_[i] is the array's '[': an empty array closes at once
+      size_t j = i + 1;
+      while (j < len_ && is_space(data_[j])) ++j;
+      if (j < len_ && data_[j] == ']') return close_array(j + 1);
+    }
     if (uint64_t(offset(i)) >= limit_) {
       stopped_at_ = uint64_t(offset(i));
       return;

@@ -791,6 +791,13 @@ int main(int argc, char** argv) {
     if (*advise_cmd) read_options = advise_read_options(read_options, advise_options);
     const Trace t = parse_trace_file(path, read_options);
     note_skipped(path, t.skipped);
+    if (t.events.empty()) {  // a valid trace, with nothing any command could say of
+      std::cerr << "pil-trace: error: " << path
+                << ": the trace has no events (its traceEvents holds no slice, kernel or memory "
+                   "event): the profiler recorded nothing; record at least one step in the "
+                   "schedule's active phase before the trace is written\n";
+      return 2;
+    }
     // The summary and the predictions ask for the operator table: it starts beside the index.
     const TraceIndex index(t, read_options.threads, /*table_ahead=*/*summary || *expect);
     if (*summary) {
