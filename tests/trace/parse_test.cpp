@@ -127,6 +127,37 @@ TEST(Parse, AnArrowIsCountedAndPassedOver) {
   EXPECT_THROW(parse_trace_text(R"json([{"ph": "s", "id": 1, "pid": 1, "tid": 1, "ts": "soon"}])json"), ParseError);
 }
 
+// torch 1.8-1.9's Kineto wrote a kernel's and a runtime call's link to their operator as
+// "external id" (the operators' own as "External id"): read as the same, so the operator table
+// gives the operators their GPU time (it gave none on such a trace).
+TEST(Parse, TheLowerCaseExternalIdOfOldTracesLinksToo) {
+  const Trace t = parse_trace_text(R"json({"traceEvents": [
+  {"ph": "X", "cat": "Operator", "name": "aten::cudnn_batch_norm", "pid": 1, "tid": 1, "ts": 10, "dur": 20,
+   "args": {"External id": 42}},
+  {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 5,
+   "args": {"cbid": 211, "correlation": 7, "external id": 42, "external ts": 10}},
+  {"ph": "X", "cat": "Kernel", "name": "bn_fw", "pid": 0, "tid": 7, "ts": 30, "dur": 9,
+   "args": {"queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": 7, "external id": 42}}
+ ]})json");
+  ASSERT_EQ(t.events.size(), 3u);
+  for (const Event& e : t.events) EXPECT_EQ(e.external_id, 42u) << e.name;
+  const KeyAverages table = key_averages(t);
+  bool found = false;
+  for (const KeyAverage& r : table.rows)
+    if (r.name == "aten::cudnn_batch_norm") {
+      found = true;
+      EXPECT_EQ(r.self_device_ns, 9000);
+    }
+  EXPECT_TRUE(found);
+  // The committed ResNet-50 step (torch 1.8, V100): its convolutions have GPU time.
+  const Trace resnet = parse_trace_file(std::string(PIL_SOURCE_DIR) +
+                                        "/docs/traces/kineto-samples/resnet50_v100_step.pt.trace.json.gz");
+  int64_t conv = 0;
+  for (const KeyAverage& r : key_averages(resnet).rows)
+    if (r.name == "aten::cudnn_convolution") conv = r.device_total_ns;
+  EXPECT_GT(conv, 0);
+}
+
 TEST(TraceInputs, ReadOnlyWhenAsked) {
   // Python's torch.profiler with record_shapes=True (tests/trace/fixtures/make_python_trace.py):
   // y = x @ w + b, 16 x 16, three steps.

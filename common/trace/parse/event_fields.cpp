@@ -414,7 +414,9 @@ void EventFields::read_event(od::object& obj) {
         od::field& arg = a.value_unsafe();
         od::value& av = arg.value();
         const char* ak = arg.key().raw();
-        if (is_key(ak, "External id")) {
+        // torch 1.8-1.9's Kineto wrote a kernel's and a runtime call's as "external id" (its
+        // operators' as "External id"): the same link to the operator that launched them.
+        if (is_key(ak, "External id") || (*ak == 'e' && is_key(ak, "external id"))) {
           int64_t id = 0;
           if (id_of(av, id)) external = uint64_t(id);
           else skip(0);
