@@ -829,14 +829,8 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
 }  // namespace
 
 int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
-  LessonInfo info;
-  info.name = lesson.name;
-  info.description = lesson.description;
-  info.default_size = lesson.default_size;
-  info.max_size = lesson.max_size;
-  info.size_help = lesson.size_help;
-  info.flags = lesson.flags;
-  info.profile_memory = lesson.profile_memory;
+  LessonInfo info{lesson.name, lesson.description, lesson.default_size, lesson.max_size, {},
+                  lesson.size_help, lesson.flags, lesson.profile_memory};
   info.default_size_cpu = lesson.default_size_cpu;
   info.flag_defaults_cpu = lesson.flag_defaults_cpu;
   if (lesson.distributed)
