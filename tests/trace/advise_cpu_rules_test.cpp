@@ -355,6 +355,39 @@ TEST(AdviseCpu, TimeInAStepThatNoOperatorCovers) {
   EXPECT_EQ(s.examples[1].detail, "after aten::add, before aten::relu");
 }
 
+// With Python's frames recorded (with_stack: "python_function" slices), an untraced stretch says
+// which frame was running around it, the innermost one over its middle: step 2's gap [140, 160)
+// (middle 150) lies inside main.py(3): <module> [100, 199) and data.py(7): make_batch
+// [135, 158); step 1's gap (middle 52.5) inside main.py(3): <module> [1, 99) and main.py(1):
+// run [0, 100), as long as the step (a frame around everything says nothing: not chosen), and
+// a frame on thread 2 is not the step's thread's.
+TEST(AdviseCpu, AnUntracedStretchNamesThePythonFrameAroundIt) {
+  TraceBuilder b;
+  b.step(1, 0, 100);
+  b.op("aten::mm", 0, 30);
+  b.op("aten::add", 30, 15, "", "", 2);
+  b.slice("python_function", "main.py(1): run", 0, 100);
+  b.slice("python_function", "main.py(3): <module>", 1, 98);
+  b.slice("python_function", "loader.py(9): other_thread", 45, 15, 2);
+  b.op("aten::relu", 60, 35);
+  b.step(2, 100, 100);
+  b.op("aten::mm", 100, 30);
+  b.range("load", 130, 10);
+  b.slice("python_function", "main.py(3): <module>", 100, 99);
+  b.slice("python_function", "data.py(7): make_batch", 135, 23);
+  b.op("aten::relu", 160, 35);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "untraced");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "untraced_ns"), 35.0 * kUs);  // the frames cover nothing
+  ASSERT_EQ(s->examples.size(), 2u);
+  EXPECT_EQ(s->examples[0].detail,
+            "after load, before aten::relu; the profiler recorded data.py(7): make_batch around it");
+  EXPECT_EQ(s->examples[1].detail,
+            "after aten::add, before aten::relu; the profiler recorded main.py(3): <module> around it");
+  // Without such slices the detail is as before (TimeInAStepThatNoOperatorCovers).
+}
+
 TEST(AdviseCpu, TheStepsThreadWaitingForAnotherThreadIsNotUntraced) {
   // As a GPU backward in Python: the main thread runs nothing from 20 to 90 us while autograd's
   // thread (2) runs the operators. Counting the step's thread alone would call 70% untraced.

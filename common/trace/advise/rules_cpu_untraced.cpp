@@ -80,7 +80,24 @@ void untraced(const RuleContext& c, RuleResult& out) {
   s.figures = {{"untraced_share", share},
                {"untraced_ns", double(untraced_ns)},
                {"gaps", double(gaps.size())}};
-  for (size_t i = 0; i < gaps.size() && i < c.options.examples; ++i) {
+  // What the profiler did record there, where it recorded more than operators: the innermost
+  // slice of another kind (a Python frame with with_stack, an nn.Module with with_modules)
+  // on the step's thread around the gap's middle, shorter than the step. One pass for all the
+  // examples.
+  const size_t shown = std::min(gaps.size(), c.options.examples);
+  std::vector<long> around(shown, -1);
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (e.category != Category::Other || e.dur_ns <= 0) continue;
+    for (size_t k = 0; k < shown; ++k) {
+      const Event& st = t.events[c.index.steps[gaps[k].step]];
+      const int64_t mid = gaps[k].at.from + (gaps[k].at.to - gaps[k].at.from) / 2;
+      if (e.pid != st.pid || e.tid != st.tid || e.start_ns > mid || e.end_ns() <= mid || e.dur_ns >= st.dur_ns)
+        continue;
+      if (around[k] < 0 || e.dur_ns < t.events[size_t(around[k])].dur_ns) around[k] = long(i);
+    }
+  }
+  for (size_t i = 0; i < shown; ++i) {
     const Gap& g = gaps[i];
     const Event& st = t.events[c.index.steps[g.step]];
     const Process& pr = procs[st.pid];
@@ -101,6 +118,8 @@ void untraced(const RuleContext& c, RuleResult& out) {
     x.where +=
         ", " + (lane != t.lane_names.end() ? lane->second : "thread " + std::to_string(st.tid));
     x.detail = "after " + before + ", before " + after;
+    if (around[i] >= 0)
+      x.detail += "; the profiler recorded " + std::string(t.events[size_t(around[i])].name) + " around it";
     s.examples.push_back(std::move(x));
   }
   s.saved_ns = untraced_ns;
