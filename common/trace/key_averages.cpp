@@ -3,8 +3,10 @@
 #include "trace/first_by_id.h"
 #include "trace/name_ids.h"
 #include "trace/nesting.h"
+#include "trace/python_flops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
@@ -21,6 +23,71 @@ std::string percent(int64_t part, int64_t total) {
 }
 
 }  // namespace
+
+KeyAverages key_averages(const Trace& trace, bool group_by_input_shape) {
+  KeyAverages k = key_averages(trace.events, trace.memory, group_by_input_shape ? &trace.input_shapes : nullptr);
+  if (!trace.with_flops) return k;
+  // Each counted call's FLOPs to its row: rows of CPU slices by name (and input shapes when
+  // grouped by them), as the table groups them.
+  std::map<std::pair<std::string_view, std::string_view>, size_t> row_of;
+  for (size_t r = 0; r < k.rows.size(); ++r)
+    if (!k.rows[r].device_work) row_of.emplace(std::make_pair(std::string_view(k.rows[r].name),
+                                                              std::string_view(k.rows[r].input_shapes)), r);
+  for (const Event& e : trace.events) {
+    if (e.category != Category::CpuOp || !counts_python_flops(e.name)) continue;
+    const OpInputs* in = trace.inputs_of(e);
+    if (!in) continue;
+    const uint64_t flops = python_flops(e.name, *in);
+    if (!flops) continue;
+    const std::string_view shapes =
+        group_by_input_shape && e.input_shapes < trace.input_shapes.size() ? trace.input_shapes[e.input_shapes] : "";
+    if (auto it = row_of.find({e.name, shapes}); it != row_of.end()) {
+      k.rows[it->second].flops += flops;
+      k.has_flops = true;
+    }
+  }
+  return k;
+}
+
+void python_float_times(KeyAverages& table, const Trace& trace) {
+  // The profiler's start: the span Kineto writes over the whole trace ("PyTorch Profiler (0)").
+  int64_t start = 0;
+  bool found = false;
+  for (const Event& e : trace.events)
+    if (e.category == Category::Other && e.name.rfind("PyTorch Profiler (", 0) == 0) {
+      start = e.start_ns;
+      found = true;
+      break;
+    }
+  if (!found) return;
+  std::map<std::pair<std::string_view, std::string_view>, size_t> row_of;
+  for (size_t r = 0; r < table.rows.size(); ++r)
+    if (!table.rows[r].device_work) {
+      row_of.emplace(std::make_pair(std::string_view(table.rows[r].name), std::string_view(table.rows[r].input_shapes)), r);
+      table.rows[r].python_cpu_total_us = 0;
+    }
+  const bool grouped = std::any_of(table.rows.begin(), table.rows.end(),
+                                   [](const KeyAverage& r) { return !r.input_shapes.empty(); });
+  std::vector<size_t> slices;
+  for (size_t i = 0; i < trace.events.size(); ++i)
+    if (is_cpu_slice(trace.events[i].category) &&
+        !std::binary_search(table.dropped.begin(), table.dropped.end(), i))
+      slices.push_back(i);
+  // Python sorts its events by (start, -end) before it groups them; equal ones keep trace order.
+  std::stable_sort(slices.begin(), slices.end(), [&](size_t a, size_t b) {
+    const Event &x = trace.events[a], &y = trace.events[b];
+    return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.end_ns() > y.end_ns();
+  });
+  for (size_t i : slices) {
+    const Event& e = trace.events[i];
+    const std::string_view shapes = grouped && e.input_shapes < trace.input_shapes.size()
+                                        ? trace.input_shapes[e.input_shapes] : std::string_view();
+    const auto it = row_of.find({table_name(e.name), shapes});
+    if (it == row_of.end()) continue;
+    const double from = double(e.start_ns - start) / 1000, to = double(e.end_ns() - start) / 1000;
+    table.rows[it->second].python_cpu_total_us += to - from;
+  }
+}
 
 const KeyAverage* KeyAverages::find(std::string_view name) const {
   for (const auto& r : rows)
@@ -157,6 +224,19 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
   };
   std::vector<Allocation> allocations;
   std::vector<int32_t> slot_at_depth;  // the open slices' slots, outermost first
+  std::vector<size_t> event_at_depth;  // and their events
+  // Python's EventList drops a slice whose parent has its name and no other child (an operator
+  // calling another overload of itself: aten::sum in aten::sum) and gives its parent its
+  // children, its time, and the GPU work and memory it had (_remove_dup_nodes). The candidates
+  // (a slice named as its parent) are found while nesting; the rule is applied after, when each
+  // parent's children are known.
+  struct Dup {
+    int32_t slot, parent;
+    int64_t dur, children_dur = 0;  // its time, and its direct children's
+    size_t event;
+  };
+  std::vector<Dup> dups;
+  std::vector<int32_t> dup_of;  // slot -> its index in dups, or -1 (kept from the first one on)
   for (auto& [key, thread] : threads) {
     std::vector<size_t>& idx = thread.idx;
     if (!thread.nested_order)
@@ -177,13 +257,56 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       rows[row].cpu_total_ns += e.dur_ns;
       if (up_slot >= 0) rows[row_of[size_t(up_slot)]].self_cpu_ns -= e.dur_ns;
       if (is_torch_scope(e.category)) owner.add(e.external_id, long(slot));
-      if (slot_at_depth.size() <= size_t(depth)) slot_at_depth.resize(size_t(depth) + 1);
+      if (!dup_of.empty()) {
+        dup_of.push_back(-1);
+        if (up_slot >= 0 && dup_of[size_t(up_slot)] >= 0) dups[size_t(dup_of[size_t(up_slot)])].children_dur += e.dur_ns;
+      }
+      if (up_slot >= 0) {
+        const std::string_view up_name = events[event_at_depth[size_t(depth) - 1]].name;
+        if (up_name.data() == e.name.data() || up_name == e.name) {
+          if (dup_of.empty()) dup_of.assign(size_t(slot) + 1, -1);
+          dup_of[size_t(slot)] = int32_t(dups.size());
+          dups.push_back({slot, up_slot, e.dur_ns, 0, i});
+        }
+      }
+      if (slot_at_depth.size() <= size_t(depth)) {
+        slot_at_depth.resize(size_t(depth) + 1);
+        event_at_depth.resize(size_t(depth) + 1);
+      }
       slot_at_depth[size_t(depth)] = slot;
+      event_at_depth[size_t(depth)] = i;
       return true;
     });
     std::vector<size_t>().swap(idx);  // done with this thread's list
   }
   const size_t slots = parent.size();
+
+  // The dropped slices: each merged into its nearest kept ancestor (merged_into), its call, time
+  // and self time moved there, in slot order (parents first, so a chain of them merges into its
+  // top). Its GPU work and memory follow in steps 3 and 4 through eff().
+  std::vector<int32_t> merged_into;  // slot -> the kept slot it became part of, or -1
+  std::vector<size_t> dropped;       // their events
+  if (!dups.empty()) {
+    std::vector<int32_t> kids(slots, 0);
+    for (size_t s = 0; s < slots; ++s)
+      if (parent[s] >= 0) ++kids[size_t(parent[s])];
+    merged_into.assign(slots, -1);
+    for (const Dup& d : dups) {
+      const int32_t top = merged_into[size_t(d.parent)] >= 0 ? merged_into[size_t(d.parent)] : d.parent;
+      if (kids[size_t(top)] != 1) continue;
+      merged_into[size_t(d.slot)] = top;
+      kids[size_t(top)] = kids[size_t(d.slot)];
+      dropped.push_back(d.event);
+      KeyAverage &gone = rows[row_of[size_t(d.slot)]], &kept = rows[row_of[size_t(top)]];
+      const int64_t self = d.dur - d.children_dur;
+      gone.calls -= 1;
+      gone.cpu_total_ns -= d.dur;
+      gone.self_cpu_ns -= self;
+      kept.self_cpu_ns += self;
+    }
+  }
+  auto merged = [&](size_t s) { return !merged_into.empty() && merged_into[s] >= 0; };
+  auto eff = [&](long s) { return s >= 0 && merged(size_t(s)) ? long(merged_into[size_t(s)]) : s; };
 
   // 3. GPU work: to its own row (a kernel's name), and to the operator or range that launched
   //    it (external id) as that slice's self device time; then, children before parents (slots
@@ -196,11 +319,11 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       KeyAverage& r = rows[row_for(i, true)];
       r.self_device_ns += e.dur_ns;
       r.device_total_ns += e.dur_ns;
-      if (const long op = owner[e.external_id]; op >= 0) dev[size_t(op)] += e.dur_ns;
+      if (const long op = eff(owner[e.external_id]); op >= 0) dev[size_t(op)] += e.dur_ns;
     }
     for (size_t s = 0; s < slots; ++s) rows[row_of[s]].self_device_ns += dev[s];
     for (size_t s = slots; s-- > 0;) {
-      rows[row_of[s]].device_total_ns += dev[s];
+      if (!merged(s)) rows[row_of[s]].device_total_ns += dev[s];
       if (parent[s] >= 0) dev[size_t(parent[s])] += dev[s];
     }
   }
@@ -212,15 +335,17 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
     for (const Allocation& a : allocations) {
       const MemoryInfo& m = *memory_of(events[a.event]);
       (m.cuda ? device_memory : host_memory) = true;
-      if (a.owner >= 0) (m.cuda ? dev_mem : host_mem)[size_t(a.owner)] += m.bytes;
+      if (const long o = eff(a.owner); o >= 0) (m.cuda ? dev_mem : host_mem)[size_t(o)] += m.bytes;
     }
     for (size_t s = 0; s < slots; ++s) {
       rows[row_of[s]].self_cpu_mem += host_mem[s];
       rows[row_of[s]].self_device_mem += dev_mem[s];
     }
     for (size_t s = slots; s-- > 0;) {  // children before parents
-      rows[row_of[s]].cpu_mem += host_mem[s];
-      rows[row_of[s]].device_mem += dev_mem[s];
+      if (!merged(s)) {
+        rows[row_of[s]].cpu_mem += host_mem[s];
+        rows[row_of[s]].device_mem += dev_mem[s];
+      }
       if (parent[s] >= 0) {
         host_mem[size_t(parent[s])] += host_mem[s];
         dev_mem[size_t(parent[s])] += dev_mem[s];
@@ -234,10 +359,13 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
   std::sort(order_of_rows.begin(), order_of_rows.end(),
             [&](size_t a, size_t b) { return first_seen[a] < first_seen[b]; });
   KeyAverages out;
+  std::sort(dropped.begin(), dropped.end());
+  out.dropped = std::move(dropped);
   out.has_cpu_memory = host_memory;
   out.has_device_memory = device_memory;
   for (size_t k : order_of_rows) {
     const KeyAverage& r = rows[k];
+    if (r.calls == 0) continue;  // every call of it dropped into its parent (grouped by shapes)
     if (r.device_work)
       out.self_device_total_ns += r.self_device_ns;
     else
@@ -291,6 +419,18 @@ std::string format_time_ns(int64_t ns) {
     std::snprintf(buf, sizeof buf, "%.3fs", us / 1e6);
   else if (us >= 1e3)
     std::snprintf(buf, sizeof buf, "%.3fms", us / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3fus", us);
+  return buf;
+}
+
+// Python's _format_time, on its float microseconds.
+static std::string python_time_us(double us) {
+  char buf[48];
+  if (us >= 1000.0 * 1000.0)
+    std::snprintf(buf, sizeof buf, "%.3fs", us / (1000.0 * 1000.0));
+  else if (us >= 1000.0)
+    std::snprintf(buf, sizeof buf, "%.3fms", us / 1000.0);
   else
     std::snprintf(buf, sizeof buf, "%.3fus", us);
   return buf;
@@ -359,6 +499,18 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
     if (!r->input_shapes.empty()) shapes_width = std::max(shapes_width, r->input_shapes.size() + 4);
   shapes_width = std::min<size_t>(shapes_width, 80);
   if (shapes_width) headers.push_back("Input Shapes");
+  // Recorded with_flops: Python's "Total <unit>" column, its unit from the least FLOPs of any
+  // row (all rows, not only those shown), a power of 1000 from FLOPs to PFLOPs.
+  double flops_scale = 1;
+  if (table.has_flops) {
+    uint64_t least = 0;
+    for (const auto& r : table.rows)
+      if (r.flops > 0 && (least == 0 || r.flops < least)) least = r.flops;
+    static const char* kUnits[] = {"FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"};
+    const double log = std::max(0.0, std::min(std::log10(double(least)) / 3, 5.0));
+    flops_scale = std::pow(10.0, std::floor(log) * -3.0);
+    headers.push_back(std::string("Total ") + kUnits[int(log)]);
+  }
 
   // Right-aligned cells as Python prints them; only names are cut ("..."), a longer header
   // ("CUDA time avg") overflows its column as it does there.
@@ -369,9 +521,8 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
     const size_t pad = s.size() < width ? width - s.size() : 0;
     return std::string(pad, ' ') + s + std::string(kSpacing, ' ');
   };
-  auto width = [&](size_t i) {
-    return i == 0 ? name_width : shapes_width && i + 1 == headers.size() ? shapes_width : kColumn;
-  };
+  const size_t shapes_at = shapes_width ? headers.size() - (table.has_flops ? 2 : 1) : 0;
+  auto width = [&](size_t i) { return i == 0 ? name_width : shapes_width && i == shapes_at ? shapes_width : kColumn; };
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (size_t i = 0; i < cells.size(); ++i)
@@ -392,7 +543,9 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
                                   percent(r->cpu_total_ns, table.self_cpu_total_ns),
                                   format_time_ns(r->cpu_total_ns),
                                   // averages rounded, not truncated, as Python prints them
-                                  format_average_ns(r->cpu_total_ns, calls)};
+                                  r->python_cpu_total_us >= 0
+                                      ? python_time_us(1.0 * r->python_cpu_total_us / double(calls))
+                                      : format_average_ns(r->cpu_total_ns, calls)};
     if (device) {
       c.push_back(format_time_ns(r->self_device_ns));
       c.push_back(percent(r->self_device_ns, table.self_device_total_ns));
@@ -409,6 +562,11 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
     }
     c.push_back(std::to_string(r->calls));
     if (shapes_width) c.push_back(r->input_shapes.substr(0, shapes_width));
+    if (table.has_flops) {
+      char buf[48] = "--";
+      if (r->flops > 0) std::snprintf(buf, sizeof buf, "%8.3f", double(r->flops) * flops_scale);
+      c.push_back(buf);
+    }
     out += line(c);
   }
   out += sep;

@@ -30,6 +30,12 @@ struct KeyAverage {
   /// With group_by_input_shape: the operator's input shapes as Python prints them
   /// ("[[64, 64], [64, 64]]"); empty otherwise.
   std::string input_shapes;
+  /// In a trace recorded with_flops: the FLOPs Python's profiler counts for its calls, added up
+  /// (python_flops.h; 0 for the operators it does not count).
+  uint64_t flops = 0;
+  /// CPU total as Python's table sums it, in floating-point microseconds (python_float_times);
+  /// < 0 where not computed. Its average is what the "CPU time avg" cell prints.
+  double python_cpu_total_us = -1;
 };
 
 struct KeyAverages {
@@ -38,6 +44,11 @@ struct KeyAverages {
   int64_t self_device_total_ns = 0; ///< sum of GPU work time (each kernel counted once)
   bool has_cpu_memory = false;      ///< the trace has host memory events
   bool has_device_memory = false;   ///< the trace has GPU memory events
+  /// Recorded with_flops and some row has FLOPs: Python's table has its "Total FLOPs" column.
+  bool has_flops = false;
+  /// Slices Python's EventList drops into their parent (a slice named as its parent, its only
+  /// child: _remove_dup_nodes), by event index: they are in no row.
+  std::vector<size_t> dropped;
   bool has_device_time() const { return self_device_total_ns > 0; }
   const KeyAverage* find(std::string_view name) const;
 };
@@ -58,10 +69,18 @@ struct KeyAverages {
 KeyAverages key_averages(const std::vector<Event>& events,
                          const std::vector<MemoryInfo>& memory = {},
                          const std::vector<std::string_view>* input_shapes = nullptr);
-inline KeyAverages key_averages(const Trace& trace, bool group_by_input_shape = false) {
-  return key_averages(trace.events, trace.memory,
-                      group_by_input_shape ? &trace.input_shapes : nullptr);
-}
+/// A trace's table. Recorded with_flops (Trace::with_flops), each row also gets the FLOPs
+/// Python's profiler counts (python_flops.h) from its calls' recorded inputs, where they were
+/// read (ParseOptions::read_shapes; counts_python_flops names whose are needed).
+KeyAverages key_averages(const Trace& trace, bool group_by_input_shape = false);
+
+/// Python's own arithmetic for the "CPU time avg" column, for the table of a trace Python wrote:
+/// each CPU slice's time as its end minus its start, each in microseconds from the profiler's
+/// start (the trace's "PyTorch Profiler (N)" span) as a double, added up per row in order of
+/// start (longer first), over the slices the table keeps (not `dropped`). An average that falls
+/// halfway between two printed digits then rounds as Python's did, which exact nanoseconds
+/// cannot say. Without that span, nothing is done (the average is the exact one, halves up).
+void python_float_times(KeyAverages& table, const Trace& trace);
 
 /// What the table is sorted by (descending), with the names Python's profiler uses.
 /// Unsorted is Python's `sort_by=None`: rows in order of first appearance.
@@ -78,7 +97,8 @@ struct TableOptions {
 
 /// The table in the layout of `key_averages().table()`: Name, Self CPU %, Self CPU, CPU total %,
 /// CPU total, CPU time avg, the device columns when there is device time, the memory columns
-/// when there are memory events, # of Calls, totals.
+/// when there are memory events, # of Calls, Python's "Total FLOPs" column (its unit scaled to
+/// the least FLOPs of any row, "--" for none) in a trace recorded with_flops, totals.
 std::string format_table(const KeyAverages& table, const TableOptions& options);
 
 /// Time as Python's profiler prints it: "812.000us", "1.234ms", "2.500s".

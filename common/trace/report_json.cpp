@@ -13,6 +13,7 @@ nlohmann::ordered_json operators_json(const KeyAverages& table) {
                     {"device_total_ns", r.device_total_ns},
                     {"device_work", r.device_work}});
     if (!r.input_shapes.empty()) rows.back()["input_shapes"] = r.input_shapes;
+    if (table.has_flops) rows.back()["flops"] = r.flops;  // recorded with_flops: Python's count
     if (table.has_cpu_memory || table.has_device_memory) {
       auto& row = rows.back();
       row["cpu_mem_bytes"] = r.cpu_mem;

@@ -169,6 +169,9 @@ struct Trace {
   std::map<std::pair<int64_t, int64_t>, std::string> lane_names;
   /// baseTimeNanoseconds, when the trace gives one: event times are then relative to it.
   int64_t base_time_ns = 0;
+  /// The header's "with_flops": recorded with torch.profiler's with_flops=True, whose table
+  /// counts the FLOPs of a few operators (python_flops.h).
+  bool with_flops = false;
   std::unique_ptr<NamePool> names = std::make_unique<NamePool>();
 
   std::string_view intern(std::string_view s) { return names->intern(s); }

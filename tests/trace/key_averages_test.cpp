@@ -1,5 +1,6 @@
 // The operator table on hand-built events, with every figure worked out by hand.
 #include "trace/key_averages.h"
+#include "trace/python_flops.h"
 #include "trace/text_table.h"
 
 #include <gtest/gtest.h>
@@ -278,6 +279,76 @@ TEST(Table, SortKeysUsePythonsNames) {
   EXPECT_EQ(parse_sort_key("self_cuda_time_total"), SortKey::SelfDevice);
   EXPECT_EQ(parse_sort_key("count"), SortKey::Count);
   EXPECT_FALSE(parse_sort_key("fastest").has_value());
+}
+
+}  // namespace
+}  // namespace pil::trace
+
+namespace pil::trace {
+namespace {
+
+// Python's EventList drops a slice whose parent has its name and no other child (_remove_dup_
+// nodes): aten::sum [0, 30] holding aten::sum [2, 28] holding aten::fill_ [5, 7], the inner sum
+// launching a kernel of 4 us: one call of 30 us, self 30 - 2 = 28 us, and the kernel its own.
+// A second outer sum [40, 60] with two children, aten::sum [41, 45] and aten::view [50, 52], keeps
+// both: the sum row then counts 3 calls (30 + 20 + 4 = 54 us).
+TEST(KeyAverages, ASliceNamedAsItsOnlyParentIsDroppedIntoIt) {
+  std::vector<Event> ev = {
+      cpu("aten::sum", Category::CpuOp, 0, 30, 1),   cpu("aten::sum", Category::CpuOp, 2, 28, 2),
+      cpu("aten::fill_", Category::CpuOp, 5, 7, 3),  runtime(10, 12, 9, 2),
+      gpu("reduce_kernel", Category::Kernel, 15, 19, 9, 2),
+      cpu("aten::sum", Category::CpuOp, 40, 60, 4),  cpu("aten::sum", Category::CpuOp, 41, 45, 5),
+      cpu("aten::view", Category::CpuOp, 50, 52, 6),
+  };
+  const KeyAverages k = key_averages(ev);
+  const KeyAverage* sum = k.find("aten::sum");
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ(sum->calls, 3);
+  EXPECT_EQ(sum->cpu_total_ns, (30 + 20 + 4) * us);
+  // Self: 30 - 2 (fill_) - 2 (the launch) in the first; 20 - 4 - 2 and 4 in the second.
+  EXPECT_EQ(sum->self_cpu_ns, (26 + 14 + 4) * us);
+  EXPECT_EQ(sum->self_device_ns, 4 * us);
+  EXPECT_EQ(sum->device_total_ns, 4 * us);
+  ASSERT_EQ(k.dropped.size(), 1u);
+  EXPECT_EQ(k.dropped[0], 1u);
+  EXPECT_EQ(k.self_cpu_total_ns, (26 + 2 + 2 + 14 + 4 + 2) * us);  // every slice's self, once
+}
+
+// The FLOPs Python counts with with_flops (torch/csrc/profiler/util.cpp), by hand.
+TEST(PythonFlops, TheSevenOperatorsTorchCounts) {
+  auto in = [](std::vector<std::vector<int64_t>> dims, std::vector<std::string_view> concrete = {}) {
+    OpInputs o;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      InputArg a;
+      a.dims = dims[i];
+      a.type = "float";
+      if (i < concrete.size() && !concrete[i].empty()) a.type = "ScalarList", a.concrete = concrete[i];
+      o.args.push_back(a);
+    }
+    return o;
+  };
+  EXPECT_EQ(python_flops("aten::mm", in({{16, 8}, {8, 32}})), 2u * 16 * 8 * 32);
+  EXPECT_EQ(python_flops("aten::addmm", in({{32}, {16, 8}, {8, 32}})), 2u * 16 * 8 * 32);
+  EXPECT_EQ(python_flops("aten::bmm", in({{4, 16, 8}, {4, 8, 32}})), 2u * 4 * 16 * 8 * 32);
+  EXPECT_EQ(python_flops("aten::baddbmm", in({{4, 16, 32}, {4, 16, 8}, {4, 8, 32}})), 2u * 4 * 16 * 8 * 32);
+  EXPECT_EQ(python_flops("aten::mul", in({{4, 16, 32}, {}})), 4u * 16 * 32);
+  EXPECT_EQ(python_flops("aten::add", in({{4, 16, 32}, {}})), 4u * 16 * 32);
+  EXPECT_EQ(python_flops("aten::mul_", in({{4, 16, 32}, {}})), 0u);  // in place: not counted
+  // conv2d: input [2, 3, 32, 32], weight [8, 3, 3, 3], stride 2, padding 1: out 16 x 16;
+  // 2 * 2 * 16 * 16 * 3 * 3 * 3 * 8 / 1.
+  EXPECT_EQ(python_flops("aten::conv2d", in({{2, 3, 32, 32}, {8, 3, 3, 3}, {8}, {}, {}, {}, {}},
+                                            {"", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "1"})),
+            2u * 2 * 16 * 16 * 3 * 3 * 3 * 8);
+  // dilation 2, padding 2, groups 2 on [2, 8, 16, 16] with [8, 4, 3, 3]: out 16 x 16.
+  EXPECT_EQ(python_flops("aten::conv2d", in({{2, 8, 16, 16}, {8, 4, 3, 3}, {8}, {}, {}, {}, {}},
+                                            {"", "", "", "[1, 1]", "[2, 2]", "[2, 2]", "2"})),
+            2u * 2 * 16 * 16 * 3 * 3 * 8 * 8 / 2);
+  // Without its values (a trace read without Concrete Inputs) a conv2d counts none.
+  EXPECT_EQ(python_flops("aten::conv2d", in({{2, 3, 32, 32}, {8, 3, 3, 3}, {8}, {}, {}, {}, {}})), 0u);
+  // A non-tensor where torch wants a tensor: none.
+  OpInputs scalar = in({{}, {8, 32}});
+  scalar.args[0].type = "Scalar";
+  EXPECT_EQ(python_flops("aten::mm", scalar), 0u);
 }
 
 }  // namespace

@@ -132,6 +132,37 @@ TEST(PilTracePython, OpsPrintsPythonsTableToTheByte) {
   }
 }
 
+// A trace Python recorded with_flops (tests/trace/fixtures/make_python_flops_table.py) and the
+// tables it printed sorted three ways, byte for byte: the "Total KFLOPs" column from the
+// recorded inputs of conv2d, mm, bmm, baddbmm, mul and add; aten::sum's inner call dropped into
+// the outer one as Python's EventList does (2 calls, not 4); averages that fall halfway between
+// two printed digits rounded as Python's floating-point sums rounded them (up and down).
+TEST(PilTracePython, OpsPrintsPythonsFlopsTableToTheByte) {
+  const std::string dir = PIL_FIXTURES_DIR;
+  for (const char* sort : {"cpu_time_total", "self_cpu_time_total", "count"}) {
+    std::ifstream in(dir + "/python_flops_steps." + sort + ".table.txt");
+    const std::string python((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_NE(python.find("Total KFLOPs"), std::string::npos) << sort;
+    for (const char* threads : {"1", "2"}) {
+      SCOPED_TRACE(std::string(sort) + ", threads " + threads);
+      const auto r = run_process(kTool, {"ops", dir + "/python_flops_steps.pt.trace.json", "--sort", sort,
+                                         "--row-limit", "100", "--threads", threads});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(r.out, python);
+    }
+  }
+  // The JSON gives each row's FLOPs; a trace recorded without with_flops has no such column.
+  const auto j = run_process(kTool, {"ops", dir + "/python_flops_steps.pt.trace.json", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  bool conv = false;
+  const auto table = nlohmann::json::parse(j.out);  // held: a range-for over a temporary's member dangles
+  for (const auto& r : table["operators"])
+    if (r["name"] == "aten::conv2d") conv = r["flops"].get<uint64_t>() > 0;
+  EXPECT_TRUE(conv) << j.out;
+  const auto plain = run_process(kTool, {"ops", dir + "/python_backward_steps.pt.trace.json"});
+  EXPECT_EQ(plain.out.find("FLOPs"), std::string::npos) << plain.out;
+}
+
 TEST_F(PilTrace, DiffOfARunWithItselfIsAllSame) {
   const auto d = run_process(kTool, {"diff", trace, trace, "--json"});
   ASSERT_EQ(d.exit_code, 0) << d.err;

@@ -179,6 +179,15 @@ simdjson::error_code Reader::read_top_field(od::raw_json_string key, od::value& 
     if (!v.get_int64().get(ns)) out_->base_time_ns = ns;  // already nanoseconds
     return simdjson::SUCCESS;
   }
+  if (key == "with_flops") {  // Python's profiler writes 1; a bool or "1" reads the same
+    int64_t n = 0;
+    bool b = false;
+    std::string_view s;
+    if (!v.get_int64().get(n)) out_->with_flops = n != 0;
+    else if (!v.get_bool().get(b)) out_->with_flops = b;
+    else if (!v.get_string().get(s)) out_->with_flops = s == "1" || s == "true";
+    return simdjson::SUCCESS;
+  }
   if (key == "deviceProperties") {
     od::array arr;
     if (v.get_array().get(arr)) return simdjson::SUCCESS;  // not the shape we know: ignore

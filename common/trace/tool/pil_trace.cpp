@@ -66,6 +66,7 @@
 #include "trace/ranks.h"
 #include "trace/report_json.h"
 #include "trace/reports.h"
+#include "trace/python_flops.h"
 #include "trace/roofline_format.h"
 #include "trace/slice.h"
 #include "trace/svg.h"
@@ -206,7 +207,8 @@ void note_skipped(const std::string& path, const SkippedFields& skipped) {
 }
 
 int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) {
-  const KeyAverages k = key_averages(t);
+  KeyAverages k = key_averages(t);
+  python_float_times(k, t);  // the averages' last digit as Python rounds it
   if (as_json) {
     const json j = {{"self_cpu_total_ns", k.self_cpu_total_ns},
                     {"self_device_total_ns", k.self_device_total_ns},
@@ -788,6 +790,14 @@ int main(int argc, char** argv) {
     // Only these read the operators' inputs: the roofline (every operator's), and advise (the
     // few its rules judge by them, with their concrete values: advise_read_options).
     read_options.read_shapes = roofline;
+    if (*ops && !roofline) {
+      // The table's FLOPs column, in a trace recorded with_flops (its header says so): the
+      // inputs of the operators Python counts, with their values (conv2d's stride...).
+      read_options.read_shapes = read_options.read_concrete = true;
+      read_options.shapes_for = [](std::string_view) { return false; };
+      read_options.shapes_also_for = counts_python_flops;
+      read_options.shapes_also_if = [](const Trace& head) { return head.with_flops; };
+    }
     if (*advise_cmd) read_options = advise_read_options(read_options, advise_options);
     const Trace t = parse_trace_file(path, read_options);
     note_skipped(path, t.skipped);
