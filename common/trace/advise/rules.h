@@ -26,6 +26,16 @@ struct BusySpan {
   size_t first = 0;  ///< the GPU work item that starts the span (the earliest, in event order on ties)
 };
 
+/// A stretch with every stream idle, ended by GPU work whose launch call had not yet returned
+/// when the GPU went idle: the GPU waited on the host (pil-trace's host wait, over the union of
+/// the streams).
+struct HostGap {
+  int64_t start = 0, end = 0;
+  size_t next = 0;  ///< the GPU work that ended it
+  size_t call = 0;  ///< its launch call
+  int64_t dur() const { return end - start; }
+};
+
 /// What every rule may read. The reports are made on first use.
 class RuleContext {
  public:
@@ -48,6 +58,9 @@ class RuleContext {
   const CpuSlices& cpu() const;
   /// When the GPU was busy: the union of every stream's work, in time order.
   const std::vector<BusySpan>& busy_spans() const;
+  /// Every stretch the GPU waited on the host, in time order (the launch-bound loop's and the
+  /// stalls' rules share them; rules_gpu_launch.cpp).
+  const std::vector<HostGap>& host_gaps() const;
   /// The GPU's busy time (any stream) inside [from, to).
   int64_t gpu_busy_in(int64_t from, int64_t to) const;
   /// The operators of each CPU thread that no other operator holds (what the program called;
@@ -76,6 +89,7 @@ class RuleContext {
   Lazy<CpuSlices> cpu_;
   Lazy<std::vector<BusySpan>> busy_spans_;
   Lazy<std::vector<RooflineRow>> roofline_;
+  Lazy<std::vector<HostGap>> host_gaps_;
   Lazy<std::vector<std::vector<size_t>>> top_ops_;
   Lazy<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> calls_by_thread_;
 };

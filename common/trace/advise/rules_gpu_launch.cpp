@@ -11,17 +11,7 @@
 namespace pil::trace::advise_rules {
 namespace {
 
-/// A stretch with every stream idle, ended by GPU work whose launch call had not yet returned
-/// when the GPU went idle: the GPU waited on the host (pil-trace's host wait, over the union of
-/// the streams).
-struct HostGap {
-  int64_t start = 0, end = 0;
-  size_t next = 0;  ///< the GPU work that ended it
-  size_t call = 0;  ///< its launch call
-  int64_t dur() const { return end - start; }
-};
-
-std::vector<HostGap> host_gaps(const RuleContext& c) {
+std::vector<HostGap> find_host_gaps(const RuleContext& c) {
   std::vector<HostGap> gaps;
   int64_t prev_end = c.index.gpu_window_start;
   for (const BusySpan& s : c.busy_spans()) {
@@ -92,6 +82,10 @@ std::vector<HostActivity> host_activity(const RuleContext& c, const std::vector<
 
 }  // namespace
 
+const std::vector<HostGap>& RuleContext::host_gaps() const {
+  return host_gaps_.get([&] { return find_host_gaps(*this); });
+}
+
 // Launch-bound, seen from the GPU: the GPU idle between launches, waiting for the host to
 // launch the next work, in gaps of launch scale (up to kHostStallNs; longer ones are stalls).
 void gpu_host_wait(const RuleContext& c, RuleResult& out) {
@@ -99,7 +93,7 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
   if (hi <= lo) return;
   std::vector<HostGap> gaps;
   int64_t wait = 0, saved = 0;
-  for (const HostGap& g : host_gaps(c)) {
+  for (const HostGap& g : c.host_gaps()) {
     if (is_stall(g)) continue;
     wait += g.dur();
     saved += c.basis_overlap(g.start, g.end);
@@ -132,7 +126,7 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
 void host_stall(const RuleContext& c, RuleResult& out) {
   std::vector<HostGap> stalls;
   int64_t idle = 0, saved = 0;
-  for (const HostGap& g : host_gaps(c)) {
+  for (const HostGap& g : c.host_gaps()) {
     if (!is_stall(g)) continue;
     idle += g.dur();
     saved += c.basis_overlap(g.start, g.end);

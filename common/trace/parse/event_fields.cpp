@@ -18,7 +18,9 @@ std::string lower(std::string_view s) {
 }
 
 /// A flow arrow's phase: start, finish, or step.
-bool is_flow_phase(std::string_view ph) { return ph == "s" || ph == "f" || ph == "t"; }
+simdjson_inline bool is_flow_phase(std::string_view ph) {
+  return ph.size() == 1 && (ph[0] == 's' || ph[0] == 'f' || ph[0] == 't');
+}
 
 /// An argument that only adds detail (memory sizes, occupancy): read when it is a number,
 /// ignored when it is not, so one odd value never makes a trace unreadable.
