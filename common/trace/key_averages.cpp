@@ -22,27 +22,44 @@ std::string percent(int64_t part, int64_t total) {
   return buf;
 }
 
+/// A table's CPU rows by what groups a slice into them: its table name, and its input shapes
+/// where the table is grouped by them (rows then carry their shapes). For the passes that add
+/// to the rows of a finished table, slice by slice.
+class CpuRows {
+ public:
+  explicit CpuRows(const KeyAverages& table) {
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      if (table.rows[r].device_work) continue;
+      grouped_ = grouped_ || !table.rows[r].input_shapes.empty();
+      row_.emplace(std::make_pair(std::string_view(table.rows[r].name), std::string_view(table.rows[r].input_shapes)), r);
+    }
+  }
+  /// The row of CPU slice `e`, or -1.
+  long of(const Trace& t, const Event& e) const {
+    const std::string_view shapes =
+        grouped_ && e.input_shapes < t.input_shapes.size() ? t.input_shapes[e.input_shapes] : std::string_view();
+    const auto it = row_.find({table_name(e.name), shapes});
+    return it == row_.end() ? -1 : long(it->second);
+  }
+
+ private:
+  std::map<std::pair<std::string_view, std::string_view>, size_t> row_;
+  bool grouped_ = false;
+};
+
 }  // namespace
 
 KeyAverages key_averages(const Trace& trace, bool group_by_input_shape) {
   KeyAverages k = key_averages(trace.events, trace.memory, group_by_input_shape ? &trace.input_shapes : nullptr);
   if (!trace.with_flops) return k;
-  // Each counted call's FLOPs to its row: rows of CPU slices by name (and input shapes when
-  // grouped by them), as the table groups them.
-  std::map<std::pair<std::string_view, std::string_view>, size_t> row_of;
-  for (size_t r = 0; r < k.rows.size(); ++r)
-    if (!k.rows[r].device_work) row_of.emplace(std::make_pair(std::string_view(k.rows[r].name),
-                                                              std::string_view(k.rows[r].input_shapes)), r);
+  // Each counted call's FLOPs to its row.
+  const CpuRows rows(k);
   for (const Event& e : trace.events) {
     if (e.category != Category::CpuOp || !counts_python_flops(e.name)) continue;
     const OpInputs* in = trace.inputs_of(e);
-    if (!in) continue;
-    const uint64_t flops = python_flops(e.name, *in);
-    if (!flops) continue;
-    const std::string_view shapes =
-        group_by_input_shape && e.input_shapes < trace.input_shapes.size() ? trace.input_shapes[e.input_shapes] : "";
-    if (auto it = row_of.find({e.name, shapes}); it != row_of.end()) {
-      k.rows[it->second].flops += flops;
+    const uint64_t flops = in ? python_flops(e.name, *in) : 0;
+    if (const long r = flops ? rows.of(trace, e) : -1; r >= 0) {
+      k.rows[size_t(r)].flops += flops;
       k.has_flops = true;
     }
   }
@@ -60,14 +77,9 @@ void python_float_times(KeyAverages& table, const Trace& trace) {
       break;
     }
   if (!found) return;
-  std::map<std::pair<std::string_view, std::string_view>, size_t> row_of;
-  for (size_t r = 0; r < table.rows.size(); ++r)
-    if (!table.rows[r].device_work) {
-      row_of.emplace(std::make_pair(std::string_view(table.rows[r].name), std::string_view(table.rows[r].input_shapes)), r);
-      table.rows[r].python_cpu_total_us = 0;
-    }
-  const bool grouped = std::any_of(table.rows.begin(), table.rows.end(),
-                                   [](const KeyAverage& r) { return !r.input_shapes.empty(); });
+  const CpuRows rows(table);
+  for (KeyAverage& r : table.rows)
+    if (!r.device_work) r.python_cpu_total_us = 0;
   std::vector<size_t> slices;
   for (size_t i = 0; i < trace.events.size(); ++i)
     if (is_cpu_slice(trace.events[i].category) &&
@@ -80,12 +92,10 @@ void python_float_times(KeyAverages& table, const Trace& trace) {
   });
   for (size_t i : slices) {
     const Event& e = trace.events[i];
-    const std::string_view shapes = grouped && e.input_shapes < trace.input_shapes.size()
-                                        ? trace.input_shapes[e.input_shapes] : std::string_view();
-    const auto it = row_of.find({table_name(e.name), shapes});
-    if (it == row_of.end()) continue;
+    const long r = rows.of(trace, e);
+    if (r < 0) continue;
     const double from = double(e.start_ns - start) / 1000, to = double(e.end_ns() - start) / 1000;
-    table.rows[it->second].python_cpu_total_us += to - from;
+    table.rows[size_t(r)].python_cpu_total_us += to - from;
   }
 }
 

@@ -340,10 +340,13 @@ FormulaKind formula_kind(std::string_view op_name) {
 }
 
 bool is_matrix_formula(std::string_view op_name) {
-  if (formula_kind(op_name) != FormulaKind::Own) return false;
+  // Asked of every operator while a trace is read: the names, not a walk of kEntries. Of the
+  // scaled-dot-product operators in kEntries only _scaled_dot_product_attention_math is a
+  // composite (counted in its bmm's).
   return op_name == "aten::mm" || op_name == "aten::addmm" || op_name == "aten::_scaled_mm" ||
          op_name == "aten::bmm" || op_name == "aten::baddbmm" ||
-         op_name.find("_scaled_dot_product_") != std::string_view::npos;
+         (op_name.rfind("aten::_scaled_dot_product_", 0) == 0 &&
+          op_name != "aten::_scaled_dot_product_attention_math");
 }
 
 std::optional<OpWork> op_work(std::string_view op_name, const OpInputs& in) {

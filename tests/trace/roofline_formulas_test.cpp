@@ -71,6 +71,25 @@ TEST(TraceRooflineFormulas, MatrixProducts) {
   EXPECT_FALSE(op_work("aten::mm", inputs({{"float", {3, 4}}})));
 }
 
+// is_matrix_formula (what advise reads the inputs of for its roofline figures) names the
+// matrix products and attention operators counted by their own formula, and no composite.
+TEST(TraceRooflineFormulas, MatrixFormulasAreTheOwnProductsAndAttention) {
+  for (const char* op : {"aten::mm", "aten::addmm", "aten::_scaled_mm", "aten::bmm", "aten::baddbmm",
+                         "aten::_scaled_dot_product_flash_attention", "aten::_scaled_dot_product_efficient_attention",
+                         "aten::_scaled_dot_product_cudnn_attention",
+                         "aten::_scaled_dot_product_flash_attention_for_cpu",
+                         "aten::_scaled_dot_product_flash_attention_backward",
+                         "aten::_scaled_dot_product_efficient_attention_backward",
+                         "aten::_scaled_dot_product_cudnn_attention_backward",
+                         "aten::_scaled_dot_product_flash_attention_for_cpu_backward"}) {
+    EXPECT_TRUE(is_matrix_formula(op)) << op;
+    EXPECT_EQ(formula_kind(op), FormulaKind::Own) << op;
+  }
+  for (const char* op : {"aten::matmul", "aten::linear", "aten::scaled_dot_product_attention",
+                         "aten::_scaled_dot_product_attention_math", "aten::add", "aten::softmax", "aten::mm_"})
+    EXPECT_FALSE(is_matrix_formula(op)) << op;
+}
+
 TEST(TraceRooflineFormulas, MatmulAndLinear) {
   // [5,64,48] x [48,32]: batch 5.
   OpWork w = work("aten::matmul", inputs({{"float", {5, 64, 48}}, {"float", {48, 32}}}));

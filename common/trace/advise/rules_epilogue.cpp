@@ -84,30 +84,29 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   }
 
   struct Pair {
+    std::string_view product, pass;
     int64_t count = 0, cost_ns = 0;
   };
-  // By the two names (interned: one address per text), made into "aten::matmul -> aten::add"
-  // once per pair at the end, not once per call.
-  std::map<std::pair<const char*, const char*>, std::pair<Pair, std::pair<std::string_view, std::string_view>>> by_names;
+  // By the two names' addresses (interned: one per text); made into "aten::matmul -> aten::add"
+  // once per pair below, not once per call.
+  std::map<std::pair<const char*, const char*>, Pair> by_names;
   std::vector<std::pair<int64_t, size_t>> worst;  // cost, the elementwise op's event
   worst.reserve(found.size());
   int64_t total = 0;
   for (size_t k = 0; k < found.size(); ++k) {
-    const auto [prev, epi] = found[k];
-    const size_t s = size_t(epi);
-    const std::string_view a = t.events[cs.event(size_t(prev))].name, b = t.events[cs.event(s)].name;
-    auto& entry = by_names[{a.data(), b.data()}];
-    entry.second = {a, b};
-    ++entry.first.count;
-    entry.first.cost_ns += cost[k];
+    const size_t s = size_t(found[k].second);
+    const std::string_view a = t.events[cs.event(size_t(found[k].first))].name, b = t.events[cs.event(s)].name;
+    Pair& p = by_names.try_emplace({a.data(), b.data()}, Pair{a, b}).first->second;
+    ++p.count;
+    p.cost_ns += cost[k];
     worst.push_back({cost[k], cs.event(s)});
     total += cost[k];
   }
   std::map<std::string, Pair> pairs;  // "aten::matmul -> aten::add"
-  for (const auto& [key, entry] : by_names) {
-    Pair& p = pairs[std::string(entry.second.first) + " -> " + std::string(entry.second.second)];
-    p.count += entry.first.count;
-    p.cost_ns += entry.first.cost_ns;
+  for (const auto& [key, q] : by_names) {
+    Pair& p = pairs[std::string(q.product) + " -> " + std::string(q.pass)];
+    p.count += q.count;
+    p.cost_ns += q.cost_ns;
   }
   if (pairs.empty() || total < int64_t(threshold::kMinSavedShare * double(c.basis_ns))) return;
   Symptom s;
@@ -127,7 +126,7 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   const size_t shown = std::min(worst.size(), c.options.examples);
   std::partial_sort(worst.begin(), worst.begin() + long(shown), worst.end(),
                     [](auto& a, auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
-  for (size_t k = 0; k < worst.size() && k < c.options.examples; ++k)
+  for (size_t k = 0; k < shown; ++k)
     s.examples.push_back(c.example(worst[k].second, "a separate pass over the product's output"));
   s.saved_ns = total;
   s.how = "the separate passes' " + std::string(c.gpu() ? "GPU" : "CPU") +

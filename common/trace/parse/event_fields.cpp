@@ -345,8 +345,6 @@ void EventFields::read_event(od::object& obj) {
     out_->skipped.count[which] += 1;
     skipped = true;
   };
-  // This operator's recorded inputs are to be read (read_shapes, and shapes_for accepts its name;
-  // a name not seen yet, after the args in the file, is accepted).
   // A kernel whose launch shape is not wanted needs nothing after its External id, device,
   // stream and correlation (Kineto writes the shape after them; with one of them missing it
   // reads on to the end).
@@ -354,6 +352,9 @@ void EventFields::read_event(od::object& obj) {
     return !read_launch_shapes && category == Category::Kernel && device >= 0 && stream >= 0 &&
            correlation != 0 && external != 0;
   };
+  // This operator's recorded inputs are to be read (read_shapes, and shapes_for or
+  // shapes_also_for accepts its name; a name not seen yet, after the args in the file, is
+  // accepted).
   auto wants_inputs = [&] {
     return read_shapes && (!shapes_for || name.empty() || shapes_for(name) ||
                            (shapes_also_for && shapes_also_for(name)));

@@ -208,7 +208,6 @@ void note_skipped(const std::string& path, const SkippedFields& skipped) {
 
 int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) {
   KeyAverages k = key_averages(t);
-  python_float_times(k, t);  // the averages' last digit as Python rounds it
   if (as_json) {
     const json j = {{"self_cpu_total_ns", k.self_cpu_total_ns},
                     {"self_device_total_ns", k.self_device_total_ns},
@@ -229,6 +228,7 @@ int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) 
   } else {
     o.sort = k.has_device_time() ? SortKey::DeviceTotal : SortKey::CpuTotal;
   }
+  python_float_times(k, t);  // the averages' last digit as Python rounds it (the table only)
   std::cout << format_table(k, o);
   return 0;
 }
@@ -794,7 +794,7 @@ int main(int argc, char** argv) {
       // The table's FLOPs column, in a trace recorded with_flops (its header says so): the
       // inputs of the operators Python counts, with their values (conv2d's stride...).
       read_options.read_shapes = read_options.read_concrete = true;
-      read_options.shapes_for = [](std::string_view) { return false; };
+      read_options.shapes_for = [](std::string_view) { return false; };  // none but those:
       read_options.shapes_also_for = counts_python_flops;
       read_options.shapes_also_if = [](const Trace& head) { return head.with_flops; };
     }
