@@ -28,7 +28,7 @@
 //            - attention by hand: the seq x seq scores in memory       advise: naive_attention
 //            - each batch made on the training thread (text generated and tokenised in plain C++:
 //              no operator, so the profiler records nothing of it)             untraced
-//            - the loss token by token, as the formula reads                   op_overhead
+//            - the loss token by token, as the formula reads                   op_loop
 //            - the causal mask made again for each block in every step        rebuilt_constant
 //            and on a GPU:
 //            - the loss read (.item()) in every step: the CPU waits for the GPU   host_sync
@@ -102,7 +102,7 @@ struct FixStep {
 constexpr std::array<FixStep, 7> kFixes = {{
     {kSdpa, "attention by scaled_dot_product_attention", "naive_attention", false},
     {kLoader, "batches made by a loader thread, ahead of the step", "untraced", false},
-    {kBatchedLoss, "the loss as one batched cross-entropy", "op_overhead", false},
+    {kBatchedLoss, "the loss as one batched cross-entropy", "op_loop", false},
     {kMaskOnce, "no causal mask made in the step (a block that needs one keeps its own)", "rebuilt_constant", false},
     {kLogEveryN, "the loss read every 10 steps, not every step", "host_sync", true},
     {kPinned, "batches in pinned memory, copied with non_blocking", "pageable_copy", true},

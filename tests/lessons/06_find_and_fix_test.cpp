@@ -215,7 +215,9 @@ TEST(Lesson06, BadFlagsAreRefused) {
 // Which findings pass their thresholds, and in which order, is a matter of time, and a loaded
 // machine changes time: that each planted problem leads before its fix and is gone from it on is
 // checked on the lesson's committed traces (AdviseLessons in tests/trace/advise_test.cpp). A live
-// run checks what no load can move: the score matrix is a pattern of operators, not a share.
+// run checks what load hardly moves: the score matrix is a pattern of operators, not a share;
+// the loss's loop is a pattern too, whose time (8-11% of slow's steps on this project's
+// machine) is four times the 2% a finding needs.
 
 // The causes advise names for a live CPU run of a variant at the default size.
 std::vector<std::string> advised(const std::string& variant) {
@@ -233,7 +235,7 @@ std::vector<std::string> advised(const std::string& variant) {
   return causes;
 }
 
-TEST(Lesson06Advise, ALiveRunOfSlowNamesTheScoreMatrixFix1DoesNot) {
+TEST(Lesson06Advise, ALiveRunOfSlowNamesTheScoreMatrixAndTheLossLoopFix1NotTheMatrix) {
   const auto slow = advised("slow"), fix1 = advised("fix1");
   auto text = [](const std::vector<std::string>& c) {
     std::string t;
@@ -241,6 +243,7 @@ TEST(Lesson06Advise, ALiveRunOfSlowNamesTheScoreMatrixFix1DoesNot) {
     return t;
   };
   EXPECT_EQ(std::count(slow.begin(), slow.end(), "naive_attention"), 1) << text(slow);
+  EXPECT_EQ(std::count(slow.begin(), slow.end(), "op_loop"), 1) << text(slow);
   EXPECT_EQ(std::count(fix1.begin(), fix1.end(), "naive_attention"), 0) << text(fix1);
 }
 

@@ -90,6 +90,100 @@ TEST(AdviseCpu, LongCallsOfAMostlySmallOperatorAreWork) {
   EXPECT_EQ(symptom(a, "op_overhead"), nullptr);
 }
 
+// --- op_loop ----------------------------------------------------------------------------------
+
+// Two steps of 10 ms. In each: aten::mm (3 ms), then a range "loss" holding a loop of 300
+// iterations, each aten::select (4 us) then aten::neg (6 us), back to back from +4 ms to +7 ms:
+// 600 short calls in a row, 300 of each operator in one loop. `slow_iteration`: the 101st
+// iteration's neg takes 30 us (the thread preempted), and the rest 24 us later.
+std::string per_element_loop(bool slow_iteration = false) {
+  TraceBuilder b;
+  for (int k = 0; k < 2; ++k) {
+    const double s = 10'000.0 * k;
+    b.step(k + 1, s, 10'000);
+    b.op("aten::mm", s + 100, 3000);
+    b.range("loss", s + 3990, 3100);
+    double t = s + 4000;
+    for (int i = 0; i < 300; ++i) {
+      const double neg = slow_iteration && i == 100 ? 30 : 6;
+      b.op("aten::select", t, 4);
+      b.op("aten::neg", t + 4, neg);
+      t += 4 + neg;
+    }
+  }
+  return b.str();
+}
+
+TEST(AdviseCpu, ALoopOfSmallOperatorsIsNamedWithItsCalls) {
+  const Advice a = advise_text(per_element_loop());
+  const Finding* f = finding(a, "op_loop");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  // The loop's stretch each step: 3 ms, every bit of it in the calls.
+  EXPECT_DOUBLE_EQ(figure(s, "loop_ns"), 6000.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "loop_calls_ns"), 6000.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "loop_share"), 0.30);
+  EXPECT_DOUBLE_EQ(figure(s, "loop_calls"), 1200);
+  EXPECT_DOUBLE_EQ(figure(s, "looping_operators"), 2);
+  EXPECT_DOUBLE_EQ(figure(s, "loops"), 2);
+  EXPECT_DOUBLE_EQ(figure(s, "most_calls_in_one"), 300);
+  EXPECT_EQ(f->saved_ns, 6000 * kUs);
+  EXPECT_EQ(s.text,
+            "a loop of small operators in loss: 1,200 short calls one after another (each under "
+            "20.0 us, with what it calls), up to 300 of aten::neg in one loop; 6.00 ms in the calls, "
+            "6.00 ms (30% of the steps) with the time between them");
+  // Most time first: neg (600 x 6 us), then select (600 x 4 us).
+  ASSERT_EQ(s.examples.size(), 2u);
+  EXPECT_EQ(s.examples[0].name, "aten::neg");
+  EXPECT_EQ(s.examples[0].ts_ns, 4004 * kUs);
+  EXPECT_EQ(s.examples[0].detail, "600 calls under loss (up to 300 in one loop), median 6.00 us, 3.60 ms in all");
+  EXPECT_EQ(s.examples[1].name, "aten::select");
+  // The calls' self time is 30% of the steps, past op_overhead's 20%: the overhead spread over
+  // the program is op_overhead's, a loop's is op_loop's, named once.
+  EXPECT_EQ(symptom(a, "op_overhead"), nullptr);
+}
+
+TEST(AdviseCpu, AnIterationThatTookLongerStaysInItsLoop) {
+  // The 30 us neg is longer than a short call, but the loop called neg short before: the same
+  // loop, 24 us longer each step.
+  const Advice a = advise_text(per_element_loop(true));
+  const Symptom* s = symptom(a, "op_loop");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "loops"), 2);
+  EXPECT_DOUBLE_EQ(figure(*s, "loop_calls"), 1200);
+  EXPECT_DOUBLE_EQ(figure(*s, "loop_ns"), 2 * 3024.0 * kUs);
+}
+
+TEST(AdviseCpu, ShortCallsThatAreNoLoopAreNotOne) {
+  // Each step of 10 ms: (a) 255 calls of aten::add under "few", one short of a loop; (b) 300
+  // of aten::mul under "split", cut in two by a long aten::mm no call before it made short;
+  // (c) 300 aten::select inside one aten::unbind (its own, not the program's calls); (d) 300
+  // aten::sub under "spread" with a 30 us mm between every two (a model's layers).
+  TraceBuilder b;
+  for (int k = 0; k < 2; ++k) {
+    const double s = 40'000.0 * k;
+    b.step(k + 1, s, 40'000);
+    b.range("few", s + 10, 2600);
+    for (int i = 0; i < 255; ++i) b.op("aten::add", s + 20 + 10 * i, 8);
+    b.range("split", s + 3000, 3200);
+    for (int i = 0; i < 300; ++i) {
+      const double at = s + 3010 + 10 * i + (i >= 150 ? 100 : 0);
+      if (i == 150) b.op("aten::mm", s + 3010 + 1500, 90);
+      b.op("aten::mul", at, 8);
+    }
+    b.op("aten::unbind", s + 6500, 3100);
+    for (int i = 0; i < 300; ++i) b.op("aten::select", s + 6510 + 10 * i, 8);
+    b.range("spread", s + 10'000, 12'100);
+    for (int i = 0; i < 300; ++i) {
+      b.op("aten::mm", s + 10'010 + 40 * i, 30);
+      b.op("aten::sub", s + 10'041 + 40 * i, 8);
+    }
+  }
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(symptom(a, "op_loop"), nullptr);
+  EXPECT_TRUE(clean(a, "op_loop"));
+}
+
 // On a trace with GPU work the host's time costs the step only while the GPU waits for it: the
 // GPU rules judge it there, and the rules about the host's time say so instead of guessing.
 TEST(AdviseCpu, OnAGpuTraceTheGpuRulesJudgeTheHostsTime) {
@@ -100,7 +194,7 @@ TEST(AdviseCpu, OnAGpuTraceTheGpuRulesJudgeTheHostsTime) {
   const int corr = b.call("cudaLaunchKernel", 85, 5);
   b.kernel("k", corr, 92, 5);
   const Advice a = advise_text(b.str());
-  for (const char* rule : {"op_overhead", "untraced", "data_loading"})
+  for (const char* rule : {"op_overhead", "op_loop", "untraced", "data_loading"})
     EXPECT_EQ(unable(a, rule),
               "the trace has GPU work: the host's time there is judged by the GPU's wait for it "
               "(launch-bound loop, host stalls)")

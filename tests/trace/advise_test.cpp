@@ -286,7 +286,9 @@ TEST(AdviseLessons, Lesson03EagerGeluAndMulAreAChainForFusionNotAnEpilogue) {
 
 // Lesson 06, the capstone: each planted CPU problem is the largest finding left in the variant
 // just before its fix, and gone from its fix on; slow leads with the attention and the batch made
-// on the training thread; fast names nothing. On the lesson's own traces at batch 1 (two recorded
+// on the training thread and names the loss's loop too; fast names nothing. The mask is the one
+// slow hides at batch 1: 0.9% of its steps, under the 2% a finding needs (at the page's batch 2
+// it is 2.1%, named); it is named from fix1 on, when the larger problems are gone. On the lesson's own traces at batch 1 (two recorded
 // steps each, gzipped; fixtures/lessons/README.md), so a loaded machine cannot move a finding
 // across its threshold: the lesson's tests check the program (the mask, the loader, the per-token
 // loss, the score matrix) on live runs, this one what advise makes of it.
@@ -301,7 +303,7 @@ TEST(AdviseLessons, Lesson06EachPlantedProblemLeadsBeforeItsFixAndIsGoneFromItOn
   };
   const std::vector<Planted> planted = {{"naive_attention", "fix1"},
                                         {"untraced", "fix2"},
-                                        {"op_overhead", "fix3"},
+                                        {"op_loop", "fix3"},
                                         {"rebuilt_constant", "fix4"}};
   for (const Planted& p : planted) {
     SCOPED_TRACE(p.cause);
@@ -315,6 +317,11 @@ TEST(AdviseLessons, Lesson06EachPlantedProblemLeadsBeforeItsFixAndIsGoneFromItOn
   }
   ASSERT_GE(causes["slow"].size(), 2u);
   EXPECT_EQ(causes["slow"][1], "untraced");
+  for (const char* c : {"naive_attention", "untraced", "op_loop"})
+    EXPECT_EQ(std::count(causes["slow"].begin(), causes["slow"].end(), c), 1) << c << " in slow";
+  EXPECT_EQ(std::count(causes["fix1"].begin(), causes["fix1"].end(), "rebuilt_constant"), 1);
+  for (const std::string& v : order)  // the loss's overhead is the loop's, not the program's
+    EXPECT_EQ(std::count(causes[v].begin(), causes[v].end(), "op_overhead"), 0) << v;
   EXPECT_TRUE(causes["fast"].empty()) << causes["fast"].front();
 }
 

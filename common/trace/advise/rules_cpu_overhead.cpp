@@ -1,8 +1,13 @@
 // Operator overhead: operators so small that what every call costs whatever its size (the
 // dispatcher, the aten:: frames, the profiler's own record) is most of what they cost, from the
-// operators' self time on a CPU-only trace. On a GPU trace the host's time costs the step only
-// while the GPU waits for it: the GPU rules judge it there (the launch-bound loop).
+// operators' self time on a CPU-only trace; and the same overhead gathered in one place, a loop
+// that calls small operators one element at a time (op_loop), which the spread-out overhead
+// leaves to it. On a GPU trace the host's time costs the step only while the GPU waits for it:
+// the GPU rules judge it there (the launch-bound loop).
 #include <algorithm>
+#include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "trace/advise/rules_cpu.h"
@@ -19,11 +24,129 @@ struct NameTotal {
   size_t first = 0;  // its first call's slot
 };
 
+// The loops of small operators in the steps. A loop is a run of the program's own operator
+// calls (no operator around them) on one thread, one after another under one caller (the
+// innermost named range or operator; the step where none) in one step, every call short (under
+// kSmallOpNs, with what it calls): a longer call ends the run (unless of an operator the run
+// called short before: an iteration that took longer), as does another caller or step.
+// A run is a loop when it holds at least kLoopMinCalls calls of one operator. It costs the
+// stretch from its first call's start to its last call's end, less the gaps of kSmallOpNs or
+// more between two calls (something else ran there): its calls and the short untraced time
+// between them (in a backward, the autograd engine's own work for each node, as long as the
+// nodes' calls in lesson 06's loss).
+struct LoopGroup {  // one operator's calls in loops under one caller's name, every step together
+  std::string_view caller, name;
+  int64_t calls = 0, ns = 0, most_in_one = 0;  // most_in_one: in one loop
+  std::vector<int64_t> durs;
+  size_t first = 0;  // its first call's slot
+};
+struct Loops {
+  std::vector<char> in_loop;  // by slot: a loop's call or inside one
+  std::vector<LoopGroup> groups;
+  std::vector<Interval> time;  // the loops' stretches less their long gaps
+  int64_t ns = 0;              // their length inside the basis
+  int64_t loops = 0;
+};
+
+// The loops worth a finding (kMinSavedShare of the basis), or none: what op_loop reports and
+// op_overhead leaves out.
+Loops find_loops(const RuleContext& c) {
+  const CpuSlices& cs = c.cpu();
+  const Trace& t = c.trace;
+  Loops out;
+  out.in_loop.assign(cs.size(), 0);
+  std::vector<char> is_call(cs.size(), 0);
+  std::map<std::pair<std::string_view, std::string_view>, LoopGroup> groups;
+  NameIds ids;
+  std::vector<uint32_t> count;  // by name id: the run's calls
+  std::vector<char> seen;       // by name id: the run has a short call of it
+  std::vector<size_t> run;      // the run's calls (slots), in start order
+  std::string_view run_caller;
+  long run_step = -1;
+  auto close = [&] {
+    int64_t most = 0;
+    for (size_t s : run) {
+      const uint32_t id = ids(t.events[cs.event(s)].name);
+      if (id >= count.size()) count.resize(id + 1, 0);
+      most = std::max<int64_t>(most, ++count[id]);
+    }
+    if (most >= threshold::kLoopMinCalls) {
+      ++out.loops;
+      int64_t from = t.events[cs.event(run.front())].start_ns, last_end = from;
+      for (size_t s : run) {
+        const Event& e = t.events[cs.event(s)];
+        if (e.start_ns - last_end >= threshold::kSmallOpNs) {
+          out.time.push_back({from, last_end});
+          from = e.start_ns;
+        }
+        last_end = std::max(last_end, e.end_ns());
+        is_call[s] = 1;
+        LoopGroup& g = groups[{run_caller, e.name}];
+        if (!g.calls) g = {run_caller, e.name, 0, 0, 0, {}, s};
+        g.most_in_one = std::max<int64_t>(g.most_in_one, count[ids(e.name)]);
+        ++g.calls;
+        g.ns += e.dur_ns;
+        g.durs.push_back(e.dur_ns);
+      }
+      out.time.push_back({from, last_end});
+    }
+    for (size_t s : run) {
+      const uint32_t id = ids(t.events[cs.event(s)].name);
+      count[id] = 0;
+      if (id < seen.size()) seen[id] = 0;
+    }
+    run.clear();
+  };
+  for (const CpuSlices::Thread& th : cs.threads) {
+    for (size_t s = th.begin; s < th.end; ++s) {
+      const Event& e = t.events[cs.event(s)];
+      if (!is_operator(e) || cs.op_parent(s) >= 0) continue;  // the program's own calls
+      if (!cs.in_steps(s)) {
+        close();
+        continue;
+      }
+      const long caller = cs.caller(s);
+      const std::string_view name = caller >= 0 ? t.events[cs.event(size_t(caller))].name : "the step";
+      if (!run.empty() && (name != run_caller || cs.step(s) != run_step)) close();
+      // A long call ends the run, unless the run called its operator before, short: an
+      // iteration of the loop that took longer (the thread preempted, a page fault).
+      if (e.dur_ns >= threshold::kSmallOpNs) {
+        const uint32_t id = ids(e.name);
+        if (!(id < seen.size() && seen[id])) {
+          close();
+          continue;
+        }
+      } else {
+        const uint32_t id = ids(e.name);
+        if (id >= seen.size()) seen.resize(id + 1, 0);
+        seen[id] = 1;
+      }
+      run_caller = name;
+      run_step = cs.step(s);
+      run.push_back(s);
+    }
+    close();
+  }
+  out.ns = length_within(out.time, cs.basis());
+  if (double(out.ns) < threshold::kMinSavedShare * double(c.basis_ns)) return Loops{};
+  for (size_t s = 0; s < cs.size(); ++s)  // parents come before their children
+    out.in_loop[s] = is_call[s] || (cs.parent(s) >= 0 && out.in_loop[size_t(cs.parent(s))]);
+  for (auto& [key, g] : groups) out.groups.push_back(std::move(g));
+  std::sort(out.groups.begin(), out.groups.end(), [](const LoopGroup& a, const LoopGroup& b) {
+    return a.ns != b.ns ? a.ns > b.ns : std::tie(a.caller, a.name) < std::tie(b.caller, b.name);
+  });
+  return out;
+}
+
 // CPU-only: operators whose median call has under kSmallOpNs of self time, and the share of the
 // steps their calls under it take in self time (their few long calls, a large copy among many
 // small ones, are work, not overhead; time two threads spend in them at once counted once).
+// The loops' calls, and what they call, are op_loop's: this is the overhead spread over the
+// program.
 void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
   const CpuSlices& cs = c.cpu();
+  std::vector<char> in_loop = find_loops(c).in_loop;  // op_loop's
+  in_loop.resize(cs.size(), 0);
   const Trace& t = c.trace;
   NameIds ids;
   std::vector<uint32_t> id_of(cs.size(), kNoName);  // operators in the steps: their name's id
@@ -31,7 +154,7 @@ void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
   int64_t op_calls = 0;
   for (size_t s = 0; s < cs.size(); ++s) {
     const Event& e = t.events[cs.event(s)];
-    if (!is_operator(e) || !cs.in_steps(s)) continue;
+    if (!is_operator(e) || !cs.in_steps(s) || in_loop[s]) continue;
     ++op_calls;
     id_of[s] = ids(e.name);
     if (id_of[s] >= self_by_name.size()) self_by_name.resize(id_of[s] + 1);
@@ -98,6 +221,55 @@ void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
   out.symptom(std::move(s));
 }
 
+// CPU-only: the loops of small operators (find_loops), and their time as the share of the steps.
+void loop_on_cpu(const RuleContext& c, RuleResult& out) {
+  Loops loops = find_loops(c);
+  if (loops.groups.empty()) return;
+  const int64_t ns = loops.ns;
+  const double share = c.basis_ns > 0 ? double(ns) / double(c.basis_ns) : 0;
+  int64_t calls = 0, calls_ns = 0;
+  std::vector<std::string_view> callers;
+  std::vector<LoopGroup*> looping;  // the operators a loop calls kLoopMinCalls times or more
+  const LoopGroup* most = &loops.groups.front();
+  for (LoopGroup& g : loops.groups) {
+    calls += g.calls;
+    calls_ns += g.ns;
+    if (g.most_in_one > most->most_in_one) most = &g;
+    if (g.most_in_one >= threshold::kLoopMinCalls) looping.push_back(&g);
+    if (std::find(callers.begin(), callers.end(), g.caller) == callers.end()) callers.push_back(g.caller);
+  }
+  std::string where;
+  for (size_t i = 0; i < callers.size() && i < 3; ++i)
+    where += (i ? (i + 1 == callers.size() ? " and " : ", ") : "") + std::string(callers[i]);
+  if (callers.size() > 3) where += ", ...";
+  Symptom s;
+  s.text = "a loop of small operators in " + where + ": " + grouped(calls) +
+           " short calls one after another (each under " + format_duration(threshold::kSmallOpNs) +
+           ", with what it calls), up to " + grouped(most->most_in_one) + " of " +
+           std::string(most->name) + " in one loop; " + format_duration(calls_ns) + " in the calls, " +
+           format_duration(ns) + " (" + percent_text(share) + " of the steps) with the time between them";
+  s.figures = {{"loop_share", share},
+               {"loop_ns", double(ns)},
+               {"loop_calls_ns", double(calls_ns)},
+               {"loop_calls", double(calls)},
+               {"looping_operators", double(looping.size())},
+               {"loops", double(loops.loops)},
+               {"most_calls_in_one", double(most->most_in_one)}};
+  for (size_t i = 0; i < looping.size() && i < c.options.examples; ++i) {
+    LoopGroup& g = *looping[i];
+    s.examples.push_back(c.example(c.cpu().event(g.first),
+                                   grouped(g.calls) + " calls under " + std::string(g.caller) +
+                                       " (up to " + grouped(g.most_in_one) + " in one loop), median " +
+                                       format_duration(median_ns(std::move(g.durs))) + ", " +
+                                       format_duration(g.ns) + " in all"));
+  }
+  s.saved_ns = ns;
+  s.how = "the loops' time (" + format_duration(ns) +
+          "): their calls and the time between them, an upper bound: one operator over the whole "
+          "tensor still does the loop's arithmetic";
+  out.symptom(std::move(s));
+}
+
 }  // namespace
 
 int64_t median_ns(std::vector<int64_t> v) {
@@ -115,6 +287,14 @@ void op_overhead(const RuleContext& c, RuleResult& out) {
     return;
   }
   overhead_on_cpu(c, out);
+}
+
+void op_loop(const RuleContext& c, RuleResult& out) {
+  if (c.gpu()) {
+    out.unable(kGpuJudgesHostTime);
+    return;
+  }
+  loop_on_cpu(c, out);
 }
 
 }  // namespace pil::trace::advise_rules

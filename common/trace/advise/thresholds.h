@@ -57,6 +57,14 @@ inline constexpr double kFirstStepRatio = 2.0;
 /// or the overhead cites (per call: its GPU work's time, or its CPU time).
 inline constexpr int64_t kSmallOpNs = 20'000;
 inline constexpr double kOverheadShare = 0.20;
+/// A loop of small operators (op_loop): a run of the program's own calls, one after another
+/// under one caller in a step, every one short (under kSmallOpNs, with what it calls), holding
+/// at least this many calls of one operator: at some microseconds each, a millisecond or more
+/// a step. Per-element loops run thousands (lesson 06's loss: one per token); an optimizer's
+/// per-parameter loop calls one operator tens to a few hundred times (lesson 06's fast: 87
+/// aten::mul_ in its optimizer's range). Reported from kMinSavedShare of the basis; the
+/// op_overhead rule leaves these calls to it.
+inline constexpr int64_t kLoopMinCalls = 256;
 /// Copies (aten::copy_, contiguous, to, _to_copy, clone; the outermost of each nest, less the
 /// runtime calls in them): at least this share of the basis.
 inline constexpr double kCopyShare = 0.10;
