@@ -829,10 +829,10 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
 }  // namespace
 
 int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
-  LessonInfo info{lesson.name, lesson.description, lesson.default_size, lesson.max_size, {},
-                  lesson.size_help, lesson.flags, lesson.profile_memory};
-  info.default_size_cpu = lesson.default_size_cpu;
-  info.flag_defaults_cpu = lesson.flag_defaults_cpu;
+  LessonInfo info{lesson.name,      lesson.description,   lesson.default_size,
+                  lesson.max_size,  {},                   lesson.size_help,
+                  lesson.flags,     lesson.profile_memory, lesson.default_size_cpu,
+                  lesson.flag_defaults_cpu};
   if (lesson.distributed)
     for (auto& f : distributed_flags()) info.flags.push_back(f);
   for (const auto& v : lesson.variants) info.variants.push_back({v.name, v.summary});
