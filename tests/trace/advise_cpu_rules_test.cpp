@@ -184,6 +184,33 @@ TEST(AdviseCpu, ShortCallsThatAreNoLoopAreNotOne) {
   EXPECT_TRUE(clean(a, "op_loop"));
 }
 
+// A trace Python's torch.profiler wrote (fixtures/make_python_loop_trace.py): a loss computed
+// row by row over 300 rows in a `loss` range, its backward with no range around it, two steps.
+// The loops are the forward's in `loss` and the autograd nodes' under the step, four in all; the
+// first SelectBackward0 of each step took longer than a short call before any was short, so each
+// backward loop holds 599 of them, not 600.
+TEST(AdviseCpu, PythonsRowByRowLossIsALoop) {
+  const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) +
+                                   "/tests/trace/fixtures/python_row_loop.pt.trace.json.gz");
+  const TraceIndex index(t);
+  const Advice a = advise(index);
+  ASSERT_FALSE(a.findings.empty());
+  EXPECT_EQ(a.findings.front().cause, "op_loop");
+  const Symptom* s = symptom(a, "op_loop");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "loops"), 4);
+  EXPECT_DOUBLE_EQ(figure(*s, "looping_operators"), 6);
+  EXPECT_DOUBLE_EQ(figure(*s, "loop_calls"), 4790);
+  EXPECT_DOUBLE_EQ(figure(*s, "most_calls_in_one"), 599);
+  EXPECT_DOUBLE_EQ(figure(*s, "loop_ns"), 27'349'652);
+  EXPECT_EQ(s->text.rfind("a loop of small operators in the step and loss: 4,790 short calls", 0), 0u) << s->text;
+  ASSERT_FALSE(s->examples.empty());
+  EXPECT_EQ(s->examples[0].name, "autograd::engine::evaluate_function: SelectBackward0");
+  EXPECT_EQ(s->examples[0].detail.rfind("1,198 calls under the step (up to 599 in one loop)", 0), 0u)
+      << s->examples[0].detail;
+  EXPECT_EQ(symptom(a, "op_overhead"), nullptr);  // the loop's calls are op_loop's
+}
+
 // On a trace with GPU work the host's time costs the step only while the GPU waits for it: the
 // GPU rules judge it there, and the rules about the host's time say so instead of guessing.
 TEST(AdviseCpu, OnAGpuTraceTheGpuRulesJudgeTheHostsTime) {
