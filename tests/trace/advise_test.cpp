@@ -325,6 +325,26 @@ TEST(AdviseLessons, Lesson06EachPlantedProblemLeadsBeforeItsFixAndIsGoneFromItOn
   EXPECT_TRUE(causes["fast"].empty()) << causes["fast"].front();
 }
 
+// With the floor under every finding lowered to 0.5% (advise --min-share 0.5), slow names each
+// of its four CPU problems, the mask among them; fast still names none of them.
+TEST(AdviseLessons, Lesson06SlowNamesEveryPlantedProblemAboveAHalfPercentFloor) {
+  AdviseOptions low;
+  low.min_saved_share = 0.005;
+  auto causes = [&](const std::string& v) {
+    const Trace t = parse_trace_file(fixture("lessons/06_find_and_fix_" + v + "_cpu_n1.pt.trace.json.gz"),
+                                     advise_read_options({}, low));
+    const TraceIndex index(t);
+    std::vector<std::string> c;
+    for (const Finding& f : advise(index, low).findings) c.push_back(f.cause);
+    return c;
+  };
+  const auto slow = causes("slow"), fast = causes("fast");
+  for (const char* planted : {"naive_attention", "untraced", "op_loop", "rebuilt_constant"}) {
+    EXPECT_EQ(std::count(slow.begin(), slow.end(), planted), 1) << planted << " in slow";
+    EXPECT_EQ(std::count(fast.begin(), fast.end(), planted), 0) << planted << " in fast";
+  }
+}
+
 // The mask lesson 06 builds every step until fix4 (torch::ones then triu), as its evidence shows
 // it: the sizes from aten::ones' Concrete Inputs, not its Input Dims ([[], [], [], [], []]).
 TEST(AdviseLessons, Lesson06RebuiltMaskShowsItsSizes) {

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "trace/advise/thresholds.h"
 #include "trace/parse.h"
 #include "trace/reports.h"
 
@@ -125,6 +126,10 @@ struct AdviseOptions {
   /// Threads running the rules (independent of each other; the reports they share are made
   /// once, by the first that asks). The advice is the same whatever the count.
   unsigned threads = 1;
+  /// The floor under every finding: a symptom whose upper-bound saving is under this share of
+  /// the basis is not reported (threshold::kMinSavedShare by default; `advise --min-share`).
+  /// Rules with a threshold of their own above it keep theirs.
+  double min_saved_share = advise_rules::threshold::kMinSavedShare;
 };
 
 /// True when a matrix product's roofline figures have a peak to be held against: a peak given

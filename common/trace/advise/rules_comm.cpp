@@ -51,7 +51,7 @@ void exposed_comm(const RuleContext& c, RuleResult& out) {
   const int64_t exposed = comm - hidden;
   const double share = double(exposed) / double(comm);
   const double of_steps = c.basis_ns > 0 ? double(exposed) / double(c.basis_ns) : 0;
-  if (share < threshold::kExposedCommShare || of_steps < threshold::kMinSavedShare) return;
+  if (share < threshold::kExposedCommShare || of_steps < c.options.min_saved_share) return;
 
   int64_t in_steps = 0;
   for (const Collective& k : p.collectives) in_steps += p.steps.empty() || k.step >= 0;

@@ -110,7 +110,7 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
       calls += int64_t(entry.second.slots.size());
     }
   const double share = c.basis_ns > 0 ? double(rebuilt_ns) / double(c.basis_ns) : 0;
-  if (rebuilt.empty() || share < threshold::kMinSavedShare) return;
+  if (rebuilt.empty() || share < c.options.min_saved_share) return;
   std::stable_sort(rebuilt.begin(), rebuilt.end(),
                    [](auto* a, auto* b) { return a->second.ns > b->second.ns; });
 

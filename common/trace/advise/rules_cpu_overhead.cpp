@@ -48,7 +48,7 @@ struct Loops {
   int64_t loops = 0;
 };
 
-// The loops worth a finding (kMinSavedShare of the basis), or none: what op_loop reports and
+// The loops worth a finding (the floor, AdviseOptions::min_saved_share, of the basis), or none: what op_loop reports and
 // op_overhead leaves out.
 Loops find_loops(const RuleContext& c) {
   const CpuSlices& cs = c.cpu();
@@ -128,7 +128,7 @@ Loops find_loops(const RuleContext& c) {
     close();
   }
   out.ns = length_within(out.time, cs.basis());
-  if (double(out.ns) < threshold::kMinSavedShare * double(c.basis_ns)) return Loops{};
+  if (double(out.ns) < c.options.min_saved_share * double(c.basis_ns)) return Loops{};
   for (size_t s = 0; s < cs.size(); ++s)  // parents come before their children
     out.in_loop[s] = is_call[s] || (cs.parent(s) >= 0 && out.in_loop[size_t(cs.parent(s))]);
   for (auto& [key, g] : groups) out.groups.push_back(std::move(g));

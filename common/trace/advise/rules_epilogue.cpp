@@ -108,7 +108,7 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
     p.count += q.count;
     p.cost_ns += q.cost_ns;
   }
-  if (pairs.empty() || total < int64_t(threshold::kMinSavedShare * double(c.basis_ns))) return;
+  if (pairs.empty() || total < int64_t(c.options.min_saved_share * double(c.basis_ns))) return;
   Symptom s;
   std::vector<std::pair<int64_t, std::string>> by_cost;
   for (auto& [name, p] : pairs) by_cost.push_back({p.cost_ns, name});

@@ -149,7 +149,7 @@ void naive_attention(const RuleContext& c, RuleResult& out) {
     time += p.time;
     if (shape.empty()) shape = p.shape;
   }
-  if (double(time) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+  if (double(time) < c.options.min_saved_share * double(c.basis_ns)) return;
 
   const bool on_ops = have_ops;
   Symptom s;

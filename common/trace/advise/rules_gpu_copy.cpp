@@ -30,7 +30,7 @@ void pageable_copy(const RuleContext& c, RuleResult& out) {
   if (copies == 0) return;
   // Small copies cost little either way; where the trace gives no sizes, the time decides.
   if (sized > 0 && bytes < threshold::kPageableMinBytes) return;
-  if (double(held) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+  if (double(held) < c.options.min_saved_share * double(c.basis_ns)) return;
 
   Symptom s;
   s.text = std::to_string(copies) + " cop" + (copies == 1 ? "y" : "ies") + " from pageable memory (" +

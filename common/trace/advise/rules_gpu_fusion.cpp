@@ -100,7 +100,7 @@ void fusion(const RuleContext& c, RuleResult& out) {
   if (chains.empty()) return;
   int64_t time = 0, saved = 0, items = 0;
   for (const Chain& ch : chains) time += ch.time, saved += ch.saved, items += int64_t(ch.items.size());
-  if (double(saved) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+  if (double(saved) < c.options.min_saved_share * double(c.basis_ns)) return;
 
   const std::string what = gpu ? "kernel" : "operator";
   Symptom s;

@@ -83,7 +83,7 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
   const int64_t busy = c.gpu_busy_in(c.index.gpu_window_start, c.index.gpu_window_end);
   const double share = busy > 0 ? double(total) / double(busy) : 0;
   if (share < threshold::kFp32GemmShare) return;
-  if (double(total) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+  if (double(total) < c.options.min_saved_share * double(c.basis_ns)) return;
 
   const std::string name = size_t(device) < t.device_names.size() ? t.device_names[size_t(device)] : "";
   const std::string cc = std::to_string(compute / 10) + "." + std::to_string(compute % 10);

@@ -101,7 +101,7 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
   }
   const double share = double(wait) / double(hi - lo);
   if (share < threshold::kHostWaitShare) return;
-  if (double(saved) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+  if (double(saved) < c.options.min_saved_share * double(c.basis_ns)) return;
   const double busy = double(c.gpu_busy_in(lo, hi)) / double(hi - lo);
   Symptom s;
   s.text = "GPU idle waiting on the host between launches: " + percent_text(share) +
@@ -202,7 +202,7 @@ void short_kernels(const RuleContext& c, RuleResult& out) {
   if (launches == 0) return;
   const double share = double(shorter) / double(launches);
   if (share < threshold::kShortKernelShare) return;
-  if (double(excess) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+  if (double(excess) < c.options.min_saved_share * double(c.basis_ns)) return;
   Symptom s;
   s.text = std::to_string(shorter) + " of " + std::to_string(launches) + " kernel launches (" +
            percent_text(share) + ") found the stream idle and ran work shorter than the launch call";

@@ -124,7 +124,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
       gpu_idle += std::max<int64_t>(0, ev[s].dur_ns - c.gpu_busy_in(ev[s].start_ns, ev[s].end_ns()));
   }
   const int64_t saved = std::min(waited, gpu_idle);
-  if (double(saved) < threshold::kMinSavedShare * double(c.basis_ns)) return;
+  if (double(saved) < c.options.min_saved_share * double(c.basis_ns)) return;
 
   const size_t syncs = counted.size() - size_t(std::count_if(counted.begin(), counted.end(), [&](size_t i) {
                          return is_sync_copy_call(ev[i].name);

@@ -8,7 +8,8 @@
 namespace pil::trace::advise_rules::threshold {
 
 /// A symptom whose upper-bound saving is under this share of the basis is not worth a finding:
-/// at most a 2% gain.
+/// at most a 2% gain. The default of AdviseOptions::min_saved_share, which the rules read
+/// (`advise --min-share` moves it).
 inline constexpr double kMinSavedShare = 0.02;
 
 // --- GPU ---------------------------------------------------------------------------------------

@@ -704,6 +704,13 @@ int main(int argc, char** argv) {
                          "A measured GPU ceiling in TFLOP/s, in place of the table of peaks', for "
                          "the GPU's matrix products' roofline figures")
       ->check(CLI::PositiveNumber);
+  double min_share_pct = 100 * advise_options.min_saved_share;
+  advise_cmd->add_option("--min-share", min_share_pct,
+                         "The floor under every finding, in % of the profiled steps: a symptom "
+                         "saving less is not reported (rules with a threshold of their own above "
+                         "it keep theirs)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->default_str("2");
   auto* slice = app.add_subcommand("slice", "A small trace of one step, range or window, for Perfetto");
   slice->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
   slice->add_option("--out", out, "Trace file to write (.json)")->required();
@@ -838,6 +845,7 @@ int main(int argc, char** argv) {
     if (*check) return report_check(index, path, examples, as_json);
     if (*advise_cmd) {  // advice is not a failure: exit 0 with findings
       advise_options.threads = read_options.threads;
+      advise_options.min_saved_share = min_share_pct / 100;
       const Advice a = advise(index, advise_options);
       if (as_json) std::cout << advice_json(a).dump(2) << "\n";
       else std::cout << format_advice(a, path);
