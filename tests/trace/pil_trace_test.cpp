@@ -112,6 +112,12 @@ TEST(PilTraceAdvise, MinShareMovesTheFloorUnderEveryFinding) {
   EXPECT_EQ(std::count(plain.begin(), plain.end(), "rebuilt_constant"), 0);
   EXPECT_EQ(std::count(low.begin(), low.end(), "rebuilt_constant"), 1);
   EXPECT_EQ(two, plain);
+  // The floor is said where it moved, and always in the JSON.
+  const auto text = run_process(kTool, {"advise", slow, "--min-share", "0.5"});
+  EXPECT_NE(text.out.find("CPU only; findings from 0.5% of the steps (--min-share)\n"), std::string::npos) << text.out;
+  EXPECT_EQ(run_process(kTool, {"advise", slow}).out.find("--min-share"), std::string::npos);
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(run_process(kTool, {"advise", slow, "--json", "--min-share", "0.5"}).out)
+                       .at("min_share").get<double>(), 0.005);
   for (const char* bad : {"150", "-1", "half"}) {
     const auto r = run_process(kTool, {"advise", slow, "--min-share", bad});
     EXPECT_EQ(r.exit_code, 2) << bad;

@@ -267,6 +267,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.window_start_ns = index.window_start;
   a.steps = int64_t(ctx.step_ns.size());
   a.gpu = ctx.gpu();
+  a.min_share = options.min_saved_share;
   a.basis = a.steps ? "the " + std::to_string(a.steps) + " profiled step" + (a.steps == 1 ? "" : "s") +
                           " (" + format_duration(a.basis_ns) + ")"
                     : "the trace's window (" + format_duration(a.basis_ns) + ")";
@@ -368,8 +369,11 @@ std::string speedup_text(const Finding& f) {
 
 std::string format_advice(const Advice& a, const std::string& path) {
   std::ostringstream o;
-  o << "pil-trace advise: " << path << ": " << a.basis << (a.gpu ? ", with GPU work" : ", CPU only")
-    << "\n";
+  o << "pil-trace advise: " << path << ": " << a.basis << (a.gpu ? ", with GPU work" : ", CPU only");
+  if (a.min_share != advise_rules::threshold::kMinSavedShare)  // --min-share: said, as it moves the findings
+    o << "; findings from " << fixed(100 * a.min_share, 1) << "% of the "
+      << (a.steps ? "steps" : "window") << " (--min-share)";
+  o << "\n";
   if (a.findings.empty()) o << "\nNo finding: every rule that could run found nothing past its threshold.\n";
   int n = 0;
   for (const Finding& f : a.findings) {
@@ -422,7 +426,7 @@ std::string format_advice(const Advice& a, const std::string& path) {
 nlohmann::ordered_json advice_json(const Advice& a) {
   using json = nlohmann::ordered_json;
   json j = {{"basis_ns", a.basis_ns}, {"basis", a.basis}, {"steps", a.steps}, {"gpu", a.gpu},
-            {"window_start", trace_ts(a.window_start_ns)},
+            {"min_share", a.min_share}, {"window_start", trace_ts(a.window_start_ns)},
             {"findings", json::array()}, {"clean", json::array()}, {"unable", json::array()}};
   for (const Finding& f : a.findings) {
     json jf = {{"cause", f.cause},

@@ -111,6 +111,8 @@ struct Advice {
   std::string basis;  ///< "the 3 profiled steps (12.5 ms)"
   int64_t steps = 0;
   bool gpu = false;   ///< the trace has GPU work
+  /// The floor the findings were held to (AdviseOptions::min_saved_share).
+  double min_share = advise_rules::threshold::kMinSavedShare;
   std::vector<Finding> findings;  ///< largest gain first
   std::vector<RuleNote> clean;    ///< checked: nothing found
   std::vector<RuleNote> unable;   ///< not checked: the trace lacks what the rule needs
