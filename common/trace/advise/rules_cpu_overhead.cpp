@@ -48,8 +48,8 @@ struct Loops {
   int64_t loops = 0;
 };
 
-// The loops worth a finding (the floor, AdviseOptions::min_saved_share, of the basis), or none: what op_loop reports and
-// op_overhead leaves out.
+// The loops worth a finding (the floor, AdviseOptions::min_saved_share, of the basis), or none:
+// what op_loop reports and op_overhead leaves out.
 Loops find_loops(const RuleContext& c) {
   const CpuSlices& cs = c.cpu();
   const Trace& t = c.trace;
