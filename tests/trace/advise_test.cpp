@@ -415,9 +415,17 @@ TEST(AdvisePage, ThePilTracePageListsEveryRule) {
   std::vector<advise_rules::Rule> rules = advise_rules::gpu_rules();
   for (auto family : {advise_rules::cpu_rules(), advise_rules::operator_rules()})
     rules.insert(rules.end(), family.begin(), family.end());
-  for (const advise_rules::Rule& r : rules)
+  for (const advise_rules::Rule& r : rules) {
     EXPECT_NE(page.str().find("| `" + std::string(r.key) + "` |"), std::string::npos)
         << "docs/pil-trace.md's table of advise's rules has no row for " << r.key;
+    // A rule reporting under another cause than its own name: the page says which.
+    const std::string cause = "`" + std::string(r.cause) + "`";
+    if (std::string(r.key) != r.cause) {
+      EXPECT_TRUE(page.str().find("report " + cause) != std::string::npos ||
+                  page.str().find("reports " + cause) != std::string::npos)
+          << r.key << " reports " << r.cause << ": docs/pil-trace.md does not say so";
+    }
+  }
 }
 
 }  // namespace
