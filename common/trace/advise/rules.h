@@ -5,9 +5,11 @@
 /// shared by all rules) and reports, in a RuleResult, a symptom, that it found nothing, or that
 /// the trace lacks a field it needs. The causes (what a symptom means, what to do, which lesson)
 /// are in causes.cpp; the thresholds in thresholds.h.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace/advise/advise.h"
@@ -36,6 +38,30 @@ struct HostGap {
   int64_t dur() const { return end - start; }
 };
 
+/// The loops of small operators in the steps (op_loop; op_overhead leaves their calls out). A
+/// loop is a run of the program's own operator calls (no operator around them) on one thread,
+/// one after another under one caller (the innermost named range or operator; the step where
+/// none) in one step, every call short (under kSmallOpNs, with what it calls): a longer call
+/// ends the run (unless of an operator the run called short before: an iteration that took
+/// longer), as does another caller or step. A run is a loop when it holds at least
+/// kLoopMinCalls calls of one operator. It costs the stretch from its first call's start to its
+/// last call's end, less the gaps of kSmallOpNs or more between two calls (something else ran
+/// there): its calls and the short untraced time between them (in a backward, the autograd
+/// engine's own work for each node, as long as the nodes' calls in lesson 06's loss).
+struct LoopGroup {  ///< one operator's calls in loops under one caller's name, every step together
+  std::string_view caller, name;
+  int64_t calls = 0, ns = 0, most_in_one = 0;  ///< most_in_one: in one loop
+  std::vector<int64_t> durs;
+  size_t first = 0;  ///< its first call's slot
+};
+struct Loops {
+  std::vector<char> in_loop;  ///< by slot: a loop's call or inside one (empty: no loop)
+  std::vector<LoopGroup> groups;  ///< most time first
+  std::vector<Interval> time;     ///< the loops' stretches less their long gaps
+  int64_t ns = 0;                 ///< their length inside the basis
+  int64_t loops = 0;
+};
+
 /// What every rule may read. The reports are made on first use.
 class RuleContext {
  public:
@@ -61,6 +87,9 @@ class RuleContext {
   /// Every stretch the GPU waited on the host, in time order (the launch-bound loop's and the
   /// stalls' rules share them; rules_gpu_launch.cpp).
   const std::vector<HostGap>& host_gaps() const;
+  /// The loops of small operators worth a finding (the floor, options.min_saved_share), or none
+  /// (op_loop's and op_overhead's; rules_cpu_overhead.cpp).
+  const Loops& loops() const;
   /// The GPU's busy time (any stream) inside [from, to).
   int64_t gpu_busy_in(int64_t from, int64_t to) const;
   /// The operators of each CPU thread that no other operator holds (what the program called;
@@ -90,6 +119,7 @@ class RuleContext {
   Lazy<std::vector<BusySpan>> busy_spans_;
   Lazy<std::vector<RooflineRow>> roofline_;
   Lazy<std::vector<HostGap>> host_gaps_;
+  Lazy<Loops> loops_;
   Lazy<std::vector<std::vector<size_t>>> top_ops_;
   Lazy<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> calls_by_thread_;
 };

@@ -24,32 +24,8 @@ struct NameTotal {
   size_t first = 0;  // its first call's slot
 };
 
-// The loops of small operators in the steps. A loop is a run of the program's own operator
-// calls (no operator around them) on one thread, one after another under one caller (the
-// innermost named range or operator; the step where none) in one step, every call short (under
-// kSmallOpNs, with what it calls): a longer call ends the run (unless of an operator the run
-// called short before: an iteration that took longer), as does another caller or step.
-// A run is a loop when it holds at least kLoopMinCalls calls of one operator. It costs the
-// stretch from its first call's start to its last call's end, less the gaps of kSmallOpNs or
-// more between two calls (something else ran there): its calls and the short untraced time
-// between them (in a backward, the autograd engine's own work for each node, as long as the
-// nodes' calls in lesson 06's loss).
-struct LoopGroup {  // one operator's calls in loops under one caller's name, every step together
-  std::string_view caller, name;
-  int64_t calls = 0, ns = 0, most_in_one = 0;  // most_in_one: in one loop
-  std::vector<int64_t> durs;
-  size_t first = 0;  // its first call's slot
-};
-struct Loops {
-  std::vector<char> in_loop;  // by slot: a loop's call or inside one
-  std::vector<LoopGroup> groups;
-  std::vector<Interval> time;  // the loops' stretches less their long gaps
-  int64_t ns = 0;              // their length inside the basis
-  int64_t loops = 0;
-};
-
 // The loops worth a finding (the floor, AdviseOptions::min_saved_share, of the basis), or none:
-// what op_loop reports and op_overhead leaves out.
+// what op_loop reports and op_overhead leaves out (RuleContext::loops(), rules.h).
 Loops find_loops(const RuleContext& c) {
   const CpuSlices& cs = c.cpu();
   const Trace& t = c.trace;
@@ -145,8 +121,7 @@ Loops find_loops(const RuleContext& c) {
 // program.
 void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
   const CpuSlices& cs = c.cpu();
-  std::vector<char> in_loop = find_loops(c).in_loop;  // op_loop's
-  in_loop.resize(cs.size(), 0);
+  const std::vector<char>& in_loop = c.loops().in_loop;  // op_loop's (empty: none)
   const Trace& t = c.trace;
   NameIds ids;
   std::vector<uint32_t> id_of(cs.size(), kNoName);  // operators in the steps: their name's id
@@ -154,7 +129,7 @@ void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
   int64_t op_calls = 0;
   for (size_t s = 0; s < cs.size(); ++s) {
     const Event& e = t.events[cs.event(s)];
-    if (!is_operator(e) || !cs.in_steps(s) || in_loop[s]) continue;
+    if (!is_operator(e) || !cs.in_steps(s) || (!in_loop.empty() && in_loop[s])) continue;
     ++op_calls;
     id_of[s] = ids(e.name);
     if (id_of[s] >= self_by_name.size()) self_by_name.resize(id_of[s] + 1);
@@ -223,15 +198,15 @@ void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
 
 // CPU-only: the loops of small operators (find_loops), and their time as the share of the steps.
 void loop_on_cpu(const RuleContext& c, RuleResult& out) {
-  Loops loops = find_loops(c);
+  const Loops& loops = c.loops();
   if (loops.groups.empty()) return;
   const int64_t ns = loops.ns;
   const double share = c.basis_ns > 0 ? double(ns) / double(c.basis_ns) : 0;
   int64_t calls = 0, calls_ns = 0;
   std::vector<std::string_view> callers;
-  std::vector<LoopGroup*> looping;  // the operators a loop calls kLoopMinCalls times or more
+  std::vector<const LoopGroup*> looping;  // the operators a loop calls kLoopMinCalls times or more
   const LoopGroup* most = &loops.groups.front();
-  for (LoopGroup& g : loops.groups) {
+  for (const LoopGroup& g : loops.groups) {
     calls += g.calls;
     calls_ns += g.ns;
     if (g.most_in_one > most->most_in_one) most = &g;
@@ -256,11 +231,11 @@ void loop_on_cpu(const RuleContext& c, RuleResult& out) {
                {"loops", double(loops.loops)},
                {"most_calls_in_one", double(most->most_in_one)}};
   for (size_t i = 0; i < looping.size() && i < c.options.examples; ++i) {
-    LoopGroup& g = *looping[i];
+    const LoopGroup& g = *looping[i];
     s.examples.push_back(c.example(c.cpu().event(g.first),
                                    grouped(g.calls) + " calls under " + std::string(g.caller) +
                                        " (up to " + grouped(g.most_in_one) + " in one loop), median " +
-                                       format_duration(median_ns(std::move(g.durs))) + ", " +
+                                       format_duration(median_ns(g.durs)) + ", " +
                                        format_duration(g.ns) + " in all"));
   }
   s.saved_ns = ns;
@@ -271,6 +246,10 @@ void loop_on_cpu(const RuleContext& c, RuleResult& out) {
 }
 
 }  // namespace
+
+const Loops& RuleContext::loops() const {
+  return loops_.get([&] { return find_loops(*this); });
+}
 
 int64_t median_ns(std::vector<int64_t> v) {
   if (v.empty()) return 0;
