@@ -31,7 +31,8 @@
 //            - the loss token by token, as the formula reads                   op_loop
 //            - the causal mask made again for each block in every step        rebuilt_constant
 //            and on a GPU:
-//            - the loss read (.item()) in every step: the CPU waits for the GPU   host_sync
+//            - the loss read (.item()) in every step, before the optimizer's step: the CPU
+//              waits for the GPU, then launches the optimizer to an idle GPU   host_sync
 //            - batches copied from pageable memory                            pageable_copy
 //            - fp32 matrix products where bf16 would do                       fp32_gemm
 //   fix1 ... fix6  each one fix more than the one before, in the order above; fix5 and fix6 are
@@ -340,15 +341,19 @@ struct Trainer {
       pil::NamedRange range("model_bwd");
       loss.backward();
     }
+    // The loss logged once backward is done, before the optimizer's step. On a GPU .item() waits
+    // for every kernel queued, backward's included; then the optimizer's hundreds of small
+    // kernels are launched one by one to an idle GPU, where without the wait they would have
+    // queued behind backward's.
+    if (!(f & kLogEveryN) || steps % kLogEvery == 0) {
+      pil::NamedRange range("log_loss");
+      logged = loss.item<double>();
+    }
     {
       pil::NamedRange range("optimizer_step");
       optimizer->step();
     }
     losses.push_back(loss.detach());
-    if (!(f & kLogEveryN) || steps % kLogEvery == 0) {
-      pil::NamedRange range("log_loss");
-      logged = loss.item<double>();  // on a GPU the CPU waits here for every kernel queued
-    }
     ++steps;
     return losses.back();
   }

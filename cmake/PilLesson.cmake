@@ -1,8 +1,11 @@
 # pil_add_lesson(<name> [DISTRIBUTED] [SOURCES files...] [CUDA_SOURCES files...] [CPU_TEST_ARGS flags...]
-#                [GPU_LARGE_ARGS flags...] [COMPILED_FLAGS "flag=value ..."...] [LIBRARIES libs...])
+#                [GPU_TEST_ARGS flags...] [GPU_LARGE_ARGS flags...] [COMPILED_FLAGS "flag=value ..."...]
+#                [LIBRARIES libs...])
 #   SOURCES default: main.cpp; LIBRARIES: what the lesson links besides the harness (pil_models,
 #   the shared models: the lesson and its benchmarks); CPU_TEST_ARGS: flags for the <name>.cpu test (a smaller shape
-#   where the lesson's default takes minutes on a CPU); DISTRIBUTED: a data-parallel lesson
+#   where the lesson's default takes minutes on a CPU); GPU_TEST_ARGS: the same for the <name>.gpu
+#   test (where the lesson's default GPU run is too long or its traces too large for the GPU
+#   check's time and for what comes back from the machine: scripts/gpu-check.sh); DISTRIBUTED: a data-parallel lesson
 #   (one process per rank): no Google Benchmark suite, its tests start two ranks
 #
 # The one way a lesson enters the build. Called from the lesson's own folder:
@@ -20,7 +23,7 @@
 #                fix the weights' shapes), redone when compiled.py or the compile script changes;
 #                a failed compile writes its reason (.status) and the build goes on
 function(pil_add_lesson name)
-  cmake_parse_arguments(ARG "DISTRIBUTED" "" "SOURCES;CUDA_SOURCES;CPU_TEST_ARGS;GPU_LARGE_ARGS;COMPILED_FLAGS;LIBRARIES"
+  cmake_parse_arguments(ARG "DISTRIBUTED" "" "SOURCES;CUDA_SOURCES;CPU_TEST_ARGS;GPU_TEST_ARGS;GPU_LARGE_ARGS;COMPILED_FLAGS;LIBRARIES"
                         ${ARGN})
   if(NOT ARG_SOURCES)
     set(ARG_SOURCES main.cpp)
@@ -77,9 +80,10 @@ function(pil_add_lesson name)
     set_tests_properties(${name}.cpu PROPERTIES TIMEOUT 120 RESOURCE_LOCK ${name})
   endif()
   # The GPU trace runs (label gpu_trace: scripts/gpu-check.sh runs them first and keeps their
-  # traces), at the lesson's defaults and, with GPU_LARGE_ARGS, once more at a large shape.
+  # traces), at the lesson's defaults (or GPU_TEST_ARGS) and, with GPU_LARGE_ARGS, once more at
+  # a large shape.
   add_test(NAME ${name}.gpu
-           COMMAND ${name} --device cuda --variant all --verify full --out ${_out}/gpu)
+           COMMAND ${name} --device cuda --variant all --verify full ${ARG_GPU_TEST_ARGS} --out ${_out}/gpu)
   set_tests_properties(${name}.gpu PROPERTIES LABELS "lesson;gpu;gpu_trace" SKIP_RETURN_CODE 77)
   if(ARG_GPU_LARGE_ARGS)
     add_test(NAME ${name}.gpu_large

@@ -29,7 +29,8 @@
 # The lessons are the project's lesson folders (NN_name/ with a CMakeLists.txt); every target
 # built is one the configure made (`cmake --build build-gpu --target help`), not a fixed list.
 # Leaves in $OUT (at most 8 files come back): gpu-check.log, traces.tar.gz and ctest.txt
-# (part 1), bench.tar.gz and bench-table.txt (part 2), aoti.tar.gz (part 3). A failed build,
+# (part 1), bench.tar.gz and bench-table.txt (part 2), aoti.tar.gz (part 3); in the archives a
+# trace over 4 MiB is cut to its first profiled step (see archive below). A failed build,
 # check, lesson or benchmark, a missed goal or a phase out of time makes the exit status 1.
 set -uo pipefail
 
@@ -146,13 +147,44 @@ log_libraries() {
 }
 
 # archive NAME DIR: DIR (under the build folder) as $out/NAME, or a failure when nothing is there.
+# What comes back from the machine is at most 16 MiB a file (../shared/device/README.md): a trace
+# over PIL_TRACE_CUT_BYTES (4 MiB) goes in cut to its first profiled step (`pil-trace slice
+# --step 0`, as NAME.step0.pt.trace.json; the whole one stays on the machine), and an archive
+# still over PIL_ARCHIVE_MAX_BYTES (15 MiB) is said and fails the part: it would not come back.
+cut_bytes=${PIL_TRACE_CUT_BYTES:-$((4 << 20))}
+max_bytes=${PIL_ARCHIVE_MAX_BYTES:-$((15 << 20))}
 archive() {
-  if ((dry)) || [[ -d $build/$2 ]]; then
-    run tar -czf "$out/$1" -C "$build" "$2" || status=1
-  else
+  if ((dry)); then
+    run tar -czf "$out/$1" -C "$build" "$2"
+    return
+  fi
+  if [[ ! -d $build/$2 ]]; then
     echo "nothing to archive: $build/$2 was not written"
     status=1
+    return
   fi
+  local stage=$build/.archive/$1 big cut size
+  rm -rf "$stage" && mkdir -p "$stage"
+  cp -al "$build/$2" "$stage/" 2>/dev/null || cp -a "$build/$2" "$stage/" || { status=1; return; }
+  while IFS= read -r -d '' big; do
+    size=$(stat -c %s "$big")
+    cut=${big%.pt.trace.json}.step0.pt.trace.json
+    if "$build/bin/pil-trace" slice "$big" --step 0 --out "$cut" >/dev/null; then
+      echo "archive $1: ${big#"$stage"/} is $size bytes: cut to its first profiled step" \
+           "($(stat -c %s "$cut") bytes); the whole trace is left on the machine"
+    else
+      echo "archive $1: ${big#"$stage"/} is $size bytes and could not be cut: left out"
+      status=1
+    fi
+    rm -f "$big"
+  done < <(find "$stage" -name '*.pt.trace.json' -size +"$cut_bytes"c -print0)
+  run tar -czf "$out/$1" -C "$stage" "$2" || status=1
+  size=$(stat -c %s "$out/$1" 2>/dev/null || echo 0)
+  if ((size > max_bytes)); then
+    echo "archive $1: $size bytes, over the $max_bytes a file may have to come back from the machine"
+    status=1
+  fi
+  rm -rf "$stage"
 }
 
 if [[ $part == tests ]]; then

@@ -5,8 +5,10 @@ own: the plan it prints configures for sm_90 with the compiled variants off, bui
 that both are lesson folders and were in that list, archives the traces before the checks run,
 and names the goal benchmarks bench_table.py gives. The dry run runs nothing else: the fake
 cmake fails any other call, and the test sees it. Then the script for real with a fake cmake and
-ctest: it configures on a warm rerun too, archives only its own traces, and stops a phase that
-runs out of its time, saying so, with what the phase wrote still archived."""
+ctest: it configures on a warm rerun too, archives only its own traces, cuts a trace too large
+to come back from the machine to its first step, fails a part whose archive would still not come
+back, and stops a phase that runs out of its time, saying so, with what the phase wrote still
+archived."""
 import os
 import re
 import stat
@@ -205,6 +207,30 @@ class GpuCheckRun(unittest.TestCase):
             configures = [c for c in f.read().splitlines() if c.startswith("cmake -S ")]
         self.assertEqual(len(configures), 2, "configured on the warm rerun too")
         self.assertNotIn("stale.json", self.archived())
+
+    def fake_pil_trace(self):
+        bin_dir = os.path.join(self.env["PIL_GPU_BUILD_DIR"], "bin")
+        os.makedirs(bin_dir, exist_ok=True)
+        # pil-trace slice TRACE --step 0 --out CUT: writes a small trace at CUT.
+        executable(os.path.join(bin_dir, "pil-trace"),
+                   '#!/bin/sh\nwhile [ "$1" != --out ]; do shift; done\necho \'{"traceEvents": []}\' > "$2"\n')
+
+    def test_a_trace_too_large_to_come_back_goes_in_cut_to_its_first_step(self):
+        self.fake_pil_trace()
+        p = self.check(PIL_TRACE_CUT_BYTES="10")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("eager.step0.pt.trace.json", self.archived())
+        self.assertNotIn("eager.pt.trace.json", self.archived())
+        self.assertRegex(p.stdout, r"archive traces\.tar\.gz: test-output/01_matmul_add/gpu/eager\.pt\.trace\.json "
+                                   r"is \d+ bytes: cut to its first profiled step")
+        # The whole trace stays on the machine.
+        self.assertTrue(os.path.isfile(os.path.join(self.env["PIL_GPU_BUILD_DIR"], "test-output", "01_matmul_add",
+                                                    "gpu", "eager.pt.trace.json")))
+
+    def test_an_archive_too_large_to_come_back_fails_the_part_saying_so(self):
+        p = self.check(PIL_ARCHIVE_MAX_BYTES="10")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"archive traces\.tar\.gz: \d+ bytes, over the 10 a file may have to come back")
 
     def test_a_phase_out_of_time_is_stopped_and_what_it_wrote_comes_back(self):
         # Budget 165 s: the trace runs get 15 s (the budget less 150 for the checks), and take 60.

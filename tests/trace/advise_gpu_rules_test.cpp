@@ -271,6 +271,55 @@ TEST(AdviseHostSync, TheStepFinalSynchronizeIsNotAProblem) {
   EXPECT_TRUE(clean(a, "host_sync"));
 }
 
+// Lesson 06's loss read, in one step as a GPU runs it. Backward: 20 launches, [10 + 100k, +10],
+// their kernels back to back [100, 8100]. Then the optimizer: 40 launches of 10, 50 apart, each
+// kernel 5 long, 15 after its call or behind the kernel before it. The read (.item()): a copy to
+// the host (call 10, copy 2 behind the last kernel before it, 4 bytes) and a synchronize until
+// the copy is done.
+//  - Before the optimizer (the lesson): copy call [2010, 2020], copy [8100, 8102], sync [2025,
+//    8105] (waited 6080, the GPU busy 6075 + 2 = 6077 of it). The optimizer's launches from
+//    8110 reach an idle GPU: kernels [8125 + 50j, +5]; the step ends at 10100. Busy 8000 + 2 +
+//    200 = 8202, idle 1898: saved min(6080, 1898) = 1898.
+//  - At the step's end: the optimizer's launches from 2010 queue behind backward, kernels
+//    [8100 + 5j, +5] up to 8300; copy call [4010, 4020], copy [8300, 8302], sync [4025, 8305]:
+//    the step's last, nothing launched after it, not counted. The step ends at 8400, 1700
+//    sooner: the bound advise gave the read before the optimizer (1898) less the 198 the GPU
+//    still idles at the end.
+std::string loss_read(bool before_optimizer) {
+  TraceBuilder b;
+  b.device("NVIDIA H200");
+  b.step(1, 0, before_optimizer ? 10100 : 8400);
+  for (int k = 0; k < 20; ++k) b.kernel("backward_kernel", b.call("cudaLaunchKernel", 10 + 100 * k, 10), 100 + 400 * k, 400);
+  const double opt_from = before_optimizer ? 8110 : 2010, read_at = before_optimizer ? 2010 : 4010;
+  const double copy_at = before_optimizer ? 8100 : 8300;
+  b.memcpy("Memcpy DtoH (Device -> Pageable)", b.call("cudaMemcpyAsync", read_at, 10), copy_at, 2, 4);
+  b.call("cudaStreamSynchronize", read_at + 15, copy_at + 5 - (read_at + 15));
+  for (int j = 0; j < 40; ++j) {
+    const double call = opt_from + 50 * j;
+    const double start = before_optimizer ? call + 15 : 8100 + 5 * j;
+    b.kernel("optimizer_kernel", b.call("cudaLaunchKernel", call, 10), start, 5);
+  }
+  return b.str();
+}
+
+TEST(AdviseHostSync, TheLossReadBeforeTheOptimizerIsCountedAtTheStepsEndItIsNot) {
+  const Advice before = advise_text(loss_read(true));
+  const Symptom* s = symptom(before, "host_sync");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "waits"), 1);
+  EXPECT_DOUBLE_EQ(figure(*s, "after_copy_to_host"), 1);
+  EXPECT_DOUBLE_EQ(figure(*s, "final_not_counted"), 0);
+  EXPECT_DOUBLE_EQ(figure(*s, "waited_ns"), 6'080'000);
+  EXPECT_DOUBLE_EQ(figure(*s, "gpu_busy_ns"), 6'077'000);
+  EXPECT_DOUBLE_EQ(figure(*s, "gpu_idle_ns"), 1'898'000);
+  EXPECT_EQ(s->saved_ns, 1'898'000);
+
+  const Advice at_end = advise_text(loss_read(false));
+  EXPECT_EQ(symptom(at_end, "host_sync"), nullptr);
+  EXPECT_TRUE(clean(at_end, "host_sync"));
+  EXPECT_EQ(before.basis_ns - at_end.basis_ns, 1'700'000);
+}
+
 // ROCm's copy to the GPU, hipMemcpyWithStream [40, 340], returns when its copy [330, 335] is
 // done, behind kernel A [30, 330]: a wait of 300, the GPU busy 290 + 5 = 295 of it. Step
 // [0, 1000], GPU busy 300 + 5 + 300 = 605, idle 395: saved min(300, 395) = 300.
