@@ -321,4 +321,19 @@ TEST(Lesson06AdviseGpu, EachGpuProblemIsFoundBeforeItsFixAndGoneFromItOn) {
   EXPECT_EQ(pinned["fix6"], 6u);
 }
 
+// On a GPU the per-token loss is a loop whose host time the GPU waits for: advise names it
+// op_loop there too (at the GPU's wait for its launches and the work they launched), in fix2,
+// and not in fix3. A small shape (512 tokens: 512 calls of log_softmax a step) keeps the traces
+// small. Expected: written without a GPU run.
+TEST(Lesson06AdviseGpu, ThePerTokenLossIsALoopOnTheGpuToo) {
+  std::map<std::string, std::set<std::string>> causes;
+  for (const char* v : {"fix2", "fix3"}) {
+    pil::test::GpuLessonRun run(kExe, {"--variant", v, "--size", "2", "--seq", "256"});
+    ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+    for (const auto& f : run.pil_trace({"advise"}).at("findings")) causes[v].insert(f.at("cause").get<std::string>());
+  }
+  EXPECT_EQ(causes["fix2"].count("op_loop"), 1u);
+  EXPECT_EQ(causes["fix3"].count("op_loop"), 0u);
+}
+
 }  // namespace

@@ -212,7 +212,8 @@ TEST(AdviseCpu, PythonsRowByRowLossIsALoop) {
 }
 
 // On a trace with GPU work the host's time costs the step only while the GPU waits for it: the
-// GPU rules judge it there, and the rules about the host's time say so instead of guessing.
+// GPU rules judge it there, and the rules about the host's time say so instead of guessing. A
+// loop is judged there too, by what the GPU spent on it (below); 20 calls are none.
 TEST(AdviseCpu, OnAGpuTraceTheGpuRulesJudgeTheHostsTime) {
   TraceBuilder b;
   b.device("NVIDIA H100 80GB HBM3");
@@ -221,11 +222,65 @@ TEST(AdviseCpu, OnAGpuTraceTheGpuRulesJudgeTheHostsTime) {
   const int corr = b.call("cudaLaunchKernel", 85, 5);
   b.kernel("k", corr, 92, 5);
   const Advice a = advise_text(b.str());
-  for (const char* rule : {"op_overhead", "op_loop", "untraced", "data_loading"})
+  for (const char* rule : {"op_overhead", "untraced", "data_loading"})
     EXPECT_EQ(unable(a, rule),
               "the trace has GPU work: the host's time there is judged by the GPU's wait for it "
               "(launch-bound loop, host stalls)")
         << rule;
+  EXPECT_TRUE(clean(a, "op_loop"));
+}
+
+// A loop on a GPU, launching a kernel per call. One step [0, 10000]: aten::mm [0, 50] launches
+// a gemm [30, 3030]; then 300 aten::neg back to back from 4000, 10 each, each launching (call
+// [t+2, t+7]) a kernel [t+8, t+10]: the loop's stretch is [4000, 7000). The GPU waits on the
+// host in [3030, 4008] (8 of it inside the loop) and 8 before each of the other 299 kernels:
+// 2400 inside the loop, 970 outside. The loop costs the GPU 2400 + 300 x 2 = 3000, 30% of the
+// step (its host time, 3000, by chance the same). What is left to the launch-bound rules: 970
+// waited in a GPU window of [30, 7000), 14%, under the 20% gpu_host_wait needs (with the loop's
+// wait, 48%, it would have been named); the loop's launches, each longer than its kernel, are
+// op_loop's, not short_kernels'.
+std::string gpu_loop(bool launches) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 10'000);
+  b.op("aten::mm", 0, 50);
+  b.kernel("gemm", b.call("cudaLaunchKernel", 10, 10), 30, launches ? 3000 : 8000);
+  for (int i = 0; i < 300; ++i) {
+    const double t = 4000 + 10.0 * i;
+    b.op("aten::neg", t, 10);
+    if (launches) b.kernel("neg_kernel", b.call("cudaLaunchKernel", t + 2, 5), t + 8, 2);
+  }
+  return b.str();
+}
+
+TEST(AdviseCpu, ALoopOnAGpuCostsWhatTheGpuSpentOnIt) {
+  const Advice a = advise_text(gpu_loop(true));
+  const Symptom* s = symptom(a, "op_loop");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "loop_ns"), 3000.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "gpu_wait_ns"), 2400.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "launched_ns"), 600.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(*s, "cost_share"), 0.30);
+  EXPECT_EQ(s->saved_ns, 3000 * kUs);
+  EXPECT_NE(s->text.find("; the GPU waited 2.40 ms for the loops' launches and ran 600 us of the work they "
+                         "launched (30% of the steps)"),
+            std::string::npos)
+      << s->text;
+  EXPECT_EQ(symptom(a, "gpu_host_wait"), nullptr);
+  EXPECT_EQ(symptom(a, "short_kernels"), nullptr);
+}
+
+// The same loop launching nothing (its operators on host tensors) while the gemm, now [30, 8030],
+// keeps the GPU busy through it: the GPU never waited for the loop, which costs the step nothing.
+TEST(AdviseCpu, ALoopTheGpuNeverWaitedForIsNoFinding) {
+  const Advice a = advise_text(gpu_loop(false));
+  EXPECT_EQ(symptom(a, "op_loop"), nullptr);
+  EXPECT_TRUE(clean(a, "op_loop"));
+  AdviseOptions none;
+  none.min_saved_share = 0;
+  const Trace t = parse_trace_text(gpu_loop(false));
+  const TraceIndex index(t);
+  EXPECT_EQ(symptom(advise(index, none), "op_loop"), nullptr) << "a cost of nothing is no finding, at any floor";
 }
 
 // --- copies -----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 /// shared by all rules) and reports, in a RuleResult, a symptom, that it found nothing, or that
 /// the trace lacks a field it needs. The causes (what a symptom means, what to do, which lesson)
 /// are in causes.cpp; the thresholds in thresholds.h.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -47,7 +48,10 @@ struct HostGap {
 /// kLoopMinCalls calls of one operator. It costs the stretch from its first call's start to its
 /// last call's end, less the gaps of kSmallOpNs or more between two calls (something else ran
 /// there): its calls and the short untraced time between them (in a backward, the autograd
-/// engine's own work for each node, as long as the nodes' calls in lesson 06's loss).
+/// engine's own work for each node, as long as the nodes' calls in lesson 06's loss). On a
+/// trace with GPU work the host's time costs the step only while the GPU waits for it: there a
+/// loop costs the GPU's idle time waiting on the host inside its stretches (host_gaps()) and
+/// the GPU time of the work its calls launched, and the launch rules leave that wait to it.
 struct LoopGroup {  ///< one operator's calls in loops under one caller's name, every step together
   std::string_view caller, name;
   int64_t calls = 0, ns = 0, most_in_one = 0;  ///< most_in_one: in one loop
@@ -57,9 +61,22 @@ struct LoopGroup {  ///< one operator's calls in loops under one caller's name, 
 struct Loops {
   std::vector<char> in_loop;  ///< by slot: a loop's call or inside one (empty: no loop)
   std::vector<LoopGroup> groups;  ///< most time first
-  std::vector<Interval> time;     ///< the loops' stretches less their long gaps
+  std::vector<Interval> time;     ///< the loops' stretches less their long gaps, merged
   int64_t ns = 0;                 ///< their length inside the basis
   int64_t loops = 0;
+  /// With GPU work: the GPU's idle time waiting on the host inside `time`, and the GPU time of
+  /// the work the loops' calls launched (time two items overlap counted once).
+  int64_t gpu_wait_ns = 0, launched_ns = 0;
+  /// What the loops cost the steps: their length, or with GPU work what the GPU spent on them.
+  int64_t cost(bool gpu) const { return gpu ? gpu_wait_ns + launched_ns : ns; }
+  /// The part of [from, to) inside the loops' time.
+  int64_t inside(int64_t from, int64_t to) const {
+    auto it = std::upper_bound(time.begin(), time.end(), from,
+                               [](int64_t t, const Interval& i) { return t < i.to; });
+    int64_t n = 0;
+    for (; it != time.end() && it->from < to; ++it) n += std::min(it->to, to) - std::max(it->from, from);
+    return n;
+  }
 };
 
 /// What every rule may read. The reports are made on first use.

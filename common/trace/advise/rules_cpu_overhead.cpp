@@ -3,7 +3,9 @@
 // operators' self time on a CPU-only trace; and the same overhead gathered in one place, a loop
 // that calls small operators one element at a time (op_loop), which the spread-out overhead
 // leaves to it. On a GPU trace the host's time costs the step only while the GPU waits for it:
-// the GPU rules judge it there (the launch-bound loop).
+// the GPU rules judge the spread-out overhead there (the launch-bound loop); a loop is still
+// op_loop's, at what the GPU spent on it (its wait for the loop's launches, and the work they
+// launched), which the launch rules leave out.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -103,10 +105,22 @@ Loops find_loops(const RuleContext& c) {
     }
     close();
   }
-  out.ns = length_within(out.time, cs.basis());
-  if (double(out.ns) < c.options.min_saved_share * double(c.basis_ns)) return Loops{};
-  for (size_t s = 0; s < cs.size(); ++s)  // parents come before their children
-    out.in_loop[s] = is_call[s] || (cs.parent(s) >= 0 && out.in_loop[size_t(cs.parent(s))]);
+  merge(out.time);
+  out.ns = overlap(out.time, cs.basis());
+  // What a slot's loop call is (-1: none); parents come before their children.
+  std::vector<long> root(cs.size(), -1);
+  for (size_t s = 0; s < cs.size(); ++s) {
+    root[s] = is_call[s] ? long(s) : cs.parent(s) >= 0 ? root[size_t(cs.parent(s))] : -1;
+    out.in_loop[s] = root[s] >= 0;
+  }
+  if (c.gpu() && out.loops > 0) {
+    out.launched_ns = launched_work(c, root).union_ns;
+    for (const HostGap& g : c.host_gaps()) out.gpu_wait_ns += out.inside(g.start, g.end);
+  }
+  // Worth a finding: past the floor, and costing something (on a GPU, a loop the GPU's earlier
+  // work hid costs nothing).
+  const int64_t cost = out.cost(c.gpu());
+  if (cost <= 0 || double(cost) < c.options.min_saved_share * double(c.basis_ns)) return Loops{};
   for (auto& [key, g] : groups) out.groups.push_back(std::move(g));
   std::sort(out.groups.begin(), out.groups.end(), [](const LoopGroup& a, const LoopGroup& b) {
     return a.ns != b.ns ? a.ns > b.ns : std::tie(a.caller, a.name) < std::tie(b.caller, b.name);
@@ -196,12 +210,14 @@ void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
   out.symptom(std::move(s));
 }
 
-// CPU-only: the loops of small operators (find_loops), and their time as the share of the steps.
-void loop_on_cpu(const RuleContext& c, RuleResult& out) {
+// The loops of small operators (find_loops), and what they cost as the share of the steps: their
+// time on the CPU, what the GPU spent on them on a trace with GPU work.
+void loops_found(const RuleContext& c, RuleResult& out) {
   const Loops& loops = c.loops();
   if (loops.groups.empty()) return;
-  const int64_t ns = loops.ns;
+  const int64_t ns = loops.ns, cost = loops.cost(c.gpu());
   const double share = c.basis_ns > 0 ? double(ns) / double(c.basis_ns) : 0;
+  const double cost_share = c.basis_ns > 0 ? double(cost) / double(c.basis_ns) : 0;
   int64_t calls = 0, calls_ns = 0;
   std::vector<std::string_view> callers;
   std::vector<const LoopGroup*> looping;  // the operators a loop calls kLoopMinCalls times or more
@@ -223,6 +239,10 @@ void loop_on_cpu(const RuleContext& c, RuleResult& out) {
            ", with what it calls), up to " + grouped(most->most_in_one) + " of " +
            std::string(most->name) + " in one loop; " + format_duration(calls_ns) + " in the calls, " +
            format_duration(ns) + " (" + percent_text(share) + " of the steps) with the time between them";
+  if (c.gpu())
+    s.text += "; the GPU waited " + format_duration(loops.gpu_wait_ns) + " for the loops' launches and ran " +
+              format_duration(loops.launched_ns) + " of the work they launched (" + percent_text(cost_share) +
+              " of the steps)";
   s.figures = {{"loop_share", share},
                {"loop_ns", double(ns)},
                {"loop_calls_ns", double(calls_ns)},
@@ -230,6 +250,10 @@ void loop_on_cpu(const RuleContext& c, RuleResult& out) {
                {"looping_operators", double(looping.size())},
                {"loops", double(loops.loops)},
                {"most_calls_in_one", double(most->most_in_one)}};
+  if (c.gpu())
+    s.figures.insert(s.figures.end(), {{"gpu_wait_ns", double(loops.gpu_wait_ns)},
+                                       {"launched_ns", double(loops.launched_ns)},
+                                       {"cost_share", cost_share}});
   for (size_t i = 0; i < looping.size() && i < c.options.examples; ++i) {
     const LoopGroup& g = *looping[i];
     s.examples.push_back(c.example(c.cpu().event(g.first),
@@ -238,10 +262,14 @@ void loop_on_cpu(const RuleContext& c, RuleResult& out) {
                                        format_duration(median_ns(g.durs)) + ", " +
                                        format_duration(g.ns) + " in all"));
   }
-  s.saved_ns = ns;
-  s.how = "the loops' time (" + format_duration(ns) +
-          "): their calls and the time between them, an upper bound: one operator over the whole "
-          "tensor still does the loop's arithmetic";
+  s.saved_ns = cost;
+  s.how = c.gpu() ? "what the GPU spent on the loops (" + format_duration(cost) +
+                        "): its idle time waiting for their launches and the work they launched, an "
+                        "upper bound: one operator over the whole tensor launches once, and still "
+                        "does the loop's arithmetic"
+                  : "the loops' time (" + format_duration(ns) +
+                        "): their calls and the time between them, an upper bound: one operator over "
+                        "the whole tensor still does the loop's arithmetic";
   out.symptom(std::move(s));
 }
 
@@ -268,12 +296,6 @@ void op_overhead(const RuleContext& c, RuleResult& out) {
   overhead_on_cpu(c, out);
 }
 
-void op_loop(const RuleContext& c, RuleResult& out) {
-  if (c.gpu()) {
-    out.unable(kGpuJudgesHostTime);
-    return;
-  }
-  loop_on_cpu(c, out);
-}
+void op_loop(const RuleContext& c, RuleResult& out) { loops_found(c, out); }
 
 }  // namespace pil::trace::advise_rules

@@ -2,6 +2,8 @@
 // shorter than their launch on an idle stream (the same cause seen from the CPU), and idle for
 // long stretches while the host does something else (a stall: data loading, a first call that
 // loads a kernel or a library, setup). Idle time is the GPU's as a whole: every stream idle.
+// What falls inside a loop of small operators is op_loop's (RuleContext::loops()): the GPU's wait
+// there, and the launches made there, are left out here.
 #include <algorithm>
 
 #include "trace/advise/names.h"
@@ -92,11 +94,15 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
   const int64_t lo = c.index.gpu_window_start, hi = c.index.gpu_window_end;
   if (hi <= lo) return;
   std::vector<HostGap> gaps;
-  int64_t wait = 0, saved = 0;
+  int64_t wait = 0, saved = 0, in_loops = 0;
+  const Loops& loops = c.loops();
   for (const HostGap& g : c.host_gaps()) {
-    if (is_stall(g)) continue;
-    wait += g.dur();
-    saved += c.basis_overlap(g.start, g.end);
+    const int64_t in = loops.inside(g.start, g.end);
+    if (g.dur() - in > threshold::kHostStallNs) continue;  // a stall, outside the loops
+    in_loops += in;
+    if (in >= g.dur()) continue;
+    wait += g.dur() - in;
+    saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
     gaps.push_back(g);
   }
   const double share = double(wait) / double(hi - lo);
@@ -108,8 +114,11 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
            " of the GPU window (" + format_duration(wait) + " in " + std::to_string(gaps.size()) +
            " gaps of up to " + format_duration(threshold::kHostStallNs) +
            ", every stream idle; GPU busy " + percent_text(busy) + ")";
+  if (in_loops > 0)
+    s.text += "; besides " + format_duration(in_loops) + " inside loops of small operators, op_loop's";
   s.figures = {{"host_wait_share", share}, {"host_wait_ns", double(wait)},
                {"gaps", double(gaps.size())}, {"busy_share", busy}};
+  if (in_loops > 0) s.figures.push_back({"in_loops_ns", double(in_loops)});
   for (const HostGap& g : longest(gaps, c.options.examples))
     s.examples.push_back(c.example(g.next, "the GPU idle " + format_duration(g.dur()) +
                                                " before it, waiting for its launch (" +
@@ -126,10 +135,13 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
 void host_stall(const RuleContext& c, RuleResult& out) {
   std::vector<HostGap> stalls;
   int64_t idle = 0, saved = 0;
+  const Loops& loops = c.loops();
   for (const HostGap& g : c.host_gaps()) {
     if (!is_stall(g)) continue;
-    idle += g.dur();
-    saved += c.basis_overlap(g.start, g.end);
+    const int64_t in = loops.inside(g.start, g.end);
+    if (g.dur() - in <= threshold::kHostStallNs) continue;  // a loop's, mostly
+    idle += g.dur() - in;
+    saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
     stalls.push_back(g);
   }
   if (stalls.empty() || c.basis_ns <= 0) return;
@@ -181,15 +193,18 @@ void host_stall(const RuleContext& c, RuleResult& out) {
 
 // Launch-bound, seen from the CPU: kernel launches (not copies or sets) onto an idle stream whose
 // kernels ran for less time than the call that launched them, so that no launch rate could keep
-// the GPU busy. A launch onto a busy stream costs nothing here (the GPU has earlier work), and a
-// call longer than kHostStallNs is a stall (loading the kernel), not launch overhead.
+// the GPU busy. A launch onto a busy stream costs nothing here (the GPU has earlier work), a
+// call longer than kHostStallNs is a stall (loading the kernel), not launch overhead, and a call
+// made inside a loop of small operators is op_loop's.
 void short_kernels(const RuleContext& c, RuleResult& out) {
   const LaunchReport& l = c.launches();
   int64_t launches = 0, shorter = 0, excess = 0;
   std::vector<std::pair<int64_t, size_t>> worst;
+  const Loops& loops = c.loops();
   for (const Launch& x : l.launches) {
     const Event& call = c.trace.events[x.call];
     if (!is_kernel_launch_call(call.name) || !c.in_basis_at(call.start_ns)) continue;
+    if (loops.inside(call.start_ns, call.end_ns()) > 0) continue;  // a loop's launch: op_loop's
     ++launches;
     if (x.queued || call.dur_ns > threshold::kHostStallNs) continue;
     int64_t work = 0;
