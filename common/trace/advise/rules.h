@@ -61,20 +61,27 @@ struct LoopGroup {  ///< one operator's calls in loops under one caller's name, 
 struct Loops {
   std::vector<char> in_loop;  ///< by slot: a loop's call or inside one (empty: no loop)
   std::vector<LoopGroup> groups;  ///< most time first
-  std::vector<Interval> time;     ///< the loops' stretches less their long gaps, merged
-  int64_t ns = 0;                 ///< their length inside the basis
+  /// The loops' stretches less their long gaps, inside the basis, merged: every thread's, and
+  /// each thread's (pid, tid).
+  std::vector<Interval> time;
+  std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> by_thread;
+  int64_t ns = 0;  ///< the length of `time`
   int64_t loops = 0;
-  /// With GPU work: the GPU's idle time waiting on the host inside `time`, and the GPU time of
-  /// the work the loops' calls launched (time two items overlap counted once).
+  /// With GPU work: the GPU's idle time waiting on the host inside the loops' time of the thread
+  /// whose launch ended the wait, and the GPU time of the work the loops' calls launched (time
+  /// two items overlap counted once).
   int64_t gpu_wait_ns = 0, launched_ns = 0;
   /// What the loops cost the steps: their length, or with GPU work what the GPU spent on them.
   int64_t cost(bool gpu) const { return gpu ? gpu_wait_ns + launched_ns : ns; }
-  /// The part of [from, to) inside the loops' time.
-  int64_t inside(int64_t from, int64_t to) const {
-    auto it = std::upper_bound(time.begin(), time.end(), from,
-                               [](int64_t t, const Interval& i) { return t < i.to; });
+  /// The part of [from, to) inside the loops of `on`'s thread (a launch call, the launch that
+  /// ended a wait).
+  int64_t inside(const Event& on, int64_t from, int64_t to) const {
+    const auto found = by_thread.find({on.pid, on.tid});
+    if (found == by_thread.end()) return 0;
+    const std::vector<Interval>& v = found->second;
+    auto it = std::upper_bound(v.begin(), v.end(), from, [](int64_t t, const Interval& i) { return t < i.to; });
     int64_t n = 0;
-    for (; it != time.end() && it->from < to; ++it) n += std::min(it->to, to) - std::max(it->from, from);
+    for (; it != v.end() && it->from < to; ++it) n += std::min(it->to, to) - std::max(it->from, from);
     return n;
   }
 };

@@ -50,11 +50,13 @@ Loops find_loops(const RuleContext& c) {
     }
     if (most >= threshold::kLoopMinCalls) {
       ++out.loops;
-      int64_t from = t.events[cs.event(run.front())].start_ns, last_end = from;
+      const Event& first = t.events[cs.event(run.front())];
+      std::vector<Interval>& mine = out.by_thread[{first.pid, first.tid}];  // a run is one thread's
+      int64_t from = first.start_ns, last_end = from;
       for (size_t s : run) {
         const Event& e = t.events[cs.event(s)];
         if (e.start_ns - last_end >= threshold::kSmallOpNs) {
-          out.time.push_back({from, last_end});
+          mine.push_back({from, last_end});
           from = e.start_ns;
         }
         last_end = std::max(last_end, e.end_ns());
@@ -66,7 +68,7 @@ Loops find_loops(const RuleContext& c) {
         g.ns += e.dur_ns;
         g.durs.push_back(e.dur_ns);
       }
-      out.time.push_back({from, last_end});
+      mine.push_back({from, last_end});
     }
     for (size_t s : run) {
       const uint32_t id = ids(t.events[cs.event(s)].name);
@@ -105,8 +107,20 @@ Loops find_loops(const RuleContext& c) {
     }
     close();
   }
+  // Inside the basis (a loop's last call can end after its step), merged.
+  auto within_basis = [&](std::vector<Interval> v) {
+    merge(v);
+    std::vector<Interval> in;
+    for (const Interval& b : cs.basis())
+      for (const Interval& i : clip(v, b.from, b.to)) in.push_back(i);
+    return in;
+  };
+  for (auto& [thread, v] : out.by_thread) {
+    v = within_basis(std::move(v));
+    out.time.insert(out.time.end(), v.begin(), v.end());
+  }
   merge(out.time);
-  out.ns = overlap(out.time, cs.basis());
+  out.ns = length(out.time);
   // What a slot's loop call is (-1: none); parents come before their children.
   std::vector<long> root(cs.size(), -1);
   for (size_t s = 0; s < cs.size(); ++s) {
@@ -115,10 +129,10 @@ Loops find_loops(const RuleContext& c) {
   }
   if (c.gpu() && out.loops > 0) {
     out.launched_ns = launched_work(c, root).union_ns;
-    for (const HostGap& g : c.host_gaps()) out.gpu_wait_ns += out.inside(g.start, g.end);
+    for (const HostGap& g : c.host_gaps()) out.gpu_wait_ns += out.inside(t.events[g.call], g.start, g.end);
   }
-  // Worth a finding: past the floor, and costing something (on a GPU, a loop the GPU's earlier
-  // work hid costs nothing).
+  // Worth a finding: past the floor, and costing something (on a GPU, a loop that launched
+  // nothing while earlier work kept the GPU busy costs nothing).
   const int64_t cost = out.cost(c.gpu());
   if (cost <= 0 || double(cost) < c.options.min_saved_share * double(c.basis_ns)) return Loops{};
   for (auto& [key, g] : groups) out.groups.push_back(std::move(g));

@@ -97,7 +97,7 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
   int64_t wait = 0, saved = 0, in_loops = 0;
   const Loops& loops = c.loops();
   for (const HostGap& g : c.host_gaps()) {
-    const int64_t in = loops.inside(g.start, g.end);
+    const int64_t in = loops.inside(c.trace.events[g.call], g.start, g.end);
     if (g.dur() - in > threshold::kHostStallNs) continue;  // a stall, outside the loops
     in_loops += in;
     if (in >= g.dur()) continue;
@@ -138,7 +138,7 @@ void host_stall(const RuleContext& c, RuleResult& out) {
   const Loops& loops = c.loops();
   for (const HostGap& g : c.host_gaps()) {
     if (!is_stall(g)) continue;
-    const int64_t in = loops.inside(g.start, g.end);
+    const int64_t in = loops.inside(c.trace.events[g.call], g.start, g.end);
     if (g.dur() - in <= threshold::kHostStallNs) continue;  // a loop's, mostly
     idle += g.dur() - in;
     saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
@@ -204,7 +204,7 @@ void short_kernels(const RuleContext& c, RuleResult& out) {
   for (const Launch& x : l.launches) {
     const Event& call = c.trace.events[x.call];
     if (!is_kernel_launch_call(call.name) || !c.in_basis_at(call.start_ns)) continue;
-    if (loops.inside(call.start_ns, call.end_ns()) > 0) continue;  // a loop's launch: op_loop's
+    if (loops.inside(call, call.start_ns, call.end_ns()) > 0) continue;  // a loop's launch: op_loop's
     ++launches;
     if (x.queued || call.dur_ns > threshold::kHostStallNs) continue;
     int64_t work = 0;
