@@ -5,7 +5,6 @@
 /// shared by all rules) and reports, in a RuleResult, a symptom, that it found nothing, or that
 /// the trace lacks a field it needs. The causes (what a symptom means, what to do, which lesson)
 /// are in causes.cpp; the thresholds in thresholds.h.
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -77,12 +76,7 @@ struct Loops {
   /// ended a wait).
   int64_t inside(const Event& on, int64_t from, int64_t to) const {
     const auto found = by_thread.find({on.pid, on.tid});
-    if (found == by_thread.end()) return 0;
-    const std::vector<Interval>& v = found->second;
-    auto it = std::upper_bound(v.begin(), v.end(), from, [](int64_t t, const Interval& i) { return t < i.to; });
-    int64_t n = 0;
-    for (; it != v.end() && it->from < to; ++it) n += std::min(it->to, to) - std::max(it->from, from);
-    return n;
+    return found == by_thread.end() ? 0 : length(clip(found->second, from, to));
   }
 };
 
