@@ -9,6 +9,7 @@
 #include <string>
 
 #include "trace/advise/advise.h"
+#include "trace/advise/names.h"  // is_fp32_simt_gemm_kernel
 #include "trace/parse.h"
 #include "trace/trace_builder.h"
 
@@ -483,6 +484,39 @@ TEST(AdviseFp32Gemm, AnAmdGpuIsNotJudged) {
   b.device("AMD Instinct MI250X", 104, 64LL << 30, 9, 0);
   const Advice a = advise_text(gemms(b));
   EXPECT_TRUE(has(unable(a, "fp32_gemm"), "an AMD GPU")) << unable(a, "fp32_gemm");
+}
+
+// The names as real runs wrote them (public Kineto and Nsight traces): PyTorch's fp32 GEMMs on
+// Hopper run Ampere-era FFMA kernels (an sm_90 run's cutlass simt sgemm and sm80 xmma ffma); a
+// TF32 or bf16 GEMM carries its type. cuBLAS's gemmk1 and gemmSN kernels take a
+// cublasGemm...Params argument whatever their element type (double and bf16 too): its "sGemm"
+// is no sgemm.
+TEST(AdviseFp32Gemm, TheKernelNamesRealRunsWrote) {
+  using advise_rules::is_fp32_simt_gemm_kernel;
+  for (const char* fp32 :
+       {"void cutlass::Kernel2<cutlass_80_simt_sgemm_32x128_8x5_tn_align1>(T1::Params)",
+        "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_"
+        "alignc4_execute_kernel__5x_cublas",
+        "ampere_sgemm_128x64_nn", "volta_sgemm_64x32_sliced1x4_nn"})
+    EXPECT_TRUE(is_fp32_simt_gemm_kernel(fp32)) << fp32;
+  for (const char* other :
+       {"nvjet_sss_tf32_128x256_TNT", "nvjet_tst_192x208_64x4_2x1_v_bz_coopB_bias_TNT",
+        "sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16_stage4_warpsize2x2x1_tensor16x8x8_kernel",
+        "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn",
+        "void gemmk1_kernel<int, float, 256, 5, false, false, false, false, cublasGemvTensorStridedBatched"
+        "<float const>, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, "
+        "float, 0>(cublasGemmk1Params<float, cublasGemvTensorStridedBatched<float const>, "
+        "cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float>)",
+        "void gemmk1_kernel<int, __nv_bfloat16, 256, 5, false, false, false, false, "
+        "cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16 "
+        "const>, cublasGemvTensorStridedBatched<__nv_bfloat16>, float, 0>(cublasGemmk1Params<float, "
+        "cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16 "
+        "const>, cublasGemvTensorStridedBatched<__nv_bfloat16>, float>)",
+        "void gemmSN_NN_kernel<double, 128, 2, 4, 8, 4, 4, cublasGemvTensorStridedBatched<double const>, "
+        "cublasGemvTensorStridedBatched<double>>(cublasGemmSmallNParams<double const, "
+        "cublasGemvTensorStridedBatched<double const>, double>)",
+        "void implicit_convolve_sgemm<float, float, 1024, 6, 7, 3, 3, 5, 1, false, true, true>(int)"})
+    EXPECT_FALSE(is_fp32_simt_gemm_kernel(other)) << other;
 }
 
 // --- fusion ----------------------------------------------------------------------------------------

@@ -22,6 +22,14 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+/// `part` where it starts a word: at the start or after a character that is not a letter
+/// ("ampere_sgemm_128x64", "cutlass_80_simt_sgemm"; not the "sGemm" of "cublasGemmk1Params").
+bool has_at_word_start(std::string_view s, std::string_view part) {
+  for (size_t at = s.find(part); at != std::string_view::npos; at = s.find(part, at + 1))
+    if (at == 0 || !std::isalpha(static_cast<unsigned char>(s[at - 1]))) return true;
+  return false;
+}
+
 bool one_of(std::string_view s, std::initializer_list<std::string_view> names) {
   for (std::string_view n : names)
     if (s == n) return true;
@@ -101,10 +109,12 @@ bool is_softmax_kernel(std::string_view kernel) {
 
 bool is_fp32_simt_gemm_kernel(std::string_view kernel) {
   const std::string n = lower(kernel);
+  // "sgemm" as a word of its own: cuBLAS's gemmk1 and gemmSN kernels take a cublasGemm...Params
+  // argument, whatever their element type (__nv_bfloat16 included), and say nothing of FFMA.
   return is_gemm_kernel(kernel) && !is_convolution_kernel(kernel) &&
-         has_any(n, {"sgemm", "_ffma", "gemm_f32f32_f32f32"}) &&
+         (has_at_word_start(n, "sgemm") || has_any(n, {"_ffma", "gemm_f32f32_f32f32"})) &&
          !has_any(n, {"tf32", "tensorop", "s1688", "s16816", "hmma", "wmma", "h16816", "i8816",
-                      "bf16", "f16"});
+                      "bf16", "f16", "bfloat16", "__half"});
 }
 
 bool is_gemm_op(std::string_view op) {

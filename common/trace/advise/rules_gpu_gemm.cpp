@@ -1,10 +1,13 @@
 // fp32 GEMMs without tensor cores on a GPU that has TF32. The heuristic, and its limits:
-// - the kernel's name says what it runs: "sgemm", or an xmma kernel of FFMA ("_ffma",
-//   "gemm_f32f32_f32f32"), without any tensor-core marker (names.h, is_fp32_simt_gemm_kernel).
-//   A kernel named otherwise is not counted, whatever it runs; a library could name an FFMA
-//   kernel otherwise (missed: cuBLAS's nvjet_* on Hopper say nothing of it) or a tensor-core
-//   one with these and none of the markers (counted wrongly). The operator's input dtypes would
-//   confirm fp32 once the reader keeps them; they are not needed to find the kernels.
+// - the kernel's name says what it runs: "sgemm" as a word of its own, or an xmma kernel of
+//   FFMA ("_ffma", "gemm_f32f32_f32f32"), without any tensor-core or 16-bit marker (names.h,
+//   is_fp32_simt_gemm_kernel). Public traces of PyTorch on Hopper show its fp32 GEMMs there
+//   running these Ampere-era kernels (cutlass_80_simt_sgemm_*, sm80_xmma_gemm_f32f32_*_ffma_*);
+//   cuBLAS's nvjet_* kernels are tensor-core kernels and name a TF32 one so (nvjet_sss_tf32_*).
+//   A kernel named otherwise is not counted, whatever it runs (cuBLAS's small gemmk1 and gemmSN
+//   kernels say nothing of their unit); a library could name a tensor-core kernel with these
+//   and none of the markers (counted wrongly). The operator's input dtypes would confirm fp32
+//   once the reader keeps them; they are not needed to find the kernels.
 // - the device's compute capability (deviceProperties' computeMajor/computeMinor) says whether
 //   TF32 exists: 8.0 and later (Ampere on). Before that (a V100 is 7.0) an fp32 GEMM has no
 //   tensor-core path but fp16 under autocast, a change of precision: not reported.
