@@ -241,7 +241,8 @@ Batch make_batch(const SyntheticText& text, const Shape& s, int64_t index, bool 
 
 // [batch-loader]
 // The fix for batches made on the training thread: `workers` threads make the batches ahead of
-// the step (as a DataLoader's workers do), at most `depth` ahead, and hand them over in order.
+// the step (as a DataLoader's workers do), at most `depth` ahead (two a worker, as a
+// DataLoader's prefetch_factor), and hand them over in order.
 class BatchLoader {
  public:
   BatchLoader(std::function<Batch(int64_t)> make, int64_t first, int64_t workers, int64_t depth)
@@ -418,8 +419,7 @@ torch::Tensor training_step(Program f) {
     if (!st.loader) {
       st.loader = std::make_unique<BatchLoader>(
           [&st, pin](int64_t k) { return make_batch(st.text, st.shape, k, pin); }, st.trainer->steps,
-          st.shape.workers, /*depth=*/2);
-      pil::after_variant([keep = g_state] { keep->loader.reset(); });
+          st.shape.workers, /*depth=*/2 * st.shape.workers);
     }
     pil::NamedRange range("data_wait");
     batch = st.loader->next();
@@ -503,6 +503,11 @@ pil::Tensors make_inputs(const pil::Problem& p) {
   g_state.reset();  // stops the last run's loader
   share_cores(p, shape_of(p));
   g_state = std::make_shared<State>(p, shape_of(p));
+  // Freed when the variant's run is over (its loader stopped first), while the CUDA runtime is
+  // still up: a pinned batch a stream used records an event when freed, which fails once the
+  // runtime has shut down (at the process's exit, before a global's destructor), and a
+  // throwing destructor aborts.
+  pil::after_variant([] { g_state.reset(); });
   return {make_batch(g_state->text, g_state->shape, 0, false).ids};
 }
 
