@@ -190,10 +190,14 @@ std::string Package::check_inputs(const Tensors& inputs) const {
 at::Tensor Package::run(const Tensors& inputs) { return loader_->run(inputs).at(0); }
 
 Variant compiled_variant(Spec spec, Build build) {
-  // One package per path, loaded once per process and kept: loading opens its library.
+  // One package per path, loaded once per process and kept: loading opens its library. Kept
+  // until the lesson's main() returns (before_exit), not to the process's end: a CUDA
+  // package's constants are freed by cudaFree, whose error after the CUDA runtime's shutdown at
+  // exit (the Lesson, and these with it, is a global) would throw from a destructor and abort.
   struct Loaded {
     std::map<std::string, std::shared_ptr<Package>> packages;
     std::shared_ptr<Package> current;
+    bool release_registered = false;
   };
   auto state = std::make_shared<Loaded>();
   // The package whose inputs these are: the one prepare() loaded last, else another one
@@ -268,6 +272,14 @@ Variant compiled_variant(Spec spec, Build build) {
       throw VariantUnavailable(std::string(e.what()) + " (with: " + cmd + ")");
     }
     state->packages[path] = state->current;
+    if (!state->release_registered) {
+      state->release_registered = true;
+      before_exit([state] {
+        state->current.reset();
+        state->packages.clear();
+        state->release_registered = false;
+      });
+    }
   };
   return v;
 }

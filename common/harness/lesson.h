@@ -218,6 +218,15 @@ void after_variant(std::function<void()> release);
 /// variant and each benchmark.
 void release_after_variant();
 
+/// Registers `release` to run when the lesson's main() returns (lesson_main), before the
+/// process's exit: for what lives across variants and benchmark cases (a loaded AOTInductor
+/// package) and must still not outlive the CUDA runtime, which shuts down at exit before the
+/// destructors of globals such as a lesson's Lesson.
+void before_exit(std::function<void()> release);
+
+/// Runs what before_exit() registered, and forgets it. lesson_main calls it.
+void release_before_exit();
+
 /// Runs the lesson's Google Benchmark suite: every variant × size × dtype (fp32, bf16) on the
 /// devices it runs on, timed per call (CUDA events on a GPU), with FLOP/s and bytes/s counters,
 /// each variant verified against the reference before it is timed. GPU benchmarks are left out,
@@ -233,10 +242,12 @@ int run_lesson(const Lesson& lesson, int argc, const char* const argv[]);
 /// defined — its benchmarks. Inline, so the lesson's own build decides.
 inline int lesson_main(const Lesson& lesson, int argc, char** argv) {
 #if PIL_BENCHMARK
-  return run_lesson_benchmarks(lesson, argc, argv);
+  const int code = run_lesson_benchmarks(lesson, argc, argv);
 #else
-  return run_lesson(lesson, argc, const_cast<const char* const*>(argv));
+  const int code = run_lesson(lesson, argc, const_cast<const char* const*>(argv));
 #endif
+  release_before_exit();
+  return code;
 }
 
 }  // namespace pil

@@ -1,7 +1,8 @@
 // The decisions that depend on the GPU, made from plain inputs and tested here on the CPU (a
 // torch::Device("cuda:0") is built without a GPU): which variants run where and what --list says
 // of them, whether a package takes a tensor's device, file names, AdamW's epsilon per dtype, the
-// `compiled` variant's availability, and the runner going on past a variant that throws.
+// `compiled` variant's availability, the runner going on past a variant that throws, and what a
+// variant holds freed before main() returns (not at exit, after the CUDA runtime's shutdown).
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -277,6 +278,42 @@ TEST(GpuDecisions, AVariantThatThrowsIsItsOwnFailure) {
   const std::string skip_text = testing::internal::GetCapturedStdout();
   EXPECT_EQ(skipped, 77);
   EXPECT_NE(skip_text.find("--variant unprepared: no package here\nRESULT: SKIPPED"), std::string::npos) << skip_text;
+}
+
+// What a variant holds is freed when its run is over (after_variant: before the next variant
+// starts), and what lives across variants (before_exit: a loaded package) when lesson_main
+// returns, not in the destructors of globals at exit, which run after the CUDA runtime has shut
+// down: a cudaFree or cudaEventRecord there fails, and a destructor that throws aborts.
+TEST(GpuDecisions, WhatAVariantHoldsIsFreedBeforeMainReturns) {
+  const PackageDir out;
+  Lesson l = decisions_lesson();
+  l.variants.erase(l.variants.begin() + 1, l.variants.end());
+  l.variants.emplace_back("second", "runs after plain", [](const Tensors& in) { return in.at(0) + 1; });
+  std::vector<std::string> events;
+  l.make_inputs = [&events](const Problem&) {
+    events.push_back("inputs");
+    pil::after_variant([&events] { events.push_back("variant's state freed"); });
+    return Tensors{at::zeros({4, 4})};
+  };
+  l.variants.back().prepare = [&events](const Problem&) {
+    events.push_back("package loaded");
+    pil::before_exit([&events] { events.push_back("package freed"); });
+  };
+  l.reference = [](const Tensors& in) { return in.at(0).to(at::kDouble) + 1; };
+  l.memory_need = [](const Problem&) { return pil::MemoryNeed{}; };
+  const std::string dir = out.path.string();
+  const char* argv[] = {"99_decisions", "--device", "cpu", "--variant", "all", "--active", "1",
+                        "--warmup-calls", "1", "--out", dir.c_str()};
+  testing::internal::CaptureStdout();
+  const int code = pil::lesson_main(l, int(std::size(argv)), const_cast<char**>(argv));
+  testing::internal::GetCapturedStdout();
+  EXPECT_EQ(code, 0);
+  const std::vector<std::string> expected = {"inputs",         "variant's state freed", "package loaded",
+                                             "inputs",         "variant's state freed", "package freed"};
+  EXPECT_EQ(events, expected);
+  // Run once: nothing is left to run again.
+  pil::release_before_exit();
+  EXPECT_EQ(events.size(), expected.size());
 }
 
 }  // namespace
