@@ -119,6 +119,10 @@ endif()
 # installed. Found by reading torch/version.py, not by importing torch (seconds, not minutes).
 # None: the compiled variants say so (exit 77) and everything else builds.
 option(PIL_WITH_AOTI "Compile the lessons' AOTInductor packages at build time" ON)
+# OFF: the CPU packages are left out of the default build and of the lessons' targets (each
+# still has its <lesson>_aoti target); a `compiled` variant on a GPU compiles its own package at
+# its first run anyway (scripts/gpu-check.sh's part 3, which has no minute for the CPU's).
+option(PIL_AOTI_BUILD_PACKAGES "With PIL_WITH_AOTI: build the CPU packages with the lessons" ON)
 set(PIL_AOTI_COMMAND "")
 set(PIL_AOTI_NO_COMPILER "")
 set(PIL_AOTI_PYTHON_SUMMARY "")
@@ -242,7 +246,12 @@ function(pil_print_summary)
     endif()
   endif()
   if(PIL_AOTI_COMMAND)
-    string(APPEND _out "  AOTInductor       packages compiled by ${PIL_AOTI_PYTHON_SUMMARY}\n")
+    if(PIL_AOTI_BUILD_PACKAGES)
+      string(APPEND _out "  AOTInductor       packages compiled by ${PIL_AOTI_PYTHON_SUMMARY}\n")
+    else()
+      string(APPEND _out "  AOTInductor       packages compiled by ${PIL_AOTI_PYTHON_SUMMARY}, "
+                         "the CPU's only on request (PIL_AOTI_BUILD_PACKAGES=OFF)\n")
+    endif()
   elseif(PIL_BUILD_LESSONS)
     string(APPEND _out "  AOTInductor       no compiled variants: ${PIL_AOTI_NO_COMPILER}\n")
   endif()

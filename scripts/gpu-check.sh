@@ -6,22 +6,29 @@
 # was done still comes back:
 #
 #   part 1 (tests, 360 s): configure for the GPU's own architecture (nvidia-smi's compute_cap:
-#       9.0 -> 90) with the compiled variants off, build the lessons and pil-trace, run every
-#       lesson's trace runs (ctest label gpu_trace) and archive their traces under $OUT at
-#       once, then build the lessons' checks and run the other gpu-labelled tests (-j4);
+#       9.0 -> 90) with the compiled variants off, build the lessons, pil-trace and the check
+#       programs of the lessons with GPU checks in one build, run every lesson's trace runs
+#       (ctest label gpu_trace, each at most PIL_TRACE_RUN_TIMEOUT s) and archive their traces
+#       under $OUT at once, then run the other gpu-labelled tests (-j4);
 #   part 2 (bench, 240 s): build the benchmarks and run the rows that carry the lessons' goals
 #       (scripts/bench_table.py --goal-filter names them) with short min-times;
 #   part 3 (aoti, only if time is left: PIL_AOTI_BUDGET seconds, default 150): turn the
-#       compiled variants on, and run each lesson's `compiled` variant on the GPU in bf16, which
-#       compiles its AOTInductor CUDA package (one package per dtype used;
-#       TORCHINDUCTOR_COMPILE_THREADS set) and records its trace, archived after each lesson.
+#       compiled variants on (the CPU's packages left out of the build), and run each lesson's
+#       `compiled` variant on the GPU in bf16, which compiles its AOTInductor CUDA package (one
+#       package per dtype used; TORCHINDUCTOR_COMPILE_THREADS set) and records its trace,
+#       archived after each lesson.
+# A part fails at once, saying why, where torch sees no usable GPU or the configure finds no CUDA
+# compiler (every GPU test would skip, exit 77, and the part would look passed).
 #
 # Here, once:   bash ../shared/device/prepare.sh nlohmann-json3-dev zlib1g-dev
 # Then the device tool's run, carry [".device"]: part 1 with timeout_s 420, part 2 with 300
-# (about 12 minutes of the 15 with the machine's start); part 3 only with what `status` says is
-# left, its budget under it: PIL_AOTI_BUDGET=<left - 60> bash scripts/gpu-check.sh aoti
-#               bash scripts/gpu-check.sh tests     (then bench, then aoti; the build folder
-#                                                    is kept while the machine is warm)
+# (about 13-14 minutes of the 15 with the machine's start and the transfers); part 3 only with
+# what `status` says is left, its budget under it: PIL_AOTI_BUDGET=<left - 60> bash scripts/gpu-check.sh aoti
+#               bash scripts/gpu-check.sh tests     (then bench, then aoti)
+# The machine is held only a short while after a call (the device tool's idle_release_s, 30 s
+# when this was written): send the next part at once. The build folder is kept while the machine
+# is warm; a part that lands on a fresh machine configures and builds what it needs itself
+# (minutes of the budget).
 # Anywhere:     scripts/gpu-check.sh --dry-run tests   prints what it would run (it asks
 #               nvidia-smi and the build's target list, and runs nothing else); the project's
 #               CPU tests check that plan against a fake nvidia-smi (tests/scripts).
@@ -105,24 +112,36 @@ arch=$(arch_from_compute_cap "$cap") || {
 }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 echo "compute capability $cap: CMAKE_CUDA_ARCHITECTURES=$arch; $gpus GPU(s)"
+# The Python torch (its LibTorch is the build's): its version, whether it sees the GPU (a run
+# where it does not would skip every GPU test, exit 77, and look like a pass), its CMake prefix.
+torch_prefix=${PIL_TORCH_PREFIX:-}
 if ((!dry)); then
-  python3 -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)' || true
+  torch_info=$(python3 -c 'import torch
+print("torch", torch.__version__, "CUDA", torch.version.cuda, "GPU usable:", torch.cuda.is_available())
+print(torch.utils.cmake_prefix_path)') || { echo "gpu-check: python3 cannot import torch" >&2; exit 1; }
+  echo "${torch_info%%$'\n'*}"
+  [[ $torch_info == *"GPU usable: True"* ]] || { echo "gpu-check: torch sees no usable GPU" >&2; exit 1; }
+  [[ -n $torch_prefix ]] || torch_prefix=${torch_info#*$'\n'}
   nvcc --version | tail -1 || true
 fi
+[[ -n $torch_prefix ]] || torch_prefix="<the Python torch's cmake_prefix_path>"
 
 carried=$root/.device/root
 export LD_LIBRARY_PATH="$carried/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
-torch_prefix=${PIL_TORCH_PREFIX:-}
-if [[ -z $torch_prefix ]]; then
-  torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null) ||
-    torch_prefix="<the Python torch's cmake_prefix_path>"
-fi
 
-# configure AOTI: (re)configures the build folder, compiled variants on or off.
+# configure AOTI: (re)configures the build folder, compiled variants on or off (on: the CPU's
+# packages left out of the build, each compiled variant compiling its CUDA package at its run).
+# A configure that found no CUDA compiler would build no CUDA path: a failure, said.
 configure() {
   phase "configure (compiled variants $1)"
   run cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-    -DPIL_WITH_AOTI="$1" -DPIL_USE_CCACHE=OFF -DCMAKE_PREFIX_PATH="$torch_prefix;$carried/usr" || exit 1
+    -DPIL_WITH_AOTI="$1" -DPIL_AOTI_BUILD_PACKAGES=OFF -DPIL_USE_CCACHE=OFF \
+    -DCMAKE_PREFIX_PATH="$torch_prefix;$carried/usr" || exit 1
+  ((dry)) && return
+  grep -q '^CMAKE_CUDA_COMPILER:[A-Z]*=.*nvcc' "$build/CMakeCache.txt" || {
+    echo "gpu-check: the configure found no CUDA compiler (CMAKE_CUDA_COMPILER): no CUDA path would be built" >&2
+    exit 1
+  }
 }
 
 # The configure's targets (Ninja's "name: phony" lines), and the lessons among them.
@@ -193,34 +212,43 @@ if [[ $part == tests ]]; then
   targets=()
   present pil-trace && targets+=(pil-trace)
   for l in "${lessons[@]}"; do present "$l" && targets+=("$l"); done
-  phase "build: ${targets[*]}"
-  within "$(left)" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" || exit 1
+  # The check programs of the lessons that have GPU checks (suites named *Gpu: the
+  # <lesson>.gpu_checks test cmake/PilLesson.cmake adds), built with the lessons in one build (16
+  # cores); -k 0: a check that fails to build leaves the rest built.
+  checks=()
+  for l in "${lessons[@]}"; do
+    present "${l}_test" && grep -Eq 'TEST\([A-Za-z0-9_]*Gpu,' "tests/lessons/${l}_test.cpp" 2>/dev/null &&
+      checks+=("${l}_test")
+  done
+  phase "build: ${targets[*]} ${checks[*]}"
+  within "$(left)" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" "${checks[@]}" -- -k 0 || {
+    echo "the build failed: going on with what was built"
+    status=1
+  }
   ((dry)) || log_libraries "${lessons[@]}"
 
   # Every lesson's trace runs first (one at a time: they time the GPU), archived at once; an
   # earlier run's traces are not taken for this one's.
   phase "the lessons' trace runs (ctest -L gpu_trace)"
   run rm -rf "$build/test-output"
-  within "$(($(left) - 150))" ctest --test-dir "$build" --output-on-failure -L gpu_trace -j 1 || status=1
+  # Each at most PIL_TRACE_RUN_TIMEOUT seconds (default 120): one slow run does not take the
+  # others' time.
+  within "$(($(left) - 150))" ctest --test-dir "$build" --output-on-failure --no-tests=error \
+    --timeout "${PIL_TRACE_RUN_TIMEOUT:-120}" -L gpu_trace -j 1 || status=1
   phase "archive the traces"
   archive traces.tar.gz test-output
 
-  checks=()
-  for l in "${lessons[@]}"; do present "${l}_test" && checks+=("${l}_test"); done
-  if ((${#checks[@]})); then
-    phase "build: ${checks[*]}"
-    within "$(($(left) - 60))" cmake --build "$build" -j "$(nproc)" --target "${checks[@]}" || status=1
-  fi
   phase "ctest -L gpu (the checks)"
   if ((dry)); then
-    within "$(left)" ctest --test-dir "$build" --output-on-failure -j 4 -L gpu -LE gpu_trace
+    within "$(left)" ctest --test-dir "$build" --output-on-failure --no-tests=error -j 4 -L gpu -LE gpu_trace
   else
-    within "$(left)" ctest --test-dir "$build" --output-on-failure -j 4 -L gpu -LE gpu_trace |
+    within "$(left)" ctest --test-dir "$build" --output-on-failure --no-tests=error -j 4 -L gpu -LE gpu_trace |
       tee "$out/ctest.txt"
     [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   fi
 elif [[ $part == bench ]]; then
-  [[ -f $build/build.ninja ]] || ((dry)) || { echo "gpu-check bench: run part 1 (tests) first"; exit 1; }
+  # A fresh machine (the one of part 1 went back: it is held 30 s after a call): configured here.
+  [[ -f $build/build.ninja ]] || configure OFF
   known=$(targets_of_build)
   benches=()
   for l in "${lessons[@]}"; do
@@ -245,7 +273,6 @@ elif [[ $part == bench ]]; then
   done
   run tar -czf "$out/bench.tar.gz" -C "$dir" .
 else
-  [[ -f $build/build.ninja ]] || ((dry)) || { echo "gpu-check aoti: run part 1 (tests) first"; exit 1; }
   configure ON
   known=$(targets_of_build)
   compiled=()

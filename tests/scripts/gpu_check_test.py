@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """scripts/gpu-check.sh --dry-run against a fake nvidia-smi (an H200: compute capability 9.0) and
 a fake cmake that answers only `--build DIR --target help` with a target list of the test's
-own: the plan it prints configures for sm_90 with the compiled variants off, builds only targets
-that both are lesson folders and were in that list, archives the traces before the checks run,
-and names the goal benchmarks bench_table.py gives. The dry run runs nothing else: the fake
-cmake fails any other call, and the test sees it. Then the script for real with a fake cmake and
-ctest: it configures on a warm rerun too, archives only its own traces, cuts a trace too large
-to come back from the machine to its first step, fails a part whose archive would still not come
-back, and stops a phase that runs out of its time, saying so, with what the phase wrote still
-archived."""
+own: the plan it prints configures for sm_90 with the compiled variants off, builds in one build
+only targets that both are lesson folders and were in that list (with the check programs of
+those with GPU checks), archives the traces before the checks run, names the goal benchmarks
+bench_table.py gives, and configures a fresh machine's build folder in part 2 too. The dry run
+runs nothing else: the fake cmake fails any other call, and the test sees it. Then the script
+for real with a fake cmake, ctest and Python torch: it configures on a warm rerun too, archives
+only its own traces, cuts a trace too large to come back from the machine to its first step,
+fails a part whose archive would still not come back, stops a phase that runs out of its time,
+saying so, with what the phase wrote still archived, and fails at once where torch sees no GPU
+or the configure found no CUDA compiler."""
 import os
 import re
+import shutil
 import stat
 import subprocess
 import tempfile
@@ -87,16 +90,23 @@ class GpuCheckDryRun(unittest.TestCase):
         configure = cmds[self.index(cmds, r"^cmake -S \. -B ")]
         self.assertIn("-DCMAKE_CUDA_ARCHITECTURES=90 ", configure)
         self.assertIn("-DPIL_WITH_AOTI=OFF", configure)
-        build = cmds[self.index(cmds, r"cmake --build .* --target pil-trace")]
-        self.assertEqual(build.split("--target ")[1].split(), ["pil-trace"] + self.made)
-        checks = cmds[self.index(cmds, r"cmake --build .* --target \S+_test")]
-        self.assertEqual(checks.split("--target ")[1].split(), [m + "_test" for m in self.made])
-        traces = self.index(cmds, r"ctest .*-L gpu_trace -j 1")
+        # One build: pil-trace, the lessons, the check programs of the lessons with GPU checks.
+        build_at = self.index(cmds, r"cmake --build .* --target pil-trace")
+        def has_gpu_checks(lesson):
+            with open(os.path.join(ROOT, "tests", "lessons", lesson + "_test.cpp")) as f:
+                return re.search(r"TEST\([A-Za-z0-9_]*Gpu,", f.read()) is not None
+        with_gpu_checks = [m for m in self.made if has_gpu_checks(m)]
+        self.assertTrue(with_gpu_checks)
+        self.assertEqual(cmds[build_at].split("--target ")[1].split(),
+                         ["pil-trace"] + self.made + [m + "_test" for m in with_gpu_checks] + ["--", "-k", "0"])
+        traces = self.index(cmds, r"ctest .*--timeout 120 -L gpu_trace -j 1")
         archive = self.index(cmds, r"^tar -czf \S+/traces\.tar\.gz ")
         ctest = self.index(cmds, r"ctest .*-j 4 -L gpu -LE gpu_trace")
+        self.assertLess(build_at, traces)
         self.assertLess(traces, archive)
-        self.assertLess(archive, self.index(cmds, r"--target \S+_test"))
         self.assertLess(archive, ctest)
+        for c in (cmds[traces], cmds[ctest]):
+            self.assertIn("--no-tests=error", c)
         for c in cmds:
             self.assertNotIn("99_not_a_lesson", c)
         # Each phase prints the budget left.
@@ -121,12 +131,20 @@ class GpuCheckDryRun(unittest.TestCase):
         self.assertEqual(build.split("--target ")[1].split(), [m + "_bench" for m in with_goals])
         for m in with_goals:
             self.index(cmds, r"bin/%s_bench --benchmark_filter=" % m)
+        # A fresh machine (no build folder): configured first; a warm one's folder is used.
+        self.assertLess(self.index(cmds, r"^cmake -S \. -B "), self.index(cmds, r"cmake --build .* --target "))
+        os.makedirs(self.env["PIL_GPU_BUILD_DIR"])
+        open(os.path.join(self.env["PIL_GPU_BUILD_DIR"], "build.ninja"), "w").close()
+        warm = self.commands(self.plan("bench").stdout)
+        self.assertFalse([c for c in warm if c.startswith("cmake -S ")], "\n".join(warm))
 
     def test_part3_compiles_the_packages_with_the_compiled_variants_on(self):
         p = self.plan("aoti")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         cmds = self.commands(p.stdout)
-        self.assertIn("-DPIL_WITH_AOTI=ON", cmds[self.index(cmds, r"^cmake -S ")])
+        configure = cmds[self.index(cmds, r"^cmake -S ")]
+        self.assertIn("-DPIL_WITH_AOTI=ON", configure)
+        self.assertIn("-DPIL_AOTI_BUILD_PACKAGES=OFF", configure)  # no minute for the CPU's packages
         runs = [c for c in cmds if "--variant compiled" in c]
         expected = [m for m in self.made if os.path.isfile(os.path.join(ROOT, m, "compiled.py"))]
         self.assertEqual([os.path.basename(r.split()[0]) for r in runs], expected)
@@ -143,7 +161,8 @@ FAKE_CMAKE_REAL = """#!/bin/sh
 echo "cmake $*" >> "$FAKE_LOG"
 case "$*" in
   "--build "*" --target help") echo "[1/1] All primary targets available:"; cat "$FAKE_TARGETS" ;;
-  "-S "*) build=$(echo "$*" | sed 's/.*-B \\([^ ]*\\).*/\\1/'); mkdir -p "$build"; touch "$build/build.ninja" ;;
+  "-S "*) build=$(echo "$*" | sed 's/.*-B \\([^ ]*\\).*/\\1/'); mkdir -p "$build"; touch "$build/build.ninja"
+          echo "CMAKE_CUDA_COMPILER:FILEPATH=${FAKE_NVCC-/usr/local/cuda/bin/nvcc}" > "$build/CMakeCache.txt" ;;
   "--build "*) ;;
   *) echo "fake cmake: unexpected: $*" >&2; exit 3 ;;
 esac
@@ -161,6 +180,16 @@ esac
 """
 
 
+# The Python torch: its version, whether it sees a GPU (FAKE_GPU_USABLE), its CMake prefix; any
+# other python3 call is the real one's.
+FAKE_PYTHON = """#!/bin/sh
+case "$2" in
+  *"import torch"*) echo "torch 2.11.0 CUDA 13.0 GPU usable: ${FAKE_GPU_USABLE:-True}"; echo /torch ;;
+  *) exec %s "$@" ;;
+esac
+""" % shutil.which("python3")
+
+
 class GpuCheckRun(unittest.TestCase):
     """The script for real, with fake tools: the configure every time, traces archived, a phase
     that runs out of its time stopped and said, and what was done still archived."""
@@ -172,6 +201,8 @@ class GpuCheckRun(unittest.TestCase):
         executable(os.path.join(bin_dir, "nvidia-smi"), NVIDIA_SMI)
         executable(os.path.join(bin_dir, "cmake"), FAKE_CMAKE_REAL)
         executable(os.path.join(bin_dir, "ctest"), FAKE_CTEST)
+        executable(os.path.join(bin_dir, "python3"), FAKE_PYTHON)
+        executable(os.path.join(bin_dir, "nvcc"), "#!/bin/sh\necho 'Cuda compilation tools, release 13.0'\n")
         self.targets = os.path.join(self.tmp.name, "targets.txt")
         with open(self.targets, "w") as f:
             f.write("pil-trace: phony\n%s: phony\n%s_test: phony\n" % (LESSONS[0], LESSONS[0]))
@@ -239,6 +270,19 @@ class GpuCheckRun(unittest.TestCase):
         self.assertRegex(p.stdout, r"out of time after 1[0-5]s: ctest .*-L gpu_trace")
         self.assertIn("eager.pt.trace.json", self.archived())
         self.assertIn("gpu-check tests exit: 1", p.stdout)
+
+
+    def test_no_gpu_for_torch_or_no_cuda_compiler_fails_at_once_saying_so(self):
+        # Every GPU test would skip (exit 77) and the part look passed: it fails, before any build.
+        p = self.check(FAKE_GPU_USABLE="False")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("gpu-check: torch sees no usable GPU", p.stdout)  # the log: stdout and stderr
+        self.assertFalse(os.path.exists(self.log))  # no cmake or ctest called
+        p = self.check(FAKE_NVCC="")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("the configure found no CUDA compiler", p.stdout)
+        with open(self.log) as f:
+            self.assertNotIn("cmake --build", f.read())
 
 
 if __name__ == "__main__":
