@@ -150,6 +150,10 @@ struct Buckets {
 // The model and its state live across the calls of a run; make_inputs builds them.
 struct State {
   std::vector<torch::Tensor> weights;
+  // In bf16 and fp16, an fp32 copy of each weight takes the SGD step, as mixed-precision training
+  // keeps master weights: a step of lr x gradient, about 1e-3 of a weight here, is under half a
+  // bf16 step of the weight (2^-8 of it) and would round away. Empty in fp32 and fp64.
+  std::vector<torch::Tensor> master;
   std::vector<torch::Tensor> initial64;  // the weights at the start, float64, for the reference
   std::vector<torch::Tensor> updates;    // after each step: all weights minus the initial ones
   Buckets buckets;
@@ -181,9 +185,11 @@ pil::Tensors make_inputs(const pil::Problem& p) {
     }
   }
   s.initial64.clear();
+  s.master.clear();
   for (auto& w : s.weights) {
     w.requires_grad_(true);
     s.initial64.push_back(w.detach().to(torch::kDouble));
+    if (c10::elementSize(p.dtype) < 4) s.master.push_back(w.detach().to(torch::kFloat));
   }
   s.updates.clear();
   s.buckets.build(s.weights, p.options.flag("--bucket-kb") * 1024);
@@ -198,7 +204,9 @@ pil::MemoryNeed memory_need(const pil::Problem& p) {
   const double tokens = double(p.options.size) * double(seq(p)) * pil::dist::group().size;
   const double weights = 3.0 * double(layers(p)) * double(model(p)) * double(hidden(p));
   const double activations = tokens * (4.0 * double(model(p)) + 6.0 * double(hidden(p))) * double(layers(p));
-  return {(4 * weights + activations) * double(c10::elementSize(p.dtype)), 2 * (weights + activations) * 8.0};
+  const double master = c10::elementSize(p.dtype) < 4 ? 4 * weights : 0;  // fp32 copies (State)
+  return {(4 * weights + activations) * double(c10::elementSize(p.dtype)) + master,
+          2 * (weights + activations) * 8.0};
 }
 
 // --- The reference: float64, one process, the whole global batch, step by step ---------------
@@ -275,14 +283,24 @@ torch::Tensor training_step(const pil::Tensors& in, bool bucketed) {
   {
     pil::NamedRange range("optimizer_step");  // plain SGD: w -= lr * mean gradient
     torch::NoGradGuard no_grad;
-    for (auto& w : s.weights) w.sub_(w.grad(), kLearningRate);
+    for (size_t i = 0; i < s.weights.size(); ++i) {
+      torch::Tensor& w = s.weights[i];
+      if (s.master.empty()) {
+        w.sub_(w.grad(), kLearningRate);
+      } else {  // bf16, fp16: the fp32 copy takes the step, the weight its rounding
+        s.master[i].sub_(w.grad().to(torch::kFloat), kLearningRate);
+        w.copy_(s.master[i]);
+      }
+    }
   }
   {
     pil::NamedRange range("keep_for_check");  // the weights' change, checked after the run
     torch::NoGradGuard no_grad;
     std::vector<torch::Tensor> change;
-    for (size_t i = 0; i < s.weights.size(); ++i)
-      change.push_back((s.weights[i].to(torch::kDouble) - s.initial64[i]).reshape({-1}));
+    for (size_t i = 0; i < s.weights.size(); ++i) {
+      const torch::Tensor& now = s.master.empty() ? s.weights[i] : s.master[i];
+      change.push_back((now.to(torch::kDouble) - s.initial64[i]).reshape({-1}));
+    }
     s.updates.push_back(torch::cat(change).to(s.weights[0].scalar_type()));
   }
   return loss.detach();

@@ -110,6 +110,19 @@ TEST(DataParallel, TwoRanksAgreeWithTheFloat64TrainingAndEachOther) {
   }
 }
 
+// In bf16 (a GPU's default dtype) the SGD step goes to an fp32 copy of the weights: taken on the
+// bf16 weights, lr x gradient is under half a bf16 step of most weights and rounds away, and the
+// weights' change falls outside bf16's tolerance of the float64 training (as it did before).
+TEST(DataParallel, Bf16TrainsWithFp32MasterWeights) {
+  const RanksRun run({"--ranks", "2", "--dtype", "bf16", "--variant", "bucketed", "--comm-timeout-s", "30"});
+  EXPECT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED (2 ranks)"), 1) << run.r.out;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "[rank0] ranks agree: the largest difference between the ranks' "
+                                                 "weights over 5 steps is 0"),
+            1)
+      << run.r.out;
+}
+
 TEST(DataParallel, ARankThatExitsStopsTheOthers) {
   const ScopedEnv fail("PIL_TEST_RANK_FAIL", "1:exit");
   const RanksRun run({"--ranks", "2", "--comm-timeout-s", "10"});
