@@ -100,7 +100,8 @@ function(pil_add_lesson name)
       PIL_LESSON_EXE="$<TARGET_FILE:${name}>" PIL_LESSON_NAME="${name}"
       PIL_TRACE_EXE="$<TARGET_FILE:pil-trace>")
     add_dependencies(${name}_test ${name} pil-trace)
-    # Suites named *Gpu run on a GPU: one ctest case of their own, label gpu, exit 77 without.
+    # Suites named *Gpu run on a GPU: one ctest case of their own, label gpu, exit 77 without
+    # (scripts/gpu-check.sh builds the check programs with such suites by the same pattern).
     gtest_discover_tests(${name}_test TEST_PREFIX "${name}." DISCOVERY_MODE PRE_TEST
                          TEST_FILTER "-*Gpu.*" PROPERTIES LABELS lesson)
     file(READ ${_checks} _text)

@@ -63,6 +63,17 @@ inline std::vector<Interval> subtract(const std::vector<Interval>& a,
   return out;
 }
 
+/// The intersection of two merged lists, merged.
+inline std::vector<Interval> intersect(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    const int64_t from = std::max(a[i].from, b[j].from), to = std::min(a[i].to, b[j].to);
+    if (from < to) out.push_back({from, to});
+    (a[i].to < b[j].to) ? ++i : ++j;
+  }
+  return out;
+}
+
 /// Length of the intersection of two merged lists.
 inline int64_t overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) {
   int64_t n = 0;

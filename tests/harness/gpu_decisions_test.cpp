@@ -234,6 +234,18 @@ TEST(GpuDecisions, CompiledPrepareTurnsAFailedCompileOrABadPackageIntoASkip) {
   }
 }
 
+/// The command line of a `--variant all` run on the CPU: one warm-up call, one recorded step,
+/// its files in `out`.
+struct AllOnTheCpu {
+  std::string dir;
+  std::vector<const char*> argv;
+  explicit AllOnTheCpu(const PackageDir& out) : dir(out.path.string()) {
+    argv = {"99_decisions", "--device", "cpu", "--variant", "all", "--active", "1",
+            "--warmup-calls", "1", "--out", dir.c_str()};
+  }
+  AllOnTheCpu(const AllOnTheCpu&) = delete;  // argv points into dir
+};
+
 // --variant all goes on past a variant that throws: its own FAILED line, the others still run,
 // and the exit code says failed.
 TEST(GpuDecisions, AVariantThatThrowsIsItsOwnFailure) {
@@ -249,12 +261,10 @@ TEST(GpuDecisions, AVariantThatThrowsIsItsOwnFailure) {
   l.make_inputs = [](const Problem&) { return Tensors{at::zeros({4, 4})}; };
   l.reference = [](const Tensors& in) { return in.at(0).to(at::kDouble) + 1; };
   l.memory_need = [](const Problem&) { return pil::MemoryNeed{}; };
-  const std::string dir = out.path.string();
-  const char* argv[] = {"99_decisions", "--device", "cpu", "--variant", "all", "--active", "1",
-                        "--warmup-calls", "1", "--out", dir.c_str()};
+  const AllOnTheCpu args(out);
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  const int code = pil::run_lesson(l, int(std::size(argv)), argv);
+  const int code = pil::run_lesson(l, int(args.argv.size()), args.argv.data());
   const std::string stdout_text = testing::internal::GetCapturedStdout();
   const std::string stderr_text = testing::internal::GetCapturedStderr();
   EXPECT_EQ(code, 1);
@@ -272,7 +282,7 @@ TEST(GpuDecisions, AVariantThatThrowsIsItsOwnFailure) {
   EXPECT_NE(stdout_text.find("-  FAILED  throws"), std::string::npos) << stdout_text;
 
   // Asked for alone, a variant whose preparation fails is a skip (exit 77), not a failure.
-  const char* one[] = {"99_decisions", "--device", "cpu", "--variant", "unprepared", "--out", dir.c_str()};
+  const char* one[] = {"99_decisions", "--device", "cpu", "--variant", "unprepared", "--out", args.dir.c_str()};
   testing::internal::CaptureStdout();
   const int skipped = pil::run_lesson(l, int(std::size(one)), one);
   const std::string skip_text = testing::internal::GetCapturedStdout();
@@ -301,11 +311,9 @@ TEST(GpuDecisions, WhatAVariantHoldsIsFreedBeforeMainReturns) {
   };
   l.reference = [](const Tensors& in) { return in.at(0).to(at::kDouble) + 1; };
   l.memory_need = [](const Problem&) { return pil::MemoryNeed{}; };
-  const std::string dir = out.path.string();
-  const char* argv[] = {"99_decisions", "--device", "cpu", "--variant", "all", "--active", "1",
-                        "--warmup-calls", "1", "--out", dir.c_str()};
+  const AllOnTheCpu args(out);
   testing::internal::CaptureStdout();
-  const int code = pil::lesson_main(l, int(std::size(argv)), const_cast<char**>(argv));
+  const int code = pil::lesson_main(l, int(args.argv.size()), const_cast<char**>(args.argv.data()));
   testing::internal::GetCapturedStdout();
   EXPECT_EQ(code, 0);
   const std::vector<std::string> expected = {"inputs",         "variant's state freed", "package loaded",

@@ -6,6 +6,7 @@
 
 #include "support/run_process.h"
 #include "trace/parse.h"
+#include "trace/intervals.h"
 #include "trace/ranks.h"
 #include "trace/synthetic_ranks.h"
 
@@ -29,6 +30,23 @@ struct Ranks : ::testing::Test {
     return "";
   }
 };
+
+// The interval algebra the ranks report and advise count with (trace/intervals.h), by hand:
+// [0,10) [20,30) [40,50) against [5,25) [45,60): [5,10) [20,25) [45,50), 15 in all.
+TEST(Intervals, IntersectionAndOverlapAgree) {
+  const std::vector<Interval> a{{0, 10}, {20, 30}, {40, 50}}, b{{5, 25}, {45, 60}};
+  const std::vector<Interval> both = intersect(a, b);
+  ASSERT_EQ(both.size(), 3u);
+  EXPECT_EQ(both[0].from, 5);
+  EXPECT_EQ(both[0].to, 10);
+  EXPECT_EQ(both[1].from, 20);
+  EXPECT_EQ(both[1].to, 25);
+  EXPECT_EQ(both[2].from, 45);
+  EXPECT_EQ(both[2].to, 50);
+  EXPECT_EQ(length(both), 15);
+  EXPECT_EQ(overlap(a, b), 15);
+  EXPECT_TRUE(intersect(a, {{10, 20}}).empty());  // touching ends share nothing
+}
 
 TEST_F(Ranks, OverlapAndWaitAsWorkedOutByHand) {
   const RanksReport r = read_ranks({write("a_rank1.json", synthetic_rank_trace(1)),

@@ -108,15 +108,9 @@ Loops find_loops(const RuleContext& c) {
     close();
   }
   // Inside the basis (a loop's last call can end after its step), merged.
-  auto within_basis = [&](std::vector<Interval> v) {
-    merge(v);
-    std::vector<Interval> in;
-    for (const Interval& b : cs.basis())
-      for (const Interval& i : clip(v, b.from, b.to)) in.push_back(i);
-    return in;
-  };
   for (auto& [thread, v] : out.by_thread) {
-    v = within_basis(std::move(v));
+    merge(v);
+    v = intersect(v, cs.basis());
     out.time.insert(out.time.end(), v.begin(), v.end());
   }
   merge(out.time);
