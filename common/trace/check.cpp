@@ -77,7 +77,7 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   r.gpu_work = int64_t(index.device_work().size());
 
   r.steps = int64_t(index.steps.size());
-  Finder f{examples, {}};
+  Finder f{examples, {}, {}};
 
   // The clock: base, unit, the finest step written and what a double keeps at the largest time.
   ClockInfo& c = r.clock;
@@ -108,6 +108,7 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   CheckFinding& before = f.add("gpu_work_before_launch", "GPU work that starts before its launch call");
   for (size_t w : index.device_work()) {
     const Event& e = t.events[w];
+    r.self_linked += e.correlation != 0 && e.external_id == e.correlation;
     const long call = index.launch_of(w);
     if (call < 0) {
       f.note(no_launch, e.name, e.start_ns, "correlation " + std::to_string(e.correlation));
@@ -265,6 +266,11 @@ std::string format_check(const CheckReport& r, const std::string& path) {
     << "; written to " << c.finest_ns << " ns; a double (Perfetto, Python) keeps "
     << std::setprecision(3) << c.double_step_ns << " ns steps at the largest time, " << trace_ts(c.max_abs_ns)
     << " us; pil-trace keeps every written digit\n";
+  if (r.self_linked > 0)
+    o << "links: " << grouped(r.self_linked) << " of " << grouped(r.gpu_work)
+      << " GPU work items carry their own correlation id as External id (torch 2.0-2.2's Kineto), "
+         "not their operator's; pil-trace gives each to the operator around its launch call, a "
+         "script that joins on External id gives it to no operator or to an unrelated one\n";
   if (r.clean()) {
     o << "no findings\n";
     return o.str();

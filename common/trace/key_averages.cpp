@@ -125,6 +125,13 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
   std::vector<size_t> device;  // GPU work, in event order
   size_t slices = 0;
   uint64_t max_id = 0;  // the largest external id of an operator or range
+  // GPU work whose External id is its own correlation id links to no operator by that id: Kineto
+  // wrote every runtime call's and GPU work's correlation id there from October 2022 (kineto
+  // b96fe09) to February 2024 (kineto #873): torch 2.0 to 2.2's traces. Such work goes to the
+  // operator or range that encloses its launch call on the launch's thread, which is what the
+  // External id named before and since.
+  bool self_linked = false;
+  uint64_t max_correlation = 0;  // the largest correlation id of a launch call
   {
     std::map<Lane, size_t> counts;
     size_t n_device = 0;
@@ -133,10 +140,12 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
     for (const Event& e : events) {
       if (is_device_work(e.category)) {
         ++n_device;
+        self_linked = self_linked || (e.correlation != 0 && e.external_id == e.correlation);
         continue;
       }
       if (!is_cpu_slice(e.category) && !memory_of(e)) continue;
       if (is_torch_scope(e.category)) max_id = std::max(max_id, e.external_id);
+      if (is_launch_call(e.category)) max_correlation = std::max(max_correlation, e.correlation);
       slices += is_cpu_slice(e.category);
       if (!last || last_key.first != e.pid || last_key.second != e.tid) {
         last_key = {e.pid, e.tid};
@@ -227,6 +236,9 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
   parent.reserve(slices);
   row_of.reserve(slices);
   FirstById owner(max_id, n);      // external id -> the first slot with it (an operator or range)
+  // For self-linked GPU work: a launch call's correlation id -> the slot of the innermost
+  // operator or range around the call (built only when some GPU work needs it).
+  FirstById launcher(self_linked ? max_correlation : 0, self_linked ? n : 0);
   // Memory events and the slot of the slice each falls in (-1: none), found while nesting.
   struct Allocation {
     size_t event;
@@ -267,6 +279,13 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       rows[row].cpu_total_ns += e.dur_ns;
       if (up_slot >= 0) rows[row_of[size_t(up_slot)]].self_cpu_ns -= e.dur_ns;
       if (is_torch_scope(e.category)) owner.add(e.external_id, long(slot));
+      if (self_linked && is_launch_call(e.category)) {
+        for (int d = depth - 1; d >= 0; --d)
+          if (is_torch_scope(events[event_at_depth[size_t(d)]].category)) {
+            launcher.add(e.correlation, long(slot_at_depth[size_t(d)]));
+            break;
+          }
+      }
       if (!dup_of.empty()) {
         dup_of.push_back(-1);
         if (up_slot >= 0 && dup_of[size_t(up_slot)] >= 0) dups[size_t(dup_of[size_t(up_slot)])].children_dur += e.dur_ns;
@@ -319,7 +338,8 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
   auto eff = [&](long s) { return s >= 0 && merged(size_t(s)) ? long(merged_into[size_t(s)]) : s; };
 
   // 3. GPU work: to its own row (a kernel's name), and to the operator or range that launched
-  //    it (external id) as that slice's self device time; then, children before parents (slots
+  //    it (external id, or the slice around its launch call where the trace wrote the work's
+  //    correlation id there) as that slice's self device time; then, children before parents (slots
   //    in reverse), each slice's device total (its own and its children's) to its row and up to
   //    its parent.
   {
@@ -329,7 +349,9 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       KeyAverage& r = rows[row_for(i, true)];
       r.self_device_ns += e.dur_ns;
       r.device_total_ns += e.dur_ns;
-      if (const long op = eff(owner[e.external_id]); op >= 0) dev[size_t(op)] += e.dur_ns;
+      const bool by_launch = e.correlation != 0 && e.external_id == e.correlation;
+      if (const long op = eff(by_launch ? launcher[e.correlation] : owner[e.external_id]); op >= 0)
+        dev[size_t(op)] += e.dur_ns;
     }
     for (size_t s = 0; s < slots; ++s) rows[row_of[s]].self_device_ns += dev[s];
     for (size_t s = slots; s-- > 0;) {

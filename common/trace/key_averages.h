@@ -58,7 +58,9 @@ struct KeyAverages {
 /// CPU slices (operators, ranges, runtime and driver calls) nest per thread by containment: a
 /// slice's parent is the innermost slice on the same (pid, tid) that contains it. Self CPU time
 /// is the duration minus the direct children's durations. GPU work (kernels, copies, sets) is
-/// attributed to the operator or range whose id equals its external id; ranges mirrored on the
+/// attributed to the operator or range whose id equals its external id (where the trace wrote
+/// the work's own correlation id there, as torch 2.0 to 2.2's Kineto did, to the innermost
+/// operator or range around its launch call: the same one); ranges mirrored on the
 /// GPU (`gpu_user_annotation`) are left out, so no GPU time counts twice. Memory events (with
 /// their sizes in `memory`, Trace::memory) count for the innermost CPU slice on their thread
 /// that holds their time.

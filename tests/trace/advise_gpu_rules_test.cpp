@@ -563,6 +563,47 @@ TEST(AdviseFusion, ElementwiseKernelsBetweenGemms) {
   EXPECT_EQ(f->lesson.link(), "03_mlp/README.md#what-did-compiling-change");
 }
 
+// The chain of ElementwiseKernelsBetweenGemms in a trace written as torch 2.0-2.2 wrote it (each
+// launch's and kernel's External id its own correlation id, here also the id of an unrelated
+// operator: by that id the add's kernel (correlation 2) would be aten::mm's (id 2), the gelu's
+// aten::add's, the mul's aten::gelu's): the kernels are still named by
+// the operators around their launch calls. Kernels launched straight from compiled code (inside
+// CompiledFunction, no library operator around them) keep their kernel names.
+TEST(AdviseFusion, ChainsNameTheOperatorAroundTheLaunchWhereTheTraceLinksNone) {
+  for (bool compiled : {false, true}) {
+    SCOPED_TRACE(compiled ? "compiled" : "eager");
+    TraceBuilder b;
+    b.device("NVIDIA H100 80GB HBM3").correlation_as_external_id();
+    b.step(1, 0, 1000);
+    if (compiled) b.op("CompiledFunction", 1, 990);
+    double at = 10;
+    auto k = [&](const std::string& op, const std::string& kernel, double dur) {
+      if (!compiled) b.op(op, at - 8, 6);
+      b.kernel(kernel, b.call("cudaLaunchKernel", at - 6, 3), at, dur);
+      at += dur;
+    };
+    const std::string gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1";
+    const std::string ew = "void at::native::vectorized_elementwise_kernel<4, at::native::";
+    k("aten::mm", gemm, 100);
+    k("aten::add", ew + "AddFunctor<float>, at::detail::Array<char*, 3> >(int)", 40);
+    k("aten::gelu", ew + "GeluCUDAKernelImpl(at::TensorIteratorBase&)::{lambda(float)#1}>(int)", 50);
+    k("aten::mul", ew + "MulFunctor<float>, at::detail::Array<char*, 3> >(int)", 30);
+    k("aten::mm", gemm, 100);
+    const Advice a = advise_text(b.str());
+    const Finding* f = finding(a, "fusion");
+    ASSERT_NE(f, nullptr);
+    const Symptom& s = f->symptoms.at(0);
+    ASSERT_EQ(s.examples.size(), 1u);
+    const std::string& d = s.examples[0].detail;
+    if (compiled) {
+      EXPECT_FALSE(has(d, "CompiledFunction")) << d;
+      EXPECT_TRUE(has(d, "AddFunctor")) << d;
+    } else {
+      EXPECT_TRUE(has(d, "aten::add -> aten::gelu -> aten::mul, between aten::mm and aten::mm")) << d;
+    }
+  }
+}
+
 // The same GEMMs with the elementwise work between them fused into one kernel each: quiet.
 TEST(AdviseFusion, FusedKernelsAreQuiet) {
   TraceBuilder b;

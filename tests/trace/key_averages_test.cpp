@@ -99,6 +99,49 @@ TEST(KeyAverages, DeviceTimeGoesToTheLaunchingOperatorAndUpItsParents) {
   EXPECT_TRUE(t.has_device_time());
 }
 
+// torch 2.0-2.2's Kineto wrote a runtime call's and its GPU work's own correlation id as their
+// External id (kineto b96fe09, October 2022, to #873, February 2024). Here the correlation ids 3
+// and 5 are also the ids of aten::matmul and aten::add: by External id the gemm would go to
+// aten::matmul (it encloses the launch, but is not the innermost operator) and the add's kernel
+// to aten::add by luck. By the launch call's innermost operator or range, as before 2.0 and
+// since 2.3: aten::mm and aten::add, the figures of one_step().
+TEST(KeyAverages, SelfLinkedGpuWorkGoesToTheOperatorAroundItsLaunch) {
+  const std::vector<Event> events = {
+      cpu("ProfilerStep#2", Category::UserAnnotation, 0, 100, 1),
+      cpu("matmul_add", Category::UserAnnotation, 10, 90, 2),
+      cpu("aten::matmul", Category::CpuOp, 20, 60, 3),
+      cpu("aten::mm", Category::CpuOp, 25, 55, 4),
+      runtime(30, 35, 3, 3),
+      cpu("aten::add", Category::CpuOp, 65, 85, 5),
+      runtime(70, 74, 5, 5),
+      runtime(92, 95, 9, 9),  // outside every operator but the step: the step owns its work
+      gpu("gemm", Category::Kernel, 40, 140, 3, 3),
+      gpu("add_kernel", Category::Kernel, 150, 160, 5, 5),
+      gpu("copy", Category::Memcpy, 160, 170, 9, 9),
+      gpu("lost", Category::Kernel, 170, 171, 11, 11),  // its launch call is not in the trace
+  };
+  const KeyAverages t = key_averages(events);
+  EXPECT_EQ(t.find("aten::mm")->self_device_ns, 100 * us);
+  EXPECT_EQ(t.find("aten::matmul")->self_device_ns, 0);
+  EXPECT_EQ(t.find("aten::matmul")->device_total_ns, 100 * us);
+  EXPECT_EQ(t.find("aten::add")->self_device_ns, 10 * us);
+  EXPECT_EQ(t.find("matmul_add")->device_total_ns, 110 * us);
+  EXPECT_EQ(t.find("ProfilerStep*")->self_device_ns, 10 * us);
+  EXPECT_EQ(t.find("ProfilerStep*")->device_total_ns, 120 * us);
+  EXPECT_EQ(t.find("lost")->self_device_ns, 1 * us);  // in its own row, in no operator's
+  EXPECT_EQ(t.self_device_total_ns, 121 * us);
+
+  // A trace where only some work is self-linked (torch 2.3-2.5 wrote an unlinked launch's own
+  // correlation id): the rest still goes by External id, even where nesting would disagree.
+  std::vector<Event> mixed = one_step();
+  mixed.push_back(runtime(92, 95, 9, 9));
+  mixed.push_back(gpu("copy", Category::Memcpy, 160, 170, 9, 9));
+  const KeyAverages m = key_averages(mixed);
+  EXPECT_EQ(m.find("aten::mm")->self_device_ns, 100 * us);
+  EXPECT_EQ(m.find("aten::add")->self_device_ns, 10 * us);
+  EXPECT_EQ(m.find("ProfilerStep*")->self_device_ns, 10 * us);
+}
+
 TEST(KeyAverages, EventOrderDoesNotMatter) {
   std::vector<Event> events = one_step();
   std::mt19937 rng(3);

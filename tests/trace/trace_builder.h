@@ -23,6 +23,12 @@ class TraceBuilder {
               ", \"numSms\": " + std::to_string(sms) + "}";
     return *this;
   }
+  /// From here on, runtime calls and GPU work carry their own correlation id as External id, as
+  /// torch 2.0-2.2's Kineto wrote them (kineto b96fe09 to #873), whatever `ext` says.
+  TraceBuilder& correlation_as_external_id() {
+    self_linked_ = true;
+    return *this;
+  }
   /// distributedInfo of one rank.
   TraceBuilder& rank(int rank, int world, const std::string& backend = "nccl") {
     distributed_ = "{\"backend\": \"" + backend + "\", \"rank\": " + std::to_string(rank) +
@@ -66,7 +72,8 @@ class TraceBuilder {
   int call(const std::string& name, double ts, double dur, int64_t ext = 0, int tid = 1) {
     const int corr = next_corr_++;
     add("cuda_runtime", name, "100", std::to_string(tid), ts, dur,
-        "\"External id\": " + std::to_string(ext) + ", \"correlation\": " + std::to_string(corr));
+        "\"External id\": " + std::to_string(self_linked_ ? corr : ext) + ", \"correlation\": " +
+            std::to_string(corr));
     return corr;
   }
   /// A kernel launched by call `corr` (launch shape grid 4 x 1 x 1, block 256 x 1 x 1).
@@ -121,8 +128,8 @@ class TraceBuilder {
         "\"External id\": " + std::to_string(next_id_++) + extra);
     return *this;
   }
-  static std::string gpu_args(int corr, int stream, int64_t ext) {
-    return "\"External id\": " + std::to_string(ext) + ", \"device\": 0, \"stream\": " +
+  std::string gpu_args(int corr, int stream, int64_t ext) const {
+    return "\"External id\": " + std::to_string(self_linked_ ? corr : ext) + ", \"device\": 0, \"stream\": " +
            std::to_string(stream) + ", \"correlation\": " + std::to_string(corr);
   }
   void add(const char* cat, const std::string& name, const std::string& pid, const std::string& tid,
@@ -140,6 +147,7 @@ class TraceBuilder {
   std::vector<std::string> events_;
   int64_t next_id_ = 1;
   int next_corr_ = 1;
+  bool self_linked_ = false;
 };
 
 }  // namespace pil::test

@@ -115,24 +115,51 @@ void fusion(const RuleContext& c, RuleResult& out) {
   for (const Chain& ch : chains) worst.push_back(&ch);
   std::stable_sort(worst.begin(), worst.end(), [](const Chain* a, const Chain* b) { return a->saved > b->saved; });
   if (worst.size() > c.options.examples) worst.resize(c.options.examples);
-  // Kernels are named by the operator that launched them where the trace has operators.
-  std::unordered_map<uint64_t, std::string_view> op_names;
+  // Kernels are named by the operator that launched them where the trace has operators: the one
+  // their External id names or, where that is their own correlation id (torch 2.0-2.2's Kineto
+  // wrote it so), the innermost operator around their launch call. Only a library's operator
+  // (aten::mul, fbgemm::...): compiled code launches its kernels from one autograd function
+  // (CompiledFunction, CompiledFunctionBackward), whose name would label every kernel alike.
+  std::unordered_map<uint64_t, std::string_view> op_names;     // by External id
+  std::unordered_map<size_t, std::string_view> launched_by;    // by launch call (event index)
+  auto self_linked = [&](size_t i) { return ev[i].correlation != 0 && ev[i].external_id == ev[i].correlation; };
   if (gpu) {
     std::set<uint64_t> wanted;
+    std::set<size_t> calls;  // the launch calls of those it names by their launch
+    auto want = [&](size_t i) {
+      if (!self_linked(i)) {
+        wanted.insert(ev[i].external_id);
+      } else if (const long call = c.index.launch_of(i); call >= 0) {
+        calls.insert(size_t(call));
+      }
+    };
     for (const Chain* ch : worst) {
-      for (size_t i : ch->items) wanted.insert(ev[i].external_id);
-      wanted.insert(ev[ch->before].external_id);
-      wanted.insert(ev[ch->after].external_id);
+      for (size_t i : ch->items) want(i);
+      want(ch->before);
+      want(ch->after);
     }
     wanted.erase(0);
     if (!wanted.empty())
       for (const Event& e : ev)
         if (e.category == Category::CpuOp && wanted.count(e.external_id)) op_names[e.external_id] = e.name;
+    if (!calls.empty()) {
+      const CpuSlices& cpu = c.cpu();
+      for (size_t slot = 0; slot < cpu.size(); ++slot)
+        if (calls.count(cpu.event(slot)))
+          if (const long op = cpu.op_parent(slot); op >= 0) launched_by[cpu.event(slot)] = ev[cpu.event(size_t(op))].name;
+    }
   }
   auto label = [&](size_t i) {
     if (!gpu) return std::string(ev[i].name);
-    const auto op = op_names.find(ev[i].external_id);
-    return op != op_names.end() ? std::string(op->second) : kernel_label(ev[i].name);
+    std::string_view op;
+    if (self_linked(i)) {
+      const long call = c.index.launch_of(i);
+      if (const auto it = call >= 0 ? launched_by.find(size_t(call)) : launched_by.end(); it != launched_by.end())
+        op = it->second;
+    } else if (const auto it = op_names.find(ev[i].external_id); it != op_names.end()) {
+      op = it->second;
+    }
+    return op.find("::") != std::string_view::npos ? std::string(op) : kernel_label(ev[i].name);
   };
   for (const Chain* ch : worst) {
     std::string detail = std::to_string(ch->items.size()) + " " + what + "s, " +

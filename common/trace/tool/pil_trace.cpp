@@ -503,7 +503,7 @@ int report_check(const TraceIndex& index, const std::string& path, size_t exampl
   if (as_json) {
     const ClockInfo& c = r.clock;
     json j = {{"events", r.events}, {"gpu_work", r.gpu_work}, {"launch_calls", r.launch_calls},
-              {"steps", r.steps},
+              {"steps", r.steps}, {"self_linked_gpu_work", r.self_linked},
               {"clock", {{"unit", "us"},
                          {"base", c.base_time ? "baseTimeNanoseconds" : c.absolute ? "absolute epoch" : "relative"},
                          {"base_time_ns", c.base_time_ns},
