@@ -187,6 +187,33 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
     if (a.ts_ns != INT64_MIN) by_start[{a.ts_ns, a.collective}] = a.bytes;
     else ordered.push_back(&a);
   }
+  // On a GPU, the backend's slice a kernel was launched from (the innermost "nccl:" or "gloo:"
+  // slice around its launch call on the launch's thread): torch 2.0-2.2's traces give the sizes
+  // there only.
+  std::unordered_map<const Event*, const Event*> launched_in;
+  if (p.gpu && !by_start.empty()) {
+    std::unordered_map<uint64_t, const Event*> kernel_of;  // correlation -> the NCCL kernel
+    for (const Event* e : comm_events)
+      if (e->correlation) kernel_of.emplace(e->correlation, e);
+    std::map<std::pair<int64_t, int64_t>, std::vector<const Event*>> slices;  // per thread
+    for (const Event& e : t.events)
+      if (is_torch_scope(e.category) && (starts_with_ci(e.name, "nccl:") || starts_with_ci(e.name, "gloo:")))
+        slices[{e.pid, e.tid}].push_back(&e);
+    for (auto& [thread, v] : slices)
+      std::sort(v.begin(), v.end(), [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
+    for (const Event& call : t.events) {
+      if (!is_launch_call(call.category) || !call.correlation) continue;
+      const auto k = kernel_of.find(call.correlation);
+      const auto v = k == kernel_of.end() ? slices.end() : slices.find({call.pid, call.tid});
+      if (v == slices.end()) continue;
+      // The last slice starting at or before the call that also ends after it (slices of one
+      // backend do not nest in one another: the last one started is the innermost).
+      auto it = std::upper_bound(v->second.begin(), v->second.end(), call.start_ns,
+                                 [](int64_t ts, const Event* e) { return ts < e->start_ns; });
+      if (it != v->second.begin() && call.end_ns() <= (*std::prev(it))->end_ns())
+        launched_in[k->second] = *std::prev(it);
+    }
+  }
   size_t next_arg = 0;
   for (const Event* e : comm_events) {
     Collective c;
@@ -203,6 +230,10 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
         next_arg = k + 1;
         break;
       }
+    }
+    if (const auto in = launched_in.find(e); c.bytes < 0 && in != launched_in.end()) {
+      const auto slice = by_start.find({in->second->start_ns, std::string(in->second->name)});
+      if (slice != by_start.end()) c.bytes = slice->second;
     }
     auto it = std::upper_bound(p.steps.begin(), p.steps.end(), c.start_ns,
                                [](int64_t x, const RankStep& s) { return x < s.start_ns; });
@@ -235,8 +266,10 @@ void scan_rank_file(const std::string& path, RankIdentity& id, std::vector<CommA
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw ParseError(path + ": cannot open: " + std::strerror(errno));
   gzbuffer(f, 1 << 20);
+  // The backend's slices: Gloo's ("gloo:all_reduce"), and NCCL's in torch 2.0-2.2's traces, whose
+  // record_param_comms carries no sizes ("nccl:all_reduce", around the launch of its kernel).
   static const std::string kInfo = "\"distributedInfo\"", kComms = "\"record_param_comms\"",
-                           kGloo = "\"gloo:";
+                           kGloo = "\"gloo:", kNccl = "\"nccl:";
   std::string buf;
   size_t pos = 0;  // where the search for the next hit resumes
   bool eof = false, have_info = false;
@@ -254,25 +287,25 @@ void scan_rank_file(const std::string& path, RankIdentity& id, std::vector<CommA
     // The next place of each needle at or after `pos` (kUnknown: search again); a needle absent
     // from the rest of the buffer is not searched again until more text comes.
     constexpr size_t kUnknown = std::string::npos - 1;
-    size_t next[3] = {kUnknown, kUnknown, kUnknown};
-    const std::string* needles[3] = {&kComms, &kGloo, &kInfo};
+    size_t next[4] = {kUnknown, kUnknown, kUnknown, kUnknown};
+    const std::string* needles[4] = {&kComms, &kGloo, &kInfo, &kNccl};
     for (;;) {
-      for (int k = 0; k < 3; ++k)
+      for (int k = 0; k < 4; ++k)
         if (next[k] == kUnknown || (next[k] != std::string::npos && next[k] < pos)) {
           const void* at = pos < buf.size() ? memmem(buf.data() + pos, buf.size() - pos, needles[k]->data(),
                                                      needles[k]->size())
                                             : nullptr;
           next[k] = at ? size_t(static_cast<const char*>(at) - buf.data()) : std::string::npos;
         }
-      const size_t comms = next[0], gloo = next[1];
-      const size_t info = have_info ? std::string::npos : next[2];
+      const size_t comms = next[0], info = have_info ? std::string::npos : next[2];
+      const size_t gloo = std::min(next[1], next[3]);  // a backend's slice, Gloo's or NCCL's
       const size_t hit = std::min({comms, info, gloo});
       if (hit == std::string::npos) {
         pos = buf.size() > kComms.size() ? buf.size() - kComms.size() : 0;
         break;
       }
       if (hit == gloo && !is_name_value(buf, hit)) {
-        pos = hit + kGloo.size();
+        pos = hit + kGloo.size();  // as long as kNccl
         continue;
       }
       size_t open = std::string::npos;

@@ -402,11 +402,13 @@ std::map<std::string, int64_t> self_device_by_nesting(const Trace& t) {
 // Real traces other projects wrote, each operator's self GPU time against the plain count above:
 // HTA's AlexNet (torch 2.1, Kineto of September 2023, which wrote each launch's and kernel's own
 // correlation id as its External id: by that id, aten::view and aten::reshape had GPU time),
-// HTA's MI250 (ROCm 6.2, linked by External id) and the committed ResNet-50 step (torch 1.8).
+// PARAM's DLRM rank (torch 2.1 as well, with NCCL), HTA's MI250 (ROCm 6.2, linked by External
+// id) and the committed ResNet-50 step (torch 1.8).
 TEST(Parse, EachOperatorsGpuTimeIsWhatItsLaunchesRanOnRealTraces) {
   const std::string hta = std::string(PIL_TRACE_FIXTURES_DIR) + "/hta/";
   for (const std::string path :
        {hta + "alexnet_two_streams.json.gz", hta + "mi250_rocm6_2_train.json.gz",
+        std::string(PIL_TRACE_FIXTURES_DIR) + "/param/dlrm_rank0.pt.trace.json.gz",
         std::string(PIL_SOURCE_DIR) + "/docs/traces/kineto-samples/resnet50_v100_step.pt.trace.json.gz"}) {
     SCOPED_TRACE(path);
     const Trace t = parse_trace_file(path);

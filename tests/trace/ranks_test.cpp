@@ -186,6 +186,25 @@ TEST_F(Ranks, ATruncatedTraceNamesItsFile) {
   EXPECT_EQ(m.find('\n'), std::string::npos);
 }
 
+// A real DLRM step (PARAM's test data; torch 2.1, September 2023, 8 V100 ranks, two of them
+// here): the sizes of its NCCL collectives are only on the "nccl:*" slices around their kernels'
+// launches, each slice's "Input Dims" and "Input type". By hand, in the kernels' order on rank 0:
+// all_to_all [6144] float, [24] long, [384] int, [3392] int; all_reduce [394241] float;
+// all_to_all [6144] float; all_reduce [112] float, [226960] float. Rank 7 moves the same sizes.
+TEST_F(Ranks, BytesOfNcclCollectivesFromTheSliceAroundTheirLaunch) {
+  const std::string dir = std::string(PIL_TRACE_FIXTURES_DIR) + "/param/";
+  const RanksReport r = read_ranks({dir + "dlrm_rank0.pt.trace.json.gz", dir + "dlrm_rank7.pt.trace.json.gz"});
+  ASSERT_EQ(r.ranks.size(), 2u);
+  const std::vector<int64_t> want = {6144 * 4, 24 * 8, 384 * 4, 3392 * 4, 394241 * 4, 6144 * 4, 112 * 4, 226960 * 4};
+  for (const RankProfile& p : r.ranks) {
+    SCOPED_TRACE(p.label);
+    EXPECT_TRUE(p.gpu);
+    std::vector<int64_t> got;
+    for (const Collective& c : p.collectives) got.push_back(c.bytes);
+    EXPECT_EQ(got, want);
+  }
+}
+
 TEST_F(Ranks, GpuTracesReadNcclKernelsAsCommunication) {
   Trace t;
   auto ev = [&](const char* name, Category c, int64_t from, int64_t to) {
