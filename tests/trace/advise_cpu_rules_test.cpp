@@ -12,6 +12,7 @@
 #include "trace/advise/cpu_slices.h"
 #include "trace/advise/names.h"  // needs_input_shapes
 #include "trace/parse.h"
+#include "trace/ranks.h"
 #include "trace/trace_builder.h"
 
 namespace pil::trace {
@@ -917,6 +918,67 @@ TEST(AdviseCpu, OnAGpuNcclKernelsAgainstComputeKernels) {
   EXPECT_DOUBLE_EQ(figure(*s, "overlap_ns"), 100.0 * kUs);
   EXPECT_DOUBLE_EQ(figure(*s, "exposed_share"), 0.75);
   EXPECT_EQ(s->saved_ns, 300 * kUs);
+}
+
+// Exchanges apart from reductions: one step of 1000 us, a compute kernel [100, 600) on stream 7,
+// NCCL's all-reduce [450, 550) on stream 20 (all of it beside computation: quiet) and an
+// all-to-all's SendRecv kernel [600, 900) (nothing beside it: 300 exposed, 30% of the step). The
+// exposure is the exchange's, under the exchange's cause and fix; no finding for the all-reduce.
+TEST(AdviseCpu, AllToAllExposedApartFromTheAllReduce) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.rank(0, 2, "nccl");
+  b.step(1, 0, 1000);
+  b.kernel("sm90_xmma_gemm_f32", b.call("cudaLaunchKernel", 10, 5), 100, 500, 7);
+  b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", b.call("cudaLaunchKernel", 20, 5), 450, 100, 20);
+  b.kernel("ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", b.call("cudaLaunchKernel", 30, 5),
+           600, 300, 20);
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(finding(a, "exposed_comm"), nullptr);
+  const Finding* f = finding(a, "exposed_exchange");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->symptoms.size(), 1u);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_EQ(s.rule, "exposed_comm");  // one rule, two causes
+  EXPECT_DOUBLE_EQ(figure(s, "comm_ns"), 300.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "overlap_ns"), 0);
+  EXPECT_DOUBLE_EQ(figure(s, "collectives_per_step"), 1);
+  EXPECT_EQ(f->saved_ns, 300 * kUs);
+  ASSERT_EQ(s.examples.size(), 1u);
+  EXPECT_EQ(s.examples[0].ts_ns, 600 * kUs);
+  EXPECT_EQ(f->lesson.link(), "docs/pil-trace.md#several-ranks-at-once");
+}
+
+// A real DLRM step (PARAM's test data, torch 2.1, 8 V100s; fixtures/param): its embeddings'
+// all-to-alls (NCCL's SendRecv kernels, 5 in the step) and its dense gradients' all-reduces (3)
+// are each their own finding, and the two kinds' time adds up to the step's communication as
+// `ranks` counts it (they never run at once on this rank).
+TEST(AdviseCpu, ARealDlrmStepExposesItsAllToAllsAndItsAllReduces) {
+  const std::string path = std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/param/dlrm_rank0.pt.trace.json.gz";
+  const Trace t = parse_trace_file(path);
+  const TraceIndex index(t);
+  const Advice a = advise(index);
+  const Finding* fx = finding(a, "exposed_exchange");
+  const Finding* fr = finding(a, "exposed_comm");
+  ASSERT_NE(fx, nullptr);
+  ASSERT_NE(fr, nullptr);
+  ASSERT_EQ(fx->symptoms.size(), 1u);
+  ASSERT_EQ(fr->symptoms.size(), 1u);
+  const Symptom* x = &fx->symptoms[0];
+  const Symptom* r = &fr->symptoms[0];
+  EXPECT_DOUBLE_EQ(figure(*x, "collectives_per_step"), 5);
+  EXPECT_DOUBLE_EQ(figure(*r, "collectives_per_step"), 3);
+  int64_t sendrecv = 0, allreduce = 0;  // the kernels' own time
+  for (const Event& e : t.events) {
+    if (e.category != Category::Kernel) continue;
+    if (e.name.find("ncclKernel_SendRecv") == 0) sendrecv += e.dur_ns;
+    if (e.name.find("ncclKernel_AllReduce") == 0) allreduce += e.dur_ns;
+  }
+  EXPECT_DOUBLE_EQ(figure(*x, "comm_ns"), double(sendrecv));
+  EXPECT_DOUBLE_EQ(figure(*r, "comm_ns"), double(allreduce));
+  const RankProfile p = rank_profile(t);
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_EQ(p.steps[0].comm_ns, sendrecv + allreduce);
 }
 
 // Lesson 05's pairing, on one rank's trace of each variant (one step each, cut with pil-trace

@@ -327,15 +327,17 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       a.clean.push_back({r.key, r.what, ""});
       continue;
     }
-    Finding& f = by_cause[r.cause];
-    if (f.cause.empty()) {
-      const Cause& c = cause(r.cause);
-      f.cause = c.key;
-      f.title = c.title;
-      f.fix = c.fix;
-      f.lesson = c.lesson;
-    }
-    for (Symptom& s : out.symptoms) {
+    for (size_t k = 0; k < out.symptoms.size(); ++k) {
+      const char* key = out.causes[k] ? out.causes[k] : r.cause;
+      Finding& f = by_cause[key];
+      if (f.cause.empty()) {
+        const Cause& c = cause(key);
+        f.cause = c.key;
+        f.title = c.title;
+        f.fix = c.fix;
+        f.lesson = c.lesson;
+      }
+      Symptom& s = out.symptoms[k];
       s.rule = r.key;
       s.saved_ns = std::clamp<int64_t>(s.saved_ns, 0, a.basis_ns);
       f.symptoms.push_back(std::move(s));

@@ -145,11 +145,17 @@ class RuleContext {
 /// What a rule reports.
 class RuleResult {
  public:
-  /// A symptom (its `rule` is filled in). A rule may report several, or none.
-  void symptom(Symptom s) { symptoms.push_back(std::move(s)); }
+  /// A symptom (its `rule` is filled in). A rule may report several, or none; under its own
+  /// cause, or under `cause` where what it found calls for another fix (exposed_comm's
+  /// all-to-alls: exposed_exchange).
+  void symptom(Symptom s, const char* cause = nullptr) {
+    symptoms.push_back(std::move(s));
+    causes.push_back(cause);
+  }
   /// The trace lacks `field`, which the rule needs: it does not guess.
   void unable(std::string why) { unable_why = std::move(why); }
   std::vector<Symptom> symptoms;
+  std::vector<const char*> causes;  ///< per symptom: its cause, where not the rule's (else nullptr)
   std::string unable_why;
 };
 

@@ -4,8 +4,17 @@
 // kernels against every other kernel, copy and set; on the CPU, the backend's slices (gloo:*, on
 // its worker threads) against the operators on the other threads, less the collectives' own
 // calls. Per profiled step, added up over the steps.
+//
+// Two symptoms, by what the collectives do, since the fixes differ: reductions (all-reduce of
+// gradients, and the rest: all-gather, reduce-scatter, broadcast) under the cause exposed_comm,
+// whose fix is to overlap them with backward; exchanges (all-to-all, send/receive: embedding
+// lookups sharded across ranks, experts) under exposed_exchange, whose fix is to start the next
+// batch's exchange while this one computes. A rank whose collectives are all of one kind is
+// judged on the ranks report's own step figures; with both kinds, each kind's collectives are
+// cut to the steps and set against the same computation.
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <string_view>
 
 #include "trace/advise/names.h"  // any_name
@@ -33,19 +42,46 @@ bool is_backend_slice(std::string_view name) {
 
 }  // namespace
 
-void exposed_comm(const RuleContext& c, RuleResult& out) {
-  if (!any_name(c.trace, is_backend_slice)) return;  // no communication: none exposed
-  const RankProfile p = rank_profile(c.trace);
-  if (p.collectives.empty()) return;  // no communication: none exposed
+namespace {
+
+/// An exchange rather than a reduction: all-to-all, or send/receive (NCCL runs all-to-all as
+/// SendRecv kernels: "ncclKernel_SendRecv_...", "ncclDevKernel_SendRecv").
+bool is_exchange(std::string_view name) {
+  std::string n;
+  for (char ch : name)
+    if (std::isalnum(static_cast<unsigned char>(ch))) n += char(std::tolower(static_cast<unsigned char>(ch)));
+  return n.find("alltoall") != std::string::npos || n.find("sendrecv") != std::string::npos ||
+         n.find("gloosend") != std::string::npos || n.find("gloorecv") != std::string::npos;
+}
+
+void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool exchange) {
+  std::vector<size_t> mine;  // the collectives of this rule's kind
+  for (size_t i = 0; i < p.collectives.size(); ++i)
+    if (is_exchange(p.collectives[i].name) == exchange) mine.push_back(i);
+  if (mine.empty()) return;
   int64_t comm = 0, hidden = 0;
-  if (p.steps.empty()) {  // the whole trace: the profile's unions are not cut into steps
-    comm = length(p.comm);
-    hidden = overlap(p.compute, p.comm);
-  } else {
-    for (const RankStep& s : p.steps) {
-      comm += s.comm_ns;
-      hidden += s.overlap_ns;
+  if (mine.size() == p.collectives.size()) {  // all of one kind: the report's own figures
+    if (p.steps.empty()) {  // the whole trace: the profile's unions are not cut into steps
+      comm = length(p.comm);
+      hidden = overlap(p.compute, p.comm);
+    } else {
+      for (const RankStep& s : p.steps) {
+        comm += s.comm_ns;
+        hidden += s.overlap_ns;
+      }
     }
+  } else {  // this kind's collectives, inside the steps (p.compute is already)
+    std::vector<Interval> kind;
+    for (size_t i : mine) kind.push_back({p.collectives[i].start_ns, p.collectives[i].start_ns + p.collectives[i].dur_ns});
+    merge(kind);
+    if (!p.steps.empty()) {
+      std::vector<Interval> steps;
+      for (const RankStep& s : p.steps) steps.push_back({s.start_ns, s.start_ns + s.dur_ns});
+      merge(steps);
+      kind = intersect(kind, steps);
+    }
+    comm = length(kind);
+    hidden = overlap(p.compute, kind);
   }
   if (comm <= 0) return;
   const int64_t exposed = comm - hidden;
@@ -54,22 +90,31 @@ void exposed_comm(const RuleContext& c, RuleResult& out) {
   if (share < threshold::kExposedCommShare || of_steps < c.options.min_saved_share) return;
 
   int64_t in_steps = 0;
-  for (const Collective& k : p.collectives) in_steps += p.steps.empty() || k.step >= 0;
+  for (size_t i : mine) in_steps += p.steps.empty() || p.collectives[i].step >= 0;
   const double per_step =
       p.steps.empty() ? double(in_steps) : double(in_steps) / double(p.steps.size());
+  // The most common name among them (the first where several tie).
+  std::string_view name = p.collectives[mine.front()].name;
+  {
+    std::map<std::string_view, size_t> count;
+    size_t best = 0;
+    for (size_t i : mine)
+      if (const size_t n = ++count[p.collectives[i].name]; n > best) best = n, name = p.collectives[i].name;
+    if (count[p.collectives[mine.front()].name] == best) name = p.collectives[mine.front()].name;
+  }
   Symptom s;
-  s.text = "communication (" + p.collectives.front().name + (p.gpu ? ", NCCL's kernels" : "") +
-           ", " + fixed(per_step, 1) + " collective" + (per_step == 1 ? "" : "s") +
-           (p.steps.empty() ? "" : " a step") + ") ran " + format_duration(comm) + ", " +
-           percent_text(1 - share) + " of it beside computation: " + format_duration(exposed) +
-           " exposed (" + percent_text(share) + " of it, " + percent_text(of_steps) +
-           " of the steps)";
+  s.text = std::string(exchange ? "exchanges" : "communication") + " (" + std::string(name) +
+           (p.gpu ? ", NCCL's kernels" : "") + ", " + fixed(per_step, 1) + " collective" +
+           (per_step == 1 ? "" : "s") + (p.steps.empty() ? "" : " a step") + ") ran " +
+           format_duration(comm) + ", " + percent_text(1 - share) +
+           " of it beside computation: " + format_duration(exposed) + " exposed (" +
+           percent_text(share) + " of it, " + percent_text(of_steps) + " of the steps)";
   s.figures = {{"comm_ns", double(comm)},       {"overlap_ns", double(hidden)},
                {"exposed_ns", double(exposed)}, {"exposed_share", share},
                {"exposed_of_steps", of_steps},  {"collectives_per_step", per_step}};
   // The collectives that left the most exposed, with the trace's own timestamps.
   std::vector<std::pair<int64_t, size_t>> worst;
-  for (size_t i = 0; i < p.collectives.size(); ++i) {
+  for (size_t i : mine) {
     const Collective& k = p.collectives[i];
     if (!p.steps.empty() && k.step < 0) continue;
     worst.push_back({k.dur_ns - length(clip(p.compute, k.start_ns, k.start_ns + k.dur_ns)), i});
@@ -87,10 +132,23 @@ void exposed_comm(const RuleContext& c, RuleResult& out) {
     s.examples.push_back(std::move(x));
   }
   s.saved_ns = exposed;
-  s.how = "the exposed communication (" + format_duration(exposed) +
-          "), an upper bound: hidden behind backward (buckets started as their gradients are "
-          "ready), none of it would be left on the step";
-  out.symptom(std::move(s));
+  s.how = exchange ? "the exposed exchanges (" + format_duration(exposed) +
+                         "), an upper bound: started for the next batch while this one computes, "
+                         "none of it would be left on the step"
+                   : "the exposed communication (" + format_duration(exposed) +
+                         "), an upper bound: hidden behind backward (buckets started as their "
+                         "gradients are ready), none of it would be left on the step";
+  out.symptom(std::move(s), exchange ? "exposed_exchange" : nullptr);
+}
+
+}  // namespace
+
+void exposed_comm(const RuleContext& c, RuleResult& out) {
+  if (!any_name(c.trace, is_backend_slice)) return;  // no communication: none exposed
+  const RankProfile p = rank_profile(c.trace);
+  if (p.collectives.empty()) return;  // no communication: none exposed
+  exposed(c, p, out, false);
+  exposed(c, p, out, true);
 }
 
 }  // namespace pil::trace::advise_rules
