@@ -17,6 +17,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "trace/nesting.h"
 #include "trace/reports.h"
 #include "trace/svg.h"
 #include "trace/text_table.h"
@@ -199,19 +200,19 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
     for (const Event& e : t.events)
       if (is_torch_scope(e.category) && (starts_with_ci(e.name, "nccl:") || starts_with_ci(e.name, "gloo:")))
         slices[{e.pid, e.tid}].push_back(&e);
-    for (auto& [thread, v] : slices)
-      std::sort(v.begin(), v.end(), [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
+    for (auto& [thread, v] : slices)  // nesting order: an outer slice before those inside it
+      std::stable_sort(v.begin(), v.end(), [](const Event* a, const Event* b) { return nests_before(*a, *b); });
     for (const Event& call : t.events) {
       if (!is_launch_call(call.category) || !call.correlation) continue;
       const auto k = kernel_of.find(call.correlation);
       const auto v = k == kernel_of.end() ? slices.end() : slices.find({call.pid, call.tid});
       if (v == slices.end()) continue;
-      // The last slice starting at or before the call that also ends after it (slices of one
-      // backend do not nest in one another: the last one started is the innermost).
+      // The innermost slice around the call: of those starting at or before it, the last that
+      // also ends after it (one that ended before the call, inside an outer one, is passed).
       auto it = std::upper_bound(v->second.begin(), v->second.end(), call.start_ns,
                                  [](int64_t ts, const Event* e) { return ts < e->start_ns; });
-      if (it != v->second.begin() && call.end_ns() <= (*std::prev(it))->end_ns())
-        launched_in[k->second] = *std::prev(it);
+      while (it != v->second.begin() && (*std::prev(it))->end_ns() < call.end_ns()) --it;
+      if (it != v->second.begin()) launched_in[k->second] = *std::prev(it);
     }
   }
   size_t next_arg = 0;

@@ -568,7 +568,8 @@ TEST(AdviseFusion, ElementwiseKernelsBetweenGemms) {
 // operator: by that id the add's kernel (correlation 2) would be aten::mm's (id 2), the gelu's
 // aten::add's, the mul's aten::gelu's): the kernels are still named by
 // the operators around their launch calls. Kernels launched straight from compiled code (inside
-// CompiledFunction, no library operator around them) keep their kernel names.
+// CompiledFunction, no library operator around them) keep their kernel names (the compiled case
+// checks that naming rule only: by External id or by launch, no operator of a library's).
 TEST(AdviseFusion, ChainsNameTheOperatorAroundTheLaunchWhereTheTraceLinksNone) {
   for (bool compiled : {false, true}) {
     SCOPED_TRACE(compiled ? "compiled" : "eager");

@@ -328,7 +328,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       continue;
     }
     for (size_t k = 0; k < out.symptoms.size(); ++k) {
-      const char* key = out.causes[k] ? out.causes[k] : r.cause;
+      const char* key = k < out.causes.size() && out.causes[k] ? out.causes[k] : r.cause;
       Finding& f = by_cause[key];
       if (f.cause.empty()) {
         const Cause& c = cause(key);

@@ -57,11 +57,13 @@ const std::vector<Cause>& all_causes() {
        "ready (DDP's bucket_cap_mb; the lesson's bucketed variant), not one all-reduce after "
        "backward.",
        {"05_data_parallel", "Bucket sizes", "./run-lesson 05_data_parallel --variant all"}},
-      {"exposed_exchange", "The step waits for all-to-all exchanges that nothing hides",
-       "Start the next batch's exchange while this one computes: a pipelined input distribution "
-       "(TorchRec's TrainPipelineSparseDist runs the next batch's all-to-all beside the current "
-       "step's forward and backward), and balance the sharding so that fewer rows cross ranks. "
-       "The all-to-all of one batch cannot overlap the work that needs its result.",
+      {"exposed_exchange", "The step waits for exchanges (all-to-all, send/receive) that nothing hides",
+       "Start the next exchange while this one's work computes. Sharded embeddings: a pipelined "
+       "input distribution (TorchRec's TrainPipelineSparseDist runs the next batch's all-to-all "
+       "beside the current step's forward and backward), and sharding balanced so that fewer "
+       "rows cross ranks. Pipeline stages' send/receive: more micro-batches, or an interleaved "
+       "schedule, so that each stage computes while it sends. The exchange of one batch cannot "
+       "overlap the work that needs its result.",
        {"docs/pil-trace.md", "Several ranks at once", "build/bin/pil-trace ranks TRACES_FOLDER"}},
       {"first_step", "The first step is far slower than the rest",
        "Measure the steady state: more warm-up steps in the profiler's schedule, and the median "

@@ -93,14 +93,18 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
   for (size_t i : mine) in_steps += p.steps.empty() || p.collectives[i].step >= 0;
   const double per_step =
       p.steps.empty() ? double(in_steps) : double(in_steps) / double(p.steps.size());
-  // The most common name among them (the first where several tie).
+  // The name it quotes: the first collective's where all are of one kind (as before the kinds
+  // were told apart), else the most common among this kind's (the earliest where several tie).
   std::string_view name = p.collectives[mine.front()].name;
-  {
+  if (mine.size() != p.collectives.size()) {
     std::map<std::string_view, size_t> count;
     size_t best = 0;
+    for (size_t i : mine) best = std::max(best, ++count[p.collectives[i].name]);
     for (size_t i : mine)
-      if (const size_t n = ++count[p.collectives[i].name]; n > best) best = n, name = p.collectives[i].name;
-    if (count[p.collectives[mine.front()].name] == best) name = p.collectives[mine.front()].name;
+      if (count[p.collectives[i].name] == best) {
+        name = p.collectives[i].name;
+        break;
+      }
   }
   Symptom s;
   s.text = std::string(exchange ? "exchanges" : "communication") + " (" + std::string(name) +
