@@ -1,5 +1,7 @@
 #include "trace/check.h"
 
+#include "trace/intervals.h"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -102,7 +104,12 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
            "written to " + std::to_string(c.finest_ns) + " ns, a double keeps " +
                fixed(c.double_step_ns, 1) + " ns steps there");
 
-  // Launch and GPU work by correlation.
+  // Launch and GPU work by correlation. Work whose correlation id precedes every launch call's
+  // was launched before recording began: not a fault of the trace (said apart).
+  uint64_t first_correlation = 0;  // the smallest of the launch calls', 0: none
+  for (size_t call : index.api_calls())
+    if (const uint64_t c = t.events[call].correlation; c && (!first_correlation || c < first_correlation))
+      first_correlation = c;
   CheckFinding& no_launch = f.add("gpu_work_without_launch",
                                   "GPU work with no launch call (no runtime or driver call of its correlation)");
   CheckFinding& before = f.add("gpu_work_before_launch", "GPU work that starts before its launch call");
@@ -110,7 +117,9 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
     const Event& e = t.events[w];
     r.self_linked += e.correlation != 0 && e.external_id == e.correlation;
     const long call = index.launch_of(w);
-    if (call < 0) {
+    if (call < 0 && e.correlation && e.correlation < first_correlation) {
+      ++r.launched_before_recording;
+    } else if (call < 0) {
       f.note(no_launch, e.name, e.start_ns, "correlation " + std::to_string(e.correlation));
     } else if (e.start_ns < t.events[size_t(call)].start_ns) {
       const Event& l = t.events[size_t(call)];
@@ -120,11 +129,53 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
     }
   }
   // Launch calls that should have GPU work and have none: the trailing run of them (two or
-  // more after the last launch that found its work) is the GPU events stopping early.
+  // more after the last launch that found its work) is the GPU events stopping early. Left out:
+  // launches inside a stream capture on their thread (recorded into a graph, run by its
+  // launches), and copy or set calls of 1 us or less that found no work (of zero bytes, most
+  // likely: cuBLAS sets zero bytes of its workspace in every matrix product of some shapes).
+  std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> captures;  // per thread
+  {
+    std::map<std::pair<int64_t, int64_t>, int64_t> open;  // thread -> capture start
+    std::vector<size_t> calls = index.api_calls();
+    std::stable_sort(calls.begin(), calls.end(),
+                     [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+    for (size_t call : calls) {
+      const Event& e = t.events[call];
+      const std::pair<int64_t, int64_t> lane{e.pid, e.tid};
+      if (e.name.find("StreamBeginCapture") != std::string_view::npos) {
+        open.emplace(lane, e.end_ns());
+      } else if (e.name.find("StreamEndCapture") != std::string_view::npos) {
+        if (const auto it = open.find(lane); it != open.end()) {
+          captures[lane].push_back({it->second, e.start_ns});
+          open.erase(it);
+        }
+      }
+    }
+    for (const auto& [lane, from] : open)  // a capture the trace does not see end
+      captures[lane].push_back({from, std::numeric_limits<int64_t>::max()});
+  }
+  auto captured = [&](const Event& e) {
+    const auto it = captures.find({e.pid, e.tid});
+    if (it == captures.end()) return false;
+    for (const Interval& c : it->second)
+      if (c.from <= e.start_ns && e.start_ns < c.to) return true;
+    return false;
+  };
   std::vector<size_t> expecting;
-  for (size_t call : index.api_calls())
-    if (expects_gpu_work(t.events[call].name)) expecting.push_back(call);
-  r.launch_calls = int64_t(expecting.size());
+  for (size_t call : index.api_calls()) {
+    const Event& e = t.events[call];
+    if (!expects_gpu_work(e.name)) continue;
+    ++r.launch_calls;
+    if (captured(e)) {
+      ++r.captured_launches;
+    } else if (index.work_of(call).empty() && e.dur_ns <= 1000 &&
+               (e.name.find("MemsetAsync") != std::string_view::npos ||
+                e.name.find("MemcpyAsync") != std::string_view::npos)) {
+      ++r.short_copies_without_work;
+    } else {
+      expecting.push_back(call);
+    }
+  }
   std::stable_sort(expecting.begin(), expecting.end(), [&](size_t a, size_t b) {
     return t.events[a].start_ns < t.events[b].start_ns;
   });
@@ -266,11 +317,27 @@ std::string format_check(const CheckReport& r, const std::string& path) {
     << "; written to " << c.finest_ns << " ns; a double (Perfetto, Python) keeps "
     << std::setprecision(3) << c.double_step_ns << " ns steps at the largest time, " << trace_ts(c.max_abs_ns)
     << " us; pil-trace keeps every written digit\n";
+  if (r.captured_launches > 0)
+    o << "capture: " << grouped(r.captured_launches)
+      << " launch calls inside a stream capture (StreamBeginCapture to StreamEndCapture on their "
+         "thread): recorded into a graph, they run nothing then (the graph's launches do); not "
+         "counted below\n";
+  if (r.short_copies_without_work > 0)
+    o << "sizes: " << grouped(r.short_copies_without_work)
+      << " copy or set calls of 1 us or less found no GPU work: most likely of zero bytes, which "
+         "start none (the trace does not give a call's size); not counted below\n";
+  if (r.launched_before_recording > 0)
+    o << "before: " << grouped(r.launched_before_recording)
+      << " GPU work items have no launch call and correlation ids before every launch call's: "
+         "launched before recording began (earlier steps' work, still running when it began); "
+         "not counted below\n";
   if (r.self_linked > 0)
     o << "links: " << grouped(r.self_linked) << " of " << grouped(r.gpu_work)
-      << " GPU work items carry their own correlation id as External id (torch 2.0-2.2's Kineto), "
-         "not their operator's; pil-trace gives each to the operator around its launch call, a "
-         "script that joins on External id gives it to no operator or to an unrelated one\n";
+      << " GPU work items carry their own correlation id as External id, not their operator's "
+      << (r.self_linked == r.gpu_work ? "(torch 2.0-2.2's Kineto wrote all work so)"
+                                      : "(as torch 2.3-2.5's Kineto wrote work launched outside any operator)")
+      << "; pil-trace gives each to the operator around its launch call, a script that joins on "
+         "External id gives it to no operator or to an unrelated one\n";
   if (r.clean()) {
     o << "no findings\n";
     return o.str();

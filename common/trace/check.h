@@ -47,6 +47,13 @@ struct CheckReport {
   /// kineto b96fe09 to #873): no link to an operator; pil-trace gives such work to the operator
   /// around its launch call (key_averages).
   int64_t self_linked = 0;
+  /// Not findings, said on lines of their own: launch calls made inside a stream capture
+  /// (cudaStreamBeginCapture to cudaStreamEndCapture on their thread; HIP's and the driver's
+  /// alike), which record into a graph and run nothing then; copy and set calls of 1 us or less
+  /// with no GPU work (most likely of zero bytes, which start none: a call's size is not in the
+  /// trace); GPU work with no launch call whose correlation id precedes every launch call's
+  /// (launched before recording began: earlier steps' work still running when it began).
+  int64_t captured_launches = 0, short_copies_without_work = 0, launched_before_recording = 0;
   std::vector<CheckFinding> findings;  ///< only those with a count above zero
   bool clean() const { return findings.empty(); }
 };

@@ -15,6 +15,7 @@
 #include "support/run_process.h"
 #include "trace/lagging_trace.h"
 #include "trace/synthetic_trace.h"
+#include "trace/trace_builder.h"
 
 namespace {
 
@@ -123,8 +124,10 @@ TEST(PilTraceCheck, TheLessonsTracesAndTheSyntheticGpuTracesAreClean) {
 // it on a trace linked by the operator's id (HTA's MI250 one, ROCm 6.2).
 TEST(PilTraceCheck, SaysWhenGpuWorkCarriesItsCorrelationIdAsExternalId) {
   const auto alexnet = run_process(kTool, {"check", kFixtures + "/hta/alexnet_two_streams.json.gz"});
-  EXPECT_NE(alexnet.out.find("\nlinks: 98 of 98 GPU work items carry their own correlation id as External id"),
+  EXPECT_NE(alexnet.out.find("\nlinks: 98 of 98 GPU work items carry their own correlation id as External id, "
+                             "not their operator's (torch 2.0-2.2's Kineto wrote all work so)"),
             std::string::npos) << alexnet.out;
+  EXPECT_EQ(alexnet.exit_code, 0);  // its two sets of 0 and 1 us with no GPU work: a sizes: line
   const json j = json::parse(run_process(kTool, {"check", kFixtures + "/hta/alexnet_two_streams.json.gz", "--json"}).out);
   EXPECT_EQ(j["self_linked_gpu_work"], 98);
   EXPECT_EQ(j["gpu_work"], 98);
@@ -132,6 +135,49 @@ TEST(PilTraceCheck, SaysWhenGpuWorkCarriesItsCorrelationIdAsExternalId) {
   EXPECT_EQ(json::parse(mi250.out)["self_linked_gpu_work"], 0);
   EXPECT_EQ(run_process(kTool, {"check", kFixtures + "/hta/mi250_rocm6_2_train.json.gz"}).out.find("\nlinks:"),
             std::string::npos);
+}
+
+// What looks like a fault and is not, said on lines of its own and not counted as findings:
+// - zero-byte sets: TraceLens's H100 ViT step (fixtures/tracelens), 49 cudaMemsetAsync calls of
+//   0.13-0.26 us inside aten::addmm with no set on the GPU (its other 2 found theirs);
+// - work launched before recording began: the first 15.5 ms of TraceLens's H100 Qwen step, 502
+//   GPU work items whose correlation ids precede every launch call's;
+// - launches inside a stream capture (planted: three launches between cudaStreamBeginCapture and
+//   cudaStreamEndCapture record into a graph, whose one cudaGraphLaunch runs three kernels); a
+//   launch outside the capture with no work is still a finding.
+TEST(PilTraceCheck, WhatIsNotAFaultIsSaidApart) {
+  const json vit = json::parse(run_process(kTool, {"check", kFixtures + "/tracelens/h100_vit_inference.json.gz", "--json"}).out);
+  EXPECT_EQ(vit["short_copies_without_work"], 49);
+  EXPECT_TRUE(vit["findings"].empty()) << vit.dump();
+  const auto vit_text = run_process(kTool, {"check", kFixtures + "/tracelens/h100_vit_inference.json.gz"});
+  EXPECT_EQ(vit_text.exit_code, 0);
+  EXPECT_NE(vit_text.out.find("\nsizes: 49 copy or set calls of 1 us or less found no GPU work"), std::string::npos) << vit_text.out;
+
+  const json qwen = json::parse(run_process(kTool, {"check", kFixtures + "/tracelens/h100_qwen_first_step.json.gz", "--json"}).out);
+  EXPECT_EQ(qwen["gpu_work_launched_before_recording"], 502);
+  EXPECT_TRUE(qwen["findings"].empty()) << qwen.dump();
+
+  TempDir dir;
+  pil::test::TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 1000);
+  b.call("cudaStreamBeginCapture", 10, 2);
+  for (int k = 0; k < 3; ++k) b.call("cudaLaunchKernel", 20 + 10 * k, 3);
+  b.call("cudaStreamEndCapture", 60, 2);
+  b.call("cudaGraphInstantiate", 70, 20);
+  const int graph = b.call("cudaGraphLaunch", 100, 5);
+  for (int k = 0; k < 3; ++k) b.kernel("captured_kernel", graph, 110 + 20 * k, 10);
+  b.call("cudaLaunchKernel", 200, 3);  // outside the capture: its kernel is missing
+  const int last = b.call("cudaLaunchKernel", 300, 3);
+  b.kernel("last_kernel", last, 310, 10);
+  const std::string path = dir.path() + "/capture.json";
+  std::ofstream(path) << b.str();
+  const json cap = json::parse(run_process(kTool, {"check", path, "--json"}).out);
+  EXPECT_EQ(cap["captured_launches"], 3);
+  EXPECT_EQ(cap["launch_calls"], 6);
+  ASSERT_EQ(cap["findings"].size(), 1u) << cap.dump();
+  EXPECT_EQ(cap["findings"][0]["key"], "launch_without_gpu_work");
+  EXPECT_EQ(cap["findings"][0]["count"], 1);
 }
 
 // The step figures of `streams --json` for one step: CPU duration, both ways.

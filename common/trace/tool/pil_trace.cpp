@@ -504,6 +504,9 @@ int report_check(const TraceIndex& index, const std::string& path, size_t exampl
     const ClockInfo& c = r.clock;
     json j = {{"events", r.events}, {"gpu_work", r.gpu_work}, {"launch_calls", r.launch_calls},
               {"steps", r.steps}, {"self_linked_gpu_work", r.self_linked},
+              {"captured_launches", r.captured_launches},
+              {"short_copies_without_work", r.short_copies_without_work},
+              {"gpu_work_launched_before_recording", r.launched_before_recording},
               {"clock", {{"unit", "us"},
                          {"base", c.base_time ? "baseTimeNanoseconds" : c.absolute ? "absolute epoch" : "relative"},
                          {"base_time_ns", c.base_time_ns},
