@@ -187,6 +187,7 @@ void TraceIndex::build() {
   free_before_.resize(n_work);
   std::vector<size_t> waiting;  // GPU work met before its launch call, if any
   FirstById call_of(max_corr, n);
+  uint64_t first_corr = 0;  // the smallest correlation id of a launch call (0: none)
   {
     std::string_view last_call;  // names are interned: most calls repeat the one before
     bool last_sync = false;
@@ -198,6 +199,7 @@ void TraceIndex::build() {
         ordinal_[i] = uint32_t(c);
         api_calls_.push_back(i);
         call_of.add(e.correlation, long(c));
+        if (e.correlation && (!first_corr || e.correlation < first_corr)) first_corr = e.correlation;
         if (!steps.empty()) step_of_call[c] = step_from(e.start_ns, started);
         if (e.name.data() != last_call.data() || e.name.size() != last_call.size())
           last_call = e.name, last_sync = is_synchronize(e);
@@ -233,6 +235,10 @@ void TraceIndex::build() {
       if (const long c = call_of[e.correlation]; c >= 0) {
         call_of_work_[k] = uint32_t(c);
         step_of_work_[k] = steps.empty() ? -1 : step_of_call[size_t(c)];
+      } else if (e.correlation && e.correlation < first_corr) {
+        // Launched before recording began (its correlation id precedes every launch call's):
+        // an earlier step's work, still running when recording began, is no recorded step's.
+        step_of_work_[k] = -1;
       } else {
         step_of_work_[k] = steps.empty() ? -1 : step_from(e.start_ns, started);
       }
@@ -1119,8 +1125,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     if (sr.outside_steps_work_items > 0)
       line(std::to_string(sr.outside_steps_work_items) + " GPU work items (" +
            format_duration(sr.outside_steps_busy_ns) +
-           " busy) belong to no step (launched, or without a launch call started, outside every "
-           "step; in the totals above)");
+           " busy) belong to no step (launched outside every step or before recording began; "
+           "without a launch call, started outside every step; in the totals above)");
   }
   const LaunchReport& lr = m.launches;
   if (lr.delay.count > 0) {

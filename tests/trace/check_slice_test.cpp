@@ -141,7 +141,7 @@ TEST(PilTraceCheck, SaysWhenGpuWorkCarriesItsCorrelationIdAsExternalId) {
 // - zero-byte sets: TraceLens's H100 ViT step (fixtures/tracelens), 49 cudaMemsetAsync calls of
 //   0.13-0.26 us inside aten::addmm with no set on the GPU (its other 2 found theirs);
 // - work launched before recording began: the first 15.5 ms of TraceLens's H100 Qwen step, 502
-//   GPU work items whose correlation ids precede every launch call's;
+//   GPU work items whose correlation ids precede every launch call's (and no step's work);
 // - launches inside a stream capture (planted: three launches between cudaStreamBeginCapture and
 //   cudaStreamEndCapture record into a graph, whose one cudaGraphLaunch runs three kernels); a
 //   launch outside the capture with no work is still a finding.
@@ -156,6 +156,13 @@ TEST(PilTraceCheck, WhatIsNotAFaultIsSaidApart) {
   const json qwen = json::parse(run_process(kTool, {"check", kFixtures + "/tracelens/h100_qwen_first_step.json.gz", "--json"}).out);
   EXPECT_EQ(qwen["gpu_work_launched_before_recording"], 502);
   EXPECT_TRUE(qwen["findings"].empty()) << qwen.dump();
+  // That work is no recorded step's: the step launched its 15 launch calls' work only (it was
+  // given the 502 as well, by their start in its wall time).
+  const json qs = json::parse(run_process(kTool, {"streams", kFixtures + "/tracelens/h100_qwen_first_step.json.gz", "--json"}).out);
+  EXPECT_EQ(qs["outside_steps"]["work_items"], 502);
+  ASSERT_EQ(qs["steps"].size(), 1u);
+  EXPECT_EQ(qs["steps"][0]["launched"]["work_items"], 15);
+  EXPECT_EQ(qs["steps"][0]["in_wall_time"]["work_items"], 516);
 
   TempDir dir;
   pil::test::TraceBuilder b;

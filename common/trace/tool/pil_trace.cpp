@@ -479,13 +479,15 @@ int report_streams(const TraceIndex& index, double gap_us, IdleRule idle_rule, b
               << steps.str();
     if (r.outside_steps_work_items)
       std::cout << r.outside_steps_work_items << " GPU work items (" << grouped(r.outside_steps_busy_ns)
-                << " ns busy) belong to no step (launched, or without a launch call started, "
-                   "outside every step)\n";
+                << " ns busy) belong to no step (launched outside every step or before recording "
+                   "began; without a launch call, started outside every step)\n";
   }
   if (r.without_launch_work_items)
     std::cout << r.without_launch_work_items << " GPU work items have no launch call in the trace"
               << (r.steps.empty() ? " (no launch delay for them)\n"
-                                  : ": placed in the step their own start falls in\n");
+                                  : ": placed in the step their own start falls in, but for those "
+                                    "launched before recording began (correlation ids before every "
+                                    "launch call's): in none\n");
   if (!syncs.empty()) {
     TextTable table({"Wait (ns)", "GPU busy (ns)", "GPU idle (%)", "Work items", "Synchronize"});
     for (const auto& y : syncs)
