@@ -187,7 +187,6 @@ void TraceIndex::build() {
   free_before_.resize(n_work);
   std::vector<size_t> waiting;  // GPU work met before its launch call, if any
   FirstById call_of(max_corr, n);
-  uint64_t first_corr = 0;  // the smallest correlation id of a launch call (0: none)
   {
     std::string_view last_call;  // names are interned: most calls repeat the one before
     bool last_sync = false;
@@ -199,7 +198,8 @@ void TraceIndex::build() {
         ordinal_[i] = uint32_t(c);
         api_calls_.push_back(i);
         call_of.add(e.correlation, long(c));
-        if (e.correlation && (!first_corr || e.correlation < first_corr)) first_corr = e.correlation;
+        if (e.correlation && (!first_launch_correlation_ || e.correlation < first_launch_correlation_))
+          first_launch_correlation_ = e.correlation;
         if (!steps.empty()) step_of_call[c] = step_from(e.start_ns, started);
         if (e.name.data() != last_call.data() || e.name.size() != last_call.size())
           last_call = e.name, last_sync = is_synchronize(e);
@@ -235,7 +235,7 @@ void TraceIndex::build() {
       if (const long c = call_of[e.correlation]; c >= 0) {
         call_of_work_[k] = uint32_t(c);
         step_of_work_[k] = steps.empty() ? -1 : step_of_call[size_t(c)];
-      } else if (e.correlation && e.correlation < first_corr) {
+      } else if (e.correlation && e.correlation < first_launch_correlation_) {  // launched_before_recording
         // Launched before recording began (its correlation id precedes every launch call's):
         // an earlier step's work, still running when recording began, is no recorded step's.
         step_of_work_[k] = -1;
@@ -698,6 +698,7 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
   auto visit = [&](size_t i) {  // the next GPU work item in start order, over all streams
     const Event& e = t.events[i];
     if (!index.has_launch(i)) ++r.without_launch_work_items;
+    if (index.launched_before_recording(i)) ++r.before_recording_work_items;
     if (n_steps == 0) return;
     const long step = index.step_of_work(i);
     if (step < 0) {

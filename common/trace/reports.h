@@ -126,6 +126,14 @@ class TraceIndex {
   /// trace. The GPU runs behind the CPU: work launched in the last steps runs after the last
   /// step's CPU end, and a window of the steps alone would cut it off.
   int64_t gpu_window_start = 0, gpu_window_end = 0;
+  /// GPU work `i` (an event index) has no launch call in the trace and a correlation id before
+  /// every launch call's: launched before recording began (an earlier step's work still running
+  /// when it began), so in no recorded step. A trace that lost its first launch calls looks the
+  /// same: the trace cannot tell the two apart.
+  bool launched_before_recording(size_t i) const {
+    const Event& e = t_.events[i];
+    return launch_of(i) < 0 && e.correlation != 0 && e.correlation < first_launch_correlation_;
+  }
   /// ProfilerStep#N ranges (old traces: ProfileStep#N) in time order.
   std::vector<size_t> steps;
   /// The step (index into `steps`) whose CPU range [start, end) holds time `t`, or -1.
@@ -160,6 +168,7 @@ class TraceIndex {
   /// every event.
   std::vector<uint32_t> ordinal_;
   std::vector<size_t> launch_calls_, api_calls_, device_work_, synchronizes_, named_ranges_;
+  uint64_t first_launch_correlation_ = 0;  ///< the smallest correlation id of a launch call (0: none)
   std::vector<uint32_t> call_of_work_;  ///< by GPU work: the ordinal of its launch call
   std::vector<int32_t> step_of_work_;   ///< by GPU work: its step (step_of_work), or -1
   std::vector<int64_t> free_before_;    ///< by GPU work: stream_free_before
@@ -319,8 +328,9 @@ struct StreamReport {
   /// GPU work that belongs to no step (launched, or without a launch started, outside every
   /// step), where there are steps: items and their busy time (union).
   int64_t outside_steps_work_items = 0, outside_steps_busy_ns = 0;
-  /// GPU work whose launch call is not in the trace (placed by its own start).
-  int64_t without_launch_work_items = 0;
+  /// GPU work whose launch call is not in the trace (placed by its own start), and of it, the
+  /// work launched before recording began (TraceIndex::launched_before_recording: in no step).
+  int64_t without_launch_work_items = 0, before_recording_work_items = 0;
   int64_t window_ns() const { return window_end - window_start; }
   double busy_share() const {
     return window_ns() > 0 ? double(busy_ns) / double(window_ns()) : 0;

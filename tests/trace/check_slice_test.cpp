@@ -187,6 +187,53 @@ TEST(PilTraceCheck, WhatIsNotAFaultIsSaidApart) {
   EXPECT_EQ(cap["findings"][0]["count"], 1);
 }
 
+// The capture and size rules at their edges (planted; thread 1 unless said):
+//   a capture that began before recording (its EndCapture at 5, no Begin): the launch at 2 is in it;
+//   two captures open at once (Begin 10 and 12, End 20 and 30): the launches at 14 and 25 are in
+//   them, the one at 40 (no work) is not: a finding;
+//   thread 2's launch at 15 (no work) is outside them, whatever thread 1 captures: a finding;
+//   a cudaMemsetAsync of 1.5 us with no work: a finding; one of 0.5 us: a sizes: line;
+//   a last launch at 100 with its kernel (so none of the above is "GPU events stop early").
+// And a trace without launch calls: its kernel is work without a launch, not "before recording".
+TEST(PilTraceCheck, CapturesAndSizesAtTheirEdges) {
+  TempDir dir;
+  pil::test::TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 1000);
+  b.call("cudaLaunchKernel", 2, 1);
+  b.call("cudaStreamEndCapture", 5, 1);
+  b.call("cudaStreamBeginCapture", 10, 1);
+  b.call("cudaStreamBeginCapture", 12, 1);
+  b.call("cudaLaunchKernel", 14, 1);
+  b.call("cudaLaunchKernel", 15, 1, 0, 2);
+  b.call("cudaStreamEndCapture", 20, 1);
+  b.call("cudaLaunchKernel", 25, 1);
+  b.call("cudaStreamEndCapture", 30, 1);
+  b.call("cudaLaunchKernel", 40, 1);
+  b.call("cudaMemsetAsync", 50, 1.5);
+  b.call("cudaMemsetAsync", 55, 0.5);
+  const int last = b.call("cudaLaunchKernel", 100, 3);
+  b.kernel("last_kernel", last, 110, 10);
+  const std::string path = dir.path() + "/edges.json";
+  std::ofstream(path) << b.str();
+  const json j = json::parse(run_process(kTool, {"check", path, "--json"}).out);
+  EXPECT_EQ(j["captured_launches"], 3);
+  EXPECT_EQ(j["short_copies_without_work"], 1);
+  ASSERT_EQ(j["findings"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["findings"][0]["key"], "launch_without_gpu_work");
+  EXPECT_EQ(j["findings"][0]["count"], 3);
+
+  pil::test::TraceBuilder g;  // GPU work and no launch call at all
+  g.device("NVIDIA H100 80GB HBM3");
+  g.kernel("lonely_kernel", 5, 10, 10);
+  const std::string gpath = dir.path() + "/gpu_only.json";
+  std::ofstream(gpath) << g.str();
+  const json gj = json::parse(run_process(kTool, {"check", gpath, "--json"}).out);
+  EXPECT_EQ(gj["gpu_work_launched_before_recording"], 0);
+  ASSERT_EQ(gj["findings"].size(), 1u) << gj.dump();
+  EXPECT_EQ(gj["findings"][0]["key"], "gpu_work_without_launch");
+}
+
 // The step figures of `streams --json` for one step: CPU duration, both ways.
 json step_figures(const std::string& path, size_t step) {
   const auto r = run_process(kTool, {"streams", path, "--json"});

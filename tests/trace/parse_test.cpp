@@ -406,7 +406,7 @@ std::map<std::string, int64_t> self_device_by_nesting(const Trace& t) {
 // id) and the committed ResNet-50 step (torch 1.8).
 TEST(Parse, EachOperatorsGpuTimeIsWhatItsLaunchesRanOnRealTraces) {
   const std::string hta = std::string(PIL_TRACE_FIXTURES_DIR) + "/hta/";
-  for (const std::string path :
+  for (const std::string& path :
        {hta + "alexnet_two_streams.json.gz", hta + "mi250_rocm6_2_train.json.gz",
         std::string(PIL_TRACE_FIXTURES_DIR) + "/param/dlrm_rank0.pt.trace.json.gz",
         std::string(PIL_SOURCE_DIR) + "/docs/traces/kineto-samples/resnet50_v100_step.pt.trace.json.gz"}) {

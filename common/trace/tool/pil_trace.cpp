@@ -408,6 +408,7 @@ int report_streams(const TraceIndex& index, double gap_us, IdleRule idle_rule, b
               {"outside_steps", {{"work_items", r.outside_steps_work_items},
                                  {"busy_ns", r.outside_steps_busy_ns}}},
               {"without_launch_work_items", r.without_launch_work_items},
+              {"before_recording_work_items", r.before_recording_work_items},
               {"streams", json::array()},
               {"steps", json::array()},
               {"synchronizes", json::array()}};
@@ -485,9 +486,12 @@ int report_streams(const TraceIndex& index, double gap_us, IdleRule idle_rule, b
   if (r.without_launch_work_items)
     std::cout << r.without_launch_work_items << " GPU work items have no launch call in the trace"
               << (r.steps.empty() ? " (no launch delay for them)\n"
-                                  : ": placed in the step their own start falls in, but for those "
-                                    "launched before recording began (correlation ids before every "
-                                    "launch call's): in none\n");
+                                  : ": placed in the step their own start falls in" +
+                                        (r.before_recording_work_items
+                                             ? ", but for the " + std::to_string(r.before_recording_work_items) +
+                                                   " launched before recording began (correlation ids "
+                                                   "before every launch call's): in none\n"
+                                             : std::string("\n")));
   if (!syncs.empty()) {
     TextTable table({"Wait (ns)", "GPU busy (ns)", "GPU idle (%)", "Work items", "Synchronize"});
     for (const auto& y : syncs)
