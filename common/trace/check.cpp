@@ -111,7 +111,7 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   CheckFinding& before = f.add("gpu_work_before_launch", "GPU work that starts before its launch call");
   for (size_t w : index.device_work()) {
     const Event& e = t.events[w];
-    r.self_linked += e.correlation != 0 && e.external_id == e.correlation;
+    r.self_linked += links_to_itself(e);
     const long call = index.launch_of(w);
     if (index.launched_before_recording(w)) {
       ++r.launched_before_recording;
@@ -320,20 +320,19 @@ std::string format_check(const CheckReport& r, const std::string& path) {
     << "; written to " << c.finest_ns << " ns; a double (Perfetto, Python) keeps "
     << std::setprecision(3) << c.double_step_ns << " ns steps at the largest time, " << trace_ts(c.max_abs_ns)
     << " us; pil-trace keeps every written digit\n";
-  if (r.captured_launches > 0)
-    o << "capture: " << grouped(r.captured_launches)
-      << " launch calls inside a stream capture (StreamBeginCapture to StreamEndCapture on their "
-         "thread): recorded into a graph, they run nothing then (the graph's launches do); not "
-         "counted below\n";
-  if (r.short_copies_without_work > 0)
-    o << "sizes: " << grouped(r.short_copies_without_work)
-      << " copy or set calls of 1 us or less found no GPU work: most likely of zero bytes, which "
-         "start none (the trace does not give a call's size); not counted below\n";
-  if (r.launched_before_recording > 0)
-    o << "before: " << grouped(r.launched_before_recording)
-      << " GPU work items have no launch call and correlation ids before every launch call's: "
-         "launched before recording began (earlier steps' work, still running when it began); "
-         "not counted below\n";
+  // What looks like a fault and is not: a line each, where the trace has any.
+  auto apart = [&](const char* label, int64_t count, const char* what) {
+    if (count > 0) o << label << ": " << grouped(count) << " " << what << "; not counted below\n";
+  };
+  apart("capture", r.captured_launches,
+        "launch calls inside a stream capture (StreamBeginCapture to StreamEndCapture on their "
+        "thread): recorded into a graph, they run nothing then (the graph's launches do)");
+  apart("sizes", r.short_copies_without_work,
+        "copy or set calls of 1 us or less found no GPU work: most likely of zero bytes, which "
+        "start none (the trace does not give a call's size)");
+  apart("before", r.launched_before_recording,
+        "GPU work items have no launch call and correlation ids before every launch call's: "
+        "launched before recording began (earlier steps' work, still running when it began)");
   if (r.self_linked > 0)
     o << "links: " << grouped(r.self_linked) << " of " << grouped(r.gpu_work)
       << " GPU work items carry their own correlation id as External id, not their operator's "

@@ -43,9 +43,8 @@ struct CheckReport {
   ClockInfo clock;
   /// launch_calls: the calls that start GPU work (kernel and graph launches, async copies, sets).
   int64_t events = 0, gpu_work = 0, launch_calls = 0, steps = 0;
-  /// GPU work whose External id is its own correlation id (torch 2.0-2.2's Kineto wrote it so,
-  /// kineto b96fe09 to #873): no link to an operator; pil-trace gives such work to the operator
-  /// around its launch call (key_averages).
+  /// GPU work whose External id is its own correlation id (links_to_itself): no link to an
+  /// operator; pil-trace gives such work to the operator around its launch call (key_averages).
   int64_t self_linked = 0;
   /// Not findings, said on lines of their own: launch calls made inside a stream capture
   /// (cudaStreamBeginCapture to cudaStreamEndCapture on their thread; HIP's and the driver's

@@ -115,6 +115,12 @@ struct Event {
   }
 };
 
+/// True for a launch call or GPU work whose External id is its own correlation id, which links
+/// it to no operator: torch 2.0-2.2's Kineto wrote every one so (kineto b96fe09 to #873), torch
+/// 2.3-2.5's those launched outside any operator. Such work belongs to the operator around its
+/// launch call.
+inline bool links_to_itself(const Event& e) { return e.correlation != 0 && e.external_id == e.correlation; }
+
 /// True for a profiler step's range.
 inline bool is_step(const Event& e) {
   return e.category == Category::UserAnnotation && is_step_name(e.name);

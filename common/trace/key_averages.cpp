@@ -125,11 +125,9 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
   std::vector<size_t> device;  // GPU work, in event order
   size_t slices = 0;
   uint64_t max_id = 0;  // the largest external id of an operator or range
-  // GPU work whose External id is its own correlation id links to no operator by that id: Kineto
-  // wrote every runtime call's and GPU work's correlation id there from October 2022 (kineto
-  // b96fe09) to February 2024 (kineto #873): torch 2.0 to 2.2's traces. Such work goes to the
-  // operator or range that encloses its launch call on the launch's thread, which is what the
-  // External id named before and since.
+  // GPU work that links to itself (links_to_itself: its External id is its correlation id) goes
+  // to the operator or range that encloses its launch call on the launch's thread, which is what
+  // the External id names in the traces that write it.
   bool self_linked = false;
   uint64_t max_correlation = 0;  // the largest correlation id of a launch call
   {
@@ -140,7 +138,7 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
     for (const Event& e : events) {
       if (is_device_work(e.category)) {
         ++n_device;
-        self_linked = self_linked || (e.correlation != 0 && e.external_id == e.correlation);
+        self_linked = self_linked || links_to_itself(e);
         continue;
       }
       if (!is_cpu_slice(e.category) && !memory_of(e)) continue;
@@ -349,8 +347,7 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       KeyAverage& r = rows[row_for(i, true)];
       r.self_device_ns += e.dur_ns;
       r.device_total_ns += e.dur_ns;
-      const bool by_launch = e.correlation != 0 && e.external_id == e.correlation;
-      if (const long op = eff(by_launch ? launcher[e.correlation] : owner[e.external_id]); op >= 0)
+      if (const long op = eff(links_to_itself(e) ? launcher[e.correlation] : owner[e.external_id]); op >= 0)
         dev[size_t(op)] += e.dur_ns;
     }
     for (size_t s = 0; s < slots; ++s) rows[row_of[s]].self_device_ns += dev[s];

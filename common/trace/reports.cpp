@@ -459,8 +459,7 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     if (e.category != Category::Kernel) return false;
     if (range.empty()) return true;
     if (const long call = index.launch_of(i); call >= 0) return inside(spans, t.events[size_t(call)]);
-    // An External id equal to the correlation id is no operator's (torch 2.0-2.2's Kineto).
-    const long op = e.external_id == e.correlation ? -1 : op_by_id[e.external_id];
+    const long op = links_to_itself(e) ? -1 : op_by_id[e.external_id];  // no operator's id
     return op >= 0 && inside(spans, t.events[size_t(op)]);
   });
   std::vector<KernelRow> rows;

@@ -137,6 +137,13 @@ TEST(PilTraceCheck, SaysWhenGpuWorkCarriesItsCorrelationIdAsExternalId) {
             std::string::npos);
 }
 
+// `check --json` on a planted trace, written into `dir` as `name`.
+json check_planted(const TempDir& dir, const std::string& name, const pil::test::TraceBuilder& b) {
+  const std::string path = dir.path() + "/" + name;
+  std::ofstream(path) << b.str();
+  return json::parse(run_process(kTool, {"check", path, "--json"}).out);
+}
+
 // What looks like a fault and is not, said on lines of its own and not counted as findings:
 // - zero-byte sets: TraceLens's H100 ViT step (fixtures/tracelens), 49 cudaMemsetAsync calls of
 //   0.13-0.26 us inside aten::addmm with no set on the GPU (its other 2 found theirs);
@@ -177,9 +184,7 @@ TEST(PilTraceCheck, WhatIsNotAFaultIsSaidApart) {
   b.call("cudaLaunchKernel", 200, 3);  // outside the capture: its kernel is missing
   const int last = b.call("cudaLaunchKernel", 300, 3);
   b.kernel("last_kernel", last, 310, 10);
-  const std::string path = dir.path() + "/capture.json";
-  std::ofstream(path) << b.str();
-  const json cap = json::parse(run_process(kTool, {"check", path, "--json"}).out);
+  const json cap = check_planted(dir, "capture.json", b);
   EXPECT_EQ(cap["captured_launches"], 3);
   EXPECT_EQ(cap["launch_calls"], 6);
   ASSERT_EQ(cap["findings"].size(), 1u) << cap.dump();
@@ -214,9 +219,7 @@ TEST(PilTraceCheck, CapturesAndSizesAtTheirEdges) {
   b.call("cudaMemsetAsync", 55, 0.5);
   const int last = b.call("cudaLaunchKernel", 100, 3);
   b.kernel("last_kernel", last, 110, 10);
-  const std::string path = dir.path() + "/edges.json";
-  std::ofstream(path) << b.str();
-  const json j = json::parse(run_process(kTool, {"check", path, "--json"}).out);
+  const json j = check_planted(dir, "edges.json", b);
   EXPECT_EQ(j["captured_launches"], 3);
   EXPECT_EQ(j["short_copies_without_work"], 1);
   ASSERT_EQ(j["findings"].size(), 1u) << j.dump();
@@ -226,9 +229,7 @@ TEST(PilTraceCheck, CapturesAndSizesAtTheirEdges) {
   pil::test::TraceBuilder g;  // GPU work and no launch call at all
   g.device("NVIDIA H100 80GB HBM3");
   g.kernel("lonely_kernel", 5, 10, 10);
-  const std::string gpath = dir.path() + "/gpu_only.json";
-  std::ofstream(gpath) << g.str();
-  const json gj = json::parse(run_process(kTool, {"check", gpath, "--json"}).out);
+  const json gj = check_planted(dir, "gpu_only.json", g);
   EXPECT_EQ(gj["gpu_work_launched_before_recording"], 0);
   ASSERT_EQ(gj["findings"].size(), 1u) << gj.dump();
   EXPECT_EQ(gj["findings"][0]["key"], "gpu_work_without_launch");

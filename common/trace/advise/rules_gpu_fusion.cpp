@@ -122,12 +122,11 @@ void fusion(const RuleContext& c, RuleResult& out) {
   // (CompiledFunction, CompiledFunctionBackward), whose name would label every kernel alike.
   std::unordered_map<uint64_t, std::string_view> op_names;     // by External id
   std::unordered_map<size_t, std::string_view> launched_by;    // by launch call (event index)
-  auto self_linked = [&](size_t i) { return ev[i].correlation != 0 && ev[i].external_id == ev[i].correlation; };
   if (gpu) {
     std::set<uint64_t> wanted;
     std::set<size_t> calls;  // the launch calls of those it names by their launch
     auto want = [&](size_t i) {
-      if (!self_linked(i)) {
+      if (!links_to_itself(ev[i])) {
         wanted.insert(ev[i].external_id);
       } else if (const long call = c.index.launch_of(i); call >= 0) {
         calls.insert(size_t(call));
@@ -152,7 +151,7 @@ void fusion(const RuleContext& c, RuleResult& out) {
   auto label = [&](size_t i) {
     if (!gpu) return std::string(ev[i].name);
     std::string_view op;
-    if (self_linked(i)) {
+    if (links_to_itself(ev[i])) {
       const long call = c.index.launch_of(i);
       if (const auto it = call >= 0 ? launched_by.find(size_t(call)) : launched_by.end(); it != launched_by.end())
         op = it->second;
