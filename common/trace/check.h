@@ -5,7 +5,8 @@
 /// Perfetto): GPU work with no launch and launches with no GPU work (by correlation), GPU events
 /// that stop early, GPU work that starts before its launch, overlapping work on one stream,
 /// children that outlast their parent, steps missing, repeated or overlapping, arguments
-/// skipped as unusable; and the clock (unit, base, the precision it leaves).
+/// skipped as unusable; and the clock (unit, base, the precision it leaves, GPU times offset
+/// from CPU times).
 #include <cstdint>
 #include <string>
 #include <vector>

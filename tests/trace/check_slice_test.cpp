@@ -68,7 +68,7 @@ TEST(PilTraceCheck, EachPlantedFaultIsFoundInItsFixtureAndNothingElse) {
     EXPECT_EQ(text.exit_code, 1);
     EXPECT_NE(text.out.find("1 finding(s):"), std::string::npos) << text.out;
   }
-  EXPECT_EQ(planted, 11);
+  EXPECT_EQ(planted, 12);
   const auto clean = run_process(kTool, {"check", kFixtures + "/check/clean.json"});
   EXPECT_EQ(clean.exit_code, 0) << clean.out;
   EXPECT_NE(clean.out.find("no findings"), std::string::npos) << clean.out;
@@ -190,6 +190,75 @@ TEST(PilTraceCheck, WhatIsNotAFaultIsSaidApart) {
   ASSERT_EQ(cap["findings"].size(), 1u) << cap.dump();
   EXPECT_EQ(cap["findings"][0]["key"], "launch_without_gpu_work");
   EXPECT_EQ(cap["findings"][0]["count"], 1);
+}
+
+// GPU times offset from CPU times: no GPU work starts within 1 ms of its launch call returning,
+// and some found its whole device idle that long.
+// - TraceLens's vLLM decode trace (ROCm, fixtures/tracelens): every item starts 6.4 ms or more
+//   after its call returned, and one device-to-device copy waited 7.8 ms on an idle GPU: one
+//   finding.
+// - TraceLens's SGLang decode trace: four kernels wait 463 ms on an idle GPU (after a
+//   hipStreamWaitEvent on work the trace does not show), but other launches' work starts less
+//   than 0.01 ms after its call: the clocks agree, no finding.
+// - Planted: the same shift of 2 ms on every launch onto an idle GPU is a finding (three items);
+//   launches that each wait 2 ms or more behind a GPU that never goes idle (an earlier step's
+//   kernel, launched before recording, runs first) are a GPU that is behind, not a finding; one
+//   wait of 3 ms on an idle GPU beside a launch whose work starts at once is not either.
+TEST(PilTraceCheck, GpuTimesOffsetFromCpuTimes) {
+  auto offset_findings = [](const json& j) {
+    std::vector<json> out;
+    for (const json& f : j["findings"])
+      if (f["key"] == "gpu_clock_offset") out.push_back(f);
+    return out;
+  };
+  const std::string vllm = kFixtures + "/tracelens/rocm_vllm_decode_graphs.json.gz";
+  const json vj = json::parse(run_process(kTool, {"check", vllm, "--json"}).out);
+  const std::vector<json> vf = offset_findings(vj);
+  ASSERT_EQ(vf.size(), 1u) << vj.dump();
+  EXPECT_EQ(vf[0]["count"], 1);
+  EXPECT_EQ(vf[0]["examples"][0]["name"], "Memcpy DtoD (Device -> Device)");
+  const auto vt = run_process(kTool, {"check", vllm});
+  EXPECT_EQ(vt.exit_code, 1);
+  EXPECT_NE(vt.out.find("GPU times offset from CPU times"), std::string::npos) << vt.out;
+  EXPECT_NE(vt.out.find("device 2 idle all that time"), std::string::npos) << vt.out;
+
+  const json sj = json::parse(
+      run_process(kTool, {"check", kFixtures + "/tracelens/mi300x_sglang_decode.json.gz", "--json"}).out);
+  EXPECT_TRUE(offset_findings(sj).empty()) << sj.dump();
+
+  TempDir dir;
+  pil::test::TraceBuilder shifted;  // every launch's work 2 ms late, on an idle GPU
+  shifted.device("AMD Instinct MI300X");
+  shifted.step(1, 0, 10000);
+  for (double at : {10.0, 3000.0, 6000.0}) {
+    const int c = shifted.call("hipLaunchKernel", at, 5);
+    shifted.kernel("late_kernel", c, at + 5 + 2000, 20);
+  }
+  const std::vector<json> sf = offset_findings(check_planted(dir, "shifted.json", shifted));
+  ASSERT_EQ(sf.size(), 1u);
+  EXPECT_EQ(sf[0]["count"], 3);
+
+  pil::test::TraceBuilder behind;  // a GPU that is never idle: its queue, not its clock
+  behind.device("NVIDIA H100 80GB HBM3");
+  behind.correlations_from(100);
+  behind.step(1, 0, 10000);
+  behind.kernel("earlier_step_kernel", 50, 0, 3000);
+  int c = behind.call("cudaLaunchKernel", 10, 5);
+  behind.kernel("queued_kernel", c, 3000, 100);
+  c = behind.call("cudaLaunchKernel", 20, 5);
+  behind.kernel("queued_kernel", c, 3100, 100);
+  const json bj = check_planted(dir, "behind.json", behind);
+  EXPECT_EQ(bj["gpu_work_launched_before_recording"], 1);
+  EXPECT_TRUE(offset_findings(bj).empty()) << bj.dump();
+
+  pil::test::TraceBuilder waited;  // one long wait on an idle GPU, one launch that starts at once
+  waited.device("NVIDIA H100 80GB HBM3");
+  waited.step(1, 0, 10000);
+  c = waited.call("cudaLaunchKernel", 10, 5);
+  waited.kernel("waiting_kernel", c, 3015, 10);
+  c = waited.call("cudaLaunchKernel", 5000, 5);
+  waited.kernel("prompt_kernel", c, 5008, 10);
+  EXPECT_TRUE(offset_findings(check_planted(dir, "waited.json", waited)).empty());
 }
 
 // The capture and size rules at their edges (planted; thread 1 unless said):

@@ -29,6 +29,12 @@ class TraceBuilder {
     self_linked_ = true;
     return *this;
   }
+  /// Launch calls from here on get correlation ids from `first` up: GPU work given a smaller id
+  /// and no call was launched before recording began.
+  TraceBuilder& correlations_from(int first) {
+    next_corr_ = first;
+    return *this;
+  }
   /// distributedInfo of one rank.
   TraceBuilder& rank(int rank, int world, const std::string& backend = "nccl") {
     distributed_ = "{\"backend\": \"" + backend + "\", \"rank\": " + std::to_string(rank) +
