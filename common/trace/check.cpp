@@ -62,45 +62,24 @@ struct Finder {
 
 std::string us(int64_t ns) { return trace_ts(ns) + " us"; }
 
-// The GPU's clock against the CPU's. On an idle GPU, work starts microseconds after its launch
-// call: some work of every real trace seen starts under 0.02 ms after its call, but for a GPU
-// behind all along (a full queue) and the offset traces below. One wait on an idle GPU can be
-// long (463 ms after a hipStreamWaitEvent in TraceLens's SGLang decode trace). When no GPU work
-// of the trace starts within kClockOffsetNs of its launch call returning, and some of it found
-// its whole device idle for that long, no queue explains the wait: the GPU's times are offset
-// from the CPU's (Kineto converts ROCm's GPU timestamps with one offset for the whole trace,
-// kineto #991, #1082), or work the trace does not show (another process's) held the GPU. A GPU
-// that is behind for the whole trace delays every launch too, but never on an idle device.
-constexpr int64_t kClockOffsetNs = 1'000'000;
-
+// GPU times offset from CPU times (gpu_clock_offset, reports.h): the work that waited on an idle
+// GPU, each with its wait and the least delay of the trace.
 void check_gpu_clock(const TraceIndex& index, Finder& f) {
+  static_assert(kClockOffsetNs == 1'000'000, "the title says 1 ms");
   const Trace& t = index.trace();
   CheckFinding& offset = f.add(
       "gpu_clock_offset",
       "GPU work starts 1 ms or more after every launch call, some of it on an idle GPU: GPU times "
       "offset from CPU times, or work the trace does not show held the GPU (launch delays are off)");
-  int64_t least = std::numeric_limits<int64_t>::max();  // of start - call end
-  for (size_t w : index.device_work()) {
-    const long call = index.launch_of(w);
-    if (call >= 0) least = std::min(least, t.events[w].start_ns - t.events[size_t(call)].end_ns());
-  }
-  if (least == std::numeric_limits<int64_t>::max() || least < kClockOffsetNs) return;
-  std::map<int64_t, std::vector<Interval>> busy;  // per device
-  for (size_t w : index.device_work())
-    busy[t.events[w].pid].push_back({t.events[w].start_ns, t.events[w].end_ns()});
-  for (auto& [device, v] : busy) merge(v);
-  for (size_t w : index.device_work()) {
-    const long call = index.launch_of(w);
-    if (call < 0) continue;
+  const ClockOffset o = gpu_clock_offset(index);
+  for (size_t w : o.idle_waits) {
     const Event& e = t.events[w];
-    const Event& l = t.events[size_t(call)];
-    if (e.start_ns - l.end_ns() < kClockOffsetNs || !clip(busy[e.pid], l.end_ns(), e.start_ns).empty())
-      continue;
+    const Event& l = t.events[size_t(index.launch_of(w))];
     f.note(offset, e.name, e.start_ns,
            "starts " + fixed(double(e.start_ns - l.end_ns()) / 1e6, 3) + " ms after " + std::string(l.name) +
                " at " + trace_ts(l.start_ns) + " returned, device " + std::to_string(e.pid) +
-               " idle all that time; no GPU work starts sooner than " + fixed(double(least) / 1e6, 3) +
-               " ms after its call");
+               " idle all that time; no GPU work starts sooner than " +
+               fixed(double(o.least_delay_ns) / 1e6, 3) + " ms after its call");
   }
 }
 

@@ -1,6 +1,7 @@
 #include "trace/reports.h"
 
 #include "trace/first_by_id.h"
+#include "trace/intervals.h"
 #include "trace/name_ids.h"
 #include "trace/nesting.h"
 #include "trace/text_table.h"
@@ -500,6 +501,40 @@ std::vector<ApiRow> api_report(const TraceIndex& index) {
   std::stable_sort(rows.begin(), rows.end(),
                    [](const ApiRow& a, const ApiRow& b) { return a.time.total > b.time.total; });
   return rows;
+}
+
+std::string offset_note(const ClockOffset& o) {
+  return "GPU times look offset from CPU times: no GPU work starts sooner than " +
+         format_duration(o.least_delay_ns) + " after its launch call, and " +
+         std::to_string(o.idle_waits.size()) +
+         " item(s) waited that long on an idle GPU (`pil-trace check`); the launch delays and the "
+         "GPU's waits on the host above are off by as much";
+}
+
+ClockOffset gpu_clock_offset(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  ClockOffset o;
+  int64_t least = std::numeric_limits<int64_t>::max();
+  for (size_t w : index.device_work()) {
+    const long call = index.launch_of(w);
+    if (call >= 0) least = std::min(least, t.events[w].start_ns - t.events[size_t(call)].end_ns());
+  }
+  if (least == std::numeric_limits<int64_t>::max()) return o;
+  o.least_delay_ns = least;
+  if (least < kClockOffsetNs) return o;
+  std::map<int64_t, std::vector<Interval>> busy;  // per device
+  for (size_t w : index.device_work())
+    busy[t.events[w].pid].push_back({t.events[w].start_ns, t.events[w].end_ns()});
+  for (auto& [device, v] : busy) merge(v);
+  for (size_t w : index.device_work()) {
+    const long call = index.launch_of(w);
+    if (call < 0) continue;
+    const Event& e = t.events[w];
+    const int64_t returned = t.events[size_t(call)].end_ns();
+    if (e.start_ns - returned >= kClockOffsetNs && clip(busy[e.pid], returned, e.start_ns).empty())
+      o.idle_waits.push_back(w);
+  }
+  return o;
 }
 
 LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
@@ -1002,6 +1037,7 @@ Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
   if (gpu) {
     m.kernels = kernel_report(index);
     m.launches = launch_report(index, LaunchDetail::Totals);
+    m.clock_offset = gpu_clock_offset(index);
     m.syncs = sync_report(index);
   }
   const KeyAverages& ka = index.key_averages();
@@ -1144,6 +1180,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     line(s);
     line(std::to_string(lr.shorter_than_call) + " of " + std::to_string(lr.delay.count) +
          " GPU work items ran shorter than their launch call");
+    if (m.clock_offset.found())
+      line(offset_note(m.clock_offset));
   }
   // Each synchronize against the GPU work it covered: a long wait is GPU-bound only if the GPU
   // was busy through it.

@@ -270,6 +270,31 @@ enum class LaunchDetail { Totals, Launches, Each };
 /// With LaunchDetail::Totals, `launches` and `outliers` are left empty; with Launches, `outliers`.
 LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail = LaunchDetail::Each);
 
+/// GPU times offset from CPU times (`check`'s gpu_clock_offset). On an idle GPU work starts
+/// microseconds after its launch call: some work of every real trace seen starts under 0.02 ms
+/// after its call, but for a GPU behind all along (a full queue) and offset traces. One wait on
+/// an idle GPU can be long (463 ms after a hipStreamWaitEvent in TraceLens's SGLang decode
+/// trace). When no GPU work of the trace starts within kClockOffsetNs of its launch call
+/// returning, and some of it found its whole device idle for that long, no queue explains the
+/// wait: the GPU's times are offset from the CPU's (Kineto converts ROCm's GPU timestamps with
+/// one offset for the whole trace, kineto #991, #1082), or work the trace does not show
+/// (another process's) held the GPU. A GPU that is behind for the whole trace delays every
+/// launch too, but never on an idle device. Figures that set GPU times against CPU times (the
+/// GPU's waits on the host, launch latency, what a synchronize covered) are then off.
+inline constexpr int64_t kClockOffsetNs = 1'000'000;
+struct ClockOffset {
+  /// The least delay from a launch call's end to its GPU work's start, over all GPU work with a
+  /// launch call (0 where none has one).
+  int64_t least_delay_ns = 0;
+  /// GPU work that started kClockOffsetNs or more after its launch call returned, its device idle
+  /// all that time, in event order; empty unless least_delay_ns >= kClockOffsetNs.
+  std::vector<size_t> idle_waits;
+  bool found() const { return !idle_waits.empty(); }
+};
+ClockOffset gpu_clock_offset(const TraceIndex& index);
+/// One line that says so, for the reports that show launch delays (summary, launches).
+std::string offset_note(const ClockOffset& o);
+
 struct StreamRow {
   int64_t device = 0, stream = 0;
   int64_t window_ns = 0;
@@ -436,6 +461,7 @@ struct Summary {
   /// GPU work items launched per step (median over the steps), where there are steps.
   std::optional<int64_t> work_items_per_step;
   LaunchReport launches;
+  ClockOffset clock_offset;  ///< where found, the launch delays and the idle split are off
   std::vector<SyncRow> syncs;
 };
 Summary summarize(const TraceIndex& index, IdleRule idle_rule = IdleRule::Pil);

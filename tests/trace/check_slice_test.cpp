@@ -222,9 +222,39 @@ TEST(PilTraceCheck, GpuTimesOffsetFromCpuTimes) {
   EXPECT_NE(vt.out.find("GPU times offset from CPU times"), std::string::npos) << vt.out;
   EXPECT_NE(vt.out.find("device 2 idle all that time"), std::string::npos) << vt.out;
 
+  // summary and launches say so beside the launch delays.
+  const json vs = json::parse(run_process(kTool, {"summary", vllm, "--json"}).out);
+  EXPECT_EQ(vs["gpu"]["gpu_clock_offset"]["found"], true);
+  EXPECT_GE(vs["gpu"]["gpu_clock_offset"]["least_delay_ns"].get<int64_t>(), 1'000'000);
+  EXPECT_NE(run_process(kTool, {"launches", vllm}).out.find("GPU times look offset from CPU times"),
+            std::string::npos);
+  // advise does not take the offset for the GPU waiting on the host: the rules that set GPU
+  // times against CPU times are not run (before, the 8.4 ms the GPU seemed idle at the start
+  // was "the GPU idles for long stretches while the host does other work").
+  const json va = json::parse(run_process(kTool, {"advise", vllm, "--json"}).out);
+  EXPECT_TRUE(va["findings"].empty()) << va.dump();
+  std::set<std::string> offset_rules;
+  for (const json& u : va["unable"])
+    if (u["why"].get<std::string>().find("GPU times look offset from CPU times") != std::string::npos)
+      offset_rules.insert(u["rule"].get<std::string>());
+  EXPECT_EQ(offset_rules, (std::set<std::string>{"gpu_host_wait", "short_kernels", "host_sync", "op_loop"}));
+  // A stall far longer than the offset is still one: HTA's simple_add benchmark (an A100) idles
+  // 19.6 s in set-up, and its kernels start 2.4 ms or more after their calls; stalls count from
+  // ten times that, 24.2 ms (the set-up and two 54 ms stretches between its kernels).
+  const std::string add = kFixtures + "/hta/a100_simple_add.json.gz";
+  EXPECT_EQ(offset_findings(json::parse(run_process(kTool, {"check", add, "--json"}).out)).size(), 1u);
+  const json aa = json::parse(run_process(kTool, {"advise", add, "--json"}).out);
+  ASSERT_EQ(aa["findings"].size(), 1u) << aa.dump();
+  EXPECT_EQ(aa["findings"][0]["cause"], "host_stall");
+  const auto at = run_process(kTool, {"advise", add});
+  EXPECT_NE(at.out.find("in 3 stretches longer than 24.2 ms each (10 times the offset"), std::string::npos) << at.out;
+
   const json sj = json::parse(
       run_process(kTool, {"check", kFixtures + "/tracelens/mi300x_sglang_decode.json.gz", "--json"}).out);
   EXPECT_TRUE(offset_findings(sj).empty()) << sj.dump();
+  const json ss = json::parse(
+      run_process(kTool, {"summary", kFixtures + "/tracelens/mi300x_sglang_decode.json.gz", "--json"}).out);
+  EXPECT_EQ(ss["gpu"]["gpu_clock_offset"]["found"], false);
 
   TempDir dir;
   pil::test::TraceBuilder shifted;  // every launch's work 2 ms late, on an idle GPU

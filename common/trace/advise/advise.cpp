@@ -64,6 +64,9 @@ const LaunchReport& RuleContext::launches() const {
 const std::vector<SyncRow>& RuleContext::syncs() const {
   return syncs_.get([&] { return sync_report(index); });
 }
+const ClockOffset& RuleContext::clock_offset() const {
+  return clock_offset_.get([&] { return gpu_clock_offset(index); });
+}
 const CpuSlices& RuleContext::cpu() const {
   return cpu_.get([&] { return CpuSlices(index); });
 }
@@ -268,6 +271,15 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.steps = int64_t(ctx.step_ns.size());
   a.gpu = ctx.gpu();
   a.min_share = options.min_saved_share;
+  // GPU times offset from CPU times: the rules that set one against the other are not run.
+  const ClockOffset offset = a.gpu ? ctx.clock_offset() : ClockOffset{};
+  const std::string offset_why =
+      offset.found() ? "GPU times look offset from CPU times (no GPU work starts sooner than " +
+                           format_duration(offset.least_delay_ns) +
+                           " after its launch call, some of it on an idle GPU; pil-trace check): "
+                           "the GPU's waits on the host cannot be told from the offset"
+                     : std::string();
+  auto runs = [&](const Rule& r) { return (!r.needs_gpu || a.gpu) && !(offset.found() && r.compares_clocks); };
   a.basis = a.steps ? "the " + std::to_string(a.steps) + " profiled step" + (a.steps == 1 ? "" : "s") +
                           " (" + format_duration(a.basis_ns) + ")"
                     : "the trace's window (" + format_duration(a.basis_ns) + ")";
@@ -295,7 +307,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       }
       const size_t i = k - 1;
       try {
-        if (!rules[i].needs_gpu || a.gpu) rules[i].run(ctx, results[i]);
+        if (runs(rules[i])) rules[i].run(ctx, results[i]);
       } catch (...) {
         failed[i] = std::current_exception();
       }
@@ -317,6 +329,10 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
     RuleResult& out = results[i];
     if (r.needs_gpu && !a.gpu) {
       a.unable.push_back({r.key, r.what, "the trace has no GPU work"});
+      continue;
+    }
+    if (!runs(r)) {
+      a.unable.push_back({r.key, r.what, offset_why});
       continue;
     }
     if (!out.unable_why.empty()) {

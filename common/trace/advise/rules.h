@@ -94,6 +94,8 @@ class RuleContext {
   const StreamReport& streams() const;
   const LaunchReport& launches() const;  ///< LaunchDetail::Launches (no outliers)
   const std::vector<SyncRow>& syncs() const;
+  /// GPU times offset from CPU times (reports.h), computed on a trace with GPU work.
+  const ClockOffset& clock_offset() const;
   const KeyAverages& table() const { return index.key_averages(); }
   /// The roofline's rows (roofline.h), with the peaks of `options`; empty where the operators'
   /// inputs were not read.
@@ -133,6 +135,7 @@ class RuleContext {
   Lazy<StreamReport> streams_;
   Lazy<LaunchReport> launches_;
   Lazy<std::vector<SyncRow>> syncs_;
+  Lazy<ClockOffset> clock_offset_;
   Lazy<CpuSlices> cpu_;
   Lazy<std::vector<BusySpan>> busy_spans_;
   Lazy<std::vector<RooflineRow>> roofline_;
@@ -166,6 +169,11 @@ struct Rule {
   /// Runs only on traces with GPU work (GPU rules), or on every trace.
   bool needs_gpu;
   std::function<void(const RuleContext&, RuleResult&)> run;
+  /// It sets GPU times against CPU times (the GPU's waits on the host, a stream busy when a
+  /// call returned, what a synchronize covered) at a scale the offset can reach: not run where
+  /// those are offset (gpu_clock_offset, reports.h), whose waits it would take for the host's.
+  /// (host_stall runs there, on stretches far longer than the offset.)
+  bool compares_clocks = false;
 };
 
 /// The rules of each family, in the order they run (the order does not change the advice).

@@ -9,11 +9,13 @@ namespace pil::trace::advise_rules {
 std::vector<Rule> gpu_rules() {
   return {
       {"gpu_host_wait", "launch_bound", "GPU idle waiting on the host between launches", true,
-       gpu_host_wait},
-      {"short_kernels", "launch_bound", "kernels shorter than their launch", true, short_kernels},
+       gpu_host_wait, /*compares_clocks=*/true},
+      {"short_kernels", "launch_bound", "kernels shorter than their launch", true, short_kernels,
+       /*compares_clocks=*/true},
       {"host_stall", "host_stall", "GPU idle for long stretches while the host does other work",
        true, host_stall},
-      {"host_sync", "host_sync", "host synchronizes inside a step", true, host_sync},
+      {"host_sync", "host_sync", "host synchronizes inside a step", true, host_sync,
+       /*compares_clocks=*/true},
       {"pageable_copy", "pageable_copy", "copies between host and GPU from pageable memory", true,
        pageable_copy},
       {"fp32_gemm", "fp32_gemm", "fp32 GEMMs without tensor cores on a GPU with TF32", true,

@@ -168,6 +168,8 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                          {"max_ns", lr.latency.max}};
   g["queueing"] = {{"count", lr.queueing.count}, {"median_ns", int64_t(lr.queueing.median)}};
   g["shorter_than_call"] = lr.shorter_than_call;
+  g["gpu_clock_offset"] = {{"found", m.clock_offset.found()},
+                           {"least_delay_ns", m.clock_offset.least_delay_ns}};
   g["synchronizes"] = json::array();
   for (const SyncRow& y : m.syncs)
     g["synchronizes"].push_back({{"call", std::string(t.events[y.call].name)},
@@ -306,6 +308,7 @@ int report_api(const TraceIndex& index, bool as_json) {
 int report_launches(const TraceIndex& index, size_t top, bool as_json) {
   const Trace& t = index.trace();
   const LaunchReport r = launch_report(index);
+  const ClockOffset offset = gpu_clock_offset(index);
   std::vector<const Launch*> worst;
   for (const auto& l : r.launches) worst.push_back(&l);
   std::sort(worst.begin(), worst.end(),
@@ -319,6 +322,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
               {"work_shorter_than_call", r.shorter_than_call},
               {"graph_launches", r.graph_launches},
               {"graph_kernels", r.graph_kernels},
+              {"gpu_clock_offset", {{"found", offset.found()}, {"least_delay_ns", offset.least_delay_ns}}},
               {"largest_delays", json::array()},
               {"outliers", json::array()}};
     for (const Launch* l : worst)
@@ -351,6 +355,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
             << " launches" << (r.queueing.count ? ", " + stats(r.queueing) : "") << "\n"
             << "  both together: " << stats(r.delay) << "\n"
             << r.shorter_than_call << " GPU work items ran shorter than their launch call\n";
+  if (offset.found()) std::cout << offset_note(offset) << "\n";
   if (r.graph_launches)
     std::cout << r.graph_launches << " launches ran several kernels (graphs): "
               << r.graph_kernels << " kernels in all\n";
