@@ -48,6 +48,12 @@ std::string normalized(std::string_view s) {
   return out;
 }
 
+bool is_exchange(std::string_view name) {
+  const std::string kind = normalized(name);
+  return kind.find("alltoall") != std::string::npos || kind.find("sendrecv") != std::string::npos ||
+         (starts_with_ci(name, "gloo:") && (kind.rfind("send", 0) == 0 || kind.rfind("recv", 0) == 0));
+}
+
 int64_t step_number(std::string_view name) {
   const size_t hash = name.rfind('#');
   if (hash == std::string_view::npos) return -1;
@@ -222,6 +228,7 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
     c.start_ns = base + e->start_ns;
     c.dur_ns = e->dur_ns;
     const std::string kind = normalized(e->name);
+    c.exchange = is_exchange(e->name);
     const auto exact = by_start.find({e->start_ns, c.name});
     if (exact != by_start.end()) c.bytes = exact->second;
     for (size_t k = next_arg; c.bytes < 0 && k < ordered.size() && k < next_arg + 8; ++k) {

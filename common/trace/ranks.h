@@ -44,6 +44,9 @@ struct Collective {
   int64_t start_ns = 0; ///< absolute
   int64_t dur_ns = 0;
   int64_t step = -1;    ///< the profiler step it ran in (its number), -1 outside every step
+  /// An exchange rather than a reduction: all-to-all or send/receive (NCCL runs all-to-all as
+  /// SendRecv kernels: "ncclKernel_SendRecv_...", "ncclDevKernel_SendRecv"; Gloo's "gloo:send").
+  bool exchange = false;
 };
 
 /// One profiler step on one rank.

@@ -40,24 +40,10 @@ bool is_backend_slice(std::string_view name) {
   return starts("gloo:") || starts("nccl");
 }
 
-}  // namespace
-
-namespace {
-
-/// An exchange rather than a reduction: all-to-all, or send/receive (NCCL runs all-to-all as
-/// SendRecv kernels: "ncclKernel_SendRecv_...", "ncclDevKernel_SendRecv").
-bool is_exchange(std::string_view name) {
-  std::string n;
-  for (char ch : name)
-    if (std::isalnum(static_cast<unsigned char>(ch))) n += char(std::tolower(static_cast<unsigned char>(ch)));
-  return n.find("alltoall") != std::string::npos || n.find("sendrecv") != std::string::npos ||
-         n.find("gloosend") != std::string::npos || n.find("gloorecv") != std::string::npos;
-}
-
 void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool exchange) {
   std::vector<size_t> mine;  // the collectives of this rule's kind
   for (size_t i = 0; i < p.collectives.size(); ++i)
-    if (is_exchange(p.collectives[i].name) == exchange) mine.push_back(i);
+    if (p.collectives[i].exchange == exchange) mine.push_back(i);
   if (mine.empty()) return;
   int64_t comm = 0, hidden = 0;
   if (mine.size() == p.collectives.size()) {  // all of one kind: the report's own figures
