@@ -767,7 +767,11 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
     auto idle = [&](int64_t gap, long call, bool after_work) {
       if (gap <= 0) return;
       const int64_t prev_end = busy.empty() ? lo : busy.back().second;
-      if (call >= 0 && t.events[size_t(call)].end_ns() > prev_end)
+      const int64_t returned = call >= 0 ? t.events[size_t(call)].end_ns() : prev_end;
+      if (returned > prev_end && prev_end + gap - returned > kLatencyAfterReturnNs) {
+        row.host_wait_ns += returned - prev_end;  // then it waited on something else
+        row.other_idle_ns += prev_end + gap - returned;
+      } else if (returned > prev_end)
         row.host_wait_ns += gap;
       else if (after_work && gap <= gap_threshold_ns)
         row.kernel_wait_ns += gap;

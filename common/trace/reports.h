@@ -324,11 +324,19 @@ struct StepUtilization {
   int64_t kernels = 0;  ///< GPU work items that start in the step
 };
 
+/// Work that starts more than this after its launch call returned, on a stream (or GPU) idle
+/// all that time, waited on something besides the host: another stream's event, work the trace
+/// does not show, a clock offset. The host's wait ends when the call returns; a launch's own
+/// latency after that is microseconds (every real trace seen: under 0.1 ms on an idle GPU).
+inline constexpr int64_t kLatencyAfterReturnNs = 1'000'000;
+
 /// How an idle gap on a stream is put in a class.
 enum class IdleRule {
   /// pil-trace's: over the union of the stream's work (overlaps merged), host wait when the
-  /// next work's launch call *ended* after the stream went idle, kernel wait for a gap up to the
-  /// threshold, other for the rest (the time after the last work included).
+  /// next work's launch call *ended* after the stream went idle (until the call returned, where
+  /// the work started more than kLatencyAfterReturnNs after that: the rest is other), kernel
+  /// wait for a gap up to the threshold, other for the rest (the time after the last work
+  /// included).
   Pil,
   /// Holistic Trace Analysis 0.5's (get_idle_time_breakdown): the work sorted by start and not
   /// merged, times rounded as its parser does (start up, end down, to whole microseconds),

@@ -255,6 +255,11 @@ TEST(PilTraceCheck, GpuTimesOffsetFromCpuTimes) {
   const json ss = json::parse(
       run_process(kTool, {"summary", kFixtures + "/tracelens/mi300x_sglang_decode.json.gz", "--json"}).out);
   EXPECT_EQ(ss["gpu"]["gpu_clock_offset"]["found"], false);
+  // Nor is its 463 ms wait the host's: the kernels' calls had returned (IdleSplit.TheHostsWait...).
+  // advise called it "the GPU idles for long stretches while the host does other work".
+  const json sa = json::parse(
+      run_process(kTool, {"advise", kFixtures + "/tracelens/mi300x_sglang_decode.json.gz", "--json"}).out);
+  for (const json& f : sa["findings"]) EXPECT_NE(f["cause"], "host_stall") << sa.dump();
 
   TempDir dir;
   pil::test::TraceBuilder shifted;  // every launch's work 2 ms late, on an idle GPU

@@ -6,6 +6,7 @@
 #include "trace/parse.h"
 #include "trace/svg.h"
 #include "trace/synthetic_trace.h"
+#include "trace/trace_builder.h"
 
 namespace pil::trace {
 namespace {
@@ -254,6 +255,38 @@ TEST_F(Reports, IdleTimeSplitPerStreamByHand) {
   ASSERT_EQ(r.steps.size(), 1u);
   EXPECT_EQ(r.steps[0].busy_ns, 127 * us);
   EXPECT_EQ(r.steps[0].kernels, 7);
+}
+
+// The host's wait ends when the launch call returns: work that starts more than 1 ms later
+// (kLatencyAfterReturnNs) waited on something else, here another stream's kernel (an event), as
+// the real traces show (PARAM's DLRM: its compute stream waits on NCCL's; TraceLens's SGLang
+// decode: 463 ms after a hipStreamWaitEvent). Stream 7: kernel a [10, 3010]. Stream 8: b's call
+// [20, 25] returns with the stream idle, b starts at 3010, after a; c's call [3100, 3105], c
+// starts at 3108 (3 us of latency: still the host's wait). Times in us.
+TEST(IdleSplit, TheHostsWaitEndsWhenTheLaunchCallReturns) {
+  test::TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 4000);
+  int c = b.call("cudaLaunchKernel", 5, 4);
+  b.kernel("a", c, 10, 3000, 7);
+  c = b.call("cudaLaunchKernel", 20, 5);
+  b.kernel("b", c, 3010, 50, 8);
+  c = b.call("cudaLaunchKernel", 3100, 5);
+  b.kernel("c", c, 3108, 10, 8);
+  const Trace t = parse_trace_text(b.str());
+  const TraceIndex index(t);
+  const StreamReport r = stream_report(index, 30 * us);
+  std::map<int64_t, StreamRow> s;
+  for (const auto& row : r.streams) s[row.stream] = row;
+  EXPECT_EQ(s[8].host_wait_ns, (25 + 48) * us);      // until b's call returned; c's gap whole
+  EXPECT_EQ(s[8].other_idle_ns, (2985 + 882) * us);  // b waiting on a; the tail
+  EXPECT_EQ(s[7].host_wait_ns, 10 * us);
+  EXPECT_EQ(s[7].other_idle_ns, 990 * us);
+  // HTA's rule is HTA's: a gap only between two items, host wait when the call started after
+  // the stream's previous item ended (c's, 48 us; b is the stream's first item).
+  const StreamReport h = stream_report(index, 30 * us, IdleRule::Hta);
+  for (const auto& row : h.streams)
+    if (row.stream == 8) EXPECT_EQ(row.host_wait_ns, 48 * us);
 }
 
 TEST_F(Reports, AThresholdOfZeroMovesKernelWaitToOther) {

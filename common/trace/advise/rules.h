@@ -30,7 +30,8 @@ struct BusySpan {
 
 /// A stretch with every stream idle, ended by GPU work whose launch call had not yet returned
 /// when the GPU went idle: the GPU waited on the host (pil-trace's host wait, over the union of
-/// the streams).
+/// the streams). It ends when that work starts, or when its call returned where the work started
+/// more than kLatencyAfterReturnNs later (it waited on something else then: reports.h).
 struct HostGap {
   int64_t start = 0, end = 0;
   size_t next = 0;  ///< the GPU work that ended it

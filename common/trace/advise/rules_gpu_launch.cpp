@@ -19,8 +19,10 @@ std::vector<HostGap> find_host_gaps(const RuleContext& c) {
   for (const BusySpan& s : c.busy_spans()) {
     if (s.start > prev_end) {
       const long call = c.index.launch_of(s.first);
-      if (call >= 0 && c.trace.events[size_t(call)].end_ns() > prev_end)
-        gaps.push_back({prev_end, s.start, s.first, size_t(call)});
+      const int64_t returned = call >= 0 ? c.trace.events[size_t(call)].end_ns() : prev_end;
+      if (returned > prev_end)  // the host's wait ends when the call returns, past a latency
+        gaps.push_back({prev_end, s.start - returned > kLatencyAfterReturnNs ? returned : s.start,
+                        s.first, size_t(call)});
     }
     prev_end = std::max(prev_end, s.end);
   }
