@@ -15,15 +15,6 @@ namespace pil::trace {
 
 namespace {
 
-// Calls that always start GPU work: a kernel, a graph, an asynchronous copy or set. (A plain
-// cudaMemcpy between host buffers need not.)
-bool expects_gpu_work(std::string_view name) {
-  for (std::string_view part : {"LaunchKernel", "LaunchCooperativeKernel", "GraphLaunch",
-                                "MemcpyAsync", "MemsetAsync", "ModuleLaunchKernel"})
-    if (name.find(part) != std::string_view::npos) return true;
-  return false;
-}
-
 // The step number in "ProfilerStep#12"; false when the name has none.
 bool step_number(std::string_view name, int64_t& n) {
   const size_t hash = name.find('#');
@@ -189,7 +180,7 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   std::vector<size_t> expecting;
   for (size_t call : index.api_calls()) {
     const Event& e = t.events[call];
-    if (!expects_gpu_work(e.name)) continue;
+    if (!starts_gpu_work_async(e.name)) continue;  // a plain cudaMemcpy between host buffers need not
     ++r.launch_calls;
     if (captured(e) && index.work_of(call).empty()) {  // relaxed capture: other streams run
       ++r.captured_launches;

@@ -55,6 +55,17 @@ inline bool is_graph_launch(std::string_view call_name) {
          call_name == "hipGraphLaunch";
 }
 
+/// True for a call that always starts GPU work and returns without waiting for it: a kernel or
+/// graph launch, an asynchronous copy or set (CUDA's runtime and driver calls, HIP's). A plain
+/// cudaMemcpy or hipMemcpyWithStream waits for its copy; so does an asynchronous copy from
+/// pageable memory (its GPU work's name says "Pageable").
+inline bool starts_gpu_work_async(std::string_view call_name) {
+  for (std::string_view part : {"LaunchKernel", "LaunchCooperativeKernel", "GraphLaunch",
+                                "MemcpyAsync", "MemsetAsync", "ModuleLaunchKernel"})
+    if (call_name.find(part) != std::string_view::npos) return true;
+  return false;
+}
+
 /// True for the slices of a CPU thread that nest: operators, ranges, runtime and driver calls.
 inline bool is_cpu_slice(Category c) { return is_torch_scope(c) || is_launch_call(c); }
 

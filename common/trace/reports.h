@@ -274,20 +274,22 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail = Launch
 /// microseconds after its launch call: some work of every real trace seen starts under 0.02 ms
 /// after its call, but for a GPU behind all along (a full queue) and offset traces. One wait on
 /// an idle GPU can be long (463 ms after a hipStreamWaitEvent in TraceLens's SGLang decode
-/// trace). When no GPU work of the trace starts within kClockOffsetNs of its launch call
-/// returning, and some of it found its whole device idle for that long, no queue explains the
-/// wait: the GPU's times are offset from the CPU's (Kineto converts ROCm's GPU timestamps with
-/// one offset for the whole trace, kineto #991, #1082), or work the trace does not show
-/// (another process's) held the GPU. A GPU that is behind for the whole trace delays every
-/// launch too, but never on an idle device. Figures that set GPU times against CPU times (the
-/// GPU's waits on the host, launch latency, what a synchronize covered) are then off.
+/// trace). When no GPU work of a device starts within kClockOffsetNs of its launch call
+/// returning (over two calls or more that do not wait for their work), and some of it found the
+/// device idle for that long, no queue explains the wait: the GPU's times are offset from the
+/// CPU's (Kineto converts ROCm's GPU timestamps with one offset for the whole trace, kineto #991,
+/// #1082), or work the trace does not show (another process's) held the GPU. A GPU that is
+/// behind for the whole trace delays every launch too, but never on an idle device. Figures that
+/// set GPU times against CPU times are then off: launch delays include the offset, and host
+/// waits come out short (the idle split ends them when the call returns).
 inline constexpr int64_t kClockOffsetNs = 1'000'000;
 struct ClockOffset {
-  /// The least delay from a launch call's end to its GPU work's start, over all GPU work with a
-  /// launch call (0 where none has one).
+  /// The least delay from a launch call's return to its GPU work's start (negative where work
+  /// starts before its call returns) over the devices found offset, or over every device where
+  /// none is; calls that wait for their work left out. 0 where no work has such a call.
   int64_t least_delay_ns = 0;
   /// GPU work that started kClockOffsetNs or more after its launch call returned, its device idle
-  /// all that time, in event order; empty unless least_delay_ns >= kClockOffsetNs.
+  /// all that time, on a device whose every such delay is that long; in event order.
   std::vector<size_t> idle_waits;
   bool found() const { return !idle_waits.empty(); }
 };

@@ -82,11 +82,12 @@ class TraceBuilder {
             std::to_string(corr));
     return corr;
   }
-  /// A kernel launched by call `corr` (launch shape grid 4 x 1 x 1, block 256 x 1 x 1).
+  /// A kernel launched by call `corr` (launch shape grid 4 x 1 x 1, block 256 x 1 x 1), on
+  /// device `device`.
   TraceBuilder& kernel(const std::string& name, int corr, double ts, double dur, int stream = 7,
-                       int64_t ext = 0) {
-    add("kernel", name, "0", std::to_string(stream), ts, dur,
-        gpu_args(corr, stream, ext) +
+                       int64_t ext = 0, int device = 0) {
+    add("kernel", name, std::to_string(device), std::to_string(stream), ts, dur,
+        gpu_args(corr, stream, ext, device) +
             ", \"grid\": [4, 1, 1], \"block\": [256, 1, 1], \"registers per thread\": 32, "
             "\"shared memory\": 0");
     return *this;
@@ -134,9 +135,10 @@ class TraceBuilder {
         "\"External id\": " + std::to_string(next_id_++) + extra);
     return *this;
   }
-  std::string gpu_args(int corr, int stream, int64_t ext) const {
-    return "\"External id\": " + std::to_string(self_linked_ ? corr : ext) + ", \"device\": 0, \"stream\": " +
-           std::to_string(stream) + ", \"correlation\": " + std::to_string(corr);
+  std::string gpu_args(int corr, int stream, int64_t ext, int device = 0) const {
+    return "\"External id\": " + std::to_string(self_linked_ ? corr : ext) + ", \"device\": " +
+           std::to_string(device) + ", \"stream\": " + std::to_string(stream) + ", \"correlation\": " +
+           std::to_string(corr);
   }
   void add(const char* cat, const std::string& name, const std::string& pid, const std::string& tid,
            double ts, double dur, const std::string& args) {

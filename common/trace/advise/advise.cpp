@@ -64,9 +64,6 @@ const LaunchReport& RuleContext::launches() const {
 const std::vector<SyncRow>& RuleContext::syncs() const {
   return syncs_.get([&] { return sync_report(index); });
 }
-const ClockOffset& RuleContext::clock_offset() const {
-  return clock_offset_.get([&] { return gpu_clock_offset(index); });
-}
 const CpuSlices& RuleContext::cpu() const {
   return cpu_.get([&] { return CpuSlices(index); });
 }
@@ -272,7 +269,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.gpu = ctx.gpu();
   a.min_share = options.min_saved_share;
   // GPU times offset from CPU times: the rules that set one against the other are not run.
-  const ClockOffset offset = a.gpu ? ctx.clock_offset() : ClockOffset{};
+  const ClockOffset offset = a.gpu ? gpu_clock_offset(index) : ClockOffset{};
   const std::string offset_why =
       offset.found() ? "GPU times look offset from CPU times (no GPU work starts sooner than " +
                            format_duration(offset.least_delay_ns) +

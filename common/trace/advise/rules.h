@@ -95,8 +95,6 @@ class RuleContext {
   const StreamReport& streams() const;
   const LaunchReport& launches() const;  ///< LaunchDetail::Launches (no outliers)
   const std::vector<SyncRow>& syncs() const;
-  /// GPU times offset from CPU times (reports.h), computed on a trace with GPU work.
-  const ClockOffset& clock_offset() const;
   const KeyAverages& table() const { return index.key_averages(); }
   /// The roofline's rows (roofline.h), with the peaks of `options`; empty where the operators'
   /// inputs were not read.
@@ -136,7 +134,6 @@ class RuleContext {
   Lazy<StreamReport> streams_;
   Lazy<LaunchReport> launches_;
   Lazy<std::vector<SyncRow>> syncs_;
-  Lazy<ClockOffset> clock_offset_;
   Lazy<CpuSlices> cpu_;
   Lazy<std::vector<BusySpan>> busy_spans_;
   Lazy<std::vector<RooflineRow>> roofline_;
@@ -170,10 +167,10 @@ struct Rule {
   /// Runs only on traces with GPU work (GPU rules), or on every trace.
   bool needs_gpu;
   std::function<void(const RuleContext&, RuleResult&)> run;
-  /// It sets GPU times against CPU times (the GPU's waits on the host, a stream busy when a
-  /// call returned, what a synchronize covered) at a scale the offset can reach: not run where
-  /// those are offset (gpu_clock_offset, reports.h), whose waits it would take for the host's.
-  /// (host_stall runs there, on stretches far longer than the offset.)
+  /// It sets GPU times against CPU times at a scale the offset reaches (the GPU's waits between
+  /// launches, a stream busy when a call returned, what a synchronize covered): not run where
+  /// those are offset (gpu_clock_offset, reports.h). (A stall, or a loop's wait, can only come
+  /// out shorter there: host gaps end when the call returns.)
   bool compares_clocks = false;
 };
 

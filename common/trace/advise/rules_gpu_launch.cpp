@@ -134,21 +134,16 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
 // A stall: the GPU idle for more than kHostStallNs at a time while the host did something else
 // before launching the next work. What the host did is named from the trace (the slice that
 // covers the gap on the launching thread): a data loader's range, a first call, untraced work.
-// Where GPU times look offset from CPU times (gpu_clock_offset), only stretches longer than
-// kStallsPerOffset times the offset are read: a shorter one may be the offset itself (a trace
-// whose GPU times run 6 ms late shows the GPU idle from the window's start for as long).
+// Where GPU times look offset from CPU times (gpu_clock_offset), a stall can only come out
+// shorter than it was: its gap ends when the launch call returns (find_host_gaps).
 void host_stall(const RuleContext& c, RuleResult& out) {
-  const ClockOffset& offset = c.clock_offset();
-  const int64_t floor = offset.found() ? std::max(threshold::kHostStallNs,
-                                                  threshold::kStallsPerOffset * offset.least_delay_ns)
-                                       : threshold::kHostStallNs;
   std::vector<HostGap> stalls;
   int64_t idle = 0, saved = 0;
   const Loops& loops = c.loops();
   for (const HostGap& g : c.host_gaps()) {
     if (!is_stall(g)) continue;
     const int64_t in = loops.inside(c.trace.events[g.call], g.start, g.end);
-    if (g.dur() - in <= floor) continue;  // a loop's, mostly; or the offset's
+    if (g.dur() - in <= threshold::kHostStallNs) continue;  // a loop's, mostly
     idle += g.dur() - in;
     saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
     stalls.push_back(g);
@@ -163,10 +158,8 @@ void host_stall(const RuleContext& c, RuleResult& out) {
            (c.step_ns.empty() ? "the window" : "the steps") +
            ") waiting for the host to launch the next work, in " +
            (stalls.size() == 1 ? "one stretch" : std::to_string(stalls.size()) + " stretches") +
-           " longer than " + format_duration(floor) + (stalls.size() == 1 ? "" : " each") +
-           (offset.found() ? " (" + std::to_string(threshold::kStallsPerOffset) +
-                                 " times the offset of GPU times from CPU times: pil-trace check)"
-                           : std::string());
+           " longer than " + format_duration(threshold::kHostStallNs) +
+           (stalls.size() == 1 ? "" : " each");
   s.figures = {{"stall_ns", double(saved)}, {"stall_share", share}, {"stalls", double(stalls.size())},
                {"longest_ns", double(worst.front().dur())}};
   for (size_t k = 0; k < worst.size(); ++k) {

@@ -24,10 +24,6 @@ inline constexpr double kShortKernelShare = 0.30;
 /// host was busy with something else — loading data, a first call that loads a library or a
 /// kernel, setup. Such gaps are a stall, not a launch-bound loop; so is a launch call this long.
 inline constexpr int64_t kHostStallNs = 1'000'000;
-/// Where GPU times look offset from CPU times (gpu_clock_offset, reports.h), a stall counts
-/// only when it is longer than this many times the offset: one ten times longer is mostly the
-/// host's, whichever way the offset shifts its ends.
-inline constexpr int64_t kStallsPerOffset = 10;
 /// Host stalls: the GPU idle in such gaps for at least this share of the basis.
 inline constexpr double kHostStallShare = 0.10;
 /// A synchronize inside a step matters when the CPU waited in it at least this long in all.
