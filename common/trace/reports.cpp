@@ -562,7 +562,7 @@ ClockOffset gpu_clock_offset(const TraceIndex& index) {
 LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
   const Trace& t = index.trace();
   LaunchReport r;
-  std::vector<int64_t> clipped, latency, queueing;
+  std::vector<int64_t> clipped, latency, queueing, waited;
   const bool each = detail != LaunchDetail::Totals;
   clipped.reserve(index.launch_calls().size());
   latency.reserve(index.launch_calls().size());  // address space: only what is filled is used
@@ -582,6 +582,7 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     const int64_t free_at = index.stream_free_before(work.front());
     l.queued = free_at > call.end_ns();
     if (l.queued) l.queue_ns = std::min(free_at, first.start_ns) - call.end_ns();
+    l.waited = !l.queued && l.delay_ns > kLatencyAfterReturnNs;
     if (l.work_shorter_than_call) ++r.shorter_than_call;
     if (work.size() > 1 || is_graph_launch(call.name)) {
       ++r.graph_launches;
@@ -589,7 +590,7 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     }
     const int64_t d = std::max<int64_t>(l.delay_ns, 0);
     clipped.push_back(d);
-    (l.queued ? queueing : latency).push_back(d);
+    (l.queued ? queueing : l.waited ? waited : latency).push_back(d);
     if (each) r.launches.push_back(l);
   }
   auto earlier = [&](const Launch& a, const Launch& b) {
@@ -600,6 +601,7 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
   r.delay = DurationStats::of(std::move(clipped));
   r.latency = DurationStats::of(std::move(latency));
   r.queueing = DurationStats::of(std::move(queueing));
+  r.waited = DurationStats::of(std::move(waited));
   if (detail != LaunchDetail::Each) return r;
 
   const ByName kernels = group_by_name(t, index.device_work(), [&](size_t i) { return t.events[i].category == Category::Kernel; });
@@ -1192,7 +1194,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   }
   const LaunchReport& lr = m.launches;
   if (lr.delay.count > 0) {
-    std::string s = "launch delay (GPU work start - launch call end), in two kinds: ";
+    std::string s = std::string("launch delay (GPU work start - launch call end), in ") +
+                    (lr.waited.count ? "three" : "two") + " kinds: ";
     s += lr.latency.count
              ? "launch latency (stream idle when the call returned) median " +
                    format_duration(int64_t(lr.latency.median)) + ", max " + format_duration(lr.latency.max) +
@@ -1203,6 +1206,12 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
                    " launches, median wait " + format_duration(int64_t(lr.queueing.median)) +
                    " (the CPU ran ahead: the GPU is fed)"
              : "; none queued behind earlier work";
+    if (lr.waited.count)
+      s += "; " + std::to_string(lr.waited.count) + " launches onto an idle stream started more than " +
+           format_duration(kLatencyAfterReturnNs) + " after the call returned, up to " +
+           format_duration(lr.waited.max) +
+           " (waiting on another stream's event, or on work or a clock the trace does not show: not "
+           "latency)";
     line(s);
     line(std::to_string(lr.shorter_than_call) + " of " + std::to_string(lr.delay.count) +
          " GPU work items ran shorter than their launch call");

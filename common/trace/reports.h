@@ -232,6 +232,12 @@ struct ApiRow {
 /// queries...), most total time first.
 std::vector<ApiRow> api_report(const TraceIndex& index);
 
+/// Work that starts more than this after its launch call returned, on a stream (or GPU) idle
+/// all that time, waited on something besides the host: another stream's event, work the trace
+/// does not show, a clock offset. The host's wait ends when the call returns; a launch's own
+/// latency after that is microseconds (every real trace seen: under 0.1 ms on an idle GPU).
+inline constexpr int64_t kLatencyAfterReturnNs = 1'000'000;
+
 /// One launch and what its delay (first work start - call end) was made of. Two different
 /// things read alike as "delay": on an idle stream it is launch latency, the time the driver and
 /// the GPU take to start the work; on a stream still running earlier work when the call
@@ -243,6 +249,10 @@ struct Launch {
   int64_t delay_ns = 0;                ///< first work start - call end (can be negative)
   /// The stream was still running earlier work when the call returned.
   bool queued = false;
+  /// Not queued, and the work started more than kLatencyAfterReturnNs after the call returned:
+  /// it waited on something besides the host and its stream (another stream's event, work or a
+  /// clock the trace does not show), not launch latency.
+  bool waited = false;
   /// Of the delay, the time from the call's end until the stream's earlier work ended (0 when
   /// the stream was idle); the rest, delay - queue, is the latency after the stream was free.
   int64_t queue_ns = 0;
@@ -252,8 +262,10 @@ struct Launch {
 struct LaunchReport {
   std::vector<Launch> launches;  ///< in time order (LaunchDetail::Each)
   DurationStats delay;           ///< of the delays clipped at 0, as HTA does (both kinds mixed)
-  /// Launch latency: the delays (clipped at 0) of launches onto an idle stream.
+  /// Launch latency: the delays (clipped at 0) of launches onto an idle stream (but `waited`).
   DurationStats latency;
+  /// The delays of the launches that waited on something else (Launch::waited).
+  DurationStats waited;
   /// Queueing: the delays of launches onto a stream still busy with earlier work.
   DurationStats queueing;
   int64_t shorter_than_call = 0;
@@ -325,12 +337,6 @@ struct StepUtilization {
   int64_t busy_ns = 0;  ///< union over every stream, clipped to the step
   int64_t kernels = 0;  ///< GPU work items that start in the step
 };
-
-/// Work that starts more than this after its launch call returned, on a stream (or GPU) idle
-/// all that time, waited on something besides the host: another stream's event, work the trace
-/// does not show, a clock offset. The host's wait ends when the call returns; a launch's own
-/// latency after that is microseconds (every real trace seen: under 0.1 ms on an idle GPU).
-inline constexpr int64_t kLatencyAfterReturnNs = 1'000'000;
 
 /// How an idle gap on a stream is put in a class.
 enum class IdleRule {

@@ -282,6 +282,12 @@ TEST(IdleSplit, TheHostsWaitEndsWhenTheLaunchCallReturns) {
   EXPECT_EQ(s[8].other_idle_ns, (2985 + 882) * us);  // b waiting on a; the tail
   EXPECT_EQ(s[7].host_wait_ns, 10 * us);
   EXPECT_EQ(s[7].other_idle_ns, 990 * us);
+  // The launch report says so too: b's delay is no launch latency (a's and c's are).
+  const LaunchReport l = launch_report(index);
+  EXPECT_EQ(l.waited.count, 1);
+  EXPECT_EQ(l.waited.max, 2985 * us);
+  EXPECT_EQ(l.latency.count, 2);
+  EXPECT_EQ(l.latency.max, 3 * us);
   // HTA's rule is HTA's: a gap only between two items, host wait when the call started after
   // the stream's previous item ended (c's, 48 us; b is the stream's first item).
   const StreamReport h = stream_report(index, 30 * us, IdleRule::Hta);

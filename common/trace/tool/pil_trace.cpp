@@ -319,6 +319,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
               {"delay_clipped", stats_json(r.delay)},
               {"launch_latency", stats_json(r.latency)},
               {"queueing", stats_json(r.queueing)},
+              {"waited", stats_json(r.waited)},
               {"work_shorter_than_call", r.shorter_than_call},
               {"graph_launches", r.graph_launches},
               {"graph_kernels", r.graph_kernels},
@@ -329,7 +330,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
       j["largest_delays"].push_back({{"call", std::string(t.events[l->call].name)},
                                      {"work", std::string(t.events[l->first_work].name)},
                                      {"delay_ns", l->delay_ns},
-                                     {"kind", l->queued ? "queueing" : "launch latency"},
+                                     {"kind", l->queued ? "queueing" : l->waited ? "waited" : "launch latency"},
                                      {"queue_ns", l->queue_ns},
                                      {"work_items", l->work_count}});
     for (size_t i : r.outliers)
@@ -348,12 +349,18 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
            " ns, max " + grouped(d.max) + " ns";
   };
   std::cout << r.launches.size() << " launches; delay = GPU work start - launch call end "
-            << "(clipped at 0), in two kinds:\n"
+            << "(clipped at 0), in " << (r.waited.count ? "three" : "two") << " kinds:\n"
             << "  launch latency (the stream was idle when the call returned): " << r.latency.count
             << " launches" << (r.latency.count ? ", " + stats(r.latency) : "") << "\n"
             << "  queueing (earlier work still ran on the stream): " << r.queueing.count
             << " launches" << (r.queueing.count ? ", " + stats(r.queueing) : "") << "\n"
-            << "  both together: " << stats(r.delay) << "\n"
+            << (r.waited.count ? "  waited (the stream idle, the work started more than " +
+                                     format_duration(kLatencyAfterReturnNs) +
+                                     " after the call returned: on another stream's event, or on "
+                                     "work or a clock the trace does not show): " +
+                                     std::to_string(r.waited.count) + " launches, " + stats(r.waited) + "\n"
+                               : std::string())
+            << (r.waited.count ? "  all together: " : "  both together: ") << stats(r.delay) << "\n"
             << r.shorter_than_call << " GPU work items ran shorter than their launch call\n";
   if (offset.found()) std::cout << offset_note(offset) << "\n";
   if (r.graph_launches)
@@ -361,7 +368,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
               << r.graph_kernels << " kernels in all\n";
   TextTable table({"Delay (ns)", "Queued (ns)", "Kind", "Items", "Launch", "GPU work"});
   for (const Launch* l : worst)
-    table.add({grouped(l->delay_ns), grouped(l->queue_ns), l->queued ? "queueing" : "latency",
+    table.add({grouped(l->delay_ns), grouped(l->queue_ns), l->queued ? "queueing" : l->waited ? "waited" : "latency",
                std::to_string(l->work_count), std::string(t.events[l->call].name),
                std::string(t.events[l->first_work].name)});
   std::cout << "largest delays:\n" << table.str();
@@ -566,7 +573,9 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
     if (l.gpu)
       std::cout << ", stream " << e.tid << ", starts " << grouped(l.delay_ns)
                 << " ns after its launch call ends"
-                << (l.queued ? " (queued behind earlier work)" : " (launch latency)");
+                << (l.queued                             ? " (queued behind earlier work)"
+                    : l.delay_ns > kLatencyAfterReturnNs ? " (waited: on another stream's event, or on work or a clock the trace does not show)"
+                                                         : " (launch latency)");
     if (e.correlation) std::cout << ", correlation " << e.correlation;
     std::cout << "]\n";
   }
