@@ -582,7 +582,7 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     const int64_t free_at = index.stream_free_before(work.front());
     l.queued = free_at > call.end_ns();
     if (l.queued) l.queue_ns = std::min(free_at, first.start_ns) - call.end_ns();
-    l.waited = !l.queued && l.delay_ns > kLatencyAfterReturnNs;
+    l.waited = !l.queued && waited_after_return(l.delay_ns);
     if (l.work_shorter_than_call) ++r.shorter_than_call;
     if (work.size() > 1 || is_graph_launch(call.name)) {
       ++r.graph_launches;
@@ -792,12 +792,11 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
       if (gap <= 0) return;
       const int64_t prev_end = busy.empty() ? lo : busy.back().second;
       const int64_t returned = call >= 0 ? t.events[size_t(call)].end_ns() : prev_end;
-      if (returned > prev_end && prev_end + gap - returned > kLatencyAfterReturnNs) {
-        row.host_wait_ns += returned - prev_end;  // then it waited on something else
-        row.other_idle_ns += prev_end + gap - returned;
-      } else if (returned > prev_end)
-        row.host_wait_ns += gap;
-      else if (after_work && gap <= gap_threshold_ns)
+      if (returned > prev_end) {  // then, past a latency, it waited on something else: other
+        const int64_t host = host_wait_end(returned, prev_end + gap) - prev_end;
+        row.host_wait_ns += host;
+        row.other_idle_ns += gap - host;
+      } else if (after_work && gap <= gap_threshold_ns)
         row.kernel_wait_ns += gap;
       else
         row.other_idle_ns += gap;
@@ -922,8 +921,10 @@ std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& 
     lines.push_back({depth, i, false, e.start_ns - root.start_ns, 0});
     for (size_t w : index.work_of(i)) {
       const Event& g = t.events[w];
-      lines.push_back({depth + 1, w, true, g.start_ns - root.start_ns, g.start_ns - e.end_ns(),
-                       index.stream_free_before(w) > e.end_ns()});
+      const bool queued = index.stream_free_before(w) > e.end_ns();
+      const int64_t delay = g.start_ns - e.end_ns();
+      lines.push_back({depth + 1, w, true, g.start_ns - root.start_ns, delay, queued,
+                       !queued && waited_after_return(delay)});
     }
     return true;
   });

@@ -237,6 +237,14 @@ std::vector<ApiRow> api_report(const TraceIndex& index);
 /// does not show, a clock offset. The host's wait ends when the call returns; a launch's own
 /// latency after that is microseconds (every real trace seen: under 0.1 ms on an idle GPU).
 inline constexpr int64_t kLatencyAfterReturnNs = 1'000'000;
+/// Work that started `delay_ns` after its launch call returned, onto an idle stream, waited on
+/// something besides the host (kLatencyAfterReturnNs).
+inline bool waited_after_return(int64_t delay_ns) { return delay_ns > kLatencyAfterReturnNs; }
+/// When the GPU stopped waiting on the host for work that started at `start`, launched by a call
+/// that returned at `returned`: at the start, or at the return where the work waited after it.
+inline int64_t host_wait_end(int64_t returned, int64_t start) {
+  return waited_after_return(start - returned) ? returned : start;
+}
 
 /// One launch and what its delay (first work start - call end) was made of. Two different
 /// things read alike as "delay": on an idle stream it is launch latency, the time the driver and
@@ -256,7 +264,9 @@ struct Launch {
   /// Of the delay, the time from the call's end until the stream's earlier work ended (0 when
   /// the stream was idle); the rest, delay - queue, is the latency after the stream was free.
   int64_t queue_ns = 0;
-  bool work_shorter_than_call = false; ///< the GPU work took less time than launching it
+  bool work_shorter_than_call = false;
+  /// "queueing", "waited" or "launch latency".
+  const char* kind() const { return queued ? "queueing" : waited ? "waited" : "launch latency"; } ///< the GPU work took less time than launching it
 };
 
 struct LaunchReport {
@@ -428,6 +438,7 @@ struct ChainLine {
   int64_t offset_ns = 0;  ///< start relative to the range's start
   int64_t delay_ns = 0;   ///< GPU lines: start - launch end
   bool queued = false;    ///< GPU lines: its stream still ran earlier work when the call ended
+  bool waited = false;    ///< GPU lines: not queued, and waited_after_return(delay_ns)
 };
 
 /// The k-th (0-based) slice named `range` and everything under it: operators, runtime calls and,

@@ -20,9 +20,7 @@ std::vector<HostGap> find_host_gaps(const RuleContext& c) {
     if (s.start > prev_end) {
       const long call = c.index.launch_of(s.first);
       const int64_t returned = call >= 0 ? c.trace.events[size_t(call)].end_ns() : prev_end;
-      if (returned > prev_end)  // the host's wait ends when the call returns, past a latency
-        gaps.push_back({prev_end, s.start - returned > kLatencyAfterReturnNs ? returned : s.start,
-                        s.first, size_t(call)});
+      if (returned > prev_end) gaps.push_back({prev_end, host_wait_end(returned, s.start), s.first, size_t(call)});
     }
     prev_end = std::max(prev_end, s.end);
   }

@@ -330,7 +330,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
       j["largest_delays"].push_back({{"call", std::string(t.events[l->call].name)},
                                      {"work", std::string(t.events[l->first_work].name)},
                                      {"delay_ns", l->delay_ns},
-                                     {"kind", l->queued ? "queueing" : l->waited ? "waited" : "launch latency"},
+                                     {"kind", l->kind()},
                                      {"queue_ns", l->queue_ns},
                                      {"work_items", l->work_count}});
     for (size_t i : r.outliers)
@@ -368,7 +368,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
               << r.graph_kernels << " kernels in all\n";
   TextTable table({"Delay (ns)", "Queued (ns)", "Kind", "Items", "Launch", "GPU work"});
   for (const Launch* l : worst)
-    table.add({grouped(l->delay_ns), grouped(l->queue_ns), l->queued ? "queueing" : l->waited ? "waited" : "latency",
+    table.add({grouped(l->delay_ns), grouped(l->queue_ns), l->queued || l->waited ? l->kind() : "latency",
                std::to_string(l->work_count), std::string(t.events[l->call].name),
                std::string(t.events[l->first_work].name)});
   std::cout << "largest delays:\n" << table.str();
@@ -573,9 +573,9 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
     if (l.gpu)
       std::cout << ", stream " << e.tid << ", starts " << grouped(l.delay_ns)
                 << " ns after its launch call ends"
-                << (l.queued                             ? " (queued behind earlier work)"
-                    : l.delay_ns > kLatencyAfterReturnNs ? " (waited: on another stream's event, or on work or a clock the trace does not show)"
-                                                         : " (launch latency)");
+                << (l.queued   ? " (queued behind earlier work)"
+                    : l.waited ? " (waited: on another stream's event, or on work or a clock the trace does not show)"
+                               : " (launch latency)");
     if (e.correlation) std::cout << ", correlation " << e.correlation;
     std::cout << "]\n";
   }
