@@ -264,9 +264,9 @@ struct Launch {
   /// Of the delay, the time from the call's end until the stream's earlier work ended (0 when
   /// the stream was idle); the rest, delay - queue, is the latency after the stream was free.
   int64_t queue_ns = 0;
-  bool work_shorter_than_call = false;
+  bool work_shorter_than_call = false;  ///< the GPU work took less time than launching it
   /// "queueing", "waited" or "launch latency".
-  const char* kind() const { return queued ? "queueing" : waited ? "waited" : "launch latency"; } ///< the GPU work took less time than launching it
+  const char* kind() const { return queued ? "queueing" : waited ? "waited" : "launch latency"; }
 };
 
 struct LaunchReport {

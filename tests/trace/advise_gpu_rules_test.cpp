@@ -127,6 +127,25 @@ TEST(AdviseShortKernels, ShortKernelsQueuedBehindWorkAreNotLaunchBound) {
   EXPECT_TRUE(clean(a, "short_kernels"));
 }
 
+// Five launches of short kernels onto an idle stream (calls of 200, kernels of 5: 195 beyond the
+// work each). The first kernel starts 5 after its call returned; the other four 1,100 after (more
+// than 1 ms: they waited on something besides the host, as another stream's event): not launch
+// latency, so 1 of 5 (20%) is short, under the 30% threshold. Counted as short, it was 5 of 5,
+// 975 of the step's 6,000 (16%).
+TEST(AdviseShortKernels, LaunchesWhoseWorkWaitedOnSomethingElseAreNotLaunchBound) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 6000);
+  b.kernel("small_kernel", b.call("cudaLaunchKernel", 10, 200), 215, 5);
+  for (int k = 0; k < 4; ++k) {
+    const double at = 300 + 1400.0 * k;
+    b.kernel("small_kernel", b.call("cudaLaunchKernel", at, 200), at + 200 + 1100, 5);
+  }
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(symptom(a, "short_kernels"), nullptr);
+  EXPECT_TRUE(clean(a, "short_kernels"));
+}
+
 // --- the GPU waiting on the host: launch gaps and stalls ----------------------------------------
 
 // The framework's launch-bound loop: step [0, 1000], ten kernels of 10 at 35 + 100k, their calls

@@ -195,7 +195,8 @@ void host_stall(const RuleContext& c, RuleResult& out) {
 
 // Launch-bound, seen from the CPU: kernel launches (not copies or sets) onto an idle stream whose
 // kernels ran for less time than the call that launched them, so that no launch rate could keep
-// the GPU busy. A launch onto a busy stream costs nothing here (the GPU has earlier work), a
+// the GPU busy. A launch onto a busy stream costs nothing here (the GPU has earlier work), nor
+// does one whose work waited on something else after the call returned (Launch::waited), a
 // call longer than kHostStallNs is a stall (loading the kernel), not launch overhead, and a call
 // made inside a loop of small operators is op_loop's.
 void short_kernels(const RuleContext& c, RuleResult& out) {
@@ -208,7 +209,8 @@ void short_kernels(const RuleContext& c, RuleResult& out) {
     if (!is_kernel_launch_call(call.name) || !c.in_basis_at(call.start_ns)) continue;
     if (loops.inside(call, call.start_ns, call.end_ns()) > 0) continue;  // a loop's launch: op_loop's
     ++launches;
-    if (x.queued || call.dur_ns > threshold::kHostStallNs) continue;
+    // Queued work was fed; work that waited after its call returned waited on something else.
+    if (x.queued || x.waited || call.dur_ns > threshold::kHostStallNs) continue;
     int64_t work = 0;
     for (size_t w : c.index.work_of(x.call)) work += c.trace.events[w].dur_ns;
     if (work >= call.dur_ns) continue;
