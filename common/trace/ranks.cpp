@@ -175,6 +175,17 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
   }
   std::sort(p.steps.begin(), p.steps.end(),
             [](const RankStep& a, const RankStep& b) { return a.start_ns < b.start_ns; });
+  if (p.steps.empty() && !t.events.empty()) {
+    // No ProfilerStep ranges (a script that profiled one call): the whole trace is one step, as
+    // the one-trace reports take it.
+    int64_t from = INT64_MAX, to = INT64_MIN;
+    for (const Event& e : t.events) from = std::min(from, e.start_ns), to = std::max(to, e.end_ns());
+    RankStep s;
+    s.start_ns = base + from;
+    s.dur_ns = to - from;
+    p.steps.push_back(s);
+    p.whole_trace = true;
+  }
   for (auto& [thread, work] : per_thread) {
     merge(work.first);
     merge(work.second);
@@ -641,7 +652,11 @@ std::string format_ranks(const RanksReport& r) {
   for (const std::string& note : r.clock_notes) o << "clocks: " << note << "\n";
   o << r.ranks.size() << " ranks" << (r.partial() ? " of " + std::to_string(r.world_size) : "")
     << (r0.id.backend.empty() ? "" : ", backend " + r0.id.backend) << ", "
-    << r.steps.size() << " steps; communication read from "
+    << r.steps.size() << (r.steps.size() == 1 ? " step" : " steps")
+    << (std::any_of(r.ranks.begin(), r.ranks.end(), [](const RankProfile& p) { return p.whole_trace; })
+            ? " (no ProfilerStep ranges: a rank's whole trace is its step 0)"
+            : "")
+    << "; communication read from "
     << (r0.gpu ? "NCCL kernels (nccl*), computation from the other GPU work"
                : "the backend's slices (gloo:*), computation from the operators on other threads")
     << "\nper rank, medians over the steps (ns):\n";
@@ -727,7 +742,7 @@ std::string ranks_json(const RanksReport& r) {
   for (size_t i = 0; i < r.ranks.size(); ++i) {
     const RankProfile& p = r.ranks[i];
     nlohmann::ordered_json rank = {{"rank", r.rank_of(i)},       {"trace", p.label},  {"backend", p.id.backend},
-                                   {"run_id", p.id.run_id}, {"gpu", p.gpu}, {"steps", nlohmann::ordered_json::array()},
+                                   {"run_id", p.id.run_id}, {"gpu", p.gpu}, {"whole_trace", p.whole_trace}, {"steps", nlohmann::ordered_json::array()},
                                    {"collectives", nlohmann::ordered_json::array()}};
     for (const RankStep& s : p.steps)
       rank["steps"].push_back({{"step", s.number},          {"start_ns", s.start_ns},

@@ -81,6 +81,7 @@ struct RankProfile {
   RankIdentity id;
   bool gpu = false;   ///< communication and computation read from GPU work
   std::vector<RankStep> steps;
+  bool whole_trace = false;  ///< no ProfilerStep ranges: `steps` is the whole trace, as step 0
   std::vector<Collective> collectives;  ///< in start order
   std::vector<Interval> compute, comm;  ///< merged unions inside the steps (for the picture)
   SkippedFields skipped;  ///< arguments of an unexpected type its reader skipped

@@ -17,6 +17,7 @@
 #include <map>
 #include <queue>
 #include <system_error>
+#include <tuple>
 #include <unordered_map>
 
 namespace pil::trace {
@@ -80,6 +81,64 @@ std::vector<const KeyAverage*> named_range_rows(const TraceIndex& index) {
   std::sort(ranges.begin(), ranges.end(),
             [](const KeyAverage* a, const KeyAverage* b) { return a->cpu_total_ns > b->cpu_total_ns; });
   return ranges;
+}
+
+RangeSpans range_spans(const TraceIndex& index, const std::vector<const KeyAverage*>& ranges) {
+  const Trace& t = index.trace();
+  using Lane = std::pair<int64_t, int64_t>;
+  // Each thread's launch calls in start order, with the running sum of their work's time.
+  struct Calls {
+    std::vector<int64_t> start, before;  // before[k]: the work time of calls 0..k-1
+  };
+  std::map<Lane, std::vector<size_t>> by_lane;
+  for (size_t c : index.launch_calls()) by_lane[{t.events[c].pid, t.events[c].tid}].push_back(c);
+  std::map<Lane, Calls> calls;
+  for (auto& [lane, list] : by_lane) {
+    std::stable_sort(list.begin(), list.end(),
+                     [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+    Calls& k = calls[lane];
+    k.before.push_back(0);
+    for (size_t c : list) {
+      int64_t work = 0;
+      for (size_t w : index.work_of(c)) work += t.events[w].dur_ns;
+      k.start.push_back(t.events[c].start_ns);
+      k.before.push_back(k.before.back() + work);
+    }
+  }
+  // The ranges asked for, each thread's in start order (the outer of two starting together
+  // first), so that a range inside another of its name on its thread is passed over.
+  std::unordered_map<std::string_view, size_t> row;
+  for (size_t k = 0; k < ranges.size(); ++k) row.emplace(ranges[k]->name, k);
+  std::vector<size_t> spans;
+  for (size_t i : index.named_ranges())
+    if (row.count(t.events[i].name)) spans.push_back(i);
+  std::stable_sort(spans.begin(), spans.end(), [&](size_t a, size_t b) {
+    const Event &x = t.events[a], &y = t.events[b];
+    return std::tie(x.pid, x.tid, x.start_ns) < std::tie(y.pid, y.tid, y.start_ns) ||
+           (std::tie(x.pid, x.tid, x.start_ns) == std::tie(y.pid, y.tid, y.start_ns) && x.dur_ns > y.dur_ns);
+  });
+  RangeSpans out;
+  out.span_ns.assign(ranges.size(), 0);
+  out.launched_ns.assign(ranges.size(), 0);
+  std::map<std::pair<Lane, std::string_view>, int64_t> counted_to;  // the end of the last counted
+  for (size_t i : spans) {
+    const Event& e = t.events[i];
+    const Lane lane{e.pid, e.tid};
+    const auto [at, first] = counted_to.try_emplace({lane, e.name}, e.end_ns());
+    if (!first) {
+      if (e.start_ns < at->second) continue;  // inside one of its name, counted
+      at->second = e.end_ns();
+    }
+    const size_t k = row.at(e.name);
+    out.span_ns[k] += e.dur_ns;
+    const auto it = calls.find(lane);
+    if (it == calls.end()) continue;
+    const Calls& c = it->second;
+    const size_t lo = size_t(std::lower_bound(c.start.begin(), c.start.end(), e.start_ns) - c.start.begin());
+    const size_t hi = size_t(std::upper_bound(c.start.begin(), c.start.end(), e.end_ns()) - c.start.begin());
+    out.launched_ns[k] += c.before[hi] - c.before[lo];
+  }
+  return out;
 }
 
 // --- Index -----------------------------------------------------------------------------------
@@ -1055,10 +1114,10 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
 Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
   const Trace& t = index.trace();
   Summary m;
-  // On a GPU trace the stream report runs beside the others when the index has threads (the
+  // On a GPU trace (any GPU work: kernels, or copies and sets alone, as a data-loading
+  // benchmark's) the stream report runs beside the others when the index has threads (the
   // operator table may already be on its own).
-  const bool gpu = std::any_of(index.device_work().begin(), index.device_work().end(),
-                               [&](size_t i) { return t.events[i].category == Category::Kernel; });
+  const bool gpu = !index.device_work().empty();
   std::future<StreamReport> streams;
   if (gpu) streams = beside(index.threads() > 1, [&] { return stream_report(index, 30'000, idle_rule); });
   for (size_t s : index.steps) m.step_ns.push_back(t.events[s].dur_ns);
@@ -1076,7 +1135,23 @@ Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
             [](const KeyAverage* a, const KeyAverage* b) { return a->self_cpu_ns > b->self_cpu_ns; });
   if (m.top_ops.size() > 3) m.top_ops.resize(3);
   m.ranges = named_range_rows(index);
+  m.range_times = range_spans(index, m.ranges);
+  {  // most time first
+    std::vector<size_t> order(m.ranges.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return m.range_times.span_ns[a] > m.range_times.span_ns[b]; });
+    Summary sorted;
+    for (size_t k : order) {
+      sorted.ranges.push_back(m.ranges[k]);
+      sorted.range_times.span_ns.push_back(m.range_times.span_ns[k]);
+      sorted.range_times.launched_ns.push_back(m.range_times.launched_ns[k]);
+    }
+    m.ranges = std::move(sorted.ranges);
+    m.range_times = std::move(sorted.range_times);
+  }
   m.per = std::max<int64_t>(1, int64_t(index.steps.size()));
+  m.gpu = gpu;
   if (!gpu) return m;
   m.streams = streams.get();
   if (!m.streams.steps.empty()) {
@@ -1117,10 +1192,10 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   // Named ranges (the lessons' parts: attn, mlp, ...), most CPU time first, per step.
   if (!m.ranges.empty()) {
     std::string s = std::string("named ranges, time per ") + (index.steps.empty() ? "trace" : "step") +
-                    " (CPU" + (ka.has_device_time() ? " / GPU work launched inside" : "") + "):";
+                    " (CPU" + (m.gpu ? " / GPU work launched inside" : "") + "):";
     for (size_t i = 0; i < std::min<size_t>(6, m.ranges.size()); ++i) {
-      s += std::string(i ? "," : "") + " " + m.ranges[i]->name + " " + format_duration(m.ranges[i]->cpu_total_ns / m.per);
-      if (ka.has_device_time()) s += " / " + format_duration(m.ranges[i]->device_total_ns / m.per);
+      s += std::string(i ? "," : "") + " " + m.ranges[i]->name + " " + format_duration(m.range_times.span_ns[i] / m.per);
+      if (m.gpu) s += " / " + format_duration(m.range_times.launched_ns[i] / m.per);
     }
     line(s);
   }
@@ -1134,13 +1209,34 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
          "; " + std::to_string(r.allocations) + " allocations, " + format_bytes(r.allocated_bytes) +
          " in all");
   }
-  if (m.kernels.empty()) {  // no kernels at all
-    line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
+  if (index.device_work().empty()) {
+    // CUDA calls without any GPU work recorded: the GPU's side is missing, not absent.
+    size_t launches = 0;
+    for (size_t c : index.api_calls()) launches += starts_gpu_work_async(t.events[c].name);
+    if (index.api_calls().empty())
+      line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
+    else
+      line("no GPU work recorded, though the CPU made " + std::to_string(index.api_calls().size()) +
+           " CUDA runtime or driver call" + (index.api_calls().size() == 1 ? "" : "s") + " (" +
+           std::to_string(launches) + (launches == 1 ? " a launch" : " of them launches") + "): the trace has the CPU's side only (the profiler's GPU activity off "
+           "or lost, or the work launched before recording began; `pil-trace check`), so the "
+           "table's CPU columns are all it can tell");
     return out;
   }
-  const KernelRow& top = m.kernels.front();
-  line("top kernel: " + top.name.substr(0, 80) + " — " + pct(top.share) + " of kernel time, " +
-       std::to_string(top.time.count) + " calls, median " + format_duration(int64_t(top.time.median)));
+  if (m.kernels.empty()) {
+    size_t copies = 0;
+    for (size_t w : index.device_work()) copies += t.events[w].category == Category::Memcpy;
+    const size_t sets = index.device_work().size() - copies;
+    line("no kernel in this trace: its GPU work is " +
+         (copies ? std::to_string(copies) + (copies == 1 ? " copy" : " copies") : std::string()) +
+         (copies && sets ? " and " : "") +
+         (sets ? std::to_string(sets) + (sets == 1 ? " set" : " sets") : std::string()) +
+         " (`pil-trace streams` shows them per stream, `launches` each launch)");
+  } else {
+    const KernelRow& top = m.kernels.front();
+    line("top kernel: " + top.name.substr(0, 80) + " — " + pct(top.share) + " of kernel time, " +
+         std::to_string(top.time.count) + " calls, median " + format_duration(int64_t(top.time.median)));
+  }
   if (m.work_items_per_step)
     line(std::to_string(*m.work_items_per_step) + " GPU work items launched per step (median over steps)");
   const StreamReport& sr = m.streams;
@@ -1148,7 +1244,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   const int64_t host = tot.host_wait_ns, kwait = tot.kernel_wait_ns, other = tot.other_idle_ns,
                 idle = tot.idle_ns();
   const int64_t window = sr.window_ns();
-  std::string busy_line = "GPU busy " + pct(sr.busy_share()) + " of the window (any stream; " +
+  std::string busy_line = "GPU busy " + pct(sr.busy_share()) + " of the window (any stream; the window " +
                           format_duration(window) +
                           (index.steps.empty() ? ", the whole trace" : ", the steps and every GPU work item") +
                           ") on " +

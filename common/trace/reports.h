@@ -250,6 +250,13 @@ inline int64_t host_wait_end(int64_t returned, int64_t start) {
 /// things read alike as "delay": on an idle stream it is launch latency, the time the driver and
 /// the GPU take to start the work; on a stream still running earlier work when the call
 /// returned, the work waited in the queue behind it, which is the sign of a GPU that is fed.
+/// A launch's kind: "queueing" (its stream still ran earlier work when the call returned),
+/// "waited" (not queued, its work started more than kLatencyAfterReturnNs after the return) or
+/// "launch latency".
+inline const char* launch_kind(bool queued, bool waited) {
+  return queued ? "queueing" : waited ? "waited" : "launch latency";
+}
+
 struct Launch {
   size_t call = 0;                     ///< the runtime/driver event
   size_t first_work = 0;               ///< its first GPU work
@@ -265,8 +272,7 @@ struct Launch {
   /// the stream was idle); the rest, delay - queue, is the latency after the stream was free.
   int64_t queue_ns = 0;
   bool work_shorter_than_call = false;  ///< the GPU work took less time than launching it
-  /// "queueing", "waited" or "launch latency".
-  const char* kind() const { return queued ? "queueing" : waited ? "waited" : "launch latency"; }
+  const char* kind() const { return launch_kind(queued, waited); }
 };
 
 struct LaunchReport {
@@ -439,6 +445,7 @@ struct ChainLine {
   int64_t delay_ns = 0;   ///< GPU lines: start - launch end
   bool queued = false;    ///< GPU lines: its stream still ran earlier work when the call ended
   bool waited = false;    ///< GPU lines: not queued, and waited_after_return(delay_ns)
+  const char* kind() const { return launch_kind(queued, waited); }  ///< GPU lines
 };
 
 /// The k-th (0-based) slice named `range` and everything under it: operators, runtime calls and,
@@ -476,13 +483,28 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index);
 
 /// What a trace says, as figures: computed once, printed by explain() and written as JSON by
 /// `pil-trace summary --json`. Row pointers point into the index's operator table.
+/// Per range of `ranges` (by name), over its spans on each thread (a span inside another of its
+/// name on its thread counted once, with the outer one, where the operator table counts both):
+/// the spans' time, and the time of the GPU work whose launch call started inside a span on its
+/// thread. Unlike the operator table's device time (the work whose operator is the range or one
+/// inside it, as torch.profiler joins them), this counts work that an operator around the range
+/// launched inside it, as c10d's NCCL kernel under record_param_comms, launched inside its
+/// nccl:all_reduce range.
+struct RangeSpans {
+  std::vector<int64_t> span_ns, launched_ns;
+};
+RangeSpans range_spans(const TraceIndex& index, const std::vector<const KeyAverage*>& ranges);
+
 struct Summary {
   std::vector<int64_t> step_ns;  ///< the profiled steps' durations, in time order
   DurationStats steps;
   std::vector<const KeyAverage*> top_ops;  ///< up to 3 CPU rows, most self CPU time first
-  std::vector<const KeyAverage*> ranges;   ///< named_range_rows()
+  std::vector<const KeyAverage*> ranges;   ///< named_range_rows(), the most time (range_times) first
+  RangeSpans range_times;                  ///< per range: its time, and its GPU work's
   int64_t per = 1;                         ///< what ranges' times are divided by: the steps, or 1
-  // On a GPU (`kernels` empty without GPU work; the rest is then left empty):
+  bool gpu = false;                        ///< the trace has GPU work (kernels, copies or sets)
+  // On a GPU (`gpu`; without GPU work these are left empty, and `kernels` is where there are
+  // copies and sets alone):
   std::vector<KernelRow> kernels;
   StreamReport streams;
   /// GPU work items launched per step (median over the steps), where there are steps.

@@ -205,6 +205,32 @@ TEST_F(Ranks, BytesOfNcclCollectivesFromTheSliceAroundTheirLaunch) {
   }
 }
 
+// Two ranks' traces without ProfilerStep ranges (tugot17/tokenomics-from-first-principles: one
+// forward with an NCCL all-reduce each, RTX 4090s): each rank's whole trace is its step 0, as the
+// one-trace reports take a trace without steps. Rank 1 launched its all-reduce 11.26 ms before
+// rank 0 (its kernel ran 11,264,642 ns, rank 0's 7,424 ns): it waited for rank 0, by the
+// kernels' ends (on the two clocks) 11,255,765 ns. Before, both ranks showed zeros and "no
+// collectives inside the steps".
+TEST_F(Ranks, TracesWithoutStepsAreOneStepEach) {
+  const std::string dir = std::string(PIL_TRACE_FIXTURES_DIR) + "/tokenomics/";
+  const RanksReport r = read_ranks({dir + "trace0.json.gz", dir + "trace1.json.gz"});
+  ASSERT_EQ(r.ranks.size(), 2u);
+  for (const RankProfile& p : r.ranks) {
+    EXPECT_TRUE(p.whole_trace);
+    ASSERT_EQ(p.steps.size(), 1u);
+    EXPECT_EQ(p.steps[0].collectives, 1);
+  }
+  EXPECT_EQ(r.ranks[0].steps[0].comm_ns, 7'424);
+  EXPECT_EQ(r.ranks[1].steps[0].comm_ns, 11'264'642);
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].slowest, 0);
+  EXPECT_EQ(r.steps[0].wait_ns[0], 0);
+  EXPECT_EQ(r.steps[0].wait_ns[1], 11'255'765);
+  const std::string text = format_ranks(r);
+  EXPECT_NE(text.find("1 step (no ProfilerStep ranges: a rank's whole trace is its step 0)"), std::string::npos)
+      << text;
+}
+
 TEST_F(Ranks, GpuTracesReadNcclKernelsAsCommunication) {
   Trace t;
   auto ev = [&](const char* name, Category c, int64_t from, int64_t to) {

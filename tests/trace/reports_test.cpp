@@ -350,6 +350,74 @@ TEST_F(Reports, DiffAddedRemovedFasterSlower) {
   }
 }
 
+// A range's GPU work is the work launched inside it on its thread, as `chain` shows it, not only
+// the work of the operators inside it: c10d's NCCL kernel names record_param_comms, the operator
+// around its nccl:all_reduce range (the operator table gives the range none, as torch.profiler).
+// One step [0, 1000]: record_param_comms [100, 300] holding nccl:all_reduce [150, 250], whose
+// launch at 200 (its External id the operator's) runs a kernel of 500. A range "outer" [400, 700]
+// holding another "outer" [420, 620] (counted once: 300 us, not 500) and aten::add [450, 470]
+// whose launch at 455 runs a kernel of 40 (40 us, not 80).
+TEST(Summary, NamedRangesCountTheGpuWorkLaunchedInside) {
+  test::TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 1000);
+  int64_t comms = 0, add = 0;
+  b.op("record_param_comms", 100, 300, "", "", 1, &comms);
+  b.range("nccl:all_reduce", 150, 100);
+  b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", b.call("cudaLaunchKernel", 200, 10, comms), 215, 500);
+  b.range("outer", 400, 300);
+  b.range("outer", 420, 200);
+  b.op("aten::add", 450, 20, "", "", 1, &add);
+  b.kernel("add_kernel", b.call("cudaLaunchKernel", 455, 10, add), 480, 40);
+  const Trace t = parse_trace_text(b.str());
+  const TraceIndex index(t);
+  const std::string text = explain(index);
+  EXPECT_NE(text.find("named ranges, time per step (CPU / GPU work launched inside): outer 300 us / 40.0 us, "
+                      "nccl:all_reduce 100 us / 500 us"),
+            std::string::npos) << text;
+}
+
+// Copies alone are GPU work: a data-loading benchmark's trace is not "a CPU run".
+TEST(Summary, CopiesAloneAreGpuWork) {
+  test::TraceBuilder b;
+  b.device("NVIDIA A100-PCIE-40GB");
+  b.step(1, 0, 1000);
+  b.memcpy("Memcpy HtoD (Pinned -> Device)", b.call("cudaMemcpyAsync", 100, 10), 115, 600, 1 << 24);
+  const Trace t = parse_trace_text(b.str());
+  const std::string text = explain(TraceIndex(t));
+  EXPECT_EQ(text.find("a CPU run"), std::string::npos) << text;
+  EXPECT_NE(text.find("no kernel in this trace: its GPU work is 1 copy ("), std::string::npos) << text;
+  EXPECT_NE(text.find("GPU busy 60.0% of the window"), std::string::npos) << text;
+}
+
+// Launch calls with no GPU work recorded: the GPU's side is missing, which is not a CPU run.
+TEST(Summary, LaunchesWithoutRecordedWorkAreNotACpuRun) {
+  test::TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.call("cudaLaunchKernel", 100, 10);
+  b.call("cudaDeviceSynchronize", 200, 300);
+  const Trace t = parse_trace_text(b.str());
+  const std::string text = explain(TraceIndex(t));
+  EXPECT_EQ(text.find("a CPU run"), std::string::npos) << text;
+  EXPECT_NE(text.find("no GPU work recorded, though the CPU made 2 CUDA runtime or driver calls (1 a "
+                      "launch): the trace has the CPU's side only"),
+            std::string::npos) << text;
+}
+
+// The same on real traces: pytorch/benchmark's copy benchmark (A100, copies alone, no kernel)
+// and rank 1 of tugot17/tokenomics-from-first-principles (its NCCL kernel, 11,264,642 ns, names
+// record_param_comms; its launch is inside nccl:all_reduce).
+TEST(Summary, RealTracesOfCopiesAloneAndOfAnNcclRange) {
+  const std::string dir = std::string(PIL_TRACE_FIXTURES_DIR);
+  const Trace copies = parse_trace_file(dir + "/torchbench/pageable_copies.json.gz");
+  const std::string c = explain(TraceIndex(copies));
+  EXPECT_NE(c.find("no kernel in this trace: its GPU work is 20 copies"), std::string::npos) << c;
+  EXPECT_NE(c.find("GPU busy 98.6% of the window"), std::string::npos) << c;
+  const Trace nccl = parse_trace_file(dir + "/tokenomics/trace1.json.gz");
+  const std::string n = explain(TraceIndex(nccl));
+  EXPECT_NE(n.find("nccl:all_reduce 97.7 us / 11.3 ms"), std::string::npos) << n;
+}
+
 TEST_F(Reports, ExplainNamesTheGpuFigures) {
   const std::string text = explain(index);
   EXPECT_NE(text.find("1 profiled steps"), std::string::npos) << text;

@@ -399,7 +399,8 @@ std::string format_advice(const Advice& a, const std::string& path) {
         << " of " << format_duration(a.basis_ns) << "): " << top.how << "\n";
     else
       o << "   gain: not in time: " << top.how << "\n";
-    o << "   evidence (examples at +us from the first step, as svg --from-us takes them, and at the trace's ts):\n";
+    o << "   evidence (examples at +us from the " << (a.steps ? "first step" : "trace's start")
+      << ", as svg --from-us takes them, and at the trace's ts):\n";
     for (const Symptom& s : f.symptoms) {
       o << "   - " << s.text << "\n";
       for (const AdviceExample& x : s.examples) {

@@ -91,6 +91,9 @@ class RuleContext {
   /// The basis gains are stated against (Advice::basis_ns), and the steps' wall times.
   int64_t basis_ns = 0;
   std::vector<int64_t> step_ns;  ///< each profiled step's wall time, in time order
+  /// What a share of the basis is a share of, in a finding's text: "the steps", or "the window"
+  /// where the trace has none.
+  const char* basis_noun() const { return step_ns.empty() ? "the window" : "the steps"; }
   bool gpu() const { return !index.device_work().empty(); }
   const StreamReport& streams() const;
   const LaunchReport& launches() const;  ///< LaunchDetail::Launches (no outliers)

@@ -95,10 +95,10 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
   Symptom s;
   s.text = std::string(exchange ? "exchanges" : "communication") + " (" + std::string(name) +
            (p.gpu ? ", NCCL's kernels" : "") + ", " + fixed(per_step, 1) + " collective" +
-           (per_step == 1 ? "" : "s") + (p.steps.empty() ? "" : " a step") + ") ran " +
+           (per_step == 1 ? "" : "s") + (p.steps.empty() || p.whole_trace ? "" : " a step") + ") ran " +
            format_duration(comm) + ", " + percent_text(1 - share) +
            " of it beside computation: " + format_duration(exposed) + " exposed (" +
-           percent_text(share) + " of it, " + percent_text(of_steps) + " of the steps)";
+           percent_text(share) + " of it, " + percent_text(of_steps) + " of " + c.basis_noun() + ")";
   s.figures = {{"comm_ns", double(comm)},       {"overlap_ns", double(hidden)},
                {"exposed_ns", double(exposed)}, {"exposed_share", share},
                {"exposed_of_steps", of_steps},  {"collectives_per_step", per_step}};
@@ -117,7 +117,7 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
     x.ts_ns = k.start_ns - c.trace.base_time_ns;  // the profile's times are absolute
     x.dur_ns = k.dur_ns;
     x.where = c.step_name_at(x.ts_ns);
-    if (x.where.empty()) x.where = "outside the steps";
+    if (x.where.empty()) x.where = c.step_ns.empty() ? (p.gpu ? "on the GPU" : "on the CPU") : "outside the steps";
     x.detail = format_duration(worst[i].first) + " of it with no computation beside it";
     s.examples.push_back(std::move(x));
   }

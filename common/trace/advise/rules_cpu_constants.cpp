@@ -122,7 +122,7 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
   s.text = std::to_string(rebuilt.size()) + " constant tensor" + (rebuilt.size() == 1 ? "" : "s") +
            " built again in every one of the " + std::to_string(steps) + " steps (" +
            std::to_string(calls) + " calls, " + format_duration(rebuilt_ns) + ", " +
-           percent_text(share) + " of the steps): " + what;
+           percent_text(share) + " of " + c.basis_noun() + "): " + what;
   s.figures = {{"rebuilt", double(rebuilt.size())},
                {"calls", double(calls)},
                {"rebuilt_ns", double(rebuilt_ns)},

@@ -108,7 +108,7 @@ void copies(const RuleContext& c, RuleResult& out) {
   Symptom s;
   s.text = std::to_string(outer.size()) +
            " copies (copy_, contiguous, to, _to_copy, clone; the outermost of each nest) took " +
-           (gpu ? "GPU time for " : "") + percent_text(share) + " of the steps (" +
+           (gpu ? "GPU time for " : "") + percent_text(share) + " of " + c.basis_noun() + " (" +
            format_duration(copy_ns) + "); called from " + from;
   s.figures = {
       {"copy_share", share},

@@ -111,7 +111,7 @@ void optimizer(const RuleContext& c, RuleResult& out) {
   s.text = std::string("the optimizer (") +
            (by_range ? "its ranges, " + std::string(t.events[cs.event(outer[0])].name)
                      : std::string("its own operators, aten::_foreach_* and aten::_fused_*")) +
-           ") took " + (gpu ? "GPU time for " : "") + percent_text(share) + " of the steps (" +
+           ") took " + (gpu ? "GPU time for " : "") + percent_text(share) + " of " + c.basis_noun() + " (" +
            format_duration(opt_ns) + ", " + std::to_string(op_calls / steps) +
            " operator calls a step" +
            (gpu ? ", " + std::to_string(items / steps) + " GPU work items a step" : std::string()) +

@@ -195,7 +195,7 @@ void overhead_on_cpu(const RuleContext& c, RuleResult& out) {
            " of self time) of " + std::to_string(names.size()) +
            " operators whose median call is that short (" + top +
            (names.size() > 3 ? ", ..." : "") + ") took " + percent_text(share) +
-           " of the steps in self time (" + format_duration(overhead) + ")";
+           " of " + c.basis_noun() + " in self time (" + format_duration(overhead) + ")";
   s.figures = {{"overhead_share", share},
                {"overhead_ns", double(overhead)},
                {"small_calls", double(calls)},
@@ -246,11 +246,11 @@ void loops_found(const RuleContext& c, RuleResult& out) {
            " short calls one after another (each under " + format_duration(threshold::kSmallOpNs) +
            ", with what it calls), up to " + grouped(most->most_in_one) + " of " +
            std::string(most->name) + " in one loop; " + format_duration(calls_ns) + " in the calls, " +
-           format_duration(ns) + " (" + percent_text(share) + " of the steps) with the time between them";
+           format_duration(ns) + " (" + percent_text(share) + " of " + c.basis_noun() + ") with the time between them";
   if (c.gpu())
     s.text += "; the GPU waited " + format_duration(loops.gpu_wait_ns) + " for the loops' launches and ran " +
               format_duration(loops.launched_ns) + " of the work they launched (" + percent_text(cost_share) +
-              " of the steps)";
+              " of " + c.basis_noun() + ")";
   s.figures = {{"loop_share", share},
                {"loop_ns", double(ns)},
                {"loop_calls_ns", double(calls_ns)},

@@ -76,7 +76,7 @@ void untraced(const RuleContext& c, RuleResult& out) {
   s.text = std::to_string(gaps.size()) + " stretches of at least " +
            format_duration(threshold::kUntracedMinGapNs) +
            " with no operator, range or runtime call on any thread of the step's process took " +
-           percent_text(share) + " of the steps (" + format_duration(untraced_ns) + ")";
+           percent_text(share) + " of " + c.basis_noun() + " (" + format_duration(untraced_ns) + ")";
   s.figures = {{"untraced_share", share},
                {"untraced_ns", double(untraced_ns)},
                {"gaps", double(gaps.size())}};
@@ -167,7 +167,7 @@ void data_loading(const RuleContext& c, RuleResult& out) {
   const bool workers = name.find("MultiProcessing") != std::string::npos;
   Symptom s;
   s.text = "the DataLoader's fetches (" + name + ", " + std::to_string(loads.size()) +
-           " in the steps) took " + percent_text(share) + " of the steps (" +
+           " in " + c.basis_noun() + ") took " + percent_text(share) + " of " + c.basis_noun() + " (" +
            format_duration(load_ns) + ") on the training thread" +
            (workers ? ", waiting for its worker processes" : ", which prepares the data itself");
   s.figures = {{"loading_share", share},

@@ -126,19 +126,25 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                             {"self_cpu_ns", op->self_cpu_ns},
                             {"share", ka.self_cpu_total_ns ? double(op->self_cpu_ns) / double(ka.self_cpu_total_ns) : 0.0}});
   j["ranges"] = json::object();
-  for (const KeyAverage* r : m.ranges)
+  for (size_t k = 0; k < m.ranges.size(); ++k) {
+    const KeyAverage* r = m.ranges[k];
     j["ranges"][r->name] = {{"calls", r->calls},
-                            {"cpu_per_step_ns", r->cpu_total_ns / m.per},
+                            {"cpu_per_step_ns", m.range_times.span_ns[k] / m.per},
+                            {"gpu_launched_per_step_ns", m.range_times.launched_ns[k] / m.per},
                             {"device_per_step_ns", r->device_total_ns / m.per}};
+  }
   j["memory"] = memory_json(index.memory());
-  if (m.kernels.empty()) {
+  if (index.device_work().empty()) {  // a CPU run
     j["gpu"] = nullptr;
     return j;
   }
   json g;
-  const KernelRow& top = m.kernels.front();
-  g["top_kernel"] = {{"name", top.name}, {"share", top.share}, {"calls", top.time.count},
-                     {"median_ns", int64_t(top.time.median)}};
+  g["top_kernel"] = nullptr;  // copies and sets alone
+  if (!m.kernels.empty()) {
+    const KernelRow& top = m.kernels.front();
+    g["top_kernel"] = {{"name", top.name}, {"share", top.share}, {"calls", top.time.count},
+                       {"median_ns", int64_t(top.time.median)}};
+  }
   g["work_items_per_step"] = m.work_items_per_step.value_or(0);
   const StreamReport& sr = m.streams;
   const StreamReport::Totals tot = sr.totals();
@@ -167,6 +173,9 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                          {"median_ns", int64_t(lr.latency.median)},
                          {"max_ns", lr.latency.max}};
   g["queueing"] = {{"count", lr.queueing.count}, {"median_ns", int64_t(lr.queueing.median)}};
+  g["waited"] = {{"count", lr.waited.count},
+                 {"median_ns", int64_t(lr.waited.median)},
+                 {"max_ns", lr.waited.max}};
   g["shorter_than_call"] = lr.shorter_than_call;
   g["gpu_clock_offset"] = {{"found", m.clock_offset.found()},
                            {"least_delay_ns", m.clock_offset.least_delay_ns}};
@@ -371,7 +380,9 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
     table.add({grouped(l->delay_ns), grouped(l->queue_ns), l->queued || l->waited ? l->kind() : "latency",
                std::to_string(l->work_count), std::string(t.events[l->call].name),
                std::string(t.events[l->first_work].name)});
-  std::cout << "largest delays:\n" << table.str();
+  std::cout << "largest delays (as measured, not clipped: a negative one is work that started before "
+               "its call returned, as a copy whose call waits for it):\n"
+            << table.str();
   if (!r.outliers.empty()) {
     std::cout << r.outliers.size() << " outlier kernel(s), over 2x their median:\n";
     for (size_t k = 0; k < std::min<size_t>(r.outliers.size(), top); ++k) {
@@ -559,7 +570,9 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
       const Event& e = t.events[l.event];
       json row = {{"depth", l.depth},       {"name", std::string(e.name)}, {"gpu", l.gpu},
                   {"offset_ns", l.offset_ns}, {"dur_ns", e.dur_ns}};
-      if (l.gpu) row["delay_ns"] = l.delay_ns, row["queued"] = l.queued, row["stream"] = e.tid;
+      if (l.gpu)
+        row["delay_ns"] = l.delay_ns, row["queued"] = l.queued,
+        row["kind"] = l.kind(), row["stream"] = e.tid;
       if (e.correlation) row["correlation"] = e.correlation;
       j.push_back(row);
     }
@@ -746,7 +759,9 @@ int main(int argc, char** argv) {
     WindowOptions w{sub->add_option("--step", step, noun + ": the K-th profiled step (0 = first)"),
                     sub->add_option("--range", range, noun + ": a slice of this name"), nullptr, nullptr};
     sub->add_option("--instance", instance, "Which occurrence of --range (0 = first)");
-    w.from = sub->add_option("--from-us", from_us, noun + " start, us after the trace window's start");
+    w.from = sub->add_option("--from-us", from_us,
+                             noun + " start, us after the trace window's start (the first step's, or the "
+                                    "first event's without steps)");
     w.to = sub->add_option("--to-us", to_us, noun + " end, us after the trace window's start");
     w.step->excludes(w.range)->excludes(w.from);
     w.range->excludes(w.from);
