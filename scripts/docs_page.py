@@ -91,11 +91,13 @@ Figures, inline, anywhere in a prose line (several per line):
                                 number): steps.count, steps.median_ns, steps.first_ns,
                                 steps.first_over_median, steps.durations_ns.K, self_cpu_total_ns,
                                 top_ops.K.name|self_cpu_ns|share, ranges.R.calls|cpu_per_step_ns|
-                                device_per_step_ns, memory.K.peak_growth_bytes|allocations|...,
+                                gpu_launched_per_step_ns|device_per_step_ns,
+                                memory.K.peak_growth_bytes|allocations|...,
                                 and on a GPU gpu.work_items_per_step, gpu.busy_share,
                                 gpu.idle.host_wait_share|kernel_wait_share|other_share,
                                 gpu.launches, gpu.launch_latency.median_ns|max_ns|count,
-                                gpu.queueing.median_ns|count, gpu.shorter_than_call,
+                                gpu.queueing.median_ns|count, gpu.waited.median_ns|max_ns|count,
+                                gpu.shorter_than_call,
                                 gpu.top_kernel.name|share|calls|median_ns,
                                 gpu.synchronizes.K.dur_ns|gpu_busy_ns|gpu_idle_share.
                                 Keys ending in _ns are times, in _share or share are shares,

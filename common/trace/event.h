@@ -66,6 +66,13 @@ inline bool starts_gpu_work_async(std::string_view call_name) {
   return false;
 }
 
+/// True for a runtime or driver call that starts GPU work, returning before it or not: the
+/// asynchronous calls above, and the synchronous copies and sets (cudaMemcpy, cudaMemset).
+inline bool starts_gpu_work(std::string_view call_name) {
+  return starts_gpu_work_async(call_name) || call_name.find("Memcpy") != std::string_view::npos ||
+         call_name.find("Memset") != std::string_view::npos;
+}
+
 /// True for the slices of a CPU thread that nest: operators, ranges, runtime and driver calls.
 inline bool is_cpu_slice(Category c) { return is_torch_scope(c) || is_launch_call(c); }
 

@@ -98,7 +98,9 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
       if (k >= 0) per[size_t(k)] += 1;
     }
     if (total == 0) {
-      a.measured = "0: no kernels in the trace (a CPU run has none; count operators with calls:NAME)";
+      a.measured = index.device_work().empty()
+                       ? "0: no kernels in the trace (a CPU run has none; count operators with calls:NAME)"
+                       : "0: no kernels in the trace (its GPU work is copies and sets)";
       a.yes = want == 0;
     } else {
       const double median = DurationStats::of(per).median;

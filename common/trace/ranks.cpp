@@ -179,7 +179,9 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
     // No ProfilerStep ranges (a script that profiled one call): the whole trace is one step, as
     // the one-trace reports take it.
     int64_t from = INT64_MAX, to = INT64_MIN;
-    for (const Event& e : t.events) from = std::min(from, e.start_ns), to = std::max(to, e.end_ns());
+    for (const Event& e : t.events)  // as TraceIndex's window: not the profiler's own span
+      if (e.category != Category::Other) from = std::min(from, e.start_ns), to = std::max(to, e.end_ns());
+    if (from > to) from = to = 0;
     RankStep s;
     s.start_ns = base + from;
     s.dur_ns = to - from;
@@ -488,15 +490,21 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
   for (const RankProfile& p : out.ranks) {
     std::vector<int64_t> mine;
     for (const RankStep& s : p.steps) mine.push_back(s.number);
-    if (mine != numbers) {
-      auto span = [](const std::vector<int64_t>& v) {
-        return v.empty() ? std::string("none") : std::to_string(v.size()) + " (#" + std::to_string(v.front()) +
-                                                     " to #" + std::to_string(v.back()) + ")";
+    if (mine != numbers || p.whole_trace != out.ranks[0].whole_trace) {
+      auto span = [](const RankProfile& q) {
+        if (q.whole_trace) return std::string("no ProfilerStep ranges");
+        if (q.steps.empty()) return std::string("none");
+        return std::to_string(q.steps.size()) + " (#" + std::to_string(q.steps.front().number) + " to #" +
+               std::to_string(q.steps.back().number) + ")";
       };
-      throw RanksError("ranks of different runs: " + label_of(out.ranks[0]) + " recorded steps " + span(numbers) +
-                       ", " + label_of(p) + " " + span(mine) + "; allowed: the traces of one run");
+      throw RanksError("ranks of different runs: " + label_of(out.ranks[0]) + " recorded steps " +
+                       span(out.ranks[0]) + ", " + label_of(p) + " " + span(p) +
+                       "; allowed: the traces of one run");
     }
   }
+  // Whole traces (no ProfilerStep ranges) are compared by their collectives only: how long each
+  // rank recorded is no wait, and when it began recording no clock.
+  const bool whole = out.ranks[0].whole_trace;
 
   // Per step: match the k-th collective of the step across ranks; who started last.
   const size_t n = out.ranks.size();
@@ -515,6 +523,7 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
       matched = std::min(matched, colls[r]->size());
     }
     s.matched_collectives = int64_t(matched);
+    if (whole && matched == 0) continue;  // nothing to compare
     if (matched > 0) {
       for (size_t k = 0; k < matched; ++k) {
         int64_t last = (*colls[0])[k]->start_ns;
@@ -535,7 +544,7 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
   }
   // Clocks: a rank whose steps start, by the median over the steps, more than half a median
   // step away from the median rank's start (absolute times: baseTimeNanoseconds + ts).
-  if (n > 1 && !numbers.empty()) {
+  if (n > 1 && !numbers.empty() && !whole) {
     std::vector<int64_t> all_steps;
     for (const RankProfile& p : out.ranks)
       for (const RankStep& st : p.steps) all_steps.push_back(st.dur_ns);

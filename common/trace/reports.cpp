@@ -83,8 +83,10 @@ std::vector<const KeyAverage*> named_range_rows(const TraceIndex& index) {
   return ranges;
 }
 
-RangeSpans range_spans(const TraceIndex& index, const std::vector<const KeyAverage*>& ranges) {
+RangeTimes named_range_times(const TraceIndex& index, const std::vector<const KeyAverage*>& ranges) {
   const Trace& t = index.trace();
+  RangeTimes out;
+  if (ranges.empty()) return out;
   using Lane = std::pair<int64_t, int64_t>;
   // Each thread's launch calls in start order, with the running sum of their work's time.
   struct Calls {
@@ -94,8 +96,8 @@ RangeSpans range_spans(const TraceIndex& index, const std::vector<const KeyAvera
   for (size_t c : index.launch_calls()) by_lane[{t.events[c].pid, t.events[c].tid}].push_back(c);
   std::map<Lane, Calls> calls;
   for (auto& [lane, list] : by_lane) {
-    std::stable_sort(list.begin(), list.end(),
-                     [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+    const auto earlier = [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; };
+    if (!std::is_sorted(list.begin(), list.end(), earlier)) std::stable_sort(list.begin(), list.end(), earlier);
     Calls& k = calls[lane];
     k.before.push_back(0);
     for (size_t c : list) {
@@ -105,8 +107,9 @@ RangeSpans range_spans(const TraceIndex& index, const std::vector<const KeyAvera
       k.before.push_back(k.before.back() + work);
     }
   }
-  // The ranges asked for, each thread's in start order (the outer of two starting together
-  // first), so that a range inside another of its name on its thread is passed over.
+  // The ranges asked for, each thread's in start order, so that each name's spans on a thread
+  // are taken as their union: a span inside another of its name adds nothing, one that overlaps
+  // the last adds its part after it.
   std::unordered_map<std::string_view, size_t> row;
   for (size_t k = 0; k < ranges.size(); ++k) row.emplace(ranges[k]->name, k);
   std::vector<size_t> spans;
@@ -114,28 +117,26 @@ RangeSpans range_spans(const TraceIndex& index, const std::vector<const KeyAvera
     if (row.count(t.events[i].name)) spans.push_back(i);
   std::stable_sort(spans.begin(), spans.end(), [&](size_t a, size_t b) {
     const Event &x = t.events[a], &y = t.events[b];
-    return std::tie(x.pid, x.tid, x.start_ns) < std::tie(y.pid, y.tid, y.start_ns) ||
-           (std::tie(x.pid, x.tid, x.start_ns) == std::tie(y.pid, y.tid, y.start_ns) && x.dur_ns > y.dur_ns);
+    return std::tie(x.pid, x.tid, x.start_ns) < std::tie(y.pid, y.tid, y.start_ns);
   });
-  RangeSpans out;
   out.span_ns.assign(ranges.size(), 0);
   out.launched_ns.assign(ranges.size(), 0);
-  std::map<std::pair<Lane, std::string_view>, int64_t> counted_to;  // the end of the last counted
+  std::map<std::pair<Lane, std::string_view>, int64_t> counted_to;  // the union's end so far
   for (size_t i : spans) {
     const Event& e = t.events[i];
     const Lane lane{e.pid, e.tid};
-    const auto [at, first] = counted_to.try_emplace({lane, e.name}, e.end_ns());
-    if (!first) {
-      if (e.start_ns < at->second) continue;  // inside one of its name, counted
-      at->second = e.end_ns();
-    }
+    const auto at = counted_to.try_emplace({lane, e.name}, e.start_ns).first;
+    const int64_t from = std::max(e.start_ns, at->second), to = e.end_ns();
+    if (to <= from) continue;  // inside the union already (or empty)
+    at->second = to;
     const size_t k = row.at(e.name);
-    out.span_ns[k] += e.dur_ns;
+    out.span_ns[k] += to - from;
     const auto it = calls.find(lane);
     if (it == calls.end()) continue;
+    // The calls that started in [from, to): a call at a span's end is the next one's.
     const Calls& c = it->second;
-    const size_t lo = size_t(std::lower_bound(c.start.begin(), c.start.end(), e.start_ns) - c.start.begin());
-    const size_t hi = size_t(std::upper_bound(c.start.begin(), c.start.end(), e.end_ns()) - c.start.begin());
+    const size_t lo = size_t(std::lower_bound(c.start.begin(), c.start.end(), from) - c.start.begin());
+    const size_t hi = size_t(std::lower_bound(c.start.begin(), c.start.end(), to) - c.start.begin());
     out.launched_ns[k] += c.before[hi] - c.before[lo];
   }
   return out;
@@ -1135,20 +1136,21 @@ Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
             [](const KeyAverage* a, const KeyAverage* b) { return a->self_cpu_ns > b->self_cpu_ns; });
   if (m.top_ops.size() > 3) m.top_ops.resize(3);
   m.ranges = named_range_rows(index);
-  m.range_times = range_spans(index, m.ranges);
+  m.range_times = named_range_times(index, m.ranges);
   {  // most time first
     std::vector<size_t> order(m.ranges.size());
     for (size_t k = 0; k < order.size(); ++k) order[k] = k;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return m.range_times.span_ns[a] > m.range_times.span_ns[b]; });
-    Summary sorted;
+    std::vector<const KeyAverage*> ranges;
+    RangeTimes times;
     for (size_t k : order) {
-      sorted.ranges.push_back(m.ranges[k]);
-      sorted.range_times.span_ns.push_back(m.range_times.span_ns[k]);
-      sorted.range_times.launched_ns.push_back(m.range_times.launched_ns[k]);
+      ranges.push_back(m.ranges[k]);
+      times.span_ns.push_back(m.range_times.span_ns[k]);
+      times.launched_ns.push_back(m.range_times.launched_ns[k]);
     }
-    m.ranges = std::move(sorted.ranges);
-    m.range_times = std::move(sorted.range_times);
+    m.ranges = std::move(ranges);
+    m.range_times = std::move(times);
   }
   m.per = std::max<int64_t>(1, int64_t(index.steps.size()));
   m.gpu = gpu;
@@ -1210,17 +1212,23 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
          " in all");
   }
   if (index.device_work().empty()) {
-    // CUDA calls without any GPU work recorded: the GPU's side is missing, not absent.
-    size_t launches = 0;
-    for (size_t c : index.api_calls()) launches += starts_gpu_work_async(t.events[c].name);
-    if (index.api_calls().empty())
+    // CUDA calls without any GPU work recorded: where some would have started GPU work, the
+    // GPU's side is missing, not absent.
+    const size_t calls = index.api_calls().size();
+    size_t starting = 0;
+    for (size_t c : index.api_calls()) starting += starts_gpu_work(t.events[c].name);
+    const std::string made = std::to_string(calls) + " CUDA runtime or driver call" + (calls == 1 ? "" : "s");
+    if (calls == 0)
       line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
+    else if (starting == 0)
+      line("no GPU work recorded, and no call that starts any: the CPU's " + made +
+           (calls == 1 ? " only synchronizes or queries" : " only synchronize or query") + " (work they waited for was launched before recording "
+           "began); the table's CPU columns are the whole story");
     else
-      line("no GPU work recorded, though the CPU made " + std::to_string(index.api_calls().size()) +
-           " CUDA runtime or driver call" + (index.api_calls().size() == 1 ? "" : "s") + " (" +
-           std::to_string(launches) + (launches == 1 ? " a launch" : " of them launches") + "): the trace has the CPU's side only (the profiler's GPU activity off "
-           "or lost, or the work launched before recording began; `pil-trace check`), so the "
-           "table's CPU columns are all it can tell");
+      line("no GPU work recorded, though " + std::to_string(starting) + " of the CPU's " + made +
+           (starting == 1 ? " starts" : " start") + " GPU work (launches, copies, sets): the trace has the CPU's side only (the "
+           "profiler's GPU activity off or lost, or the work launched before recording began; "
+           "`pil-trace check`), so the table's CPU columns are all it can tell");
     return out;
   }
   if (m.kernels.empty()) {

@@ -483,24 +483,23 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index);
 
 /// What a trace says, as figures: computed once, printed by explain() and written as JSON by
 /// `pil-trace summary --json`. Row pointers point into the index's operator table.
-/// Per range of `ranges` (by name), over its spans on each thread (a span inside another of its
-/// name on its thread counted once, with the outer one, where the operator table counts both):
-/// the spans' time, and the time of the GPU work whose launch call started inside a span on its
-/// thread. Unlike the operator table's device time (the work whose operator is the range or one
+/// Per range of `ranges` (by name), over the union of its spans on each thread (a span inside
+/// another of its name counted once, where the operator table counts both): their time, and the
+/// time of the GPU work whose launch call started inside them ([start, end)) on that thread. Unlike the operator table's device time (the work whose operator is the range or one
 /// inside it, as torch.profiler joins them), this counts work that an operator around the range
 /// launched inside it, as c10d's NCCL kernel under record_param_comms, launched inside its
 /// nccl:all_reduce range.
-struct RangeSpans {
+struct RangeTimes {
   std::vector<int64_t> span_ns, launched_ns;
 };
-RangeSpans range_spans(const TraceIndex& index, const std::vector<const KeyAverage*>& ranges);
+RangeTimes named_range_times(const TraceIndex& index, const std::vector<const KeyAverage*>& ranges);
 
 struct Summary {
   std::vector<int64_t> step_ns;  ///< the profiled steps' durations, in time order
   DurationStats steps;
   std::vector<const KeyAverage*> top_ops;  ///< up to 3 CPU rows, most self CPU time first
   std::vector<const KeyAverage*> ranges;   ///< named_range_rows(), the most time (range_times) first
-  RangeSpans range_times;                  ///< per range: its time, and its GPU work's
+  RangeTimes range_times;                  ///< per range: its time, and its GPU work's
   int64_t per = 1;                         ///< what ranges' times are divided by: the steps, or 1
   bool gpu = false;                        ///< the trace has GPU work (kernels, copies or sets)
   // On a GPU (`gpu`; without GPU work these are left empty, and `kernels` is where there are

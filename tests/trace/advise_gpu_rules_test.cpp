@@ -361,6 +361,26 @@ TEST(AdviseHostSync, ASynchronousCopyIsAWait) {
   EXPECT_TRUE(has(s->examples.at(0).detail, "a copy the host waits for")) << s->examples[0].detail;
 }
 
+// --- a trace without steps -------------------------------------------------------------------
+
+// Rank 1 of tugot17/tokenomics-from-first-principles (no ProfilerStep ranges): its shares are of
+// the window, its examples at +us from the trace's start, its collectives not "a step" and their
+// example on the GPU, not "outside the steps".
+TEST(AdviseWithoutSteps, SharesAreOfTheWindowAndExamplesFromTheTracesStart) {
+  const Advice a = advise_file("tests/trace/fixtures/tokenomics/trace1.json.gz");
+  EXPECT_EQ(a.steps, 0);
+  const Symptom* s = symptom(a, "exposed_comm");
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(has(s->text, ", 1.0 collective) ran 11.3 ms")) << s->text;
+  EXPECT_TRUE(has(s->text, " of the window)")) << s->text;
+  ASSERT_FALSE(s->examples.empty());
+  EXPECT_EQ(s->examples[0].where, "on the GPU");
+  const std::string text = format_advice(a, "t.json");
+  EXPECT_TRUE(has(text, "examples at +us from the trace's start")) << text;
+  EXPECT_FALSE(has(text, "of the steps")) << text;
+  EXPECT_FALSE(has(text, "from the first step")) << text;
+}
+
 // --- copies from pageable memory -----------------------------------------------------------------
 
 // Step [0, 10000]: a pageable copy to the GPU, cudaMemcpyAsync [100, 2100] for a copy of

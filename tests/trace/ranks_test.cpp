@@ -208,8 +208,8 @@ TEST_F(Ranks, BytesOfNcclCollectivesFromTheSliceAroundTheirLaunch) {
 // Two ranks' traces without ProfilerStep ranges (tugot17/tokenomics-from-first-principles: one
 // forward with an NCCL all-reduce each, RTX 4090s): each rank's whole trace is its step 0, as the
 // one-trace reports take a trace without steps. Rank 1 launched its all-reduce 11.26 ms before
-// rank 0 (its kernel ran 11,264,642 ns, rank 0's 7,424 ns): it waited for rank 0, by the
-// kernels' ends (on the two clocks) 11,255,765 ns. Before, both ranks showed zeros and "no
+// rank 0 (its kernel ran 11,264,642 ns, rank 0's 7,424 ns): it waited for rank 0, from its
+// kernel's start to rank 0's (on the two clocks), 11,255,765 ns. Before, both ranks showed zeros and "no
 // collectives inside the steps".
 TEST_F(Ranks, TracesWithoutStepsAreOneStepEach) {
   const std::string dir = std::string(PIL_TRACE_FIXTURES_DIR) + "/tokenomics/";
@@ -229,6 +229,34 @@ TEST_F(Ranks, TracesWithoutStepsAreOneStepEach) {
   const std::string text = format_ranks(r);
   EXPECT_NE(text.find("1 step (no ProfilerStep ranges: a rank's whole trace is its step 0)"), std::string::npos)
       << text;
+}
+
+// Two ranks without steps and without collectives: nothing to compare across them (how long
+// each recorded is no wait, when it began no clock), so no step across ranks and no clock note;
+// the profiler's own span ("PyTorch Profiler (0)", 5 ms on rank 1) is not the rank's window.
+// A rank with steps beside one without is refused, saying so.
+TEST_F(Ranks, WholeTracesWithoutCollectivesCompareNothing) {
+  auto trace = [](int rank, double start, double profiler_dur) {
+    return std::string("{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": ") + std::to_string(rank) +
+           ", \"world_size\": 2}, \"traceEvents\": [" +
+           "{\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"PyTorch Profiler (0)\", \"pid\": 1, \"tid\": 1, "
+           "\"ts\": " + std::to_string(start - 100) + ", \"dur\": " + std::to_string(profiler_dur) + "}, " +
+           "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": " +
+           std::to_string(start) + ", \"dur\": 300}]}";
+  };
+  const RanksReport r = read_ranks({write("w_rank0.json", trace(0, 1000, 500)),
+                                    write("w_rank1.json", trace(1, 30000, 5000))});
+  ASSERT_EQ(r.ranks.size(), 2u);
+  for (const RankProfile& p : r.ranks) {
+    EXPECT_TRUE(p.whole_trace);
+    ASSERT_EQ(p.steps.size(), 1u);
+    EXPECT_EQ(p.steps[0].dur_ns, 300'000);  // aten::mm alone, not the profiler's span
+  }
+  EXPECT_TRUE(r.steps.empty());
+  EXPECT_TRUE(r.clock_notes.empty());
+  const std::string with_steps = write("w2_rank1.json", synthetic_rank_trace(1));
+  const std::string msg = message_of({write("w2_rank0.json", trace(0, 1000, 500)), with_steps});
+  EXPECT_NE(msg.find("recorded steps no ProfilerStep ranges"), std::string::npos) << msg;
 }
 
 TEST_F(Ranks, GpuTracesReadNcclKernelsAsCommunication) {

@@ -13,6 +13,12 @@ namespace {
 
 constexpr int64_t us = 1000;
 
+/// What `summary` says of a planted trace.
+std::string explain_built(const test::TraceBuilder& b) {
+  const Trace t = parse_trace_text(b.str());
+  return explain(TraceIndex(t));
+}
+
 struct Fixture : ::testing::Test {
   Trace t = parse_trace_text(test::synthetic_gpu_trace(0, /*reversed=*/true));
   TraceIndex index{t};
@@ -353,7 +359,7 @@ TEST_F(Reports, DiffAddedRemovedFasterSlower) {
 // A range's GPU work is the work launched inside it on its thread, as `chain` shows it, not only
 // the work of the operators inside it: c10d's NCCL kernel names record_param_comms, the operator
 // around its nccl:all_reduce range (the operator table gives the range none, as torch.profiler).
-// One step [0, 1000]: record_param_comms [100, 300] holding nccl:all_reduce [150, 250], whose
+// One step [0, 1000]: record_param_comms [100, 400] holding nccl:all_reduce [150, 250], whose
 // launch at 200 (its External id the operator's) runs a kernel of 500. A range "outer" [400, 700]
 // holding another "outer" [420, 620] (counted once: 300 us, not 500) and aten::add [450, 470]
 // whose launch at 455 runs a kernel of 40 (40 us, not 80).
@@ -369,12 +375,30 @@ TEST(Summary, NamedRangesCountTheGpuWorkLaunchedInside) {
   b.range("outer", 420, 200);
   b.op("aten::add", 450, 20, "", "", 1, &add);
   b.kernel("add_kernel", b.call("cudaLaunchKernel", 455, 10, add), 480, 40);
-  const Trace t = parse_trace_text(b.str());
-  const TraceIndex index(t);
-  const std::string text = explain(index);
+  const std::string text = explain_built(b);
   EXPECT_NE(text.find("named ranges, time per step (CPU / GPU work launched inside): outer 300 us / 40.0 us, "
                       "nccl:all_reduce 100 us / 500 us"),
             std::string::npos) << text;
+}
+
+// A range's spans on a thread are taken as their union, and a launch as inside [start, end):
+// a [100, 200) and b [200, 300) with a launch at 200 (a kernel of 50): b's alone. r [400, 600)
+// and r [500, 800), overlapping without nesting, are 400 us, with the launch at 700 (a kernel
+// of 30) inside.
+TEST(Summary, RangeSpansAreUnionsAndHalfOpen) {
+  test::TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 2000);
+  b.range("a", 100, 100);
+  b.range("b", 200, 100);
+  b.kernel("k1", b.call("cudaLaunchKernel", 200, 10), 215, 50);
+  b.range("r", 400, 200);
+  b.range("r", 500, 300);
+  b.kernel("k2", b.call("cudaLaunchKernel", 700, 10), 715, 30);
+  const std::string text = explain_built(b);
+  EXPECT_NE(text.find(" r 400 us / 30.0 us"), std::string::npos) << text;
+  EXPECT_NE(text.find(" a 100 us / 0 ns"), std::string::npos) << text;
+  EXPECT_NE(text.find(" b 100 us / 50.0 us"), std::string::npos) << text;
 }
 
 // Copies alone are GPU work: a data-loading benchmark's trace is not "a CPU run".
@@ -383,8 +407,7 @@ TEST(Summary, CopiesAloneAreGpuWork) {
   b.device("NVIDIA A100-PCIE-40GB");
   b.step(1, 0, 1000);
   b.memcpy("Memcpy HtoD (Pinned -> Device)", b.call("cudaMemcpyAsync", 100, 10), 115, 600, 1 << 24);
-  const Trace t = parse_trace_text(b.str());
-  const std::string text = explain(TraceIndex(t));
+  const std::string text = explain_built(b);
   EXPECT_EQ(text.find("a CPU run"), std::string::npos) << text;
   EXPECT_NE(text.find("no kernel in this trace: its GPU work is 1 copy ("), std::string::npos) << text;
   EXPECT_NE(text.find("GPU busy 60.0% of the window"), std::string::npos) << text;
@@ -396,12 +419,19 @@ TEST(Summary, LaunchesWithoutRecordedWorkAreNotACpuRun) {
   b.step(1, 0, 1000);
   b.call("cudaLaunchKernel", 100, 10);
   b.call("cudaDeviceSynchronize", 200, 300);
-  const Trace t = parse_trace_text(b.str());
-  const std::string text = explain(TraceIndex(t));
+  const std::string text = explain_built(b);
   EXPECT_EQ(text.find("a CPU run"), std::string::npos) << text;
-  EXPECT_NE(text.find("no GPU work recorded, though the CPU made 2 CUDA runtime or driver calls (1 a "
-                      "launch): the trace has the CPU's side only"),
+  EXPECT_NE(text.find("no GPU work recorded, though 1 of the CPU's 2 CUDA runtime or driver calls starts "
+                      "GPU work (launches, copies, sets): the trace has the CPU's side only"),
             std::string::npos) << text;
+  // Synchronizes and queries alone start nothing: a CPU run that waited on earlier work.
+  test::TraceBuilder q;
+  q.step(1, 0, 1000);
+  q.call("cudaDeviceSynchronize", 200, 300);
+  const std::string tq_text = explain_built(q);
+  EXPECT_NE(tq_text.find("no GPU work recorded, and no call that starts any: the CPU's 1 CUDA runtime or "
+                         "driver call only synchronizes or queries"),
+            std::string::npos) << tq_text;
 }
 
 // The same on real traces: pytorch/benchmark's copy benchmark (A100, copies alone, no kernel)

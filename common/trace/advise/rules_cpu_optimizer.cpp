@@ -112,9 +112,10 @@ void optimizer(const RuleContext& c, RuleResult& out) {
            (by_range ? "its ranges, " + std::string(t.events[cs.event(outer[0])].name)
                      : std::string("its own operators, aten::_foreach_* and aten::_fused_*")) +
            ") took " + (gpu ? "GPU time for " : "") + percent_text(share) + " of " + c.basis_noun() + " (" +
-           format_duration(opt_ns) + ", " + std::to_string(op_calls / steps) +
-           " operator calls a step" +
-           (gpu ? ", " + std::to_string(items / steps) + " GPU work items a step" : std::string()) +
+           format_duration(opt_ns) + ", " + std::to_string(op_calls / steps) + " operator calls" +
+           (c.step_ns.empty() ? "" : " a step") +
+           (gpu ? ", " + std::to_string(items / steps) + " GPU work items" + (c.step_ns.empty() ? "" : " a step")
+                : std::string()) +
            (what.empty() ? std::string() : "; by self CPU time " + what) + ")";
   s.figures = {{"optimizer_share", share},
                {"optimizer_ns", double(opt_ns)},

@@ -66,7 +66,7 @@ void pageable_copy(const RuleContext& c, RuleResult& out) {
   // The bound assumes work to overlap: where the calls held most of the basis, there is little,
   // and what pinned memory gains is its faster transfer, which the trace does not show.
   if (2 * held > c.basis_ns)
-    s.how += "; here the calls held " + percent_text(double(held) / double(c.basis_ns)) + " of " +
+    s.how += "; here the calls held " + percent_text(std::min(1.0, double(held) / double(c.basis_ns))) + " of " +
              c.basis_noun() +
              ", with little beside them to overlap: the gain is then the pinned transfer's speed, "
              "which this trace cannot measure (far below this bound)";

@@ -52,7 +52,7 @@ void memory_peak(const RuleContext& c, RuleResult& out) {
     x.name = row.peak_op.empty() ? "(memory peak)" : row.peak_op;
     x.ts_ns = row.peak_at_ns;
     x.where = c.step_name_at(row.peak_at_ns);
-    if (x.where.empty()) x.where = "outside the steps";
+    if (x.where.empty()) x.where = c.step_ns.empty() ? "GPU " + std::to_string(row.device) : "outside the steps";
     if (!row.peak_range.empty()) x.where += ", range " + row.peak_range;
     x.detail = "the peak: " + gigabytes(peak) + " allocated";
     s.examples.push_back(std::move(x));
