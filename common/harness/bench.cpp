@@ -92,7 +92,7 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
     const Tensors in = lesson.make_inputs(p);
     at::Tensor out;
     for (int i = 0; i < 3; ++i) out = v.run(in);
-    if (device.is_cuda()) torch::cuda::synchronize();
+    if (device.is_cuda()) torch::cuda::synchronize(device.index());
     if (verify_first) {
       const Verdict verdict = verify(v.result(in, out),
                                      lesson.reference_for(v.name)(in), lesson.tolerance_of(p));
@@ -118,7 +118,7 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
       // Wall time; on a GPU without the project's CUDA helpers, up to the device finishing.
       const auto t0 = std::chrono::steady_clock::now();
       out = v.run(in);
-      if (device.is_cuda()) torch::cuda::synchronize();
+      if (device.is_cuda()) torch::cuda::synchronize(device.index());
       state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     const double calls = double(state.iterations());

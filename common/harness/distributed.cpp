@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #if PIL_HAVE_C10D_NCCL
+#include <ATen/DeviceAccelerator.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
@@ -388,6 +389,10 @@ Group open_group(const RankEnv& e, Backend backend, std::chrono::milliseconds ti
     g.pg->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
   } else {
 #if PIL_HAVE_C10D_NCCL
+    // This rank's GPU (LOCAL_RANK) is the current device from here on, as PyTorch's
+    // torch.cuda.set_device(local_rank) before init_process_group: NCCL's communicators and the
+    // run's current stream are on it, not on device 0 for every rank of a machine of several GPUs.
+    at::accelerator::setDeviceIndex(c10::DeviceIndex(e.local_rank));
     auto o = c10d::ProcessGroupNCCL::Options::create();
     o->timeout = timeout;
     auto b = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, e.rank, e.world_size, o);

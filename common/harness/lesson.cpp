@@ -221,8 +221,8 @@ void print_comparison(const std::vector<VariantLine>& lines) {
     row.push_back(l.name);
     table.add(row);
   }
-  std::cout << "\n== the variants side by side (median recorded step; memory peak above what was "
-               "held when recording began)\n"
+  std::cout << "\n== the variants side by side (median recorded step"
+            << (memory ? "; memory peak above what was held when recording began" : "") << ")\n"
             << table.str();
 }
 
@@ -247,7 +247,12 @@ VariantCall set_up(const Lesson& lesson, const Variant& variant, const Problem& 
   const Options& o = p.options;
   std::cout << "\n== " << lesson.name << " | variant " << variant.name << " | " << p.device.str()
             << " (" << device_name << ") | " << dtype_name(p.dtype) << " | size " << o.size
-            << " | seed " << o.seed << "\n";
+            << " | seed " << o.seed;
+  if (!p.device.is_cuda()) {  // what a CPU run's times depend on (OMP_NUM_THREADS sets it)
+    const int threads = at::get_num_threads();
+    std::cout << " | " << threads << " intra-op thread" << (threads == 1 ? "" : "s");
+  }
+  std::cout << "\n";
   if (variant.prepare) variant.prepare(p);
   at::manual_seed(o.seed);
   return {lesson, variant, lesson.make_inputs(p)};
@@ -570,6 +575,10 @@ std::variant<std::vector<const Variant*>, int> variants_to_run(const Lesson& les
 int run_parsed(const Lesson& lesson, const Options& given) {
   if (const auto skipped = skip_without_cuda(lesson, given)) return *skipped;
   const c10::Device device = run_device(given, torch::cuda::is_available());
+  // The run's GPU is the current device for all that takes the current one (the current stream
+  // of the kernels launched by hand, a CUDA graph's capture stream, NCCL's communicators): each
+  // data-parallel rank's own GPU, not device 0 for every rank of a machine with several.
+  if (device.is_cuda()) at::accelerator::setDeviceIndex(device.index());
   const Options o = with_device_defaults(lesson, given, device);
   const Problem problem{o, device, resolve_dtype(o.dtype, device.is_cuda())};
   const std::string device_name = device.is_cuda() ? cuda::device_name(device.index()) : cpu_model_name();

@@ -96,6 +96,26 @@ TEST(Lesson01, TheTraceFileGivesTheSameTableAsTheRun) {
   }
 }
 
+// Each run's header names what a CPU run's times depend on besides the flags: the intra-op
+// threads (OMP_NUM_THREADS sets them). The comparison's title names memory only with its columns.
+TEST(Lesson01, TheHeaderNamesTheThreadsAndTheComparisonOnlyTheColumnsItShows) {
+  for (const char* memory : {"off", "on"}) {
+    LessonRun run({"--variant", "all", "--size", "64", "--active", "1", "--profile-memory", memory});
+    ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+    const std::regex header(R"(\n== 01_matmul_add \| variant eager \| cpu \([^)]*\) \| fp32 \| size 64 \| seed 0 \| )"
+                            R"(([1-9][0-9]*) intra-op threads?\n)");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(run.r.out, m, header)) << run.r.out;
+    EXPECT_EQ(m.str(0).find(m.str(1) == "1" ? "threads" : "thread\n"), std::string::npos) << m.str(0);
+    const bool columns = std::string(memory) == "on";
+    EXPECT_EQ(run.r.out.find("Peak (trace)") != std::string::npos, columns) << run.r.out;
+    const std::string title = columns ? "== the variants side by side (median recorded step; memory peak above what "
+                                        "was held when recording began)\n"
+                                      : "== the variants side by side (median recorded step)\n";
+    EXPECT_NE(run.r.out.find(title), std::string::npos) << run.r.out;
+  }
+}
+
 TEST(Lesson01, ScheduleDecidesHowManyStepsAreRecorded) {
   LessonRun run({"--wait", "0", "--warmup", "0", "--active", "2", "--warmup-calls", "0"});
   ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
@@ -174,10 +194,11 @@ TEST(Lesson01, EveryDtypePassesOnTheCpu) {
     // command that compiles theirs.
     const bool fp32 = std::string(dtype) == "fp32";
     EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED"), 2 + (fp32 ? kCompiledRuns : 0)) << dtype;
-    if (kCompiled && !fp32)
+    if (kCompiled && !fp32) {
       EXPECT_NE(run.r.out.find("variant compiled left out: no AOTInductor package for this shape and "
                                "dtype (the build makes the ones the tests and docs use); compile it "
                                "with: "), std::string::npos) << run.r.out;
+    }
   }
 }
 

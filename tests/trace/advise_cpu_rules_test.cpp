@@ -768,13 +768,14 @@ TEST(AdviseCpu, TheSameSizesInEveryStepAreOneConstant) {
   EXPECT_DOUBLE_EQ(figure(s, "calls"), 3);
   EXPECT_DOUBLE_EQ(figure(s, "rebuilt_ns"), 30.0 * kUs);
   EXPECT_DOUBLE_EQ(figure(s, "rebuilt_share"), 0.10);
-  // The sizes, not the Input Dims: each argument's value (dtype 11, bool), None left out.
-  EXPECT_NE(s.text.find("3 calls, 30.0 us, 10% of the steps): aten::ones [2, 4, 1024, 1024], 11"),
+  // The sizes, not the Input Dims: each argument's value as a call writes it (dtype 11 is
+  // torch.bool), None left out.
+  EXPECT_NE(s.text.find("3 calls, 30.0 us, 10% of the steps): aten::ones([2, 4, 1024, 1024], dtype=torch.bool)"),
             std::string::npos)
       << s.text;
   EXPECT_EQ(s.text.find("[[], [], [], [], []]"), std::string::npos) << s.text;
   ASSERT_EQ(s.examples.size(), 1u);
-  EXPECT_EQ(s.examples[0].detail, "inputs [2, 4, 1024, 1024], 11, 3 calls, 30.0 us in all");
+  EXPECT_EQ(s.examples[0].detail, "inputs ([2, 4, 1024, 1024], dtype=torch.bool), 3 calls, 30.0 us in all");
 }
 
 TEST(AdviseCpu, OtherSizesInEachStepAreNotTheSameConstant) {
@@ -796,10 +797,66 @@ TEST(AdviseCpu, TwoSizesBuiltInEveryStepAreTwoConstants) {
   EXPECT_DOUBLE_EQ(figure(*s, "rebuilt"), 2);
   EXPECT_DOUBLE_EQ(figure(*s, "calls"), 6);
   EXPECT_DOUBLE_EQ(figure(*s, "rebuilt_ns"), 39.0 * kUs);
-  EXPECT_NE(s->text.find("aten::ones [2, 4, 1024, 1024], 11; aten::ones [1024], 6"), std::string::npos)
+  EXPECT_NE(s->text.find("aten::ones([2, 4, 1024, 1024], dtype=torch.bool); aten::ones([1024], dtype=torch.float32)"),
+            std::string::npos)
       << s->text;
   ASSERT_EQ(s->examples.size(), 2u);
-  EXPECT_EQ(s->examples[1].detail, "inputs [1024], 6, 3 calls, 9.00 us in all");
+  EXPECT_EQ(s->examples[1].detail, "inputs ([1024], dtype=torch.float32), 3 calls, 9.00 us in all");
+}
+
+// Three steps, each calling `op` once [10, 20) with these recorded inputs (Input type and
+// Concrete Inputs; Input Dims [] each but a tensor's): rebuilt in every step, so its evidence
+// shows the call.
+std::string constant_call_trace(const std::string& op, const std::string& dims, const std::string& types,
+                                const std::string& concrete) {
+  TraceBuilder b;
+  for (int k = 1; k <= 3; ++k) {
+    const double s = 100.0 * (k - 1);
+    b.step(k, s, 100);
+    b.op_with_inputs(op, s + 10, 10, dims, types, concrete);
+    b.op("aten::mm", s + 50, 30, "[[8, 16], [16, 16]]", R"(["float", "float"])");
+  }
+  return b.str();
+}
+
+std::string constant_call(const std::string& op, const std::string& dims, const std::string& types,
+                          const std::string& concrete) {
+  const Symptom* s = symptom(advise_read(constant_call_trace(op, dims, types, concrete)), "rebuilt_constant");
+  if (s == nullptr) return "(no finding)";
+  const size_t from = s->text.find("): ");
+  return from == std::string::npos ? s->text : s->text.substr(from + 3);
+}
+
+TEST(AdviseCpu, AConstantsCallIsShownWithItsArgumentsNamedAsATorchCallNamesThem) {
+  // ATen's schemas name what follows the first argument; a dtype by torch's name; the default
+  // layout (0, strided) and pin_memory (False) left out, another layout kept; None left out.
+  EXPECT_EQ(constant_call("aten::zeros", "[[], [], [], [], []]", R"(["ScalarList", "Scalar", "Scalar", "", "Scalar"])",
+                          R"(["[512]", "15", "0", "", "False"])"),
+            "aten::zeros([512], dtype=torch.bfloat16)");
+  EXPECT_EQ(constant_call("aten::ones", "[[], [], [], [], []]", R"(["ScalarList", "Scalar", "Scalar", "", ""])",
+                          R"(["[4, 4]", "6", "1", "", ""])"),
+            "aten::ones([4, 4], dtype=torch.float32, layout=1)");
+  EXPECT_EQ(constant_call("aten::full", "[[], [], [], [], [], []]",
+                          R"(["ScalarList", "Scalar", "Scalar", "", "", ""])", R"(["[8, 8]", "-inf", "7", "", "", ""])"),
+            "aten::full([8, 8], fill_value=-inf, dtype=torch.float64)");
+  EXPECT_EQ(constant_call("aten::tril", "[[1024, 1024], []]", R"(["bool", "Scalar"])", R"(["", "-1"])"),
+            "aten::tril([1024, 1024], diagonal=-1)");
+  // aten::arange's overloads by how many arguments were recorded: (end), (start, end),
+  // (start, end, step), each with the four options.
+  EXPECT_EQ(constant_call("aten::arange", "[[], [], [], [], []]", R"(["Scalar", "Scalar", "", "", ""])",
+                          R"(["16", "4", "", "", ""])"),
+            "aten::arange(16, dtype=torch.int64)");
+  EXPECT_EQ(constant_call("aten::arange", "[[], [], [], [], [], [], []]",
+                          R"(["Scalar", "Scalar", "Scalar", "Scalar", "", "", ""])",
+                          R"(["0", "16", "2", "4", "", "", ""])"),
+            "aten::arange(0, end=16, step=2, dtype=torch.int64)");
+  // A dtype number torch does not have stays a number; an overload of another argument count
+  // (not one of the schemas) shows its values unnamed.
+  EXPECT_EQ(constant_call("aten::ones", "[[], [], [], [], []]", R"(["ScalarList", "Scalar", "", "", ""])",
+                          R"(["[2]", "99", "", "", ""])"),
+            "aten::ones([2], dtype=99)");
+  EXPECT_EQ(constant_call("aten::ones", "[[], [], []]", R"(["ScalarList", "", "Scalar"])", R"(["[2]", "", "7"])"),
+            "aten::ones([2], 7)");
 }
 
 // --- memory_peak --------------------------------------------------------------------------------
@@ -892,6 +949,11 @@ TEST(AdviseCpu, CommunicationWithNothingBesideIt) {
   EXPECT_EQ(s.examples[0].name, "gloo:all_reduce");
   EXPECT_EQ(s.examples[0].ts_ns, 605 * kUs);
   EXPECT_EQ(s.examples[0].where, "ProfilerStep#1");
+  // The bound says what one rank's trace cannot tell apart: the transfer, and the wait for a
+  // slower rank that hiding would not remove (ranks measures it across the traces).
+  EXPECT_NE(s.how.find("an upper bound"), std::string::npos) << s.how;
+  EXPECT_NE(s.how.find("this rank waiting for a slower one"), std::string::npos) << s.how;
+  EXPECT_NE(s.how.find("pil-trace ranks"), std::string::npos) << s.how;
 }
 
 TEST(AdviseCpu, CommunicationHiddenBehindComputationIsQuiet) {

@@ -297,8 +297,11 @@ TEST(IdleSplit, TheHostsWaitEndsWhenTheLaunchCallReturns) {
   // HTA's rule is HTA's: a gap only between two items, host wait when the call started after
   // the stream's previous item ended (c's, 48 us; b is the stream's first item).
   const StreamReport h = stream_report(index, 30 * us, IdleRule::Hta);
-  for (const auto& row : h.streams)
-    if (row.stream == 8) EXPECT_EQ(row.host_wait_ns, 48 * us);
+  for (const auto& row : h.streams) {
+    if (row.stream == 8) {
+      EXPECT_EQ(row.host_wait_ns, 48 * us);
+    }
+  }
 }
 
 TEST_F(Reports, AThresholdOfZeroMovesKernelWaitToOther) {

@@ -74,7 +74,7 @@ const std::vector<Cause>& all_causes() {
        "Each operator costs dispatch time whatever its size: fewer, larger operators (a fused "
        "operator such as addmm, a larger batch, the compiled variant).",
        {"01_matmul_add", "3. What does addmm change?", "./run-lesson 01_matmul_add --variant all"}},
-      {"op_loop", "A loop calls small operators one element at a time",
+      {"op_loop", "A loop calls small operators one row or element at a time",
        "Do the loop's work as one operator over the whole tensor: the loss over every token "
        "at once (cross_entropy on [tokens, vocab]), an operation on every row at once instead "
        "of one row per call; for an optimizer's loop over its parameters, its foreach or fused "

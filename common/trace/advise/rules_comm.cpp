@@ -122,12 +122,17 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
     s.examples.push_back(std::move(x));
   }
   s.saved_ns = exposed;
+  // One rank's trace cannot tell a collective's transfer from its wait for a slower rank: that
+  // wait is the other rank's work to shorten, not this one's to hide.
+  const std::string wait_note =
+      "; part of it may be this rank waiting for a slower one, which one rank's trace cannot tell "
+      "from the transfer (pil-trace ranks on every rank's trace measures the wait)";
   s.how = exchange ? "the exposed exchanges (" + format_duration(exposed) +
                          "), an upper bound: started for the next batch while this one computes, "
-                         "none of it would be left on the step"
+                         "none of it would be left on the step" + wait_note
                    : "the exposed communication (" + format_duration(exposed) +
                          "), an upper bound: hidden behind backward (buckets started as their "
-                         "gradients are ready), none of it would be left on the step";
+                         "gradients are ready), none of it would be left on the step" + wait_note;
   out.symptom(std::move(s), exchange ? "exposed_exchange" : nullptr);
 }
 

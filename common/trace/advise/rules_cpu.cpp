@@ -60,7 +60,7 @@ std::vector<Rule> cpu_rules() {
       {"first_step", "first_step", "a first step far slower than the rest", false, first_step},
       {"op_overhead", "op_overhead", "operators too small for their dispatch cost", false,
        op_overhead},
-      {"op_loop", "op_loop", "a loop calling small operators one element at a time", false, op_loop},
+      {"op_loop", "op_loop", "a loop calling small operators one row or element at a time", false, op_loop},
       {"copies", "copies", "copies (copy_, contiguous, to, clone) taking a large share", false,
        copies},
       {"optimizer", "optimizer", "the optimizer's share of the step", false, optimizer},

@@ -12,7 +12,7 @@ namespace pil::trace::advise_rules {
 
 /// Operators too small for their dispatch cost (rules_cpu_overhead.cpp).
 void op_overhead(const RuleContext& c, RuleResult& out);
-/// A loop calling small operators one element at a time (rules_cpu_overhead.cpp).
+/// A loop calling small operators one row or element at a time (rules_cpu_overhead.cpp).
 void op_loop(const RuleContext& c, RuleResult& out);
 /// Copies (copy_, contiguous, to, _to_copy, clone) and who asked for them (rules_cpu_copies.cpp).
 void copies(const RuleContext& c, RuleResult& out);

@@ -9,6 +9,7 @@
 // cost: their CPU time, or on a GPU trace the GPU time of what they launched (their CPU time
 // costs only while the GPU waits, which the GPU rules judge).
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -28,17 +29,68 @@ std::string sizes_text(const std::vector<int64_t>& dims) {
   return out + "]";
 }
 
-/// The inputs `id` (an index into Trace::input_shapes) as the evidence shows them: read with
-/// their concrete values, each argument's value, None left out ("[2, 4, 1024, 1024], 11" for
-/// aten::ones(sizes, dtype=torch.bool); "[1024, 1024], 1" for aten::triu(mask, 1)): a value as
-/// "Concrete Inputs" writes it, a tensor by its sizes. Else the Input Dims' text.
-std::string inputs_text(const Trace& t, uint32_t id) {
+/// A ScalarType as torch names it ("torch.bool"), from the number a trace records for a dtype
+/// argument (c10's ScalarType order: 11 is Bool); "" for one it does not know.
+std::string dtype_name(std::string_view number) {
+  static constexpr const char* kNames[] = {
+      "uint8",   "int8",    "int16",    "int32",      "int64",     "float16",     "float32",
+      "float64", "complex32", "complex64", "complex128", "bool",    "qint8",       "quint8",
+      "qint32",  "bfloat16", "quint4x2", "quint2x4",   "bits1x8",   "bits2x4",     "bits4x2",
+      "bits8",   "bits16",  "float8_e5m2", "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz",
+      "uint16",  "uint32",  "uint64"};
+  size_t n = 0;
+  if (number.empty() || number.size() > 2) return "";
+  for (char ch : number) {
+    if (ch < '0' || ch > '9') return "";
+    n = n * 10 + size_t(ch - '0');
+  }
+  return n < std::size(kNames) ? std::string("torch.") + kNames[n] : "";
+}
+
+/// The names of a constant factory's arguments after its first, in the order the trace records
+/// them (ATen's schemas: aten::ones(size, *, dtype, layout, device, pin_memory), full(size,
+/// fill_value, *, ...), arange(end | start, end[, step], *, ...), triu(self, diagonal)); empty
+/// when the count fits no schema of that name (an overload this does not know: values unnamed).
+std::vector<std::string_view> argument_names(std::string_view op, size_t count) {
+  using V = std::vector<std::string_view>;
+  const V options{"dtype", "layout", "device", "pin_memory"};
+  auto with_options = [&](V first) {
+    first.insert(first.end(), options.begin(), options.end());
+    return first;
+  };
+  V names;
+  if (op == "aten::ones" || op == "aten::zeros") names = with_options({"size"});
+  if (op == "aten::full") names = with_options({"size", "fill_value"});
+  if (op == "aten::triu" || op == "aten::tril") names = {"self", "diagonal"};
+  if (op == "aten::arange") {
+    if (count == 5) names = with_options({"end"});
+    if (count == 6) names = with_options({"start", "end"});
+    if (count == 7) names = with_options({"start", "end", "step"});
+  }
+  return names.size() == count ? names : V{};
+}
+
+/// The call `id` (an index into Trace::input_shapes) as the evidence shows it: read with their
+/// concrete values, the first argument's value, then each other one as name=value, a dtype by
+/// torch's name and None left out ("[2, 4, 1024, 1024], dtype=torch.bool" for
+/// aten::ones(sizes, dtype=torch.bool); "[1024, 1024], diagonal=1" for aten::triu(mask, 1)), the
+/// layout and pin_memory left out where they are torch's defaults (strided, False); a value as
+/// "Concrete Inputs" writes it, a tensor by its sizes. An overload whose arguments it cannot
+/// name shows the values alone. In parentheses as a call writes them; else (not read) the Input
+/// Dims' text, as the operator table shows it ("[[], [], [], [], []]").
+std::string inputs_text(const Trace& t, std::string_view op, uint32_t id) {
   if (id < t.op_inputs.size() && t.op_inputs[id].has_concrete) {
+    const std::vector<InputArg>& args = t.op_inputs[id].args;
+    const std::vector<std::string_view> names = argument_names(op, args.size());
     std::string out;
-    for (const InputArg& a : t.op_inputs[id].args) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      const InputArg& a = args[i];
+      const std::string_view name = names.empty() || i == 0 ? std::string_view() : names[i];
       std::string value;
       if (!a.concrete.empty()) {
         value = std::string(a.concrete);
+        if (name == "dtype" && !dtype_name(a.concrete).empty()) value = dtype_name(a.concrete);
+        if ((name == "layout" && a.concrete == "0") || (name == "pin_memory" && a.concrete == "False")) continue;
       } else if (a.is_list) {
         value = "[";
         for (size_t k = 0; k < a.list.size(); ++k) value += (k ? ", " : "") + sizes_text(a.list[k]);
@@ -48,11 +100,18 @@ std::string inputs_text(const Trace& t, uint32_t id) {
       } else {
         continue;  // None, or a value not recorded
       }
-      out += (out.empty() ? "" : ", ") + value;
+      out += (out.empty() ? "" : ", ") + (name.empty() ? value : std::string(name) + "=" + value);
     }
-    if (!out.empty()) return out;
+    return "(" + out + ")";
   }
   return std::string(t.input_shapes[id]);
+}
+
+/// The operator with its inputs: "aten::ones([2, 4], dtype=torch.bool)", or without their
+/// values "aten::ones [[], [], [], [], []]".
+std::string call_text(const Trace& t, std::string_view op, uint32_t id) {
+  const std::string inputs = inputs_text(t, op, id);
+  return std::string(op) + (inputs.rfind('(', 0) == 0 ? "" : " ") + inputs;
 }
 
 }  // namespace
@@ -117,8 +176,7 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
   Symptom s;
   std::string what;
   for (size_t i = 0; i < rebuilt.size() && i < 3; ++i)
-    what += (i ? "; " : "") + std::string(rebuilt[i]->first.first) + " " +
-            inputs_text(t, rebuilt[i]->first.second);
+    what += (i ? "; " : "") + call_text(t, rebuilt[i]->first.first, rebuilt[i]->first.second);
   s.text = std::to_string(rebuilt.size()) + " constant tensor" + (rebuilt.size() == 1 ? "" : "s") +
            " built again in every one of the " + std::to_string(steps) + " steps (" +
            std::to_string(calls) + " calls, " + format_duration(rebuilt_ns) + ", " +
@@ -131,7 +189,7 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
     const Calls& k = rebuilt[i]->second;
     s.examples.push_back(c.example(
         cs.event(k.slots.front()),
-        "inputs " + inputs_text(t, rebuilt[i]->first.second) + ", " +
+        "inputs " + inputs_text(t, rebuilt[i]->first.first, rebuilt[i]->first.second) + ", " +
             std::to_string(k.slots.size()) + " calls, " + format_duration(k.ns) + " in all"));
   }
   s.saved_ns = rebuilt_ns;

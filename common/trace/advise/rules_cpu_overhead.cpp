@@ -1,7 +1,7 @@
 // Operator overhead: operators so small that what every call costs whatever its size (the
 // dispatcher, the aten:: frames, the profiler's own record) is most of what they cost, from the
 // operators' self time on a CPU-only trace; and the same overhead gathered in one place, a loop
-// that calls small operators one element at a time (op_loop), which the spread-out overhead
+// that calls small operators one row or element at a time (op_loop), which the spread-out overhead
 // leaves to it. On a GPU trace the host's time costs the step only while the GPU waits for it:
 // the GPU rules judge the spread-out overhead there (the launch-bound loop); a loop is still
 // op_loop's, at what the GPU spent on it (its wait for the loop's launches, and the work they
