@@ -835,7 +835,7 @@ TEST(AdviseCpu, AConstantsCallIsShownWithItsArgumentsNamedAsATorchCallNamesThem)
             "aten::zeros([512], dtype=torch.bfloat16)");
   EXPECT_EQ(constant_call("aten::ones", "[[], [], [], [], []]", R"(["ScalarList", "Scalar", "Scalar", "", ""])",
                           R"(["[4, 4]", "6", "1", "", ""])"),
-            "aten::ones([4, 4], dtype=torch.float32, layout=1)");
+            "aten::ones([4, 4], dtype=torch.float32, layout=torch.sparse_coo)");
   EXPECT_EQ(constant_call("aten::full", "[[], [], [], [], [], []]",
                           R"(["ScalarList", "Scalar", "Scalar", "", "", ""])", R"(["[8, 8]", "-inf", "7", "", "", ""])"),
             "aten::full([8, 8], fill_value=-inf, dtype=torch.float64)");
@@ -850,13 +850,23 @@ TEST(AdviseCpu, AConstantsCallIsShownWithItsArgumentsNamedAsATorchCallNamesThem)
                           R"(["Scalar", "Scalar", "Scalar", "Scalar", "", "", ""])",
                           R"(["0", "16", "2", "4", "", "", ""])"),
             "aten::arange(0, end=16, step=2, dtype=torch.int64)");
-  // A dtype number torch does not have stays a number; an overload of another argument count
+  // A dtype number torch does not have stays a number (45 is its last); an overload of another argument count
   // (not one of the schemas) shows its values unnamed.
   EXPECT_EQ(constant_call("aten::ones", "[[], [], [], [], []]", R"(["ScalarList", "Scalar", "", "", ""])",
                           R"(["[2]", "99", "", "", ""])"),
             "aten::ones([2], dtype=99)");
+  EXPECT_EQ(constant_call("aten::ones", "[[], [], [], [], []]", R"(["ScalarList", "Scalar", "", "", ""])",
+                          R"(["[2]", "45", "", "", ""])"),
+            "aten::ones([2], dtype=torch.float4_e2m1fn_x2)");
   EXPECT_EQ(constant_call("aten::ones", "[[], [], []]", R"(["ScalarList", "", "Scalar"])", R"(["[2]", "", "7"])"),
             "aten::ones([2], 7)");
+  // Values read but the first one (the sizes) not recorded, or none at all: not a call of a 0-d
+  // tensor, but the Input Dims, as without the values.
+  EXPECT_EQ(constant_call("aten::ones", "[[], [], [], [], []]", R"(["ScalarList", "Scalar", "", "", ""])",
+                          R"(["", "6", "", "", ""])"),
+            "aten::ones [[], [], [], [], []]");
+  EXPECT_EQ(constant_call("aten::zeros", "[[], [], [], [], []]", R"(["", "", "", "", ""])", R"(["", "", "", "", ""])"),
+            "aten::zeros [[], [], [], [], []]");
 }
 
 // --- memory_peak --------------------------------------------------------------------------------

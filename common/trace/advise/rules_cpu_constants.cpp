@@ -9,8 +9,8 @@
 // cost: their CPU time, or on a GPU trace the GPU time of what they launched (their CPU time
 // costs only while the GPU waits, which the GPU rules judge).
 #include <algorithm>
-#include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -29,33 +29,40 @@ std::string sizes_text(const std::vector<int64_t>& dims) {
   return out + "]";
 }
 
-/// A ScalarType as torch names it ("torch.bool"), from the number a trace records for a dtype
-/// argument (c10's ScalarType order: 11 is Bool); "" for one it does not know.
-std::string dtype_name(std::string_view number) {
-  static constexpr const char* kNames[] = {
-      "uint8",   "int8",    "int16",    "int32",      "int64",     "float16",     "float32",
-      "float64", "complex32", "complex64", "complex128", "bool",    "qint8",       "quint8",
-      "qint32",  "bfloat16", "quint4x2", "quint2x4",   "bits1x8",   "bits2x4",     "bits4x2",
-      "bits8",   "bits16",  "float8_e5m2", "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz",
-      "uint16",  "uint32",  "uint64"};
+/// A number a trace records for an enum argument as torch names it ("11" as a dtype:
+/// "torch.bool"), from the enum's order in c10 (`names`); "" for a number past it or not one.
+template <size_t N>
+std::string enum_name(std::string_view number, const char* const (&names)[N]) {
   size_t n = 0;
   if (number.empty() || number.size() > 2) return "";
   for (char ch : number) {
     if (ch < '0' || ch > '9') return "";
     n = n * 10 + size_t(ch - '0');
   }
-  return n < std::size(kNames) ? std::string("torch.") + kNames[n] : "";
+  return n < N ? std::string("torch.") + names[n] : "";
 }
 
-/// The names of a constant factory's arguments after its first, in the order the trace records
-/// them (ATen's schemas: aten::ones(size, *, dtype, layout, device, pin_memory), full(size,
-/// fill_value, *, ...), arange(end | start, end[, step], *, ...), triu(self, diagonal)); empty
-/// when the count fits no schema of that name (an overload this does not know: values unnamed).
+// c10's ScalarType and Layout, in their order (torch/headeronly/core/ScalarType.h, Layout.h).
+constexpr const char* kDtypes[] = {
+    "uint8",       "int8",          "int16",           "int32",           "int64",   "float16",
+    "float32",     "float64",       "complex32",       "complex64",       "complex128", "bool",
+    "qint8",       "quint8",        "qint32",          "bfloat16",        "quint4x2", "quint2x4",
+    "bits1x8",     "bits2x4",       "bits4x2",         "bits8",           "bits16",  "float8_e5m2",
+    "float8_e4m3fn", "float8_e5m2fnuz", "float8_e4m3fnuz", "uint16",      "uint32",  "uint64",
+    "uint1",       "uint2",         "uint3",           "uint4",           "uint5",   "uint6",
+    "uint7",       "int1",          "int2",            "int3",            "int4",    "int5",
+    "int6",        "int7",          "float8_e8m0fnu",  "float4_e2m1fn_x2"};
+constexpr const char* kLayouts[] = {"strided",    "sparse_coo", "sparse_csr", "_mkldnn",
+                                    "sparse_csc", "sparse_bsr", "sparse_bsc", "jagged"};
+
+/// The names of a constant factory's arguments, in the order the trace records them (ATen's
+/// schemas: aten::ones(size, *, dtype, layout, device, pin_memory), full(size, fill_value, *,
+/// ...), arange(end | start, end[, step], *, ...), triu(self, diagonal)); empty when the count
+/// fits no schema of that name (an overload this does not know: values unnamed).
 std::vector<std::string_view> argument_names(std::string_view op, size_t count) {
   using V = std::vector<std::string_view>;
-  const V options{"dtype", "layout", "device", "pin_memory"};
-  auto with_options = [&](V first) {
-    first.insert(first.end(), options.begin(), options.end());
+  auto with_options = [](V first) {
+    for (std::string_view o : {"dtype", "layout", "device", "pin_memory"}) first.push_back(o);
     return first;
   };
   V names;
@@ -70,48 +77,59 @@ std::vector<std::string_view> argument_names(std::string_view op, size_t count) 
   return names.size() == count ? names : V{};
 }
 
-/// The call `id` (an index into Trace::input_shapes) as the evidence shows it: read with their
-/// concrete values, the first argument's value, then each other one as name=value, a dtype by
-/// torch's name and None left out ("[2, 4, 1024, 1024], dtype=torch.bool" for
-/// aten::ones(sizes, dtype=torch.bool); "[1024, 1024], diagonal=1" for aten::triu(mask, 1)), the
-/// layout and pin_memory left out where they are torch's defaults (strided, False); a value as
-/// "Concrete Inputs" writes it, a tensor by its sizes. An overload whose arguments it cannot
-/// name shows the values alone. In parentheses as a call writes them; else (not read) the Input
-/// Dims' text, as the operator table shows it ("[[], [], [], [], []]").
-std::string inputs_text(const Trace& t, std::string_view op, uint32_t id) {
-  if (id < t.op_inputs.size() && t.op_inputs[id].has_concrete) {
-    const std::vector<InputArg>& args = t.op_inputs[id].args;
-    const std::vector<std::string_view> names = argument_names(op, args.size());
-    std::string out;
-    for (size_t i = 0; i < args.size(); ++i) {
-      const InputArg& a = args[i];
-      const std::string_view name = names.empty() || i == 0 ? std::string_view() : names[i];
-      std::string value;
-      if (!a.concrete.empty()) {
-        value = std::string(a.concrete);
-        if (name == "dtype" && !dtype_name(a.concrete).empty()) value = dtype_name(a.concrete);
-        if ((name == "layout" && a.concrete == "0") || (name == "pin_memory" && a.concrete == "False")) continue;
-      } else if (a.is_list) {
-        value = "[";
-        for (size_t k = 0; k < a.list.size(); ++k) value += (k ? ", " : "") + sizes_text(a.list[k]);
-        value += "]";
-      } else if (!a.dims.empty() || (!a.type.empty() && a.type != "Scalar" && a.type != "ScalarList")) {
-        value = sizes_text(a.dims);  // a tensor
-      } else {
-        continue;  // None, or a value not recorded
-      }
-      out += (out.empty() ? "" : ", ") + (name.empty() ? value : std::string(name) + "=" + value);
+/// The arguments of the call `id` (an index into Trace::input_shapes) as a call writes them,
+/// read with their concrete values: the first argument's value, then each other one as
+/// name=value, a dtype and a layout by torch's names, None and torch's defaults (strided,
+/// pin_memory False) left out ("[2, 4, 1024, 1024], dtype=torch.bool" for aten::ones(sizes,
+/// dtype=torch.bool); "[1024, 1024], diagonal=1" for aten::triu(mask, 1)); a value as "Concrete
+/// Inputs" writes it, a tensor by its sizes; the values alone for an overload it cannot name.
+/// Nothing when the values were not read or the first argument has none (its sizes unknown):
+/// the evidence shows the Input Dims then.
+std::optional<std::string> call_arguments(const Trace& t, std::string_view op, uint32_t id) {
+  if (id >= t.op_inputs.size() || !t.op_inputs[id].has_concrete) return std::nullopt;
+  const std::vector<InputArg>& args = t.op_inputs[id].args;
+  const std::vector<std::string_view> names = argument_names(op, args.size());
+  std::string out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const InputArg& a = args[i];
+    const std::string_view name = names.empty() || i == 0 ? std::string_view() : names[i];
+    std::string value;
+    if (!a.concrete.empty()) {
+      value = std::string(a.concrete);
+      if ((name == "layout" && a.concrete == "0") || (name == "pin_memory" && a.concrete == "False")) continue;
+      const std::string named = name == "dtype"    ? enum_name(a.concrete, kDtypes)
+                                : name == "layout" ? enum_name(a.concrete, kLayouts)
+                                                   : "";
+      if (!named.empty()) value = named;
+    } else if (a.is_list) {
+      value = "[";
+      for (size_t k = 0; k < a.list.size(); ++k) value += (k ? ", " : "") + sizes_text(a.list[k]);
+      value += "]";
+    } else if (!a.dims.empty() || (!a.type.empty() && a.type != "Scalar" && a.type != "ScalarList")) {
+      value = sizes_text(a.dims);  // a tensor
+    } else if (i == 0) {
+      return std::nullopt;  // the first argument (a factory's sizes) not recorded
+    } else {
+      continue;  // None, or a value not recorded
     }
-    return "(" + out + ")";
+    out += (out.empty() ? "" : ", ") + (name.empty() ? value : std::string(name) + "=" + value);
   }
-  return std::string(t.input_shapes[id]);
+  if (out.empty()) return std::nullopt;
+  return out;
 }
 
 /// The operator with its inputs: "aten::ones([2, 4], dtype=torch.bool)", or without their
-/// values "aten::ones [[], [], [], [], []]".
+/// values "aten::ones [[], [], [], [], []]" (the Input Dims, as the operator table shows them).
 std::string call_text(const Trace& t, std::string_view op, uint32_t id) {
-  const std::string inputs = inputs_text(t, op, id);
-  return std::string(op) + (inputs.rfind('(', 0) == 0 ? "" : " ") + inputs;
+  const auto args = call_arguments(t, op, id);
+  return std::string(op) + (args ? "(" + *args + ")" : " " + std::string(t.input_shapes[id]));
+}
+
+/// The inputs alone, as an example's detail shows them: "([2, 4], dtype=torch.bool)", or the
+/// Input Dims.
+std::string inputs_text(const Trace& t, std::string_view op, uint32_t id) {
+  const auto args = call_arguments(t, op, id);
+  return args ? "(" + *args + ")" : std::string(t.input_shapes[id]);
 }
 
 }  // namespace
