@@ -153,8 +153,14 @@ RankEnv read_rank_env() {
   e.world_size = env_int("WORLD_SIZE", -1, 1, 1 << 16);
   if (e.world_size < 0) throw SetupError("RANK is set but WORLD_SIZE is not; allowed: both, or neither");
   e.rank = env_int("RANK", 0, 0, e.world_size - 1);
-  e.local_rank = env_int("LOCAL_RANK", e.rank, 0, e.world_size - 1);
   e.local_world_size = env_int("LOCAL_WORLD_SIZE", e.world_size, 1, e.world_size);
+  // A rank's GPU is its LOCAL_RANK, one of this machine's LOCAL_WORLD_SIZE; unset, as torchrun
+  // numbers ranks machine by machine.
+  e.local_rank = env_int("LOCAL_RANK", e.rank % e.local_world_size, 0, e.world_size - 1);
+  if (e.local_rank >= e.local_world_size)
+    throw SetupError("LOCAL_RANK=" + std::to_string(e.local_rank) + ": not allowed with LOCAL_WORLD_SIZE=" +
+                     std::to_string(e.local_world_size) + "; allowed: an integer from 0 to " +
+                     std::to_string(e.local_world_size - 1));
   e.master_addr = env("MASTER_ADDR").value_or("127.0.0.1");
   e.master_port = env_int("MASTER_PORT", c10d::TCPStoreOptions::kDefaultPort, 1, 65535);
   return e;
@@ -392,10 +398,16 @@ Group open_group(const RankEnv& e, Backend backend, std::chrono::milliseconds ti
     // This rank's GPU (LOCAL_RANK) is the current device from here on, as PyTorch's
     // torch.cuda.set_device(local_rank) before init_process_group: NCCL's communicators and the
     // run's current stream are on it, not on device 0 for every rank of a machine of several GPUs.
-    at::accelerator::setDeviceIndex(c10::DeviceIndex(e.local_rank));
-    auto o = c10d::ProcessGroupNCCL::Options::create();
-    o->timeout = timeout;
-    auto b = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, e.rank, e.world_size, o);
+    c10::intrusive_ptr<c10d::Backend> b;
+    try {
+      at::accelerator::setDeviceIndex(c10::DeviceIndex(e.local_rank));
+      auto o = c10d::ProcessGroupNCCL::Options::create();
+      o->timeout = timeout;
+      b = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, e.rank, e.world_size, o);
+    } catch (const std::exception& ex) {  // a GPU taken (exclusive mode), a bad NCCL_* variable
+      throw SetupError("rank " + std::to_string(e.rank) + ": NCCL could not start on GPU " +
+                       std::to_string(e.local_rank) + ": " + one_line(ex));
+    }
     g.pg->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::NCCL, b);
     g.pg->setDefaultBackend(c10d::ProcessGroup::BackendType::NCCL);
 #else

@@ -189,4 +189,16 @@ TEST(DataParallel, BadLauncherVariablesAreOneLine) {
   EXPECT_EQ(run.r.err, "05_data_parallel: error: RANK=3: not allowed; allowed: an integer from 0 to 1\n");
 }
 
+// LOCAL_RANK picks the rank's GPU among its machine's LOCAL_WORLD_SIZE: one beyond them is the
+// launcher's mistake, said in one line before any GPU is touched (was an abort in set-device).
+TEST(DataParallel, ALocalRankBeyondTheMachinesRanksIsOneLine) {
+  const ScopedEnv rank("RANK", "3"), world("WORLD_SIZE", "4"), local("LOCAL_RANK", "3"),
+      local_size("LOCAL_WORLD_SIZE", "2");
+  const RanksRun run({});
+  EXPECT_EQ(run.r.exit_code, 2);
+  EXPECT_EQ(run.r.err,
+            "05_data_parallel: error: LOCAL_RANK=3: not allowed with LOCAL_WORLD_SIZE=2; allowed: an integer "
+            "from 0 to 1\n");
+}
+
 }  // namespace
