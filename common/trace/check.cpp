@@ -7,6 +7,7 @@
 #include <deque>
 #include <iomanip>
 #include <map>
+#include <unordered_map>
 #include <sstream>
 
 #include "trace/text_table.h"
@@ -122,10 +123,11 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   CheckFinding& no_launch = f.add("gpu_work_without_launch",
                                   "GPU work with no launch call (no runtime or driver call of its correlation)");
   CheckFinding& before = f.add("gpu_work_before_launch", "GPU work that starts before its launch call");
+  std::vector<size_t> self_linked;  // GPU work whose External id is its correlation id
   for (size_t w : index.device_work()) {
     const Event& e = t.events[w];
-    r.self_linked += links_to_itself(e);
     const long call = index.launch_of(w);
+    if (links_to_itself(e)) self_linked.push_back(w);
     if (index.launched_before_recording(w)) {
       ++r.launched_before_recording;
     } else if (call < 0) {
@@ -135,6 +137,29 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
       f.note(before, e.name, e.start_ns,
              "starts " + us(l.start_ns - e.start_ns) + " before " + std::string(l.name) + " at " +
                  trace_ts(l.start_ns));
+    }
+  }
+  // Self-linked work, but where an operator with that External id encloses the launch call on
+  // its thread: the link is right, the operator's id and the correlation id only happen to be
+  // equal (small ids: a 2021 trace's aten::cudnn_convolution, External id 883, and its kernel's
+  // correlation 883).
+  if (!self_linked.empty()) {
+    std::unordered_map<uint64_t, std::vector<size_t>> ops;  // by External id, the candidates' only
+    for (size_t w : self_linked) ops[t.events[w].external_id];
+    for (size_t i = 0; i < t.events.size(); ++i)
+      if (is_torch_scope(t.events[i].category))
+        if (auto it = ops.find(t.events[i].external_id); it != ops.end()) it->second.push_back(i);
+    for (size_t w : self_linked) {
+      const long call = index.launch_of(w);
+      bool named = false;
+      if (call >= 0) {
+        const Event& c = t.events[size_t(call)];
+        for (size_t op : ops[t.events[w].external_id]) {
+          const Event& o = t.events[op];
+          named = named || (o.pid == c.pid && o.tid == c.tid && o.start_ns <= c.start_ns && c.end_ns() <= o.end_ns());
+        }
+      }
+      r.self_linked += !named;
     }
   }
   // Launch calls that should have GPU work and have none: the trailing run of them (two or

@@ -680,41 +680,64 @@ const char* to_string(IdleRule rule) { return rule == IdleRule::Hta ? "hta" : "p
 
 namespace {
 
-// Holistic Trace Analysis's idle split of one stream (IdleRule::Hta), into `row`.
-void hta_idle_split(const TraceIndex& index, const std::vector<size_t>& work, int64_t threshold_ns,
-                    StreamRow& row) {
+// Holistic Trace Analysis's steps for its idle split: with two or more step names, the start of
+// the last one, else INT64_MIN (no cut).
+struct HtaSteps {
+  int64_t last_start_us = std::numeric_limits<int64_t>::min();
+};
+
+// HTA reads times as float64 microseconds and rounds them, the start up and the end (start +
+// duration, added in float64) down (hta/common/trace_parser.py, round_down_time_stamps). At the
+// epoch times Kineto writes (about 1.7e15 us), float64 keeps quarter microseconds, so an end
+// within a quarter of the next whole microsecond rounds onto it there: kept as HTA computes it.
+double hta_us(int64_t ns) { return double(ns / 1000) + double(ns % 1000) / 1000.0; }
+int64_t hta_start_us(int64_t ns) { return int64_t(std::ceil(hta_us(ns))); }
+int64_t hta_end_us(const Event& e) { return int64_t(std::floor(hta_us(e.start_ns) + double(e.dur_ns) / 1000.0)); }
+
+// HTA's last step (hta/common/trace.py, _filter_irrelevant_gpu_kernels): of every event named
+// with "ProfilerStep" that is not GPU work, so the step ranges mirrored on a GPU stream
+// (gpu_user_annotation) too, which start when the GPU reaches the step: later than the CPU's.
+HtaSteps hta_steps(const TraceIndex& index) {
   const Trace& t = index.trace();
-  // HTA's parser rounds times kept in floating point microseconds: the start up, the end down
-  // (hta/common/trace_parser.py, round_down_time_stamps); whole microseconds stay as they are.
-  auto up = [](int64_t ns) { return ns >= 0 ? (ns + 999) / 1000 : -((-ns) / 1000); };
-  auto down = [](int64_t ns) { return ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000); };
+  std::unordered_set<std::string_view> names;
+  int64_t last = std::numeric_limits<int64_t>::min();
+  auto add = [&](const Event& e) {
+    names.insert(e.name);
+    last = std::max(last, hta_start_us(e.start_ns));
+  };
+  for (size_t s : index.steps)
+    if (t.events[s].name.find("ProfilerStep") != std::string_view::npos) add(t.events[s]);
+  for (const Event& e : t.events)
+    if (e.category == Category::GpuUserAnnotation && e.name.find("ProfilerStep") != std::string_view::npos) add(e);
+  HtaSteps h;
+  if (names.size() >= 2) h.last_start_us = last;
+  return h;
+}
+
+// Holistic Trace Analysis's idle split of one stream (IdleRule::Hta), into `row`.
+void hta_idle_split(const TraceIndex& index, const HtaSteps& steps, const std::vector<size_t>& work,
+                    int64_t threshold_ns, StreamRow& row) {
+  const Trace& t = index.trace();
   row.host_wait_ns = row.kernel_wait_ns = row.other_idle_ns = 0;
   // With two or more step names, HTA keeps only the GPU work whose launch call started before
-  // the last step did (the last step may be incomplete: hta/common/trace.py,
-  // _filter_irrelevant_gpu_kernels), which drops work without a launch call too.
+  // the last step did (the last step may be incomplete), which drops work without a launch call
+  // too.
   std::vector<size_t> kept;
   const std::vector<size_t>* items = &work;
-  std::unordered_set<std::string_view> step_names;
-  int64_t last_step_start = std::numeric_limits<int64_t>::min();
-  for (size_t s : index.steps)
-    if (t.events[s].name.find("ProfilerStep") != std::string_view::npos) {
-      step_names.insert(t.events[s].name);
-      last_step_start = std::max(last_step_start, up(t.events[s].start_ns));
-    }
-  if (step_names.size() >= 2) {
+  if (steps.last_start_us != std::numeric_limits<int64_t>::min()) {
     for (size_t w : work) {
       const long call = index.launch_of(w);
-      if (call >= 0 && up(t.events[size_t(call)].start_ns) < last_step_start) kept.push_back(w);
+      if (call >= 0 && hta_start_us(t.events[size_t(call)].start_ns) < steps.last_start_us) kept.push_back(w);
     }
     items = &kept;
   }
   for (size_t k = 1; k < items->size(); ++k) {
     const Event& prev = t.events[(*items)[k - 1]];
     const Event& e = t.events[(*items)[k]];
-    const int64_t prev_end = down(prev.end_ns()), start = up(e.start_ns);
+    const int64_t prev_end = hta_end_us(prev), start = hta_start_us(e.start_ns);
     const int64_t gap_us = start - prev_end;
     const long call = index.launch_of((*items)[k]);
-    if (call >= 0 && up(t.events[size_t(call)].start_ns) > prev_end)
+    if (call >= 0 && hta_start_us(t.events[size_t(call)].start_ns) > prev_end)
       row.host_wait_ns += gap_us * 1000;
     else if (gap_us * 1000 < threshold_ns)
       row.kernel_wait_ns += gap_us * 1000;
@@ -837,6 +860,7 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
   // its launch call. With one stream, that walk is the start order over all streams too.
   std::vector<Intervals> busy_of(streams.size());
   std::vector<std::vector<int64_t>> starts_of(streams.size());  // for the per-step counts
+  const HtaSteps hta = idle_rule == IdleRule::Hta ? hta_steps(index) : HtaSteps{};
   for (size_t s = 0; s < streams.size(); ++s) {
     const std::vector<size_t>& idx = streams[s].work;  // in start order
     StreamRow row;
@@ -876,7 +900,7 @@ StreamReport stream_report(const TraceIndex& index, int64_t gap_threshold_ns, Id
     // After the last work: nothing left to wait for.
     if (const int64_t tail = hi - (busy.empty() ? lo : busy.back().second); tail > 0) row.other_idle_ns += tail;
     row.busy_ns = covered(busy, lo, hi);
-    if (idle_rule == IdleRule::Hta) hta_idle_split(index, idx, gap_threshold_ns, row);
+    if (idle_rule == IdleRule::Hta) hta_idle_split(index, hta, idx, gap_threshold_ns, row);
     r.streams.push_back(row);
   }
   if (streams.size() > 1) {  // the streams' lists merged, in start order
@@ -1218,7 +1242,13 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     size_t starting = 0;
     for (size_t c : index.api_calls()) starting += starts_gpu_work(t.events[c].name);
     const std::string made = std::to_string(calls) + " CUDA runtime or driver call" + (calls == 1 ? "" : "s");
-    if (calls == 0)
+    std::string other_device;  // the events of a device pil-trace does not model
+    for (const auto& [kind, n] : t.unread)
+      if (kind != "B/E") other_device += std::string(other_device.empty() ? "" : ", ") + kind + " " + grouped(n);
+    if (calls == 0 && !other_device.empty())
+      line("no GPU work pil-trace reads: the trace's device work is of a kind it does not model (" +
+           other_device + " events), so the figures here are the CPU side's only");
+    else if (calls == 0)
       line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
     else if (starting == 0)
       line("no GPU work recorded, and no call that starts any: the CPU's " + made +

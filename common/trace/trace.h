@@ -160,6 +160,10 @@ struct Trace {
   std::vector<OpInputs> op_inputs;
   FlowCounts flows;
   SkippedFields skipped;
+  /// Elements of kinds the reports do not read, counted by kind to say so: "B/E" for begin and
+  /// end events (Kineto writes complete events, "X"), and a category name for the events of a
+  /// device pil-trace does not model (is_unmodelled_device_category).
+  std::map<std::string, int64_t> unread;
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
   /// deviceProperties in full, by device index (devices[i].name == device_names[i]); empty in a
   /// trace that names its devices only (the CUPTI tracer's).

@@ -144,6 +144,27 @@ json check_planted(const TempDir& dir, const std::string& name, const pil::test:
   return json::parse(run_process(kTool, {"check", path, "--json"}).out);
 }
 
+// A kernel whose External id equals its correlation id and its operator's External id too (a
+// 2021 trace of pytorch/kineto's samples: aten::cudnn_convolution, External id 883, launches
+// the kernel of correlation 883) is linked right: not counted as carrying its own id. The same
+// kernel under an operator of another id is.
+TEST(PilTraceCheck, AnExternalIdThatIsAlsoTheOperatorsIsNotSelfLinked) {
+  TempDir dir;
+  for (const int64_t shift : {0, 100}) {
+    SCOPED_TRACE("correlation = operator's id + " + std::to_string(shift));
+    pil::test::TraceBuilder b;
+    b.device("NVIDIA H100 80GB HBM3").step(1, 0, 100);
+    int64_t id = 0;
+    b.op("aten::cudnn_convolution", 10, 20, "", "", 1, &id);
+    b.correlations_from(int(id + shift)).correlation_as_external_id();
+    const int c = b.call("cudaLaunchKernel", 12, 3);
+    b.kernel("fft2d_c2r_32x32", c, 20, 5);
+    const json j = check_planted(dir, "linked.json", b);
+    EXPECT_EQ(j["gpu_work"], 1);
+    EXPECT_EQ(j["self_linked_gpu_work"], shift == 0 ? 0 : 1);
+  }
+}
+
 // What looks like a fault and is not, said on lines of its own and not counted as findings:
 // - zero-byte sets: TraceLens's H100 ViT step (fixtures/tracelens), 49 cudaMemsetAsync calls of
 //   0.13-0.26 us inside aten::addmm with no set on the GPU (its other 2 found theirs);
@@ -436,6 +457,8 @@ TEST(PilTraceSlice, AGpuStepKeepsItsTailAndReadsBackTheSameFiguresBothWays) {
     const json whole = step_figures(path, k), part = step_figures(out, 0);
     ASSERT_FALSE(part.is_null());
     EXPECT_EQ(part, whole);
+    // One step: not the next one's range and operators, though they start in its GPU tail.
+    EXPECT_EQ(json::parse(run_process(kTool, {"summary", out, "--json"}).out)["steps"]["count"], 1);
     // The tail: the step's kernels run after its CPU end (1.5 steps behind) and are kept.
     EXPECT_GT(whole["launched"]["to_gpu_end_ns"].get<int64_t>(), whole["duration_ns"].get<int64_t>());
     expect_copied_byte_for_byte(text, read(out));

@@ -320,6 +320,54 @@ TEST_F(PilTrace, ATraceWithNoEventsSaysSo) {
   }
 }
 
+// What the reader passes over is said, not silently dropped: begin/end events (the Chrome
+// format allows them; Kineto writes complete ones), the events of a device pil-trace does not
+// model (MTIA's, as HTA's test traces hold them: not "a CPU run"); a lane id past int64 (an IBM
+// AIU trace's 15514734831341844875) is read; a UTF-16 file is refused by name.
+TEST_F(PilTrace, WhatTheReaderDoesNotReadIsSaid) {
+  const std::string path = dir.path() + "/unread.json";
+  const std::string be = "{\"ph\": \"B\", \"name\": \"allreduce\", \"pid\": 1, \"tid\": 2, \"ts\": 10},\n"
+                         "{\"ph\": \"E\", \"name\": \"allreduce\", \"pid\": 1, \"tid\": 2, \"ts\": 20}";
+  std::ofstream(path) << "{\"traceEvents\": [\n" << be << "\n]}\n";
+  for (const char* threads : {"1", "2"}) {
+    const auto r = run_process(kTool, {"summary", path, "--threads", threads});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(r.err, "pil-trace: error: " + path +
+                         ": no event pil-trace reads; the trace holds 2 begin/end events (\"ph\": \"B\", \"E\"; "
+                         "pil-trace reads complete events, \"X\", as torch.profiler and Kineto write them)\n");
+  }
+  std::string mtia = "{\"traceEvents\": [\n" + be;
+  mtia += ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 15514734831341844875, "
+          "\"ts\": 0, \"dur\": 50}";
+  mtia += ",\n{\"ph\": \"X\", \"cat\": \"mtia_runtime\", \"name\": \"runFunction\", \"pid\": 1, \"tid\": 1, "
+          "\"ts\": 5, \"dur\": 3, \"args\": {\"correlation\": 4}}";
+  for (int k = 0; k < 3; ++k)
+    mtia += ",\n{\"ph\": \"X\", \"cat\": \"mtia_ccp_events\", \"name\": \"dma_request\", \"pid\": 9, \"tid\": 801, "
+            "\"ts\": " + std::to_string(10 + 10 * k) + ", \"dur\": 8}";
+  std::ofstream(path) << mtia << "\n]}\n";
+  const auto r = run_process(kTool, {"summary", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "pil-trace: note: " + path +
+                       ": not read: 2 begin/end events (\"ph\": \"B\", \"E\"; pil-trace reads complete events, "
+                       "\"X\", as torch.profiler and Kineto write them); 3 mtia_ccp_events, 1 mtia_runtime events, "
+                       "of a device pil-trace does not model (its figures are the rest of the trace's)\n");
+  EXPECT_NE(r.out.find("no GPU work pil-trace reads: the trace's device work is of a kind it does not model "
+                       "(mtia_ccp_events 3, mtia_runtime 1 events)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("a CPU run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("aten::mm"), std::string::npos) << r.out;
+  // UTF-16, as a Windows editor saves it: its byte-order mark, then two bytes a character.
+  std::string utf16 = "\xFF\xFE";
+  for (char c : std::string("{\"traceEvents\": []}")) utf16 += std::string{c, '\0'};
+  std::ofstream(path, std::ios::binary) << utf16;
+  const auto u = run_process(kTool, {"summary", path});
+  EXPECT_EQ(u.exit_code, 2);
+  EXPECT_EQ(u.err, "pil-trace: error: " + path +
+                       ": the file is UTF-16 text (it starts with UTF-16's byte-order mark); allowed: UTF-8 JSON, as "
+                       "torch.profiler writes it (convert: iconv -f UTF-16 -t UTF-8 IN > OUT)\n");
+}
+
 // Exit 70 is for a bug: no input reaches it on purpose, so the test sets the tool's test-only
 // PIL_TRACE_TEST_INTERNAL_ERROR, which makes every command throw (a std::exception, or with
 // "unknown" something else). Each answers with one line and 70, never 1 (check's findings).
@@ -360,23 +408,34 @@ TEST_F(PilTrace, AnInternalErrorInAnyCommandIsOneLineAndExit70) {
 // window [0, 200]: before k1 5.4 host (its launch ended at 3 after 0), 0.6 kernel, 25.8 host,
 // 40.5 other (k4's launch ended at 59, before 60), 42 host (k5's at 152, after 110), 40 other
 // after the last work: host 73.2, kernel 0.6, other 80.5. Busy: 45.7 of 200 (22.85%).
-std::string idle_trace() {
+// `base_us` moves every time (the epoch times Kineto writes: float64 keeps quarter us there);
+// `k3_dur` is k3's duration in tenths of a us; `gpu_step` adds step 1's range mirrored on the
+// GPU stream, where it starts when the GPU reaches the step (at 151 us, after k5's launch).
+std::string idle_trace(int64_t base_us = 0, int k3_dur = 40, bool gpu_step = false) {
+  auto at = [&](int tenths) { return std::to_string(base_us + tenths / 10) + "." + std::to_string(tenths % 10); };
   std::string s = "{\"traceEvents\": [\n";
   auto add = [&](const std::string& e) { s += (s.size() > 18 ? ",\n  " : "  ") + e; };
   for (int k = 0; k < 2; ++k)
     add("{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#" + std::to_string(k) +
-        "\", \"pid\": 1, \"tid\": 1, \"ts\": " + std::to_string(100 * k) + ", \"dur\": 100}");
-  const char* work[][5] = {{"k1", "1.0", "2", "5.4", "15.2"},   {"k2", "3.0", "2", "21.2", "9.0"},
-                           {"k3", "50.0", "5", "56.0", "4.0"},  {"k4", "57.0", "2", "100.5", "9.5"},
-                           {"k5", "150.0", "2", "152.0", "8.0"}};
+        "\", \"pid\": 1, \"tid\": 1, \"ts\": " + at(1000 * k) + ", \"dur\": 100}");
+  if (gpu_step)
+    add("{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 0, "
+        "\"tid\": 7, \"ts\": " + at(1510) + ", \"dur\": 9}");
+  struct Work {
+    const char* name;
+    int launch, launch_dur, start, dur;  // tenths of a us
+  };
+  const Work work[] = {{"k1", 10, 20, 54, 152},  {"k2", 30, 20, 212, 90},   {"k3", 500, 50, 560, k3_dur},
+                       {"k4", 570, 20, 1005, 95}, {"k5", 1500, 20, 1520, 80}};
   for (int c = 0; c < 5; ++c) {
     const std::string corr = std::to_string(c + 1);
-    add(std::string("{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
-                    "\"pid\": 1, \"tid\": 1, \"ts\": ") + work[c][1] + ", \"dur\": " + work[c][2] +
-        ", \"args\": {\"correlation\": " + corr + "}}");
-    add(std::string("{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"") + work[c][0] +
-        "\", \"pid\": 0, \"tid\": 7, \"ts\": " + work[c][3] + ", \"dur\": " + work[c][4] +
-        ", \"args\": {\"correlation\": " + corr + ", \"device\": 0, \"stream\": 7}}");
+    const Work& w = work[c];
+    add("{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, "
+        "\"ts\": " + at(w.launch) + ", \"dur\": " + std::to_string(w.launch_dur / 10) + "." +
+        std::to_string(w.launch_dur % 10) + ", \"args\": {\"correlation\": " + corr + "}}");
+    add(std::string("{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"") + w.name +
+        "\", \"pid\": 0, \"tid\": 7, \"ts\": " + at(w.start) + ", \"dur\": " + std::to_string(w.dur / 10) + "." +
+        std::to_string(w.dur % 10) + ", \"args\": {\"correlation\": " + corr + ", \"device\": 0, \"stream\": 7}}");
   }
   return s + "\n]}\n";
 }
@@ -432,6 +491,38 @@ TEST_F(PilTrace, IdleRuleHtaSplitsAHandMadeStreamAsHtaDoes) {
                              "other 59.4%"),
             std::string::npos)
       << summary.out;
+}
+
+// HTA's rule as HTA computes it, on the hand-made stream above:
+// - its times are float64 microseconds: at epoch times (1.7e15 us) a quarter us apart, so k3's
+//   end, 59.9 us after a whole one, rounds to 60.0 before HTA floors it: the gap to k4 is 41 us
+//   there and 42 us near zero (k3 lasting 3.9 us instead of 4.0);
+// - its last step is the last "ProfilerStep" event that is not GPU work, the range mirrored on
+//   the GPU stream too (gpu_user_annotation, at 151 us): k5, launched at 150 us, is kept, and its
+//   gap after k4 (152 - 110, launched after k4 ended) is 42 us more of host wait.
+// Each figure as hta_idle_compare.py's run of HTA 0.5.0 gave it on these traces.
+TEST_F(PilTrace, IdleRuleHtaRoundsAsFloat64AndCutsAtTheLastStepOnTheGpuToo) {
+  struct Case {
+    const char* what;
+    int64_t base_us;
+    int k3_dur;
+    bool gpu_step;
+    int64_t host, kernel, other;
+  };
+  for (const Case& c : {Case{"near zero", 0, 39, false, 26'000, 2'000, 42'000},
+                        Case{"epoch times", 1712195495500000, 39, false, 26'000, 2'000, 41'000},
+                        Case{"the step on the GPU", 0, 40, true, 68'000, 2'000, 41'000}}) {
+    SCOPED_TRACE(c.what);
+    const std::string path = dir.path() + "/idle_hta.json";
+    std::ofstream(path) << idle_trace(c.base_us, c.k3_dur, c.gpu_step);
+    const auto js = run_process(kTool, {"streams", path, "--idle-rule", "hta", "--json"});
+    ASSERT_EQ(js.exit_code, 0) << js.err;
+    const auto j = nlohmann::json::parse(js.out);
+    ASSERT_EQ(j["streams"].size(), 1u);
+    EXPECT_EQ(j["streams"][0]["host_wait_ns"], c.host);
+    EXPECT_EQ(j["streams"][0]["kernel_wait_ns"], c.kernel);
+    EXPECT_EQ(j["streams"][0]["other_idle_ns"], c.other);
+  }
 }
 
 // A rule is named (pil or hta, any case): anything else, a number too, is one line naming both.

@@ -13,6 +13,16 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
+/// A file that starts with UTF-16's byte-order mark (Windows tools write one): refused by name,
+/// not as "not JSON" at byte 0.
+void refuse_utf16(const std::string& label, const char* data, size_t len) {
+  if (len >= 2 && ((uint8_t(data[0]) == 0xFF && uint8_t(data[1]) == 0xFE) ||
+                   (uint8_t(data[0]) == 0xFE && uint8_t(data[1]) == 0xFF)))
+    throw ParseError(label + ": the file is UTF-16 text (it starts with UTF-16's byte-order mark); allowed: UTF-8 "
+                     "JSON, as torch.profiler writes it (convert: iconv -f UTF-16 -t UTF-8 IN > OUT)");
+}
+
+
 /// Puts `c` at data_[i] until the guard goes, then restores the byte that was there.
 struct Stopper {
   char* at;
@@ -42,6 +52,7 @@ size_t Reader::run() {
   fill(0);
   size_t i = 0;
   if (len_ >= 3 && std::memcmp(data_, "\xEF\xBB\xBF", 3) == 0) i = 3;  // UTF-8 BOM
+  refuse_utf16(label_, data_, len_);
   while (i < len_ && is_space(data_[i])) ++i;
   if (i == len_) throw ParseError(label_ + ": empty file, expected a Chrome trace (JSON)");
   size_t events_at = 0;
@@ -561,6 +572,7 @@ uint64_t Reader::read_head_only() {
   fill(0);
   size_t i = 0;
   if (len_ >= 3 && std::memcmp(data_, "\xEF\xBB\xBF", 3) == 0) i = 3;  // UTF-8 BOM
+  refuse_utf16(label_, data_, len_);
   while (i < len_ && is_space(data_[i])) ++i;
   if (i == len_) throw ParseError(label_ + ": empty file, expected a Chrome trace (JSON)");
   if (data_[i] == '[') {

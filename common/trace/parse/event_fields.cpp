@@ -131,8 +131,11 @@ simdjson_inline int64_t EventFields::lane_id(od::value& v, bool& named) {
     case od::json_type::number: {
       int64_t id = 0;
       if (!v.get_int64().get(id)) return id;
+      // An id past int64's range but within uint64's (an address, as some devices' traces
+      // write): kept by its bits; a lane is only compared with lanes.
+      if (uint64_t u = 0; !v.get_uint64().get(u)) return int64_t(u);
       if (text_to_ns(v.raw_json_token(), id)) return id / 1000;
-      throw BadEvent{"pid/tid is not a whole number"};
+      throw BadEvent{"pid/tid is not a whole number from -2^63 to 2^64-1"};
     }
     case od::json_type::string: {
       std::string_view s;
@@ -544,7 +547,11 @@ void EventFields::read_event(od::object& obj) {
       if (process) out_->lane_names[{pid, -1}] = std::string(meta_name);
     }
   }
-  // Other phases (other instant events, counters "C", ...) carry nothing the reports use.
+  // Other phases (other instant events, counters "C", ...) carry nothing the reports use;
+  // begin and end events would, and are counted to say they were not read.
+  if (ph == "B" || ph == "E") out_->unread["B/E"] += 1;
+  if (category == Category::Other && !cat.empty() && is_unmodelled_device_category(cat))
+    out_->unread[std::string(cat)] += 1;
   if (skipped) out_->skipped.events += 1;
   if (keep_sources) {
     ElementSource src;

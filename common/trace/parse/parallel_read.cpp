@@ -322,6 +322,7 @@ class ParallelRead {
     out_->flows.starts += p.t.flows.starts;
     out_->flows.finishes += p.t.flows.finishes;
     out_->skipped.add(p.t.skipped);
+    for (const auto& [kind, n] : p.t.unread) out_->unread[kind] += n;
     elements_ += p.elements;
   }
 

@@ -217,6 +217,28 @@ void note_skipped(const std::string& path, const SkippedFields& skipped) {
             << ")\n";
 }
 
+/// "28 begin/end events (...), 25,814 mtia_ccp_events events": what the reader counted and did
+/// not read (Trace::unread), or empty.
+std::string unread_text(const Trace& t) {
+  std::string text, devices;
+  for (const auto& [kind, n] : t.unread) {
+    if (kind == "B/E") continue;
+    devices += std::string(devices.empty() ? "" : ", ") + grouped(n) + " " + kind;
+  }
+  if (const auto be = t.unread.find("B/E"); be != t.unread.end())
+    text = grouped(be->second) + " begin/end events (\"ph\": \"B\", \"E\"; pil-trace reads complete "
+           "events, \"X\", as torch.profiler and Kineto write them)";
+  if (!devices.empty())
+    text += std::string(text.empty() ? "" : "; ") + devices +
+            " events, of a device pil-trace does not model (its figures are the rest of the trace's)";
+  return text;
+}
+
+void note_unread(const std::string& path, const Trace& t) {
+  if (const std::string text = unread_text(t); !text.empty())
+    std::cerr << "pil-trace: note: " << path << ": not read: " << text << "\n";
+}
+
 int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) {
   KeyAverages k = key_averages(t);
   if (as_json) {
@@ -846,6 +868,12 @@ int main(int argc, char** argv) {
     if (*advise_cmd) read_options = advise_read_options(read_options, advise_options);
     const Trace t = parse_trace_file(path, read_options);
     note_skipped(path, t.skipped);
+    if (t.events.empty() && !t.unread.empty()) {  // events, none of a kind the reports read
+      std::cerr << "pil-trace: error: " << path << ": no event pil-trace reads; the trace holds " << unread_text(t)
+                << "\n";
+      return 2;
+    }
+    note_unread(path, t);
     if (t.events.empty()) {  // a valid trace, with nothing any command could say of
       std::cerr << "pil-trace: error: " << path
                 << ": the trace has no events (its traceEvents holds no slice, kernel or memory "
@@ -897,6 +925,11 @@ int main(int argc, char** argv) {
                     << " profiled steps" << steps_allowed(index.steps.size()) << "\n";
           return 2;
         }
+        // The step's own CPU span: its GPU tail comes with its launch calls. (svg's window,
+        // widened to that tail, would also take in the next step's range and operators, and
+        // the slice would read back as two steps.)
+        const Event& s = t.events[index.steps[step]];
+        from = s.start_ns, to = s.end_ns();
       } else if (*slice_window.range) {
         // The range's own CPU span (svg's range window also reaches to its GPU work).
         std::vector<const Event*> found;
