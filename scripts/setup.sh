@@ -8,7 +8,11 @@
 #      nothing is downloaded; otherwise torch==2.11.0 from PyPI is installed once into a cache
 #      outside the checkout (${PIL_CACHE:-~/.cache/profiling-in-libtorch}/torch-2.11.0), which
 #      later runs and other clones reuse;
-#   3. configures the build folder (build/, the "release" preset) when it is not configured yet.
+#   3. with "pil_setup tests", installs Holistic Trace Analysis (holistictraceanalysis==0.5.0 and
+#      the packages it imports, pinned; not jupyterlab, which it lists but the comparison does not
+#      use) from PyPI once into the cache (.../hta-0.5.0): scripts.hta_idle compares pil-trace with
+#      it, and skips (77, saying so) where it could not be installed;
+#   4. configures the build folder (build/, the "release" preset) when it is not configured yet.
 # Environment: PIL_CACHE (cache folder), PIL_BUILD_DIR (default build), Torch_DIR,
 # CMAKE_PREFIX_PATH, PIL_CMAKE_ARGS (extra configure arguments).
 
@@ -22,6 +26,11 @@ PIL_DEBIAN_PACKAGES=(cmake ninja-build g++ ccache python3 libgtest-dev libgmock-
                      doxygen doxygen-awesome-css)
 # Only the tests need these: a headless browser that renders the docs (docs.render).
 PIL_TEST_PACKAGES=(chromium)
+# HTA for scripts.hta_idle (tests/scripts/hta_idle_compare.py looks in the same folder), with
+# the versions of what it imports that it was compared under.
+PIL_HTA_VERSION=0.5.0
+PIL_HTA_IMPORTS=("pandas==2.2.3" "numpy==2.2.6" "python-dateutil==2.9.0.post0" "plotly==6.0.1"
+                 "networkx==3.4.2" "pydot==3.0.4" "psutil==7.0.0")
 
 pil_say() { echo "[setup] $*" >&2; }
 pil_die() { echo "[setup] error: $*" >&2; exit 1; }
@@ -83,6 +92,31 @@ pil_torch_arg() {
   echo "-DTorch_DIR=$dir/torch/share/cmake/Torch"
 }
 
+# Installs HTA into $PIL_CACHE/hta-$PIL_HTA_VERSION once (whole or not at all). Not fatal: the
+# comparison it serves is one test, which then skips saying why.
+pil_install_hta() {
+  local dir=$PIL_CACHE/hta-$PIL_HTA_VERSION
+  [[ -f $dir/hta/trace_analysis.py ]] && return 0
+  mkdir -p "$PIL_CACHE"
+  exec 8>"$PIL_CACHE/.lock-hta"
+  flock 8
+  if [[ ! -f $dir/hta/trace_analysis.py ]]; then
+    pil_say "installing holistictraceanalysis==$PIL_HTA_VERSION from PyPI into $dir (once; about 220 MB)"
+    local tmp pip=(python3 -m pip install --quiet --no-compile --disable-pip-version-check)
+    tmp=$(mktemp -d "$PIL_CACHE/.hta-$PIL_HTA_VERSION.XXXXXX")
+    if "${pip[@]}" --target "$tmp" "${PIL_HTA_IMPORTS[@]}" >&2 &&
+       "${pip[@]}" --target "$tmp" --no-deps "holistictraceanalysis==$PIL_HTA_VERSION" >&2; then
+      chmod 755 "$tmp"
+      rm -rf "$dir"
+      mv -T "$tmp" "$dir"
+    else
+      rm -rf "$tmp"
+      pil_say "warning: could not install holistictraceanalysis==$PIL_HTA_VERSION: scripts.hta_idle will skip"
+    fi
+  fi
+  exec 8>&-
+}
+
 pil_configure() {
   local torch_arg
   torch_arg=$(pil_torch_arg) || exit 1
@@ -99,6 +133,7 @@ pil_configure() {
 pil_setup() {
   if [[ ${1:-} == tests ]]; then
     pil_install_packages "${PIL_TEST_PACKAGES[@]}"
+    pil_install_hta
   else
     pil_install_packages
   fi

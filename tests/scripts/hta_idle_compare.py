@@ -7,6 +7,9 @@ For each trace, HTA (the `holistictraceanalysis` package) loads it and splits ea
 time; `pil-trace streams TRACE --idle-rule hta --json` must give the same host wait, kernel wait
 and other, per stream, to the nanosecond (HTA's figures are whole microseconds). Exits 77 (ctest's
 skip) with one line when the package is not importable, 1 on a difference, 0 when all agree.
+
+HTA is imported from Python's own path, or else from where ./run-tests installs it
+(scripts/setup.sh: PIL_HTA_VERSION into ${PIL_CACHE:-${XDG_CACHE_HOME:-~/.cache}/profiling-in-libtorch}).
 """
 import json
 import logging
@@ -15,6 +18,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+HTA_VERSION = "0.5.0"  # scripts/setup.sh's PIL_HTA_VERSION
+
+
+def hta_cache_dir():
+    """The folder scripts/setup.sh installs HTA into (its PIL_CACHE rule)."""
+    cache = os.environ.get("PIL_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "profiling-in-libtorch")
+    return os.path.join(cache, "hta-" + HTA_VERSION)
 
 
 def hta_split(trace_path):
@@ -40,9 +52,14 @@ def main():
         return 2
     try:
         import hta.trace_analysis  # noqa: F401
+    except ImportError:
+        sys.path.insert(0, hta_cache_dir())
+    try:
+        import hta.trace_analysis  # noqa: F401,F811
     except Exception as e:  # not installed, or its dependencies are not
         print(f"SKIP: holistictraceanalysis is not importable ({type(e).__name__}: {e}); "
-              "pip install holistictraceanalysis to run this comparison")
+              f"./run-tests installs it into {hta_cache_dir()}, or pip install "
+              f"holistictraceanalysis=={HTA_VERSION} to run this comparison")
         return 77
     logging.disable(logging.WARNING)
     tool, traces = sys.argv[1], sys.argv[2:]
