@@ -619,6 +619,7 @@ RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) 
           const Trace t = parse_trace_file(files[i], per_file);  // released once its profile is made
           p = rank_profile(t, args);
           p.skipped = t.skipped;
+          p.unread = t.unread;
         }
         p.label = files[i];
         p.id = id;

@@ -21,6 +21,7 @@
 /// most its collective's duration). The slowest rank of a step is the one that waited least.
 #include <climits>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -85,6 +86,7 @@ struct RankProfile {
   std::vector<Collective> collectives;  ///< in start order
   std::vector<Interval> compute, comm;  ///< merged unions inside the steps (for the picture)
   SkippedFields skipped;  ///< arguments of an unexpected type its reader skipped
+  std::map<std::string, int64_t> unread;  ///< events its reader counted and did not read (Trace::unread)
 };
 
 /// One rank's trace, analysed. `args`: its record_param_comms arguments in issue order (for the

@@ -689,7 +689,8 @@ struct HtaSteps {
 // HTA reads times as float64 microseconds and rounds them, the start up and the end (start +
 // duration, added in float64) down (hta/common/trace_parser.py, round_down_time_stamps). At the
 // epoch times Kineto writes (about 1.7e15 us), float64 keeps quarter microseconds, so an end
-// within a quarter of the next whole microsecond rounds onto it there: kept as HTA computes it.
+// within an eighth of the next whole microsecond rounds onto it there (0.9 past one becomes the
+// next): kept as HTA computes it.
 double hta_us(int64_t ns) { return double(ns / 1000) + double(ns % 1000) / 1000.0; }
 int64_t hta_start_us(int64_t ns) { return int64_t(std::ceil(hta_us(ns))); }
 int64_t hta_end_us(const Event& e) { return int64_t(std::floor(hta_us(e.start_ns) + double(e.dur_ns) / 1000.0)); }

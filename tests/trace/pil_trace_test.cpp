@@ -357,6 +357,12 @@ TEST_F(PilTrace, WhatTheReaderDoesNotReadIsSaid) {
       << r.out;
   EXPECT_EQ(r.out.find("a CPU run"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("aten::mm"), std::string::npos) << r.out;
+  // diff's second trace, and each trace ranks reads, are said the same way.
+  const std::string note = "pil-trace: note: " + path + ": not read: 2 begin/end events";
+  const auto d = run_process(kTool, {"diff", trace, path});
+  EXPECT_NE(d.err.find(note), std::string::npos) << d.err;
+  const auto k = run_process(kTool, {"ranks", path});
+  EXPECT_NE(k.err.find(note), std::string::npos) << k.err;
   // UTF-16, as a Windows editor saves it: its byte-order mark, then two bytes a character.
   std::string utf16 = "\xFF\xFE";
   for (char c : std::string("{\"traceEvents\": []}")) utf16 += std::string{c, '\0'};

@@ -219,13 +219,13 @@ void note_skipped(const std::string& path, const SkippedFields& skipped) {
 
 /// "28 begin/end events (...), 25,814 mtia_ccp_events events": what the reader counted and did
 /// not read (Trace::unread), or empty.
-std::string unread_text(const Trace& t) {
+std::string unread_text(const std::map<std::string, int64_t>& unread) {
   std::string text, devices;
-  for (const auto& [kind, n] : t.unread) {
+  for (const auto& [kind, n] : unread) {
     if (kind == "B/E") continue;
     devices += std::string(devices.empty() ? "" : ", ") + grouped(n) + " " + kind;
   }
-  if (const auto be = t.unread.find("B/E"); be != t.unread.end())
+  if (const auto be = unread.find("B/E"); be != unread.end())
     text = grouped(be->second) + " begin/end events (\"ph\": \"B\", \"E\"; pil-trace reads complete "
            "events, \"X\", as torch.profiler and Kineto write them)";
   if (!devices.empty())
@@ -234,8 +234,8 @@ std::string unread_text(const Trace& t) {
   return text;
 }
 
-void note_unread(const std::string& path, const Trace& t) {
-  if (const std::string text = unread_text(t); !text.empty())
+void note_unread(const std::string& path, const std::map<std::string, int64_t>& unread) {
+  if (const std::string text = unread_text(unread); !text.empty())
     std::cerr << "pil-trace: note: " << path << ": not read: " << text << "\n";
 }
 
@@ -832,7 +832,10 @@ int main(int argc, char** argv) {
     }
     if (*ranks) {
       const RanksReport r = read_ranks(rank_paths, threads);
-      for (const RankProfile& p : r.ranks) note_skipped(p.label, p.skipped);
+      for (const RankProfile& p : r.ranks) {
+        note_skipped(p.label, p.skipped);
+        note_unread(p.label, p.unread);
+      }
       if (rank_step >= long(r.steps.size())) {
         std::cerr << "pil-trace: error: --step " << rank_step << ": the ranks recorded " << r.steps.size()
                   << " steps" << steps_allowed(r.steps.size()) << "\n";
@@ -869,11 +872,11 @@ int main(int argc, char** argv) {
     const Trace t = parse_trace_file(path, read_options);
     note_skipped(path, t.skipped);
     if (t.events.empty() && !t.unread.empty()) {  // events, none of a kind the reports read
-      std::cerr << "pil-trace: error: " << path << ": no event pil-trace reads; the trace holds " << unread_text(t)
+      std::cerr << "pil-trace: error: " << path << ": no event pil-trace reads; the trace holds " << unread_text(t.unread)
                 << "\n";
       return 2;
     }
-    note_unread(path, t);
+    note_unread(path, t.unread);
     if (t.events.empty()) {  // a valid trace, with nothing any command could say of
       std::cerr << "pil-trace: error: " << path
                 << ": the trace has no events (its traceEvents holds no slice, kernel or memory "
@@ -966,6 +969,7 @@ int main(int argc, char** argv) {
     if (*diff) {
       const Trace b = parse_trace_file(path_b, read_options);
       note_skipped(path_b, b.skipped);
+      note_unread(path_b, b.unread);
       return report_diff(t, b, tolerance, as_json);
     }
     if (*svg) {
