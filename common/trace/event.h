@@ -45,7 +45,6 @@ inline bool is_torch_scope(Category c) {
   return c == Category::CpuOp || c == Category::UserAnnotation;
 }
 
-/// True for a CUDA runtime or driver call: what launches GPU work (joined by correlation id).
 /// Kineto's categories of the devices pil-trace does not model (libkineto's ActivityType
 /// names): MTIA's runtime calls and device events, Intel XPU's and a PrivateUse1 backend's
 /// runtime and driver calls, Gaudi's (HPU) operators. Their events are read as Category::Other;
@@ -55,6 +54,7 @@ inline bool is_unmodelled_device_category(std::string_view cat) {
          cat == "xpu_driver" || cat == "privateuse1_runtime" || cat == "privateuse1_driver" || cat == "hpu_op";
 }
 
+/// True for a CUDA runtime or driver call: what launches GPU work (joined by correlation id).
 inline bool is_launch_call(Category c) { return c == Category::Runtime || c == Category::Driver; }
 
 /// True for a launch of a whole graph (one call, many kernels): CUDA's runtime and driver calls

@@ -1245,7 +1245,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     const std::string made = std::to_string(calls) + " CUDA runtime or driver call" + (calls == 1 ? "" : "s");
     std::string other_device;  // the events of a device pil-trace does not model
     for (const auto& [kind, n] : t.unread)
-      if (kind != "B/E") other_device += std::string(other_device.empty() ? "" : ", ") + kind + " " + grouped(n);
+      if (kind != Trace::kUnreadBeginEnd) other_device += std::string(other_device.empty() ? "" : ", ") + kind + " " + grouped(n);
     if (calls == 0 && !other_device.empty())
       line("no GPU work pil-trace reads: the trace's device work is of a kind it does not model (" +
            other_device + " events), so the figures here are the CPU side's only");

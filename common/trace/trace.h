@@ -164,6 +164,7 @@ struct Trace {
   /// end events (Kineto writes complete events, "X"), and a category name for the events of a
   /// device pil-trace does not model (is_unmodelled_device_category).
   std::map<std::string, int64_t> unread;
+  static constexpr const char* kUnreadBeginEnd = "B/E";  ///< unread's key for begin and end events
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
   /// deviceProperties in full, by device index (devices[i].name == device_names[i]); empty in a
   /// trace that names its devices only (the CUPTI tracer's).

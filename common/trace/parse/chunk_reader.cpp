@@ -22,7 +22,6 @@ void refuse_utf16(const std::string& label, const char* data, size_t len) {
                      "JSON, as torch.profiler writes it (convert: iconv -f UTF-16 -t UTF-8 IN > OUT)");
 }
 
-
 /// Puts `c` at data_[i] until the guard goes, then restores the byte that was there.
 struct Stopper {
   char* at;

@@ -222,10 +222,10 @@ void note_skipped(const std::string& path, const SkippedFields& skipped) {
 std::string unread_text(const std::map<std::string, int64_t>& unread) {
   std::string text, devices;
   for (const auto& [kind, n] : unread) {
-    if (kind == "B/E") continue;
+    if (kind == Trace::kUnreadBeginEnd) continue;
     devices += std::string(devices.empty() ? "" : ", ") + grouped(n) + " " + kind;
   }
-  if (const auto be = unread.find("B/E"); be != unread.end())
+  if (const auto be = unread.find(Trace::kUnreadBeginEnd); be != unread.end())
     text = grouped(be->second) + " begin/end events (\"ph\": \"B\", \"E\"; pil-trace reads complete "
            "events, \"X\", as torch.profiler and Kineto write them)";
   if (!devices.empty())
