@@ -226,7 +226,7 @@ torch::Tensor reference(const pil::Tensors& in) {
     }
     updates.push_back(torch::cat(change));
   }
-  return torch::cat({torch::stack(updates).reshape({-1}), torch::zeros({1}, torch::kDouble)});
+  return torch::cat({torch::stack(updates).reshape({-1}), torch::zeros({1}, x.options())});
 }
 
 torch::Tensor collect(const pil::Tensors&) {

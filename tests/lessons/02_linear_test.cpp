@@ -97,7 +97,8 @@ TEST(Lesson02, BadLessonFlagsExit2WithOneLine) {
 }  // namespace
 
 // --- On a GPU (ctest 02_linear.gpu_checks; exits 77 where no GPU is usable) --------------------
-// The lesson's claims about the GPU, written before a GPU was lent: to confirm on the first run.
+// The lesson's claims about the GPU, written before a GPU was lent; passed on the H200, 2026-12-04
+// (docs/gpu-runs/2026-12-04-h200).
 namespace {
 
 struct GpuLinearRun : pil::test::GpuLessonRun {

@@ -214,7 +214,8 @@ TEST(Lesson04, BadShapeFlagsExit2) {
 }  // namespace
 
 // --- On a GPU (ctest 04_transformer.gpu_checks; exits 77 where no GPU is usable) ---------------
-// The lesson's claims about the GPU, written before a GPU was lent: to confirm on the first run.
+// The lesson's claims about the GPU, written before a GPU was lent; passed on the H200, 2026-12-04
+// (docs/gpu-runs/2026-12-04-h200).
 namespace {
 
 struct GpuBlockRun : pil::test::GpuLessonRun {

@@ -284,6 +284,38 @@ TEST(AdviseCpu, ALoopTheGpuNeverWaitedForIsNoFinding) {
   EXPECT_EQ(symptom(advise(index, none), "op_loop"), nullptr) << "a cost of nothing is no finding, at any floor";
 }
 
+// Each of 300 calls launches a kernel: 22 us with its launch call of 12 us, 10 us without. The
+// operator is a small one; the launch's own time is the launch rules' to judge. (Lesson 06's
+// per-token log_softmax on the H200 machine, 2026-12-04: median 19.6 us with its launch, 44% of
+// the calls at 20 us or more; 13.2 us without.) Without a launch a 22 us call is a long one.
+std::string launching_loop(bool launches) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 10'000);
+  for (int i = 0; i < 300; ++i) {
+    const double t = 1000 + 25.0 * i;
+    b.op("aten::log_softmax", t, 22);
+    if (launches) b.kernel("softmax_kernel", b.call("cudaLaunchKernel", t + 5, 12), t + 18, 2);
+  }
+  if (!launches) b.kernel("gemm", b.call("cudaLaunchKernel", 100, 10), 120, 100);
+  return b.str();
+}
+
+TEST(AdviseCpu, ALoopsLaunchCallsAreNotItsOperatorsOwnTime) {
+  const Advice a = advise_text(launching_loop(true));
+  const Symptom* s = symptom(a, "op_loop");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "loop_calls"), 300);
+  EXPECT_DOUBLE_EQ(figure(*s, "most_calls_in_one"), 300);
+  EXPECT_NE(s->text.find("(each under 20.0 us, with what it calls less its launch calls)"), std::string::npos)
+      << s->text;
+  AdviseOptions none;
+  none.min_saved_share = 0;
+  const Trace t = parse_trace_text(launching_loop(false));
+  const TraceIndex index(t);
+  EXPECT_EQ(symptom(advise(index, none), "op_loop"), nullptr) << "22 us of the operator's own is a long call";
+}
+
 // --- copies -----------------------------------------------------------------------------------
 
 // Two steps of 100 us. In each: linear_fwd [0, 50) holding `caller` [5, 45), which copies

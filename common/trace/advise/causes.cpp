@@ -25,7 +25,7 @@ const std::vector<Cause>& all_causes() {
        "Keep values on the GPU until the step ends: a loss read with .item() or copied to the CPU "
        "every step, or an explicit synchronize, makes the CPU wait for every kernel launched "
        "before it; read them every N steps, or after the step.",
-       {"01_matmul_add", "How to read the GPU trace (what to look for; the figures await a GPU run)",
+       {"01_matmul_add", "How to read the GPU trace",
         "./run-lesson 01_matmul_add --device cuda"}},
       {"pageable_copy", "Copies between host and GPU from pageable memory",
        "Copy from pinned (page-locked) host memory, with non_blocking = true: "
@@ -38,7 +38,7 @@ const std::vector<Cause>& all_causes() {
        "Let the GEMMs use tensor cores: TF32 for fp32 (at::globalContext()."
        "setFloat32MatmulPrecision(\"high\"), the lessons' --tf32 on), or bf16/fp16 under autocast "
        "where the accuracy allows.",
-       {"02_linear", "On a GPU (expected)", "./run-lesson 02_linear --device cuda --tf32 on"}},
+       {"02_linear", "On a GPU", "./run-lesson 02_linear --device cuda --tf32 on"}},
       {"fusion", "Chains of elementwise passes between the matrix products",
        "Fuse them: the compiled variant (AOTInductor) or a fused operator makes one kernel of a "
        "chain, one pass over memory instead of one per operator.",

@@ -59,7 +59,8 @@ inline constexpr double kFirstStepRatio = 2.0;
 inline constexpr int64_t kSmallOpNs = 20'000;
 inline constexpr double kOverheadShare = 0.20;
 /// A loop of small operators (op_loop): a run of the program's own calls, one after another
-/// under one caller in a step, every one short (under kSmallOpNs, with what it calls), holding
+/// under one caller in a step, every one short (under kSmallOpNs, with what it calls less its
+/// CUDA runtime and driver calls, the launches the GPU rules judge), holding
 /// at least this many calls of one operator: at some microseconds each, a millisecond or more
 /// a step. Per-element loops run thousands (lesson 06's loss: one per token); an optimizer's
 /// per-parameter loop calls one operator tens to a few hundred times (lesson 06's fast: 87
