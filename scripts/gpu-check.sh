@@ -35,9 +35,9 @@
 #
 # The lessons are the project's lesson folders (NN_name/ with a CMakeLists.txt); every target
 # built is one the configure made (`cmake --build build-gpu --target help`), not a fixed list.
-# Leaves in $OUT (at most 8 files come back): gpu-check.log, traces.tar.gz and ctest.txt
-# (part 1), bench.tar.gz and bench-table.txt (part 2), aoti.tar.gz (part 3); in the archives a
-# trace over 4 MiB is cut to its first profiled step (see archive below). A failed build,
+# Leaves in $OUT (at most 8 files come back): gpu-check.log, traces.tar.gz, ctest.txt and
+# ctest-checks.log (every check's output, passed ones too) (part 1), bench.tar.gz and
+# bench-table.txt (part 2), aoti.tar.gz (part 3); in the archives a trace over 4 MiB is cut to its first profiled step (see archive below). A failed build,
 # check, lesson or benchmark, a missed goal or a phase out of time makes the exit status 1.
 set -uo pipefail
 
@@ -245,6 +245,9 @@ if [[ $part == tests ]]; then
     within "$(left)" ctest --test-dir "$build" --output-on-failure --no-tests=error -j 4 -L gpu -LE gpu_trace |
       tee "$out/ctest.txt"
     [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+    # What every check printed, passed ones too (ctest shows only the failures'): advice lines
+    # such as lesson 02's TF32 kernel names come back only this way.
+    cp "$build/Testing/Temporary/LastTest.log" "$out/ctest-checks.log" 2>/dev/null || true
   fi
 elif [[ $part == bench ]]; then
   # A fresh machine (the one of part 1 went back: it is held 30 s after a call): configured here.

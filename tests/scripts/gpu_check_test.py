@@ -175,7 +175,10 @@ case "$*" in
                     mkdir -p "$build/test-output/01_matmul_add/gpu"
                     echo '{"traceEvents": []}' > "$build/test-output/01_matmul_add/gpu/eager.pt.trace.json"
                     sleep "$FAKE_TRACE_SECONDS" ;;
-  *) echo "100% tests passed, 0 tests failed out of 3" ;;
+  *) build=$(echo "$*" | sed 's/.*--test-dir \\([^ ]*\\).*/\\1/')
+     mkdir -p "$build/Testing/Temporary"
+     echo "advice: what a passed check printed" > "$build/Testing/Temporary/LastTest.log"
+     echo "100% tests passed, 0 tests failed out of 3" ;;
 esac
 """
 
@@ -229,6 +232,8 @@ class GpuCheckRun(unittest.TestCase):
         self.assertEqual(first.returncode, 0, first.stdout + first.stderr)
         self.assertIn("eager.pt.trace.json", self.archived())
         self.assertTrue(os.path.isfile(os.path.join(self.out, "ctest.txt")))
+        with open(os.path.join(self.out, "ctest-checks.log")) as f:  # what passed checks printed
+            self.assertIn("advice: what a passed check printed", f.read())
         stale = os.path.join(self.env["PIL_GPU_BUILD_DIR"], "test-output", "stale.json")
         with open(stale, "w") as f:
             f.write("{}")
