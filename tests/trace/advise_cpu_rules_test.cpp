@@ -286,8 +286,8 @@ TEST(AdviseCpu, ALoopTheGpuNeverWaitedForIsNoFinding) {
 
 // Each of 300 calls launches a kernel: 22 us with its launch call of 12 us, 10 us without. The
 // operator is a small one; the launch's own time is the launch rules' to judge. (Lesson 06's
-// per-token log_softmax on the H200 machine, 2026-12-04: median 19.6 us with its launch, 44% of
-// the calls at 20 us or more; 13.2 us without.) Without a launch a 22 us call is a long one.
+// per-token log_softmax on the H200 machine, 2026-12-04: a median 19.6 us with its launch, 44% of
+// the calls at 20 us or more.) Without a launch a 22 us call is a long one.
 std::string launching_loop(bool launches) {
   TraceBuilder b;
   b.device("NVIDIA H100 80GB HBM3");

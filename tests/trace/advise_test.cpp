@@ -378,7 +378,8 @@ std::set<std::string> h200_causes(const std::string& name, double min_share = ad
 // cores until fast, which autocasts to bf16; the score matrix in slow alone, under the 2% a
 // finding needs at sequence 128, named with no floor. At 2 x 256
 // (fix2 and fix3, a step each) the loop again, and only before its fix: there the launches put
-// half of fix2's log_softmax calls past 20 us (the 2026-12-04 GPU check missed the loop).
+// a fifth of this step's log_softmax calls past 20 us, and 44% over its run's three steps (the
+// 2026-12-04 GPU check missed the loop).
 TEST(AdviseH200, Lesson06TheGpusProblemsBeforeTheirFixesAndNotAfter) {
   const std::vector<std::string> order = {"slow", "fix1", "fix2", "fix3", "fix4", "fix5", "fix6", "fast"};
   std::map<std::string, std::set<std::string>> causes, unfloored;

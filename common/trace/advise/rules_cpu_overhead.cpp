@@ -44,10 +44,10 @@ Loops find_loops(const RuleContext& c) {
   // Each slot's time in CUDA runtime and driver calls (the outermost of each nest), on a trace
   // with GPU work: a call's length less it is what the loop's operator costs the host itself.
   // A launch takes microseconds of its own, which put lesson 06's per-token log_softmax on both
-  // sides of kSmallOpNs call by call (fix2 on the H200 machine, 2026-12-04: cudaLaunchKernel
-  // median 6.8 us; log_softmax median 19.6 us with it, 44% of the calls at 20 us or more, so
-  // that a slightly slower run found no loop; 13.2 us without it). The launches are the
-  // launch-bound rules' to judge.
+  // sides of kSmallOpNs call by call (fix2 on the H200 machine, 2026-12-04: a median 19.6 us with
+  // its launch over three steps, 44% of the calls at 20 us or more, so that the GPU check's runs
+  // found no loop; in the step committed in docs/gpu-runs, 18.3 us with it, 12.2 us without).
+  // The launches are the launch-bound rules' to judge.
   std::vector<int64_t> in_runtime(c.gpu() ? cs.size() : 0, 0);
   for (size_t s = 0; s < in_runtime.size(); ++s) {
     const Event& e = t.events[cs.event(s)];
