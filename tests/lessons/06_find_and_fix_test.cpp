@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <set>
@@ -279,7 +280,8 @@ TEST(Lesson06Advise, ALiveRunOfSlowNamesTheScoreMatrixAndTheLossLoopFix1NotTheMa
 }
 
 // On a GPU (label gpu; a skip without one): the GPU's own problems, each found by its rule in
-// the variant before its fix and gone from its fix on. Passed on the H200, 2026-12-04.
+// the variant before its fix and gone from its fix on. Passed on the H200, 2026-12-04; it prints
+// each finding's share, which that run did not keep.
 // advise runs with --min-share 0, so that what is asserted is that each rule finds its problem,
 // not whether its share passes the 2% a finding needs by default, which is the GPU's to tell
 // (the page reports it). The copies are 512 KB a step at the default size: a small share of a
@@ -303,7 +305,17 @@ TEST(Lesson06AdviseGpu, EachGpuProblemIsFoundBeforeItsFixAndGoneFromItOn) {
     pil::test::GpuLessonRun run(kExe, {"--variant", v, "--warmup-calls", "1", "--wait", "0"});
     ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
     const nlohmann::json advice = run.pil_trace({"advise", "--min-share", "0"});
-    for (const auto& f : advice.at("findings")) causes[v].insert(f.at("cause").get<std::string>());
+    // Each finding's share of the steps, for the page (which of them pass advise's default 2%
+    // at this size): printed, and returned by the GPU check in ctest-checks.log.
+    const double basis = std::max(1.0, advice.at("basis_ns").get<double>());
+    std::cout << "advice: " << v << " at the default size, findings (saved, share of the steps):";
+    for (const auto& f : advice.at("findings")) {
+      causes[v].insert(f.at("cause").get<std::string>());
+      const double saved = f.at("saved_ns").get<double>();
+      std::cout << " " << f.at("cause").get<std::string>() << " " << saved / 1e6 << " ms, "
+                << 100.0 * saved / basis << "%;";
+    }
+    std::cout << "\n";
     pageable[v] = run.count_containing("gpu_memcpy", "Pageable -> Device");
     pinned[v] = run.count_containing("gpu_memcpy", "Pinned -> Device");
   }
