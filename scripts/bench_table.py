@@ -86,9 +86,9 @@ def main():
             elif ceiling and not ceiling["flops"] and not r["flops"] and ceiling["bytes"]:
                 share = "%8.1f%%" % (100 * r["bytes"] / ceiling["bytes"])
             items = "%12.4g" % r["items"] if r["items"] else ""
-            print("%-6s %-5s %6d  %-22s %12.2f %10.2f %10.1f %9s %12s" % (
+            print(("%-6s %-5s %6d  %-22s %12.2f %10.2f %10.1f %9s %12s" % (
                 device, dtype, size, variant, r["seconds"] * 1e6, r["flops"] / 1e12, r["bytes"] / 1e9, share,
-                items))
+                items)).rstrip())  # empty columns last: no trailing blanks
     verdicts = []
 
     def get(v, d, t, n):

@@ -311,9 +311,8 @@ TEST(AdviseCpu, ALoopsLaunchCallsAreNotItsOperatorsOwnTime) {
       << s->text;
   AdviseOptions none;
   none.min_saved_share = 0;
-  const Trace t = parse_trace_text(launching_loop(false));
-  const TraceIndex index(t);
-  EXPECT_EQ(symptom(advise(index, none), "op_loop"), nullptr) << "22 us of the operator's own is a long call";
+  EXPECT_EQ(symptom(advise_text(launching_loop(false), none), "op_loop"), nullptr)
+      << "22 us of the operator's own is a long call";
 }
 
 // --- copies -----------------------------------------------------------------------------------

@@ -77,6 +77,17 @@ long CpuSlices::caller(size_t slot) const {
   return -1;
 }
 
+std::vector<int64_t> CpuSlices::launch_call_ns() const {
+  const Trace& t = index_.trace();
+  std::vector<int64_t> inside(size(), 0);
+  for (size_t s = size(); s-- > 0;) {  // children come after their parents: each is done first
+    if (parent_[s] < 0) continue;
+    const Event& e = t.events[event_[s]];
+    inside[size_t(parent_[s])] += is_launch_call(e.category) ? e.dur_ns : inside[s];
+  }
+  return inside;
+}
+
 bool CpuSlices::in_data_loading(size_t slot) const {
   const Trace& t = index_.trace();
   for (long p = parent_[slot]; p >= 0; p = parent_[size_t(p)])

@@ -68,6 +68,11 @@ class CpuSlices {
   template <typename Keep>
   std::vector<Interval> self_intervals_if(Keep keep) const;
 
+  /// Each slot's time in the CUDA runtime and driver calls inside it (the outermost of each
+  /// nest), by slot: what a slice's length holds of launches, copies' and synchronizes' waits,
+  /// which the GPU rules judge, not the host's own work.
+  std::vector<int64_t> launch_call_ns() const;
+
   /// It runs inside one of the DataLoader's fetches (is_data_loading).
   bool in_data_loading(size_t slot) const;
   /// The steps' ranges merged (the advice's basis), or the trace's window where it has no steps.

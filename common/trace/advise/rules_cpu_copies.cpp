@@ -54,16 +54,14 @@ void copies(const RuleContext& c, RuleResult& out) {
   std::vector<size_t> outer;
   std::vector<long> root(cs.size(), -1);  // the outermost copy around each slot
   std::vector<int64_t> own(cs.size(), 0);
+  const std::vector<int64_t> in_runtime = cs.launch_call_ns();
   for (size_t s = 0; s < cs.size(); ++s) {
     const long p = cs.parent(s);
-    const Event& e = t.events[cs.event(s)];
     if (p >= 0 && root[size_t(p)] >= 0) {  // parents come before children
       root[s] = root[size_t(p)];
-      if (is_launch_call(e.category) && !is_launch_call(t.events[cs.event(size_t(p))].category))
-        own[size_t(root[s])] -= e.dur_ns;
     } else if (copy_op(s) && cs.in_steps(s) && !bias_start(s)) {
       root[s] = long(s);
-      own[s] = e.dur_ns;
+      own[s] = t.events[cs.event(s)].dur_ns - in_runtime[s];
       outer.push_back(s);
     }
   }

@@ -41,20 +41,14 @@ Loops find_loops(const RuleContext& c) {
   std::vector<size_t> run;      // the run's calls (slots), in start order
   std::string_view run_caller;
   long run_step = -1;
-  // Each slot's time in CUDA runtime and driver calls (the outermost of each nest), on a trace
-  // with GPU work: a call's length less it is what the loop's operator costs the host itself.
+  // On a trace with GPU work, a call's length less its CUDA runtime and driver calls
+  // (CpuSlices::launch_call_ns) is what the loop's operator costs the host itself.
   // A launch takes microseconds of its own, which put lesson 06's per-token log_softmax on both
   // sides of kSmallOpNs call by call (fix2 on the H200 machine, 2026-12-04: a median 19.6 us with
   // its launch over three steps, 44% of the calls at 20 us or more, so that the GPU check's runs
   // found no loop; in the step committed in docs/gpu-runs, 18.3 us with it, 12.2 us without).
   // The launches are the launch-bound rules' to judge.
-  std::vector<int64_t> in_runtime(c.gpu() ? cs.size() : 0, 0);
-  for (size_t s = 0; s < in_runtime.size(); ++s) {
-    const Event& e = t.events[cs.event(s)];
-    const long up = cs.parent(s);
-    if (!is_launch_call(e.category) || (up >= 0 && is_launch_call(t.events[cs.event(size_t(up))].category))) continue;
-    for (long a = up; a >= 0; a = cs.parent(size_t(a))) in_runtime[size_t(a)] += e.dur_ns;
-  }
+  const std::vector<int64_t> in_runtime = c.gpu() ? cs.launch_call_ns() : std::vector<int64_t>{};
   auto host_ns = [&](size_t s) { return t.events[cs.event(s)].dur_ns - (in_runtime.empty() ? 0 : in_runtime[s]); };
   auto close = [&] {
     int64_t most = 0;
