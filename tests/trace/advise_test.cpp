@@ -362,10 +362,11 @@ TEST(AdviseLessons, Lesson06RebuiltMaskShowsItsSizes) {
 // 2026-12-04 (docs/gpu-runs/2026-12-04-h200, its README: the commands, the machine, the cuts).
 // What advise makes of them, on the CPU, from the committed files: a rule that stops finding its
 // problem in a GPU trace, or starts finding one in the variant that fixed it, fails here.
-std::set<std::string> h200_causes(const std::string& name, double min_share = advise_rules::threshold::kMinSavedShare) {
+std::set<std::string> h200_causes(const std::string& name, double min_share = advise_rules::threshold::kMinSavedShare,
+                                  const std::string& run = "2026-12-04-h200") {
   AdviseOptions options;
   options.min_saved_share = min_share;
-  const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/docs/gpu-runs/2026-12-04-h200/traces/" + name,
+  const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/docs/gpu-runs/" + run + "/traces/" + name,
                                    advise_read_options({}, options));
   const TraceIndex index(t);
   std::set<std::string> out;
@@ -373,13 +374,22 @@ std::set<std::string> h200_causes(const std::string& name, double min_share = ad
   return out;
 }
 
+// The finding advise ranks first ("" for none).
+std::string h200_first_cause(const std::string& name, const std::string& run = "2026-12-04-h200") {
+  const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/docs/gpu-runs/" + run + "/traces/" + name,
+                                   advise_read_options({}, AdviseOptions{}));
+  const TraceIndex index(t);
+  const Advice a = advise(index, AdviseOptions{});
+  return a.findings.empty() ? std::string() : a.findings.front().cause;
+}
+
 // Lesson 06 at 2 x 128 tokens (each variant's first recorded step): the per-token loss is a
 // loop on the GPU too, in slow, fix1 and fix2, gone from fix3 on; fp32 products without tensor
 // cores until fast, which autocasts to bf16; the score matrix in slow alone, under the 2% a
 // finding needs at sequence 128, named with no floor. At 2 x 256
-// (fix2 and fix3, a step each) the loop again, and only before its fix: there the launches put
-// a fifth of this step's log_softmax calls past 20 us, and 44% over its run's three steps (the
-// 2026-12-04 GPU check missed the loop).
+// (fix2 and fix3, a step each) the loop again, and only before its fix. Where the loop is, it
+// leads: its backward (evaluate_function calls of 23 to 50 us less their launches on that
+// machine, past the CPU's 20 us) is the loop's, not left to the launch-bound rule.
 TEST(AdviseH200, Lesson06TheGpusProblemsBeforeTheirFixesAndNotAfter) {
   const std::vector<std::string> order = {"slow", "fix1", "fix2", "fix3", "fix4", "fix5", "fix6", "fast"};
   std::map<std::string, std::set<std::string>> causes, unfloored;
@@ -403,7 +413,36 @@ TEST(AdviseH200, Lesson06TheGpusProblemsBeforeTheirFixesAndNotAfter) {
   EXPECT_EQ(causes["fix6"].count("fp32_gemm"), 1u);
   EXPECT_EQ(causes["fast"].count("fp32_gemm"), 0u);
   EXPECT_EQ(h200_causes("06_find_and_fix/fix2_cuda_bf16_n2_seq256.step1.pt.trace.json.gz").count("op_loop"), 1u);
+  for (const std::string v : {"slow_cuda_bf16_n2.step0", "fix1_cuda_bf16_n2.step0", "fix2_cuda_bf16_n2.step0",
+                              "fix2_cuda_bf16_n2_seq256.step1"}) {
+    EXPECT_EQ(h200_first_cause("06_find_and_fix/" + v + ".pt.trace.json.gz"), "op_loop") << v;
+  }
   EXPECT_EQ(h200_causes("06_find_and_fix/fix3_cuda_bf16_n2_seq256.step1.pt.trace.json.gz").count("op_loop"), 0u);
+}
+
+// The second run on the H200 machine, the same day (docs/gpu-runs/2026-12-04-h200-run2): fast at
+// the GPU's default size, 32 x 1024 tokens (two recorded steps, whole), names none of the planted
+// problems at any floor, and is launch-bound; fix2 at 2 x 256 (a step): the loop leads, with
+// three quarters of the step, forward and backward together.
+TEST(AdviseH200, Lesson06AtTheDefaultSizeFastNamesNoPlantedProblem) {
+  const std::string run = "2026-12-04-h200-run2";
+  const auto fast = h200_causes("06_find_and_fix/fast_cuda_bf16_n32.pt.trace.json.gz", 0, run);
+  for (const char* planted : {"op_loop", "naive_attention", "rebuilt_constant", "host_sync", "pageable_copy",
+                              "fp32_gemm", "host_stall"})
+    EXPECT_EQ(fast.count(planted), 0u) << planted;
+  EXPECT_EQ(fast.count("launch_bound"), 1u);
+  const std::string fix2 = "06_find_and_fix/fix2_cuda_bf16_n2_seq256.step1.pt.trace.json.gz";
+  EXPECT_EQ(h200_first_cause(fix2, run), "op_loop");
+  const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/docs/gpu-runs/" + run + "/traces/" + fix2,
+                                   advise_read_options({}, AdviseOptions{}));
+  const TraceIndex index(t);
+  const Advice a = advise(index, AdviseOptions{});
+  const Finding* loop = test::finding(a, "op_loop");
+  ASSERT_NE(loop, nullptr);
+  EXPECT_GT(double(loop->saved_ns), 0.5 * double(a.basis_ns));
+  bool backward = false;  // the backward's calls among the loop's examples
+  for (const auto& e : loop->symptoms.at(0).examples) backward |= e.name.find("Backward0") != std::string::npos;
+  EXPECT_TRUE(backward) << loop->symptoms.at(0).text;
 }
 
 // Lesson 01 at 4096: eager adds the bias in a pass of its own after the product, which addmm,

@@ -67,6 +67,17 @@ inline constexpr double kOverheadShare = 0.20;
 /// aten::mul_ in its optimizer's range). Reported from kMinSavedShare of the basis; the
 /// op_overhead rule leaves these calls to it.
 inline constexpr int64_t kLoopMinCalls = 256;
+/// On a trace with GPU work, a loop's call is short under this length (with what it calls, less
+/// its CUDA runtime and driver calls), not kSmallOpNs: an operator on a GPU tensor costs the host
+/// more than on the CPU (the caching allocator, a stream and device guard, autograd's node) with
+/// no arithmetic of its own. Lesson 06's per-token loss on the H200 machine (fix2 at 2 x 256,
+/// 2026-12-04, docs/gpu-runs): the forward's aten::log_softmax a median 14.9 us less its launch,
+/// but its backward's evaluate_function calls 23 us (LogSoftmaxBackward0, 97% of the calls
+/// over 20 us) and 50 us (SelectBackward0, every call over), so that op_loop found half the loop
+/// and left the other half to the launch-bound rule. A GPU operator with arithmetic worth the
+/// name takes longer than this on the host only when it waits; a matrix product's call can be
+/// as short, so that a loop's call there also launches under kSmallOpNs of GPU work.
+inline constexpr int64_t kLoopCallGpuNs = 100'000;
 /// Copies (aten::copy_, contiguous, to, _to_copy, clone; the outermost of each nest, less the
 /// runtime calls in them): at least this share of the basis.
 inline constexpr double kCopyShare = 0.10;
