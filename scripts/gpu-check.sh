@@ -5,7 +5,7 @@
 # against a budget it prints at every phase; a phase that runs out of time is stopped and what
 # was done still comes back:
 #
-#   part 1 (tests, 360 s): configure for the GPU's own architecture (nvidia-smi's compute_cap:
+#   part 1 (tests, 420 s): configure for the GPU's own architecture (nvidia-smi's compute_cap:
 #       9.0 -> 90) with the compiled variants off, build the lessons, pil-trace and the check
 #       programs of the lessons with GPU checks in one build, run every lesson's trace runs
 #       (ctest label gpu_trace, each at most PIL_TRACE_RUN_TIMEOUT s) and archive their traces
@@ -21,7 +21,7 @@
 # compiler (every GPU test would skip, exit 77, and the part would look passed).
 #
 # Here, once:   bash ../shared/device/prepare.sh nlohmann-json3-dev zlib1g-dev
-# Then the device tool's run, carry [".device"]: part 1 with timeout_s 420, part 2 with 300
+# Then the device tool's run, carry [".device"]: part 1 with timeout_s 480, part 2 with 300
 # (about 13-14 minutes of the 15 with the machine's start and the transfers); part 3 only with
 # what `status` says is left, its budget under it: PIL_AOTI_BUDGET=<left - 60> bash scripts/gpu-check.sh aoti
 #               bash scripts/gpu-check.sh tests     (then bench, then aoti)
@@ -36,7 +36,8 @@
 # The lessons are the project's lesson folders (NN_name/ with a CMakeLists.txt); every target
 # built is one the configure made (`cmake --build build-gpu --target help`), not a fixed list.
 # Leaves in $OUT (at most 8 files come back): gpu-check.log, traces.tar.gz, ctest.txt and
-# ctest-checks.log (every check's output, passed ones too) (part 1), bench.tar.gz and
+# ctest-checks.log (every check's output, passed ones too) and, when a check failed,
+# checks-kept.tar.gz (the traces of its lesson runs) (part 1), bench.tar.gz and
 # bench-table.txt (part 2), aoti.tar.gz (part 3); in the archives a trace over 4 MiB is cut to its first profiled step (see archive below). A failed build,
 # check, lesson or benchmark, a missed goal or a phase out of time makes the exit status 1.
 set -uo pipefail
@@ -48,7 +49,7 @@ if [[ ${1:-} == --dry-run ]]; then
 fi
 part=${1:-}
 case $part in
-  tests) budget=360 ;;
+  tests) budget=420 ;;
   bench) budget=240 ;;
   aoti) budget=${PIL_AOTI_BUDGET:-150} ;;
   *) echo "usage: scripts/gpu-check.sh [--dry-run] tests|bench|aoti (part 1: build, traces and checks;" \
@@ -239,6 +240,11 @@ if [[ $part == tests ]]; then
   archive traces.tar.gz test-output
 
   phase "ctest -L gpu (the checks)"
+  # A failed check's lesson runs keep their traces here (PIL_GPU_KEEP_DIR: GpuLessonRun in
+  # tests/support/lesson_run.h), archived after the checks when there are any.
+  run rm -rf "$build/kept-traces"
+  export PIL_GPU_KEEP_DIR=$root/$build/kept-traces
+  [[ $build == /* ]] && PIL_GPU_KEEP_DIR=$build/kept-traces
   if ((dry)); then
     within "$(left)" ctest --test-dir "$build" --output-on-failure --no-tests=error -j 4 -L gpu -LE gpu_trace
   else
@@ -248,6 +254,10 @@ if [[ $part == tests ]]; then
     # What every check printed, passed ones too (ctest shows only the failures'): advice lines
     # such as lesson 02's TF32 kernel names come back only this way.
     cp "$build/Testing/Temporary/LastTest.log" "$out/ctest-checks.log" 2>/dev/null || true
+    if [[ -n $(ls -A "$build/kept-traces" 2>/dev/null) ]]; then
+      phase "archive the failed checks' traces"
+      archive checks-kept.tar.gz kept-traces
+    fi
   fi
 elif [[ $part == bench ]]; then
   # A fresh machine (the one of part 1 went back: it is held 30 s after a call): configured here.

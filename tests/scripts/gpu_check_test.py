@@ -110,7 +110,7 @@ class GpuCheckDryRun(unittest.TestCase):
         for c in cmds:
             self.assertNotIn("99_not_a_lesson", c)
         # Each phase prints the budget left.
-        self.assertRegex(p.stdout, r"== \[tests \d+s of 360s, \d+s left\] the lessons' trace runs")
+        self.assertRegex(p.stdout, r"== \[tests \d+s of 420s, \d+s left\] the lessons' trace runs")
 
     def test_the_architecture_is_the_gpus_own(self):
         p = self.plan("tests", FAKE_COMPUTE_CAP="8.6")
@@ -176,6 +176,10 @@ case "$*" in
                     echo '{"traceEvents": []}' > "$build/test-output/01_matmul_add/gpu/eager.pt.trace.json"
                     sleep "$FAKE_TRACE_SECONDS" ;;
   *) build=$(echo "$*" | sed 's/.*--test-dir \\([^ ]*\\).*/\\1/')
+     if [ -n "$FAKE_FAILED_CHECK" ]; then
+       mkdir -p "$PIL_GPU_KEEP_DIR"
+       echo '{"traceEvents": []}' > "$PIL_GPU_KEEP_DIR/Suite.Check.1.fix2.pt.trace.json"
+     fi
      mkdir -p "$build/Testing/Temporary"
      echo "advice: what a passed check printed" > "$build/Testing/Temporary/LastTest.log"
      echo "100% tests passed, 0 tests failed out of 3" ;;
@@ -243,6 +247,16 @@ class GpuCheckRun(unittest.TestCase):
             configures = [c for c in f.read().splitlines() if c.startswith("cmake -S ")]
         self.assertEqual(len(configures), 2, "configured on the warm rerun too")
         self.assertNotIn("stale.json", self.archived())
+
+    def test_a_failed_checks_traces_come_back_and_only_then(self):
+        p = self.check()
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "checks-kept.tar.gz")))
+        p = self.check(FAKE_FAILED_CHECK="1")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        listing = subprocess.run(["tar", "-tzf", os.path.join(self.out, "checks-kept.tar.gz")], capture_output=True,
+                                 text=True)
+        self.assertIn("kept-traces/Suite.Check.1.fix2.pt.trace.json", listing.stdout)
 
     def fake_pil_trace(self):
         bin_dir = os.path.join(self.env["PIL_GPU_BUILD_DIR"], "bin")

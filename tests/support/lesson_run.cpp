@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <regex>
 
 namespace pil::test {
@@ -86,6 +87,23 @@ GpuLessonRun::GpuLessonRun(const std::string& exe, std::vector<std::string> args
   if (r.exit_code == 77 && r.out.find("no usable CUDA GPU") != std::string::npos) std::exit(77);
   trace = line_value(r.out, "trace");
   if (!trace.empty()) slices = read_trace_slices(trace);
+}
+
+GpuLessonRun::~GpuLessonRun() {
+  const char* keep = std::getenv("PIL_GPU_KEEP_DIR");
+  if (!keep || !*keep || trace.empty() || !::testing::Test::HasFailure()) return;
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  static int kept = 0;  // runs of one variant in one test write the same file name
+  const std::string name = std::string(test ? test->test_suite_name() : "test") + "." +
+                           (test ? test->name() : "run") + "." + std::to_string(++kept) + "." +
+                           std::filesystem::path(trace).filename().string();
+  std::error_code ec;
+  std::filesystem::create_directories(keep, ec);
+  std::filesystem::copy_file(trace, std::filesystem::path(keep) / name,
+                             std::filesystem::copy_options::overwrite_existing, ec);
+  std::cerr << (ec ? "could not keep the failed run's trace " + trace + ": " + ec.message()
+                   : "kept the failed run's trace as " + (std::filesystem::path(keep) / name).string())
+            << "\n";
 }
 
 size_t GpuLessonRun::count(const std::string& cat, const std::string& prefix) const {

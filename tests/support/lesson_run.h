@@ -59,12 +59,16 @@ Listed listed_variants(const std::string& exe, std::vector<std::string> args);
 /// The lesson `exe` run on CUDA with `args`, into a fresh folder, for the *Gpu suites. Where no
 /// GPU is usable the lesson exits 77, and so does the test process: the suite is a skip. (A
 /// variant that is unavailable on the GPU at hand leaves its exit code 77 for the test to see.)
+/// A run that ends while its test has failed keeps its trace where PIL_GPU_KEEP_DIR says, if set
+/// (scripts/gpu-check.sh sets it, and brings the folder back): a check that keeps its runs until
+/// its assertions have run leaves the traces it failed on.
 struct GpuLessonRun {
   TempDir dir;
   ProcessResult r;
   std::string trace;  ///< the trace file the run wrote
   std::vector<TraceSlice> slices;
   GpuLessonRun(const std::string& exe, std::vector<std::string> args);
+  ~GpuLessonRun();
   nlohmann::json summary() const { return read_summary(r.out); }
   /// Slices of category `cat` ("kernel", "gpu_memcpy", ...) whose names start with `prefix`.
   size_t count(const std::string& cat, const std::string& prefix = "") const;

@@ -288,7 +288,7 @@ TEST(AdviseCpu, ALoopTheGpuNeverWaitedForIsNoFinding) {
 // operator is a small one on a GPU (under kLoopCallGpuNs less its launches, and it launches 2 us
 // of work); the launch's own time is the launch rules' to judge. (Lesson 06's per-token loss on
 // the H200 machine, 2026-12-04: aten::log_softmax a median 19.6 us with its launch, 44% of the
-// calls at 20 us or more; its backward's SelectBackward0 50 us less its launches.) Without a
+// calls at 20 us or more; the engine's calls for its backward's SelectBackward0 48 us less their launches.) Without a
 // launch a 110 us call is a long one.
 std::string launching_loop(bool launches) {
   TraceBuilder b;

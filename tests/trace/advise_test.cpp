@@ -388,7 +388,7 @@ std::string h200_first_cause(const std::string& name, const std::string& run = "
 // cores until fast, which autocasts to bf16; the score matrix in slow alone, under the 2% a
 // finding needs at sequence 128, named with no floor. At 2 x 256
 // (fix2 and fix3, a step each) the loop again, and only before its fix. Where the loop is, it
-// leads: its backward (evaluate_function calls of 23 to 50 us less their launches on that
+// leads: its backward (evaluate_function calls, medians of 22 to 48 us less their launches on that
 // machine, past the CPU's 20 us) is the loop's, not left to the launch-bound rule.
 TEST(AdviseH200, Lesson06TheGpusProblemsBeforeTheirFixesAndNotAfter) {
   const std::vector<std::string> order = {"slow", "fix1", "fix2", "fix3", "fix4", "fix5", "fix6", "fast"};
@@ -422,8 +422,8 @@ TEST(AdviseH200, Lesson06TheGpusProblemsBeforeTheirFixesAndNotAfter) {
 
 // The second run on the H200 machine, the same day (docs/gpu-runs/2026-12-04-h200-run2): fast at
 // the GPU's default size, 32 x 1024 tokens (two recorded steps, whole), names none of the planted
-// problems at any floor, and is launch-bound; fix2 at 2 x 256 (a step): the loop leads, with
-// three quarters of the step, forward and backward together.
+// problems at any floor, and is launch-bound; fix2 at 2 x 256 (three recorded steps): the loop
+// leads, with three quarters of the steps, forward and backward together.
 TEST(AdviseH200, Lesson06AtTheDefaultSizeFastNamesNoPlantedProblem) {
   const std::string run = "2026-12-04-h200-run2";
   const auto fast = h200_causes("06_find_and_fix/fast_cuda_bf16_n32.pt.trace.json.gz", 0, run);
@@ -431,7 +431,7 @@ TEST(AdviseH200, Lesson06AtTheDefaultSizeFastNamesNoPlantedProblem) {
                               "fp32_gemm", "host_stall"})
     EXPECT_EQ(fast.count(planted), 0u) << planted;
   EXPECT_EQ(fast.count("launch_bound"), 1u);
-  const std::string fix2 = "06_find_and_fix/fix2_cuda_bf16_n2_seq256.step1.pt.trace.json.gz";
+  const std::string fix2 = "06_find_and_fix/fix2_cuda_bf16_n2_seq256.pt.trace.json.gz";
   EXPECT_EQ(h200_first_cause(fix2, run), "op_loop");
   const Trace t = parse_trace_file(std::string(PIL_SOURCE_DIR) + "/docs/gpu-runs/" + run + "/traces/" + fix2,
                                    advise_read_options({}, AdviseOptions{}));

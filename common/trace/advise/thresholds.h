@@ -71,9 +71,10 @@ inline constexpr int64_t kLoopMinCalls = 256;
 /// its CUDA runtime and driver calls), not kSmallOpNs: an operator on a GPU tensor costs the host
 /// more than on the CPU (the caching allocator, a stream and device guard, autograd's node) with
 /// no arithmetic of its own. Lesson 06's per-token loss on the H200 machine (fix2 at 2 x 256,
-/// 2026-12-04, docs/gpu-runs): the forward's aten::log_softmax a median 14.9 us less its launch,
-/// but its backward's evaluate_function calls 23 us (LogSoftmaxBackward0, 97% of the calls
-/// over 20 us) and 50 us (SelectBackward0, every call over), so that op_loop found half the loop
+/// 2026-12-04, docs/gpu-runs, three recorded steps): the forward's aten::log_softmax a median
+/// 14.5 us less its launch, but the autograd engine's calls for its backward 22.4 us
+/// (LogSoftmaxBackward0, 89% of the calls over 20 us) and 48.2 us (SelectBackward0, every call
+/// over), so that op_loop found half the loop
 /// and left the other half to the launch-bound rule. A GPU operator with arithmetic worth the
 /// name takes longer than this on the host only when it waits; a matrix product's call can be
 /// as short, so that a loop's call there also launches under kSmallOpNs of GPU work.
