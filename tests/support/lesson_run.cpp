@@ -89,21 +89,28 @@ GpuLessonRun::GpuLessonRun(const std::string& exe, std::vector<std::string> args
   if (!trace.empty()) slices = read_trace_slices(trace);
 }
 
+std::string keep_trace(const std::string& trace, const std::string& keep_dir, const std::string& test) {
+  if (keep_dir.empty() || trace.empty()) return {};
+  static int kept = 0;
+  const std::filesystem::path to =
+      std::filesystem::path(keep_dir) /
+      (test + "." + std::to_string(++kept) + "." + std::filesystem::path(trace).filename().string());
+  std::error_code ec;
+  std::filesystem::create_directories(keep_dir, ec);
+  if (!ec) std::filesystem::copy_file(trace, to, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) {
+    std::cerr << "could not keep the trace " << trace << " in " << keep_dir << ": " << ec.message() << "\n";
+    return {};
+  }
+  std::cerr << "kept the trace " << trace << " as " << to.string() << "\n";
+  return to.string();
+}
+
 GpuLessonRun::~GpuLessonRun() {
   const char* keep = std::getenv("PIL_GPU_KEEP_DIR");
-  if (!keep || !*keep || trace.empty() || !::testing::Test::HasFailure()) return;
+  if (!keep || !::testing::Test::HasFailure()) return;
   const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  static int kept = 0;  // runs of one variant in one test write the same file name
-  const std::string name = std::string(test ? test->test_suite_name() : "test") + "." +
-                           (test ? test->name() : "run") + "." + std::to_string(++kept) + "." +
-                           std::filesystem::path(trace).filename().string();
-  std::error_code ec;
-  std::filesystem::create_directories(keep, ec);
-  std::filesystem::copy_file(trace, std::filesystem::path(keep) / name,
-                             std::filesystem::copy_options::overwrite_existing, ec);
-  std::cerr << (ec ? "could not keep the failed run's trace " + trace + ": " + ec.message()
-                   : "kept the failed run's trace as " + (std::filesystem::path(keep) / name).string())
-            << "\n";
+  keep_trace(trace, keep, test ? std::string(test->test_suite_name()) + "." + test->name() : "test");
 }
 
 size_t GpuLessonRun::count(const std::string& cat, const std::string& prefix) const {

@@ -56,6 +56,12 @@ struct Listed {
 };
 Listed listed_variants(const std::string& exe, std::vector<std::string> args);
 
+/// Copies `trace` into the folder `keep_dir` (made if missing) as "<test>.<n>.<its file name>",
+/// n counting the copies this process made, so that two runs of one variant in one test keep
+/// both: a failed check's trace, for the GPU check to bring back. Returns the copy's path, or ""
+/// where nothing was kept (no folder given, no trace, or the copy failed: said on stderr).
+std::string keep_trace(const std::string& trace, const std::string& keep_dir, const std::string& test);
+
 /// The lesson `exe` run on CUDA with `args`, into a fresh folder, for the *Gpu suites. Where no
 /// GPU is usable the lesson exits 77, and so does the test process: the suite is a skip. (A
 /// variant that is unavailable on the GPU at hand leaves its exit code 77 for the test to see.)

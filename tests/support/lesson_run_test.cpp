@@ -1,0 +1,45 @@
+// The lessons' check support: what a failed GPU check keeps of its runs (keep_trace).
+#include "support/lesson_run.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(KeepTrace, CopiesTheTraceWholeUnderTheTestsNameAndNeverOverTheLastOne) {
+  pil::test::TempDir dir;
+  const std::string trace = dir.path() + "/fix2_cuda_bf16_n2.pt.trace.json";
+  std::ofstream(trace) << R"({"traceEvents": []})";
+  const std::string keep = dir.path() + "/kept/deeper";  // made if missing
+  const std::string first = pil::test::keep_trace(trace, keep, "Suite.Check");
+  const std::string second = pil::test::keep_trace(trace, keep, "Suite.Check");
+  ASSERT_FALSE(first.empty());
+  ASSERT_FALSE(second.empty());
+  EXPECT_NE(first, second);
+  EXPECT_EQ(std::filesystem::path(first).parent_path(), std::filesystem::path(keep));
+  EXPECT_EQ(std::filesystem::path(first).filename().string().rfind("Suite.Check.", 0), 0u) << first;
+  EXPECT_NE(first.find("fix2_cuda_bf16_n2.pt.trace.json"), std::string::npos) << first;
+  EXPECT_EQ(read(first), R"({"traceEvents": []})");
+  EXPECT_EQ(read(second), R"({"traceEvents": []})");
+}
+
+TEST(KeepTrace, NothingToKeepOrNowhereToKeepItKeepsNothing) {
+  pil::test::TempDir dir;
+  const std::string trace = dir.path() + "/t.pt.trace.json";
+  std::ofstream(trace) << "{}";
+  EXPECT_EQ(pil::test::keep_trace(trace, "", "T.t"), "");
+  EXPECT_EQ(pil::test::keep_trace("", dir.path() + "/kept", "T.t"), "");
+  EXPECT_EQ(pil::test::keep_trace(dir.path() + "/missing.json", dir.path() + "/kept", "T.t"), "");
+  std::ofstream(dir.path() + "/a-file") << "x";  // a file where the folder would be
+  EXPECT_EQ(pil::test::keep_trace(trace, dir.path() + "/a-file", "T.t"), "");
+}
+
+}  // namespace
