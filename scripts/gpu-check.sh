@@ -162,7 +162,7 @@ log_libraries() {
   for exe in "$@"; do
     [[ -x $build/bin/$exe ]] || continue
     echo "$exe loads:"
-    ldd "$build/bin/$exe" | grep -E 'lib(cublas|cublasLt|cupti|cudart|torch_cuda)\.so' | sed 's/^/  /'
+    ldd "$build/bin/$exe" | grep -E 'lib(cublas|cublasLt|cupti|cudart|torch_cuda)\.so' | sed 's/^[[:space:]]*/  /'
   done
 }
 
@@ -243,8 +243,7 @@ if [[ $part == tests ]]; then
   # A failed check's lesson runs keep their traces here (PIL_GPU_KEEP_DIR: GpuLessonRun in
   # tests/support/lesson_run.h), archived after the checks when there are any.
   run rm -rf "$build/kept-traces"
-  export PIL_GPU_KEEP_DIR=$root/$build/kept-traces
-  [[ $build == /* ]] && PIL_GPU_KEEP_DIR=$build/kept-traces
+  export PIL_GPU_KEEP_DIR=$(realpath -m "$build/kept-traces")
   if ((dry)); then
     within "$(left)" ctest --test-dir "$build" --output-on-failure --no-tests=error -j 4 -L gpu -LE gpu_trace
   else

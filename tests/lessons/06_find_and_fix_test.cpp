@@ -279,6 +279,22 @@ TEST(Lesson06Advise, ALiveRunOfSlowNamesTheScoreMatrixAndTheLossLoopFix1NotTheMa
   EXPECT_EQ(std::count(fix1.begin(), fix1.end(), "naive_attention"), 0) << text(fix1);
 }
 
+// The causes advise found, in its order, each printed with its saved time and share of the steps
+// on one "advice: WHAT" line: for the page (which findings pass advise's default 2% on the GPU),
+// returned by the GPU check in ctest-checks.log.
+std::vector<std::string> printed_findings(const std::string& what, const nlohmann::json& advice) {
+  const double basis = std::max(1.0, advice.at("basis_ns").get<double>());
+  std::vector<std::string> causes;
+  std::cout << "advice: " << what << ", findings (saved, share of the steps):";
+  for (const auto& f : advice.at("findings")) {
+    causes.push_back(f.at("cause").get<std::string>());
+    const double saved = f.at("saved_ns").get<double>();
+    std::cout << " " << causes.back() << " " << saved / 1e6 << " ms, " << 100.0 * saved / basis << "%;";
+  }
+  std::cout << "\n";
+  return causes;
+}
+
 // On a GPU (label gpu; a skip without one): the GPU's own problems, each found by its rule in
 // the variant before its fix and gone from its fix on. Passed on the H200, twice on 2026-12-04;
 // it prints each finding's share (the second run's are on the page).
@@ -307,18 +323,8 @@ TEST(Lesson06AdviseGpu, EachGpuProblemIsFoundBeforeItsFixAndGoneFromItOn) {
         kExe, std::vector<std::string>{"--variant", v, "--warmup-calls", "1", "--wait", "0"}));
     const pil::test::GpuLessonRun& run = *runs.back();
     ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
-    const nlohmann::json advice = run.pil_trace({"advise", "--min-share", "0"});
-    // Each finding's share of the steps, for the page (which of them pass advise's default 2%
-    // at this size): printed, and returned by the GPU check in ctest-checks.log.
-    const double basis = std::max(1.0, advice.at("basis_ns").get<double>());
-    std::cout << "advice: " << v << " at the default size, findings (saved, share of the steps):";
-    for (const auto& f : advice.at("findings")) {
-      causes[v].insert(f.at("cause").get<std::string>());
-      const double saved = f.at("saved_ns").get<double>();
-      std::cout << " " << f.at("cause").get<std::string>() << " " << saved / 1e6 << " ms, "
-                << 100.0 * saved / basis << "%;";
-    }
-    std::cout << "\n";
+    for (const auto& c : printed_findings(v + " at the default size", run.pil_trace({"advise", "--min-share", "0"})))
+      causes[v].insert(c);
     pageable[v] = run.count_containing("gpu_memcpy", "Pageable -> Device");
     pinned[v] = run.count_containing("gpu_memcpy", "Pinned -> Device");
   }
@@ -353,15 +359,7 @@ TEST(Lesson06AdviseGpu, ThePerTokenLossIsALoopOnTheGpuToo) {
         kExe, std::vector<std::string>{"--variant", v, "--size", "2", "--seq", "256"}));
     const pil::test::GpuLessonRun& run = *runs.back();
     ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
-    const nlohmann::json advice = run.pil_trace({"advise"});
-    const double basis = std::max(1.0, advice.at("basis_ns").get<double>());
-    std::cout << "advice: " << v << " at 2 x 256, findings (saved, share of the steps):";
-    for (const auto& f : advice.at("findings")) {
-      causes[v].insert(f.at("cause").get<std::string>());
-      std::cout << " " << f.at("cause").get<std::string>() << " " << f.at("saved_ns").get<double>() / 1e6 << " ms, "
-                << 100.0 * f.at("saved_ns").get<double>() / basis << "%;";
-    }
-    std::cout << "\n";
+    for (const auto& c : printed_findings(std::string(v) + " at 2 x 256", run.pil_trace({"advise"}))) causes[v].insert(c);
   }
   EXPECT_EQ(causes["fix2"].count("op_loop"), 1u);
   EXPECT_EQ(causes["fix3"].count("op_loop"), 0u);
@@ -373,7 +371,8 @@ TEST(Lesson06AdviseGpu, ThePerTokenLossIsALoopOnTheGpuToo) {
 // mask rebuilt in every step needs two, and the batch's pageable copies (512 KB a step) reach the
 // 1 MiB pageable_copy needs in two. On the H200 (2026-12-04) one recorded step, read by hand,
 // named the loop, fp32_gemm, host_sync and naive_attention (with --min-share 0), under the rule
-// of that day, which gave most of the loop to launch_bound. Not run on a GPU since.
+// of that day, which gave most of the loop to launch_bound. Not run on a GPU since. Run without
+// GpuLessonRun, whose slices of the trace, or a kept copy of it, would take gigabytes.
 TEST(Lesson06AdviseGpu, SlowAtTheDefaultSizeNamesEveryPlantedProblemTheLoopFirst) {
   pil::test::TempDir dir;
   const auto r = run_process(kExe, {"--device", "cuda", "--variant", "slow", "--warmup-calls", "1", "--wait", "0",
@@ -383,16 +382,7 @@ TEST(Lesson06AdviseGpu, SlowAtTheDefaultSizeNamesEveryPlantedProblemTheLoopFirst
   const std::string trace = pil::test::line_value(r.out, "trace");
   const auto a = run_process(PIL_TRACE_EXE, {"advise", trace, "--min-share", "0", "--json"});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
-  const nlohmann::json advice = nlohmann::json::parse(a.out);
-  const double basis = std::max(1.0, advice.at("basis_ns").get<double>());
-  std::vector<std::string> causes;
-  std::cout << "advice: slow at the default size, findings (saved, share of the steps):";
-  for (const auto& f : advice.at("findings")) {
-    causes.push_back(f.at("cause").get<std::string>());
-    std::cout << " " << causes.back() << " " << f.at("saved_ns").get<double>() / 1e6 << " ms, "
-              << 100.0 * f.at("saved_ns").get<double>() / basis << "%;";
-  }
-  std::cout << "\n";
+  const std::vector<std::string> causes = printed_findings("slow at the default size", nlohmann::json::parse(a.out));
   ASSERT_FALSE(causes.empty());
   EXPECT_EQ(causes.front(), "op_loop");
   for (const char* planted : {"op_loop", "naive_attention", "rebuilt_constant", "host_sync", "pageable_copy",

@@ -42,10 +42,10 @@ struct HostGap {
 /// The loops of small operators in the steps (op_loop; op_overhead leaves their calls out). A
 /// loop is a run of the program's own operator calls (no operator around them) on one thread,
 /// one after another under one caller (the innermost named range or operator; the step where
-/// none) in one step, every call short (under kSmallOpNs, with what it calls less its CUDA
-/// runtime and driver calls): a longer call
-/// ends the run (unless of an operator the run called short before: an iteration that took
-/// longer), as does another caller or step. A run is a loop when it holds at least
+/// none) in one step, every call short (under kSmallOpNs with what it calls; on a trace with GPU
+/// work, under kLoopCallGpuNs less its CUDA runtime and driver calls, launching under kSmallOpNs
+/// of GPU work): a longer call ends the run (unless of an operator the run called short before:
+/// an iteration that took longer), as does another caller or step. A run is a loop when it holds at least
 /// kLoopMinCalls calls of one operator. It costs the stretch from its first call's start to its
 /// last call's end, less the gaps of kSmallOpNs or more between two calls (something else ran
 /// there): its calls and the short untraced time between them (in a backward, the autograd

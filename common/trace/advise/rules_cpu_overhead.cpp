@@ -44,28 +44,21 @@ Loops find_loops(const RuleContext& c) {
   std::vector<size_t> run;      // the run's calls (slots), in start order
   std::string_view run_caller;
   long run_step = -1;
-  // On a trace with GPU work, a call's length less its CUDA runtime and driver calls
-  // (CpuSlices::launch_call_ns) is what the loop's operator costs the host itself.
-  // A launch takes microseconds of its own, which put lesson 06's per-token log_softmax on both
-  // sides of kSmallOpNs call by call (fix2 on the H200 machine, 2026-12-04: a median 19.6 us with
-  // its launch over three steps, 44% of the calls at 20 us or more, so that the GPU check's runs
-  // found no loop; in the step committed in docs/gpu-runs, 18.3 us with it, 12.2 us without).
-  // The launches are the launch-bound rules' to judge. What is left is still more than on the
-  // CPU (threshold::kLoopCallGpuNs): a GPU trace's calls are short under a longer length.
+  // On a trace with GPU work a call is short under kLoopCallGpuNs less its CUDA runtime and
+  // driver calls (CpuSlices::launch_call_ns: the launches are the launch-bound rules' to judge),
+  // if it launches under kSmallOpNs of GPU work: a matrix product's call is as short on the host,
+  // and its work is no loop's.
   const std::vector<int64_t> in_runtime = c.gpu() ? cs.launch_call_ns() : std::vector<int64_t>{};
   const int64_t short_ns = loop_call_ns(c.gpu());
   auto host_ns = [&](size_t s) { return t.events[cs.event(s)].dur_ns - (in_runtime.empty() ? 0 : in_runtime[s]); };
-  // There a short call also launches little GPU work (under kSmallOpNs): a matrix product's call
-  // is as short on the host, and its work is no loop's. By slot: the GPU time launched inside
-  // each of the program's own calls.
-  std::vector<int64_t> gpu_work;
+  std::vector<int64_t> gpu_work;  // by slot: the GPU time launched inside each of the program's own calls
   if (c.gpu()) {
-    std::vector<long> own(cs.size(), -1);  // parents come before their children
+    std::vector<long> call_of(cs.size(), -1);  // parents come before their children
     for (size_t s = 0; s < cs.size(); ++s) {
       const bool call = is_operator(t.events[cs.event(s)]) && cs.op_parent(s) < 0;
-      own[s] = call ? long(s) : cs.parent(s) >= 0 ? own[size_t(cs.parent(s))] : -1;
+      call_of[s] = call ? long(s) : cs.parent(s) >= 0 ? call_of[size_t(cs.parent(s))] : -1;
     }
-    gpu_work = launched_work(c, own).by_root;
+    gpu_work = launched_work(c, call_of).by_root;
   }
   auto is_long = [&](size_t s) {
     return host_ns(s) >= short_ns || (!gpu_work.empty() && gpu_work[s] >= threshold::kSmallOpNs);

@@ -59,8 +59,8 @@ inline constexpr double kFirstStepRatio = 2.0;
 inline constexpr int64_t kSmallOpNs = 20'000;
 inline constexpr double kOverheadShare = 0.20;
 /// A loop of small operators (op_loop): a run of the program's own calls, one after another
-/// under one caller in a step, every one short (under kSmallOpNs, with what it calls less its
-/// CUDA runtime and driver calls, the launches the GPU rules judge), holding
+/// under one caller in a step, every one short (under kSmallOpNs, with what it calls; on a trace
+/// with GPU work kLoopCallGpuNs, below), holding
 /// at least this many calls of one operator: at some microseconds each, a millisecond or more
 /// a step. Per-element loops run thousands (lesson 06's loss: one per token); an optimizer's
 /// per-parameter loop calls one operator tens to a few hundred times (lesson 06's fast: 87
@@ -74,8 +74,7 @@ inline constexpr int64_t kLoopMinCalls = 256;
 /// 2026-12-04, docs/gpu-runs, three recorded steps): the forward's aten::log_softmax a median
 /// 14.5 us less its launch, but the autograd engine's calls for its backward 22.4 us
 /// (LogSoftmaxBackward0, 89% of the calls over 20 us) and 48.2 us (SelectBackward0, every call
-/// over), so that op_loop found half the loop
-/// and left the other half to the launch-bound rule. A GPU operator with arithmetic worth the
+/// over), so that op_loop found half the loop and left the other half to the launch-bound rule. A GPU operator with arithmetic worth the
 /// name takes longer than this on the host only when it waits; a matrix product's call can be
 /// as short, so that a loop's call there also launches under kSmallOpNs of GPU work.
 inline constexpr int64_t kLoopCallGpuNs = 100'000;
