@@ -21,9 +21,15 @@ PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'
 
 
-def page(title, body, head=""):
-    return ("<!DOCTYPE html><html><head><title>%s</title>%s</head><body><div class=\"contents\">"
-            "<div class=\"textblock\">%s</div></div><!-- PageDoc --></body></html>" % (title, head, body))
+def page(title, body, head="", toc=""):
+    return ("<!DOCTYPE html><html><head><title>%s</title>%s</head><body><div class=\"contents\">%s"
+            "<div class=\"textblock\">%s</div></div><!-- PageDoc --></body></html>" % (title, head, toc, body))
+
+
+def toc(title):
+    """A table of contents as Doxygen writes it, with one entry."""
+    return ('<div class="toc"><h3>Table of Contents</h3><ul><li class="level1"><a href="#top">%s</a></li>'
+            '</ul></div>' % title)
 
 
 ANSWER = ("<details><summary>Answer</summary><p>The answer.</p>"
@@ -31,14 +37,15 @@ ANSWER = ("<details><summary>Answer</summary><p>The answer.</p>"
 
 GOOD = {
     "index.html": page("Index", '<p><a href="lesson01.html">lesson</a> <a href="#top">top</a>'
-                                '<a id="top"></a></p>'),
+                                '<a id="top"></a></p>', toc=toc("What does <tt>advise</tt> say? a &lt; b")),
     "lesson01.html": page("Lesson", ANSWER + ANSWER + '<img src="pic.png"/>'
                           '<object type="image/svg+xml" data="pic.svg"></object>'
                           '<a href="index.html#top">back</a>'),
 }
 
 BROKEN = {
-    "index.html": page("Index", '<p><a href="lesson01.html">lesson</a></p>'),
+    "index.html": page("Index", '<p><a href="lesson01.html">lesson</a><a id="top"></a></p>',
+                       toc=toc("What does &lt;tt&gt;advise&lt;/tt&gt; say?")),
     # Reached only through the crawl: index -> lesson01 -> deep.
     "lesson01.html": page(
         "Lesson",
@@ -69,6 +76,7 @@ EXPECTED = [
     "lesson01.html: theme: 0 dark-mode toggles, expected 1",
     "lesson01.html: theme: 1 code fragments but 0 copy buttons",
     "absent.html: not reached from index.html",
+    "index.html: the table of contents shows tags as text: </tt> <tt>",
 ]
 
 
