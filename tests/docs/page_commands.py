@@ -11,7 +11,7 @@ says what it is:
   <!-- sh: expect TEXT -->          run it; TEXT must appear in a line of what it prints
   <!-- sh: expect TEXT exit=N -->   the same, exit code N
   <!-- sh: gpu REASON -->           needs a GPU: skipped without one (--gpu runs it)
-  <!-- sh: placeholder REASON -->   names the reader's own files or LibTorch: never run here
+  <!-- sh: placeholder REASON -->   names the reader's own files, LibTorch or prediction: never run here
   <!-- sh: slow REASON -->          minutes: run with --slow
   <!-- sh: self REASON -->          the project's own test commands (./run-tests, presets)
 
