@@ -541,9 +541,10 @@ TEST(AdviseFp32Gemm, AnAmdGpuIsNotJudged) {
   EXPECT_TRUE(has(unable(a, "fp32_gemm"), "an AMD GPU")) << unable(a, "fp32_gemm");
 }
 
-// The names as real runs wrote them (public Kineto and Nsight traces): PyTorch's fp32 GEMMs on
-// Hopper run Ampere-era FFMA kernels (an sm_90 run's cutlass simt sgemm and sm80 xmma ffma); a
-// TF32 or bf16 GEMM carries its type. cuBLAS's gemmk1 and gemmSN kernels take a
+// The names as real runs wrote them (public Kineto and Nsight traces, and this project's H200
+// run of 2026-12-04, lesson 02's --tf32 off and on): PyTorch's fp32 GEMMs on Hopper run
+// Ampere-era FFMA kernels (an sm_90 run's cutlass simt sgemm and sm80 xmma ffma); a TF32 or bf16
+// GEMM carries its type (the H200's TF32 kernel an sm90 one, with no tensor-core word but tf32). cuBLAS's gemmk1 and gemmSN kernels take a
 // cublasGemm...Params argument whatever their element type (double and bf16 too): its "sGemm"
 // is no sgemm.
 TEST(AdviseFp32Gemm, TheKernelNamesRealRunsWrote) {
@@ -552,11 +553,15 @@ TEST(AdviseFp32Gemm, TheKernelNamesRealRunsWrote) {
        {"void cutlass::Kernel2<cutlass_80_simt_sgemm_32x128_8x5_tn_align1>(T1::Params)",
         "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_"
         "alignc4_execute_kernel__5x_cublas",
+        "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_"
+        "execute_kernel__5x_cublas",
         "ampere_sgemm_128x64_nn", "volta_sgemm_64x32_sliced1x4_nn"})
     EXPECT_TRUE(is_fp32_simt_gemm_kernel(fp32)) << fp32;
   for (const char* other :
        {"nvjet_sss_tf32_128x256_TNT", "nvjet_tst_192x208_64x4_2x1_v_bz_coopB_bias_TNT",
         "sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16_stage4_warpsize2x2x1_tensor16x8x8_kernel",
+        "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x64x32_warpgroupsize1x1x1_execute_segment_k_off_"
+        "kernel__5x_cublas",
         "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn",
         "void gemmk1_kernel<int, float, 256, 5, false, false, false, false, cublasGemvTensorStridedBatched"
         "<float const>, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, "
