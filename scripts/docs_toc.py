@@ -69,7 +69,8 @@ def main(argv):
             n = fix_file(os.path.join(root, name))
             entries += n
             files += n > 0
-    print("docs_toc.py: %s: %d table-of-contents entries in %d pages given their code font back" % (root, entries, files))
+    print("docs_toc.py: %s: %d table-of-contents entries in %d pages given their code font back"
+          % (root, entries, files))
     return 0
 
 

@@ -98,6 +98,8 @@ f.addEventListener('load', () => setTimeout(() => {
     const root = d.defaultView.getComputedStyle(d.documentElement);
     const fragments = d.querySelectorAll('.fragment');  // code (div) and verbatim tables (pre)
     const toc = d.querySelector('.contents > .toc');
+    // An HTML tag a reader sees as letters in the table of contents ("<tt>advise</tt>").
+    out.toc_tags_as_text = toc ? (toc.textContent.match(/<\/?[a-z][a-z0-9]*>/gi) || []) : [];
     out.theme = {
       primary_color: root.getPropertyValue('--primary-color').trim(),
       side_nav_width: root.getPropertyValue('--side-nav-fixed-width').trim(),
@@ -107,8 +109,6 @@ f.addEventListener('load', () => setTimeout(() => {
       fragments_with_button: Array.from(fragments).filter(x =>
         x.parentNode.classList.contains('doxygen-awesome-fragment-wrapper')).length,
       toc: !!toc, toc_interactive: !!(toc && toc.classList.contains('interactive')),
-      // An HTML tag a reader sees as letters in the table of contents ("<tt>advise</tt>").
-      toc_tags_as_text: toc ? (toc.textContent.match(/<\/?[a-z][a-z0-9]*>/gi) || []) : [],
       heading_anchors: d.querySelectorAll('.contents a.anchor[id]').length,
       paragraph_links: d.querySelectorAll('.contents a.anchorlink').length,
     };
@@ -339,9 +339,9 @@ def main():
             page_fails.append("%s: %d pictures, expected at least %d" % (page, len(pictures), want))
         page_fails += check_details(page, result["details"], min_details(page, lesson))
         page_fails += ["%s: script error: %s" % (page, e) for e in result["script_errors"]]
-        if result["theme"]["toc_tags_as_text"]:
+        if result.get("toc_tags_as_text"):
             page_fails.append("%s: the table of contents shows tags as text: %s"
-                              % (page, " ".join(sorted(set(result["theme"]["toc_tags_as_text"])))))
+                              % (page, " ".join(sorted(set(result["toc_tags_as_text"])))))
         if args.theme:
             page_fails += check_theme(page, result["theme"])
         failures += page_fails

@@ -359,7 +359,8 @@ TEST(Lesson06AdviseGpu, ThePerTokenLossIsALoopOnTheGpuToo) {
         kExe, std::vector<std::string>{"--variant", v, "--size", "2", "--seq", "256"}));
     const pil::test::GpuLessonRun& run = *runs.back();
     ASSERT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
-    for (const auto& c : printed_findings(std::string(v) + " at 2 x 256", run.pil_trace({"advise"}))) causes[v].insert(c);
+    for (const auto& c : printed_findings(std::string(v) + " at 2 x 256", run.pil_trace({"advise"})))
+      causes[v].insert(c);
   }
   EXPECT_EQ(causes["fix2"].count("op_loop"), 1u);
   EXPECT_EQ(causes["fix3"].count("op_loop"), 0u);

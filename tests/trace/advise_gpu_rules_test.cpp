@@ -544,7 +544,8 @@ TEST(AdviseFp32Gemm, AnAmdGpuIsNotJudged) {
 // The names as real runs wrote them (public Kineto and Nsight traces, and this project's H200
 // run of 2026-12-04, lesson 02's --tf32 off and on): PyTorch's fp32 GEMMs on Hopper run
 // Ampere-era FFMA kernels (an sm_90 run's cutlass simt sgemm and sm80 xmma ffma); a TF32 or bf16
-// GEMM carries its type (the H200's TF32 kernel an sm90 one, with no tensor-core word but tf32). cuBLAS's gemmk1 and gemmSN kernels take a
+// GEMM carries its type (the H200's TF32 kernel an sm90 one, with no tensor-core word but
+// tf32). cuBLAS's gemmk1 and gemmSN kernels take a
 // cublasGemm...Params argument whatever their element type (double and bf16 too): its "sGemm"
 // is no sgemm.
 TEST(AdviseFp32Gemm, TheKernelNamesRealRunsWrote) {

@@ -55,6 +55,16 @@ LaunchedWork launched_work(const RuleContext& c, const std::vector<long>& root,
   return w;
 }
 
+std::vector<long> outermost_roots(const CpuSlices& cs, const std::function<bool(size_t)>& is_root) {
+  std::vector<long> root(cs.size(), -1);
+  for (size_t s = 0; s < cs.size(); ++s) {  // parents come before their children
+    const long p = cs.parent(s);
+    if (p >= 0 && root[size_t(p)] >= 0) root[s] = root[size_t(p)];
+    else if (is_root(s)) root[s] = long(s);
+  }
+  return root;
+}
+
 std::vector<Rule> cpu_rules() {
   return {
       {"first_step", "first_step", "a first step far slower than the rest", false, first_step},

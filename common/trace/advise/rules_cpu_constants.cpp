@@ -167,12 +167,10 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
     k.ns += e.dur_ns;
   }
   if (c.gpu()) {  // on a GPU trace, the GPU time of the work they launched (the fills)
-    std::vector<long> root(cs.size(), -1);
+    std::vector<char> built(cs.size(), 0);
     for (const auto& [key, k] : by_call)
-      for (size_t s : k.slots) root[s] = long(s);
-    for (size_t s = 0; s < cs.size(); ++s)
-      if (const long p = cs.parent(s); p >= 0 && root[size_t(p)] >= 0) root[s] = root[size_t(p)];
-    const LaunchedWork w = launched_work(c, root);
+      for (size_t s : k.slots) built[s] = 1;
+    const LaunchedWork w = launched_work(c, outermost_roots(cs, [&](size_t s) { return built[s] != 0; }));
     for (auto& [key, k] : by_call) {
       k.ns = 0;
       for (size_t s : k.slots) k.ns += w.by_root[s];

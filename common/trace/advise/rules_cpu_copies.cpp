@@ -51,19 +51,15 @@ void copies(const RuleContext& c, RuleResult& out) {
   // The outermost copies, and each one's time less the runtime calls inside it (on a GPU trace
   // a copy's cudaMemcpy waits for the copy itself, or for earlier work: that is the GPU rules'
   // pageable copies and synchronizes, not the CPU's copying).
+  const std::vector<long> root =  // the outermost copy around each slot
+      outermost_roots(cs, [&](size_t s) { return copy_op(s) && cs.in_steps(s) && !bias_start(s); });
   std::vector<size_t> outer;
-  std::vector<long> root(cs.size(), -1);  // the outermost copy around each slot
   std::vector<int64_t> own(cs.size(), 0);
   const std::vector<int64_t> in_runtime = cs.launch_call_ns();
   for (size_t s = 0; s < cs.size(); ++s) {
-    const long p = cs.parent(s);
-    if (p >= 0 && root[size_t(p)] >= 0) {  // parents come before children
-      root[s] = root[size_t(p)];
-    } else if (copy_op(s) && cs.in_steps(s) && !bias_start(s)) {
-      root[s] = long(s);
-      own[s] = t.events[cs.event(s)].dur_ns - in_runtime[s];
-      outer.push_back(s);
-    }
+    if (root[s] != long(s)) continue;
+    own[s] = t.events[cs.event(s)].dur_ns - in_runtime[s];
+    outer.push_back(s);
   }
   if (outer.empty()) return;
   // On a GPU trace, the GPU time of the work they launched: device-to-device copies and copy

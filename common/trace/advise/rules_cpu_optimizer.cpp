@@ -60,12 +60,9 @@ void optimizer(const RuleContext& c, RuleResult& out) {
   }
   if (outer.empty()) return;
   // Everything inside it: the outermost optimizer slice around each slot, or -1.
-  std::vector<long> root(cs.size(), -1);
-  for (size_t s : outer) root[s] = long(s);
-  for (size_t s = 0; s < cs.size(); ++s) {
-    const long p = cs.parent(s);
-    if (p >= 0 && root[size_t(p)] >= 0) root[s] = root[size_t(p)];  // parents come first
-  }
+  std::vector<char> is_outer(cs.size(), 0);
+  for (size_t s : outer) is_outer[s] = 1;
+  const std::vector<long> root = outermost_roots(cs, [&](size_t s) { return is_outer[s] != 0; });
   // On the CPU its wall time; on a GPU trace the GPU time of the work it launched.
   const bool gpu = c.gpu();
   std::vector<int64_t> cost(cs.size(), 0);

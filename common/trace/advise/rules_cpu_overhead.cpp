@@ -53,12 +53,8 @@ Loops find_loops(const RuleContext& c) {
   auto host_ns = [&](size_t s) { return t.events[cs.event(s)].dur_ns - (in_runtime.empty() ? 0 : in_runtime[s]); };
   std::vector<int64_t> gpu_work;  // by slot: the GPU time launched inside each of the program's own calls
   if (c.gpu()) {
-    std::vector<long> call_of(cs.size(), -1);  // parents come before their children
-    for (size_t s = 0; s < cs.size(); ++s) {
-      const bool call = is_operator(t.events[cs.event(s)]) && cs.op_parent(s) < 0;
-      call_of[s] = call ? long(s) : cs.parent(s) >= 0 ? call_of[size_t(cs.parent(s))] : -1;
-    }
-    gpu_work = launched_work(c, call_of).by_root;
+    auto own_call = [&](size_t s) { return is_operator(t.events[cs.event(s)]) && cs.op_parent(s) < 0; };
+    gpu_work = launched_work(c, outermost_roots(cs, own_call)).by_root;
   }
   auto is_long = [&](size_t s) {
     return host_ns(s) >= short_ns || (!gpu_work.empty() && gpu_work[s] >= threshold::kSmallOpNs);
@@ -137,12 +133,9 @@ Loops find_loops(const RuleContext& c) {
   }
   merge(out.time);
   out.ns = length(out.time);
-  // What a slot's loop call is (-1: none); parents come before their children.
-  std::vector<long> root(cs.size(), -1);
-  for (size_t s = 0; s < cs.size(); ++s) {
-    root[s] = is_call[s] ? long(s) : cs.parent(s) >= 0 ? root[size_t(cs.parent(s))] : -1;
-    out.in_loop[s] = root[s] >= 0;
-  }
+  // What a slot's loop call is (-1: none).
+  const std::vector<long> root = outermost_roots(cs, [&](size_t s) { return is_call[s] != 0; });
+  for (size_t s = 0; s < cs.size(); ++s) out.in_loop[s] = root[s] >= 0;
   if (c.gpu() && out.loops > 0) {
     out.launched_ns = launched_work(c, root).union_ns;
     for (const HostGap& g : c.host_gaps()) out.gpu_wait_ns += out.inside(t.events[g.call], g.start, g.end);

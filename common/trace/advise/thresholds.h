@@ -74,9 +74,10 @@ inline constexpr int64_t kLoopMinCalls = 256;
 /// 2026-12-04, docs/gpu-runs, three recorded steps): the forward's aten::log_softmax a median
 /// 14.5 us less its launch, but the autograd engine's calls for its backward 22.4 us
 /// (LogSoftmaxBackward0, 89% of the calls over 20 us) and 48.2 us (SelectBackward0, every call
-/// over), so that op_loop found half the loop and left the other half to the launch-bound rule. A GPU operator with arithmetic worth the
-/// name takes longer than this on the host only when it waits; a matrix product's call can be
-/// as short, so that a loop's call there also launches under kSmallOpNs of GPU work.
+/// over), so that op_loop found half the loop and left the other half to the launch-bound rule.
+/// A GPU operator with arithmetic worth the name takes longer than this on the host only when it
+/// waits; a matrix product's call can be as short, so that a loop's call there also launches
+/// under kSmallOpNs of GPU work.
 inline constexpr int64_t kLoopCallGpuNs = 100'000;
 /// Copies (aten::copy_, contiguous, to, _to_copy, clone; the outermost of each nest, less the
 /// runtime calls in them): at least this share of the basis.
