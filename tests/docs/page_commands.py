@@ -15,7 +15,11 @@ says what it is:
   <!-- sh: slow REASON -->          minutes: run with --slow
   <!-- sh: self REASON -->          the project's own test commands (./run-tests, presets)
 
-A block without a marker is an error: every command either runs or says why it does not.
+A block without a marker is an error: every command either runs or says why it does not. So is
+a page whose commands use `build/` before one of its blocks makes it (`./run-lesson LESSON`,
+`./run-tests` or `cmake --preset`; a placeholder's command counts, as the reader runs it with
+their own value): a reader who starts the page on a fresh clone has no `build/` yet, though
+this script, running the pages one after another on one build, would not notice.
 
   page_commands.py --root DIR [--page PAGE]... [--slow] [--gpu] [--list]
 
@@ -76,6 +80,26 @@ def blocks(path):
     return out
 
 
+# A command that makes build/ on a fresh clone (set-up, configure, build), and a use of build/
+# (build/bin/..., cmake --build build).
+MAKES_BUILD = re.compile(r"(?:^|[\s;&|(])(?:\./run-lesson\s+\d\d_|\./run-tests\b|cmake\s+--preset\b)")
+USES_BUILD = re.compile(r"(?:^|[\s=(\"'])build(?:/|\s|$)")
+
+
+def build_before_use(path, page_blocks):
+    """Raises PageError where a page's commands use build/ before a command of the page made it.
+    Comments are not commands; a placeholder block's commands make it but are not run."""
+    for line, kind, _, code in page_blocks:
+        for i, command in enumerate(code.splitlines()):
+            command = command.split("#", 1)[0]
+            if MAKES_BUILD.search(command):
+                return
+            if kind != "placeholder" and USES_BUILD.search(command):
+                raise PageError("%s:%d: uses build/ before any command of the page made it (%s): on a fresh "
+                                "clone a reader has none yet; run ./run-lesson LESSON (or ./run-tests) first"
+                                % (path, line + 1 + i, command.strip()))
+
+
 TRACES_MARK = ".made-by-page-commands"
 
 
@@ -125,6 +149,8 @@ def main():
     failed = ran = skipped = 0
     try:
         plan = [(page, blocks(os.path.join(root, page))) for page in pages]
+        for page, page_blocks in plan:
+            build_before_use(page, page_blocks)
         if not a.list:
             fresh_traces(root)
     except (OSError, PageError) as e:

@@ -1,4 +1,5 @@
-// libFuzzer target: any bytes into the trace parser, every report and `slice`. A ParseError is
+// libFuzzer target: any bytes into the trace parser, every report (`check` and `advise` among
+// them: advise read as pil-trace reads for it, its rules on one thread and on three) and `slice`. A ParseError is
 // the expected answer to bad input; anything else (a crash, a sanitizer report, another
 // exception) is a finding, and so is a slice of a readable trace that does not read back.
 #include <cstdint>
@@ -11,6 +12,8 @@
 
 #include <simdjson.h>
 
+#include "trace/advise/advise.h"
+#include "trace/check.h"
 #include "trace/key_averages.h"
 #include "trace/parse.h"
 #include "trace/reports.h"
@@ -117,7 +120,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     SvgOptions o;
     o.width = 600;
     render_svg(index, o);
+    memory_report(index);
+    format_check(check_trace(index), "fuzz");
     slice_and_read_back(text);
+    // advise as pil-trace runs it: the trace read with the inputs its rules judge by, its rules
+    // on one thread and on three, which must agree.
+    const Trace ta = parse_trace_text(text, "fuzz", advise_read_options(small));
+    const TraceIndex ia(ta);
+    AdviseOptions one;
+    AdviseOptions three;
+    three.threads = 3;
+    three.min_saved_share = one.min_saved_share = 0;  // every symptom, however small
+    const std::string advice = advice_json(advise(ia, one)).dump();
+    if (advice_json(advise(ia, three)).dump() != advice) std::abort();  // a finding: threads changed it
+    format_advice(advise(ia, one), "fuzz");
   } catch (const ParseError&) {
     if (parallel != "error" && valid_json(text)) std::abort();  // the parallel read took bad input
   }

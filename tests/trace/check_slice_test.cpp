@@ -606,6 +606,11 @@ TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
     EXPECT_EQ(r.err.rfind("pil-trace: error: ", 0), 0u) << r.err;
   }
   EXPECT_FALSE(std::ifstream(out).good()) << "nothing is written on error";
+  // A start past the window, with no end given, is said as such (not as an end before a start).
+  const auto past = run_process(kTool, {"slice", gpu, "--out", out, "--from-us", "100000"});
+  EXPECT_EQ(past.exit_code, 2);
+  EXPECT_NE(past.err.find("--from-us 100000: past the recorded window, which ends "), std::string::npos) << past.err;
+  EXPECT_EQ(past.err.find("--to-us"), std::string::npos) << past.err;
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cctype>
 #include <fstream>
 #include <map>
+#include <utility>
 
 #include "support/run_process.h"
 #include "trace/key_averages.h"
@@ -516,6 +518,36 @@ INSTANTIATE_TEST_SUITE_P(
             "'grid' is not a valid array"},
         Bad{"garbage_after", "[{\"ph\": \"X\", \"ts\": 1}] trailing", "after the event array"}),
     [](const ::testing::TestParamInfo<Bad>& i) { return i.param.name; });
+
+TEST(Parse, ATraceCutShortAtAnyByteSaysItWasTruncated) {
+  // A writer stopped mid-file (the program killed while writing) is the usual bad trace: every
+  // cut of a real one, before its events, inside one, between two or after the array, is said
+  // to be "truncated" in one line, by one thread or several and whatever the chunk size.
+  std::ifstream in(std::string(PIL_TRACE_FIXTURES_DIR) + "/python_cpu_steps.pt.trace.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_GT(text.size(), 5000u);
+  ASSERT_NO_THROW(parse_trace_text(text, "t.json"));
+  ParseOptions small_chunks;
+  small_chunks.chunk_bytes = 512;
+  ParseOptions two_threads = small_chunks;
+  two_threads.threads = 2;
+  const std::pair<const char*, ParseOptions> ways[] = {
+      {"default", ParseOptions{}}, {"512-byte chunks", small_chunks}, {"two threads", two_threads}};
+  size_t last_ws = text.size();  // the cut must leave something of the file out
+  while (last_ws > 0 && std::isspace(static_cast<unsigned char>(text[last_ws - 1]))) --last_ws;
+  const size_t first = text.find('{');  // before it, blanks: an empty file
+  for (const auto& [way, options] : ways)
+    for (size_t cut = first + 1; cut < last_ws; cut += 3) {
+      try {
+        parse_trace_text(text.substr(0, cut), "t.json", options);
+        ADD_FAILURE() << way << ": no error for the first " << cut << " bytes";
+      } catch (const ParseError& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+        EXPECT_EQ(what.rfind("t.json: truncated: ", 0), 0u) << way << ", " << cut << " bytes: " << what;
+      }
+    }
+}
 
 TEST(Parse, BrokenEventInsideTheFirstChunkIsAnErrorNotACrash) {
   // Found by the fuzzer: a stray quote makes simdjson reject the whole first chunk.

@@ -124,6 +124,13 @@ size_t Reader::safe_end(size_t from) const {
 /// The object's fields before "traceEvents"; returns the index of the array's '['.
 size_t Reader::read_head(size_t start) {
   bool short_head = false;
+  // At the file's end, a top-level object that never closes was cut short.
+  const auto cut_short = [&] {
+    return eof_ && start < len_ && data_[start] == '{' &&
+           stays_open(std::string_view(data_ + start + 1, len_ - start - 1), 1);
+  };
+  const std::string truncated = label_ + ": truncated: the file ends before its event array "
+                                         "(the writer was stopped before it finished)";
   for (;;) {
     size_t end = safe_end(start);
     // A broken event (an unclosed string, say) fails the whole window: the second try ends
@@ -146,6 +153,7 @@ size_t Reader::read_head(size_t start) {
           if (key == "traceEvents") {
             const char* at = nullptr;
             if ((err = v.current_location().get(at))) break;
+            if (*at != '[' && size_t(at - data_) >= end && cut_short()) throw ParseError(truncated);
             if (*at != '[')
               throw ParseError(label_ + ": \"traceEvents\" is not an array" +
                                where(size_t(at - data_)));
@@ -158,6 +166,7 @@ size_t Reader::read_head(size_t start) {
         short_head = true;
         continue;
       }
+      if (cut_short()) throw ParseError(truncated);
       if (eof_) {
         if (err)
           throw ParseError(label_ + ": not a valid trace: " + simdjson::error_message(err));
@@ -324,16 +333,32 @@ void Reader::close_array(size_t after) {
 [[noreturn]] void Reader::throw_bad_structure(size_t i) {
   simdjson::dom::parser dom;
   // Blame the first event that does not parse on its own (its extent found by counting
-  // brackets outside strings), so the answer does not depend on where a window began.
-  for (size_t at = i, index = events_; at < len_;) {
+  // brackets outside strings), so the answer does not depend on where a window began. Before
+  // the first event, data_[i] is the array's own '['.
+  size_t first = i;
+  if (ev_first_ && first < len_ && data_[first] == '[')
+    for (++first; first < len_ && is_space(data_[first]);) ++first;
+  if (eof_ && first >= len_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
+  for (size_t at = first, index = events_; at < len_;) {
     const size_t end = extent_end(at);
     const std::string one(data_ + at, end - at);
     const auto r = dom.parse(simdjson::padded_string(one));
-    if (r.error())
-      throw ParseError(label_ + ": event " + std::to_string(index) + where(at) + ": " +
-                       simdjson::error_message(r.error()));
+    if (r.error()) throw bad_event(index, at, simdjson::error_message(r.error()));
     at = end;
     while (at < len_ && is_space(data_[at])) ++at;
+    if (at >= len_ && eof_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
+    // Every event whole and the array closed: what is wrong follows it (read_tail says what;
+    // a stretch of a parallel read leaves the tail to the reader after it, but a cut is a cut).
+    if (at < len_ && data_[at] == ']') {
+      if (!stretch_) read_tail(at + 1);
+      // Nothing yet, or the top object's next field: (a stretch does not know whether the
+      // array was bare, which nothing may follow)
+      size_t k = at + 1;
+      while (k < len_ && is_space(data_[k])) ++k;
+      if (eof_ && (k == len_ || data_[k] == ',') &&
+          stays_open(std::string_view(data_ + at + 1, len_ - at - 1), 1))
+        throw tail_cut_short();
+    }
     if (at >= len_ || data_[at] != ',') break;
     ++at;
     while (at < len_ && is_space(data_[at])) ++at;
@@ -345,7 +370,14 @@ void Reader::close_array(size_t after) {
   const auto result = dom.parse(simdjson::padded_string(rest));
   const std::string why = result.error() ? simdjson::error_message(result.error())
                                          : "malformed or truncated event";
-  throw ParseError(label_ + ": event " + std::to_string(events_) + where(i) + ": " + why);
+  throw bad_event(events_, i, why);
+}
+
+ParseError Reader::bad_event(size_t index, size_t at, const std::string& why) const {
+  if (eof_ && at < len_ && data_[at] == '{' && stays_open(std::string_view(data_ + at + 1, len_ - at - 1), 1))
+    return ParseError(label_ + ": truncated: the file ends inside event " + std::to_string(index) +
+                      ", which begins" + where(at) + " (the writer was stopped before it finished)");
+  return ParseError(label_ + ": event " + std::to_string(index) + where(at) + ": " + why);
 }
 
 /// Parses the events in data_[begin, end) (data_[begin] == '['). Returns how many it took;
@@ -398,8 +430,7 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
         try {
           fields_.read_event(obj);
         } catch (const BadEvent& bad) {
-          throw ParseError(label_ + ": event " + std::to_string(events_) + where(at) + ": " +
-                           bad.what);
+          throw bad_event(events_, at, bad.what);
         }
       }
       careful_ = false;
@@ -433,8 +464,7 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
       } catch (const BadEvent& bad) {
         undo();
         if (eof_)  // nothing was cut off: the event itself is wrong
-          throw ParseError(label_ + ": event " + std::to_string(events_) + where(at) + ": " +
-                           bad.what);
+          throw bad_event(events_, at, bad.what);
         careful_ = true;  // maybe cut short by the chunk's end: read it again, carefully
         break;
       }
@@ -525,8 +555,15 @@ void Reader::read_tail(size_t at) {
       if ((err = read_top_field(key, v))) break;
     }
   }
-  if (err)
+  if (err) {
+    if (eof_ && stays_open(std::string_view(tail).substr(i), 1)) throw tail_cut_short();
     throw ParseError(label_ + ": after the event array: " + simdjson::error_message(err));
+  }
+}
+
+ParseError Reader::tail_cut_short() const {
+  return ParseError(label_ + ": truncated: the file ends after the event array, inside the fields "
+                    "that follow it (the writer was stopped before it finished)");
 }
 
 /// Where the value starting at data_[at] ends, by its brackets counted outside strings (a

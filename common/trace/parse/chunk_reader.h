@@ -82,6 +82,10 @@ class Reader {
   void continue_events();
   void close_array(size_t after);
   [[noreturn]] void throw_bad_structure(size_t i);
+  /// The error for event `index`, which begins at data_[at], is bad for `why`; at the file's
+  /// end, an event whose '{' never closes is said to be cut short (the writer was stopped).
+  ParseError bad_event(size_t index, size_t at, const std::string& why) const;
+  ParseError tail_cut_short() const;
   size_t parse_chunk(size_t begin, size_t end, size_t& next, bool& array_closed);
   bool walk_value_fields(simdjson::ondemand::object& obj);
   bool walk_value(simdjson::ondemand::value& v);

@@ -25,6 +25,18 @@ struct StringTracker {
   }
 };
 
+/// Whether `depth` brackets still open before `text` stay open to its end (brackets counted
+/// outside strings): a file that ends so was cut short.
+inline bool stays_open(std::string_view text, int depth) {
+  StringTracker strings;
+  for (const char c : text) {
+    if (!strings.outside(c)) continue;
+    if (c == '{' || c == '[') ++depth;
+    else if ((c == '}' || c == ']') && --depth <= 0) return false;
+  }
+  return true;
+}
+
 /// A raw (still escaped) key from simdjson equals `lit`: the text matches and the closing quote
 /// follows. Quicker than a general comparison, for the few keys a trace event has.
 template <size_t N>

@@ -950,7 +950,12 @@ int main(int argc, char** argv) {
         from = index.window_start + int64_t(from_us * 1000);
         to = *slice_window.to ? index.window_start + int64_t(to_us * 1000) : index.window_end;
         if (to <= from) {
-          std::cerr << "pil-trace: error: --to-us must be past --from-us\n";
+          if (*slice_window.to)
+            std::cerr << "pil-trace: error: --to-us must be past --from-us\n";
+          else
+            std::cerr << "pil-trace: error: --from-us " << from_us << ": past the recorded window, which ends "
+                      << format_time_ns(index.window_end - index.window_start)
+                      << " after its start; allowed: a smaller --from-us\n";
           return 2;
         }
       } else {
