@@ -1084,12 +1084,29 @@ def produce(args, kind, name, opts, r, lesson, prefix):
              % (r["cmd"], "step " + opts["step"] if "step" in opts else "every step"))]
 
 
+def drop_run_traces(args, runs):
+    """Once the page is written, the runs' trace files go: every build makes its runs again, and
+    lesson 06's alone come to some 600 MB (the runs' tables, summaries and output stay). Only files
+    under OUT/runs, never a committed trace a trace marker names."""
+    top = os.path.realpath(os.path.join(args.out_dir, "runs"))
+    for r in runs.values():
+        if r["kind"] != "run":
+            continue
+        for d in r.get("dirs", []):
+            for name in os.listdir(d) if os.path.isdir(d) else []:
+                path = os.path.join(d, name)
+                if (name.endswith(".pt.trace.json") or path in r["traces"]) and \
+                        os.path.realpath(path).startswith(top + os.sep):
+                    os.remove(path)
+
+
 def make_page(args):
+    """Makes the page; returns its runs (None with --check)."""
     lesson, readme, prefix, lines, items, runs = read_page(args)
     if args.check:
         if not args.skip_outputs:
             check_outputs(args, readme, lines, items, runs)
-        return
+        return None
     machine = None
     if runs:
         os.makedirs(args.out_dir, exist_ok=True)
@@ -1156,7 +1173,7 @@ def make_page(args):
         out[title + 1:title + 1] = ["", "[TOC]"]
     if lesson is None:  # a page of its own: no lesson's runs to name
         write_whole(args.page, "\n".join(out) + "\n")
-        return
+        return runs
     out.append("")
     out.append("See also: \\ref cheatsheet (what you see in a trace, and what it usually means) and "
                "\\ref pil_trace (the analyzer).")
@@ -1189,6 +1206,7 @@ def make_page(args):
         out.append("<em>Figures from committed traces: %s.</em>"
                    % ", ".join("`%s` from %s" % (n, runs[n]["arg"]) for n in committed))
     write_whole(args.page, "\n".join(out) + "\n")
+    return runs
 
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -1332,7 +1350,9 @@ def main():
         if args.update_source:
             update_source(args)
             return 0
-        make_page(args)
+        runs = make_page(args)
+        if runs:
+            drop_run_traces(args, runs)
     except DocsError as e:
         print("docs_page.py: error: %s" % e, file=sys.stderr)
         return e.code

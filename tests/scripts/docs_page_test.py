@@ -132,6 +132,7 @@ class DocsPage(unittest.TestCase):
         self.assertIn("Committed traces drawn or tabled on this page (not runs of the lesson): `gpu` from %s"
                       % fixture, text)
         self.assertNotIn("from traces of the lesson run then", text)
+        self.assertTrue(os.path.isfile(os.path.join(root, fixture)), "a committed trace is never removed")
         for bad in ("from-us=5", "to-us=5", "step=0 from-us=1 to-us=2", "from-us=3 to-us=2", "from-us=a to-us=2"):
             r = run("--lesson-dir", lesson("<!-- trace: gpu: %s -->\n<!-- timeline: gpu %s -->\n" % (fixture, bad)),
                     "--check")
@@ -285,6 +286,11 @@ class Figures(unittest.TestCase):
         self.assertIn("(the median run of 5)", text)
         self.assertIn("Figures in the text: median (range) over 5 runs of each named run (`eager`), on Fake CPU 9000.",
                       text)
+        # The page written, the runs' traces go (every build runs them again); their folders stay.
+        for k in range(1, 6):
+            run_dir = os.path.join(self.d, "out", "runs", "eager", "run%d" % k)
+            self.assertTrue(os.path.isdir(run_dir))
+            self.assertFalse(os.path.exists(os.path.join(run_dir, "t.json")), run_dir)
 
     def test_an_advise_figure_is_its_findings_gain_per_step(self):
         d = lesson("<!-- run: eager runs=5: --size 64 -->\n"
