@@ -131,9 +131,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     AdviseOptions three;
     three.threads = 3;
     three.min_saved_share = one.min_saved_share = 0;  // every symptom, however small
-    const std::string advice = advice_json(advise(ia, one)).dump();
-    if (advice_json(advise(ia, three)).dump() != advice) std::abort();  // a finding: threads changed it
-    format_advice(advise(ia, one), "fuzz");
+    const Advice advice = advise(ia, one);
+    if (advice_json(advise(ia, three)).dump() != advice_json(advice).dump()) std::abort();  // threads changed it
+    format_advice(advice, "fuzz");
   } catch (const ParseError&) {
     if (parallel != "error" && valid_json(text)) std::abort();  // the parallel read took bad input
   }

@@ -13,6 +13,8 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
+constexpr const char* after_array = "after the event array, inside the fields that follow it";
+
 /// A file that starts with UTF-16's byte-order mark (Windows tools write one): refused by name,
 /// not as "not JSON" at byte 0.
 void refuse_utf16(const std::string& label, const char* data, size_t len) {
@@ -125,12 +127,8 @@ size_t Reader::safe_end(size_t from) const {
 size_t Reader::read_head(size_t start) {
   bool short_head = false;
   // At the file's end, a top-level object that never closes was cut short.
-  const auto cut_short = [&] {
-    return eof_ && start < len_ && data_[start] == '{' &&
-           stays_open(std::string_view(data_ + start + 1, len_ - start - 1), 1);
-  };
-  const std::string truncated = label_ + ": truncated: the file ends before its event array "
-                                         "(the writer was stopped before it finished)";
+  const auto cut_head = [&] { return start < len_ && data_[start] == '{' && open_to_end(start); };
+  const char* const before_array = "before its event array";
   for (;;) {
     size_t end = safe_end(start);
     // A broken event (an unclosed string, say) fails the whole window: the second try ends
@@ -153,7 +151,7 @@ size_t Reader::read_head(size_t start) {
           if (key == "traceEvents") {
             const char* at = nullptr;
             if ((err = v.current_location().get(at))) break;
-            if (*at != '[' && size_t(at - data_) >= end && cut_short()) throw ParseError(truncated);
+            if (*at != '[' && size_t(at - data_) >= end && cut_head()) throw cut_short(label_, before_array);
             if (*at != '[')
               throw ParseError(label_ + ": \"traceEvents\" is not an array" +
                                where(size_t(at - data_)));
@@ -166,14 +164,14 @@ size_t Reader::read_head(size_t start) {
         short_head = true;
         continue;
       }
-      if (cut_short()) throw ParseError(truncated);
+      if (cut_head()) throw cut_short(label_, before_array);
       if (eof_) {
         if (err)
           throw ParseError(label_ + ": not a valid trace: " + simdjson::error_message(err));
         throw ParseError(label_ + ": no \"traceEvents\" array in the top-level object");
       }
     } else if (eof_) {
-      throw ParseError(label_ + ": truncated before \"traceEvents\"");
+      throw cut_short(label_, before_array);
     }
     short_head = false;
     read_more(start);  // the head did not fit in the buffer
@@ -269,7 +267,7 @@ void Reader::continue_events() {
       while (i < len_ && is_space(data_[i])) ++i;
     }
     if (i >= len_) {
-      if (eof_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
+      if (eof_) throw cut_short(label_, "inside the event array");
       fill(at);
       at = 1;
       continue;
@@ -290,7 +288,7 @@ void Reader::continue_events() {
     const size_t begin = first ? i : i - 1;
     const size_t end = safe_end(i);
     if (end <= i) {  // not one whole line in the buffer
-      if (eof_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
+      if (eof_) throw cut_short(label_, "inside the event array");
       read_more(at);
       continue;
     }
@@ -338,7 +336,7 @@ void Reader::close_array(size_t after) {
   size_t first = i;
   if (ev_first_ && first < len_ && data_[first] == '[')
     for (++first; first < len_ && is_space(data_[first]);) ++first;
-  if (eof_ && first >= len_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
+  if (eof_ && first >= len_) throw cut_short(label_, "inside the event array");
   for (size_t at = first, index = events_; at < len_;) {
     const size_t end = extent_end(at);
     const std::string one(data_ + at, end - at);
@@ -346,7 +344,7 @@ void Reader::close_array(size_t after) {
     if (r.error()) throw bad_event(index, at, simdjson::error_message(r.error()));
     at = end;
     while (at < len_ && is_space(data_[at])) ++at;
-    if (at >= len_ && eof_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
+    if (at >= len_ && eof_) throw cut_short(label_, "inside the event array");
     // Every event whole and the array closed: what is wrong follows it (read_tail says what;
     // a stretch of a parallel read leaves the tail to the reader after it, but a cut is a cut).
     if (at < len_ && data_[at] == ']') {
@@ -355,9 +353,7 @@ void Reader::close_array(size_t after) {
       // array was bare, which nothing may follow)
       size_t k = at + 1;
       while (k < len_ && is_space(data_[k])) ++k;
-      if (eof_ && (k == len_ || data_[k] == ',') &&
-          stays_open(std::string_view(data_ + at + 1, len_ - at - 1), 1))
-        throw tail_cut_short();
+      if ((k == len_ || data_[k] == ',') && open_to_end(at + 1, 1)) throw cut_short(label_, after_array);
     }
     if (at >= len_ || data_[at] != ',') break;
     ++at;
@@ -374,10 +370,13 @@ void Reader::close_array(size_t after) {
 }
 
 ParseError Reader::bad_event(size_t index, size_t at, const std::string& why) const {
-  if (eof_ && at < len_ && data_[at] == '{' && stays_open(std::string_view(data_ + at + 1, len_ - at - 1), 1))
-    return ParseError(label_ + ": truncated: the file ends inside event " + std::to_string(index) +
-                      ", which begins" + where(at) + " (the writer was stopped before it finished)");
+  if (at < len_ && data_[at] == '{' && open_to_end(at))
+    return cut_short(label_, "inside event " + std::to_string(index) + ", which begins" + where(at));
   return ParseError(label_ + ": event " + std::to_string(index) + where(at) + ": " + why);
+}
+
+bool Reader::open_to_end(size_t at, int depth) const {
+  return eof_ && at <= len_ && detail::close_of(std::string_view(data_ + at, len_ - at), depth) >= len_ - at;
 }
 
 /// Parses the events in data_[begin, end) (data_[begin] == '['). Returns how many it took;
@@ -556,14 +555,10 @@ void Reader::read_tail(size_t at) {
     }
   }
   if (err) {
-    if (eof_ && stays_open(std::string_view(tail).substr(i), 1)) throw tail_cut_short();
+    const std::string_view rest = std::string_view(tail).substr(i);
+    if (eof_ && detail::close_of(rest, 1) >= rest.size()) throw cut_short(label_, after_array);
     throw ParseError(label_ + ": after the event array: " + simdjson::error_message(err));
   }
-}
-
-ParseError Reader::tail_cut_short() const {
-  return ParseError(label_ + ": truncated: the file ends after the event array, inside the fields "
-                    "that follow it (the writer was stopped before it finished)");
 }
 
 /// Where the value starting at data_[at] ends, by its brackets counted outside strings (a
@@ -590,18 +585,7 @@ bool Reader::closes_before(size_t at, size_t end) const {
 /// The index of the bracket that closes the one at data_[at], counting brackets outside
 /// strings; `end` when it is not before `end`.
 size_t Reader::close_of(size_t at, size_t end) const {
-  int depth = 0;
-  StringTracker strings;
-  for (size_t i = at; i < end; ++i) {
-    const char c = data_[i];
-    if (!strings.outside(c)) continue;
-    if (c == '{' || c == '[') {
-      ++depth;
-    } else if ((c == '}' || c == ']') && --depth <= 0) {
-      return depth == 0 ? i : end;
-    }
-  }
-  return end;
+  return at + detail::close_of(std::string_view(data_ + at, end - at));
 }
 
 uint64_t Reader::read_head_only() {

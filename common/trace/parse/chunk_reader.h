@@ -28,6 +28,13 @@ inline void judge_shapes_also(ParseOptions& o, const Trace& head) {
   o.shapes_also_if = nullptr;
 }
 
+/// The error for a file cut short (its writer stopped before it finished): "LABEL: truncated: the
+/// file ends WHERE (...)", WHERE "inside the event array", say. Every reader says it so.
+inline ParseError cut_short(const std::string& label, const std::string& where) {
+  return ParseError(label + ": truncated: the file ends " + where +
+                    " (the writer was stopped before it finished)");
+}
+
 class Reader {
  public:
   Reader(std::unique_ptr<Source> source, std::string label, const ParseOptions& options,
@@ -85,7 +92,9 @@ class Reader {
   /// The error for event `index`, which begins at data_[at], is bad for `why`; at the file's
   /// end, an event whose '{' never closes is said to be cut short (the writer was stopped).
   ParseError bad_event(size_t index, size_t at, const std::string& why) const;
-  ParseError tail_cut_short() const;
+  /// At the file's end, the bracket at data_[at] never closes (or, with `depth` 1, the one open
+  /// before data_[at]): the file was cut short there.
+  bool open_to_end(size_t at, int depth = 0) const;
   size_t parse_chunk(size_t begin, size_t end, size_t& next, bool& array_closed);
   bool walk_value_fields(simdjson::ondemand::object& obj);
   bool walk_value(simdjson::ondemand::value& v);

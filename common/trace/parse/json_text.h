@@ -25,16 +25,22 @@ struct StringTracker {
   }
 };
 
-/// Whether `depth` brackets still open before `text` stay open to its end (brackets counted
-/// outside strings): a file that ends so was cut short.
-inline bool stays_open(std::string_view text, int depth) {
+/// Where in `text` the bracket closes that is `depth` levels open before it (0: the one `text`
+/// starts with), counting brackets outside strings; text.size() when it does not close there
+/// (or a closing bracket has no opening one). At a file's end, one that does not close was cut
+/// short.
+inline size_t close_of(std::string_view text, int depth = 0) {
   StringTracker strings;
-  for (const char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (!strings.outside(c)) continue;
-    if (c == '{' || c == '[') ++depth;
-    else if ((c == '}' || c == ']') && --depth <= 0) return false;
+    if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth <= 0) {
+      return depth == 0 ? i : text.size();
+    }
   }
-  return true;
+  return text.size();
 }
 
 /// A raw (still escaped) key from simdjson equals `lit`: the text matches and the closing quote

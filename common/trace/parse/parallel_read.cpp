@@ -115,7 +115,7 @@ class ParallelRead {
     work();
     for (auto& t : pool) t.join();
     if (error_) std::rethrow_exception(error_);
-    if (!closed_) throw ParseError(label_ + ": truncated: the file ends inside the event array");
+    if (!closed_) throw cut_short(label_, "inside the event array");
     Reader tail(std::make_unique<PatchedSource>(data_, size_, closed_at_, &patches_), label_,
                 ends, out_);
     tail.run_tail(bare_array_);
