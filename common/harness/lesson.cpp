@@ -405,8 +405,9 @@ int report_variant(const Lesson& lesson, const Variant& variant, const Problem& 
   std::cout << table_text;
 
   const RankOf me = rank_of();
-  const std::string run_stem = variant.name + "_" + file_device_name(p.device) + "_" +
-                               dtype_name(p.dtype) + "_n" + std::to_string(o.size);
+  const std::string run_stem = variant.name + "_" + file_device_name(p.device) + "_" + dtype_name(p.dtype) +
+                               "_n" + std::to_string(o.size) +
+                               flags_in_name(lesson.flags, lesson.flag_defaults_cpu, o.extra, !p.device.is_cuda());
   const std::string stem = me.on ? run_stem + "_rank" + std::to_string(me.rank) : run_stem;
   const fs::path dir(o.out_dir);
   const fs::path trace_path = dir / (stem + ".pt.trace.json");
@@ -422,6 +423,8 @@ int report_variant(const Lesson& lesson, const Variant& variant, const Problem& 
   s.dtype = dtype_name(p.dtype);
   s.size = o.size;
   s.seed = o.seed;
+  for (const auto& f : lesson.flags)
+    s.flags.push_back({f.name.substr(2), o.flag(f.name), f.choices.empty() ? "" : flag_text(f, o.flag(f.name))});
   if (me.on) {
     s.rank = me.rank;
     s.world_size = me.size;

@@ -2,9 +2,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <limits>
+#include <set>
 
 namespace pil {
 
@@ -37,10 +39,11 @@ struct BadValue {
 int64_t whole_number(const std::string& flag, const std::string& text, int64_t min, int64_t max) {
   const std::string allowed = "; allowed: a whole number from " + std::to_string(min) + " to " +
                               std::to_string(max);
+  if (text.empty()) throw BadValue{flag + ": no value given" + allowed};
   int64_t value = 0;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
+  if (ec == std::errc::invalid_argument || ptr != end)
     throw BadValue{flag + ": '" + text + "' is not a whole number" + allowed};
   if (ec == std::errc::result_out_of_range || value < min || value > max)
     throw BadValue{flag + ": " + text + " is out of range" + allowed};
@@ -55,6 +58,7 @@ T one_of(const std::string& flag, const std::string& text,
     if (text == name) return value;
     names += (names.empty() ? "" : "|") + name;
   }
+  if (text.empty()) throw BadValue{flag + ": no value given; allowed: " + names};
   throw BadValue{flag + ": unknown value '" + text + "'; allowed: " + names};
 }
 
@@ -82,6 +86,9 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   bool list = false;
   CLI::App app{lesson.name + ": " + lesson.description, lesson.name};
   app.set_help_flag("-h,--help", "Print this help and exit");
+  // A flag given twice is refused below (CLI11's own words, "At Most 1 required but received 2",
+  // would not say which values or what is allowed): keep the last while parsing, count after.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--device", device, "auto|cpu|cuda (auto: CUDA when a GPU is usable)")
       ->capture_default_str();
   app.add_option("--dtype", dtype, "auto|fp32|bf16|fp16 (auto: bf16 on a GPU, fp32 on the CPU)")
@@ -135,7 +142,7 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   std::map<std::string, std::string> extra_text;
   for (const auto& f : lesson.flags) {
     std::string& text = extra_text[f.name];
-    text = f.choices.empty() ? std::to_string(f.default_value) : f.choices.at(size_t(f.default_value));
+    text = flag_text(f, f.default_value);
     std::string allowed;
     for (const auto& c : f.choices) allowed += (allowed.empty() ? "" : "|") + c;
     const auto cpu = lesson.flag_defaults_cpu.find(f.name);
@@ -145,8 +152,27 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
                                      " [default: " + text + on_cpu + "]");
   }
 
+  // A value flag given without its value ("--size" last, before another flag, or "--size=") is
+  // passed on as "" and refused by its own check, which says what is allowed (CLI11 would say
+  // "1 required TEXT missing", or take the default for "--size=").
+  std::set<std::string> takes_value;
+  for (const CLI::Option* opt : app.get_options())
+    if (opt->get_expected_max() > 0)
+      for (const auto& n : opt->get_lnames()) takes_value.insert("--" + n);
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    const bool bare_equals = a.size() > 2 && a.back() == '=' && takes_value.count(a.substr(0, a.size() - 1));
+    if (bare_equals) a.pop_back();
+    args.push_back(a);
+    const bool next_is_flag = i + 1 == argc || std::string(argv[i + 1]).rfind("--", 0) == 0 ||
+                              std::string(argv[i + 1]) == "-h";
+    if (bare_equals || (takes_value.count(a) && next_is_flag)) args.push_back("");
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+
   try {
-    app.parse(argc, const_cast<char**>(argv));
+    app.parse(args);
   } catch (const CLI::CallForHelp&) {
     result.text = app.help();
     return result;
@@ -156,7 +182,15 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     return result;
   }
 
+  const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
   try {
+    for (const CLI::Option* opt : app.get_options()) {
+      if (opt->get_expected_max() != 1 || opt->count() < 2) continue;
+      std::string values;
+      for (const auto& r : opt->results()) values += (values.empty() ? "" : ", ") + (r.empty() ? "''" : r);
+      throw BadValue{"--" + opt->get_lnames().front() + ": given " + std::to_string(opt->count()) +
+                     " times (" + values + "); allowed: once"};
+    }
     o.device = one_of<DeviceChoice>("--device", device,
                                     {{"auto", DeviceChoice::Auto},
                                      {"cpu", DeviceChoice::Cpu},
@@ -167,7 +201,7 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
                                    {"bf16", DTypeChoice::BF16},
                                    {"fp16", DTypeChoice::F16}});
     o.size = whole_number("--size", size, 1, lesson.max_size);
-    if (variant.empty()) {
+    if (!given("--variant")) {
       o.variants = {lesson.variants.front().name};
     } else if (variant == "all") {
       for (const auto& v : lesson.variants) o.variants.push_back(v.name);
@@ -193,18 +227,20 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     if (!o.profiler && !expect.empty())
       throw BadValue{"--expect " + expect.front() + ": needs a trace; allowed with --profiler on"};
     for (const auto& e : expect) {
+      if (e.empty()) throw BadValue{"--expect: no value given; allowed: " + trace::expectation_keys()};
       try {
         o.expect.push_back(trace::parse_expectation(e));
       } catch (const std::invalid_argument& bad) {
         throw BadValue{bad.what()};
       }
     }
-    if (!sort.empty()) {
+    if (given("--sort")) {
       o.sort = trace::parse_sort_key(sort);
       if (!o.sort)
-        throw BadValue{"--sort: unknown key '" + sort + "'; allowed: " + trace::sort_key_names()};
+        throw BadValue{"--sort: " + (sort.empty() ? "no value given" : "unknown key '" + sort + "'") +
+                       "; allowed: " + trace::sort_key_names()};
     }
-    if (out.empty()) throw BadValue{"--out: empty; allowed: a folder to write into"};
+    if (out.empty()) throw BadValue{"--out: no value given; allowed: a folder to write into"};
     std::error_code ec;
     if (std::filesystem::exists(out, ec) && !std::filesystem::is_directory(out, ec))
       throw BadValue{"--out: " + out + " exists and is not a folder; allowed: a folder to write into"};
@@ -227,6 +263,24 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   result.run = !list;
   result.list = list;
   return result;
+}
+
+std::string flag_text(const LessonFlag& flag, int64_t value) {
+  return flag.choices.empty() ? std::to_string(value) : flag.choices.at(size_t(value));
+}
+
+std::string flags_in_name(const std::vector<LessonFlag>& flags, const std::map<std::string, int64_t>& cpu_defaults,
+                          const std::map<std::string, int64_t>& values, bool on_cpu) {
+  std::string name;
+  for (const auto& f : flags) {
+    const auto value = values.find(f.name);
+    if (value == values.end()) continue;
+    const auto cpu = cpu_defaults.find(f.name);
+    const int64_t default_here = on_cpu && cpu != cpu_defaults.end() ? cpu->second : f.default_value;
+    if (value->second == default_here) continue;
+    name += "_" + f.name.substr(2) + (f.choices.empty() ? "" : "-") + flag_text(f, value->second);
+  }
+  return name;
 }
 
 }  // namespace pil

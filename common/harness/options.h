@@ -90,4 +90,14 @@ struct ParsedArgs {
 
 ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const argv[]);
 
+/// A lesson flag's value as the command line writes it: the word of a choice flag, else the number.
+std::string flag_text(const LessonFlag& flag, int64_t value);
+
+/// What a run's file names add for the lesson's own flags (`flags`, not the shared ones): each
+/// flag whose value is not its default on that device (`cpu_defaults` on the CPU, where the
+/// lesson has one), in the lesson's order, "_seq128" for a number and "_tf32-off" for a word.
+/// Runs that differ only by a lesson flag keep their own files; a run with the defaults adds nothing.
+std::string flags_in_name(const std::vector<LessonFlag>& flags, const std::map<std::string, int64_t>& cpu_defaults,
+                          const std::map<std::string, int64_t>& values, bool on_cpu);
+
 }  // namespace pil

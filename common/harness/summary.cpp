@@ -15,6 +15,11 @@ std::string to_json(const RunSummary& s) {
   j["dtype"] = s.dtype;
   j["size"] = s.size;
   j["seed"] = s.seed;
+  j["flags"] = nlohmann::ordered_json::object();
+  for (const auto& f : s.flags) {
+    if (f.word.empty()) j["flags"][f.name] = f.value;
+    else j["flags"][f.name] = f.word;
+  }
   if (s.world_size > 0)
     j["distributed"] = {{"rank", s.rank}, {"world_size", s.world_size}, {"backend", s.backend}};
   j["schedule"] = {{"wait", s.wait},

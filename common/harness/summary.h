@@ -18,6 +18,14 @@ struct RunSummary {
   std::string dtype;
   int64_t size = 0;
   uint64_t seed = 0;
+  /// The lesson's own flags as run (their CPU defaults applied on the CPU): a choice flag by its
+  /// word, the others by number.
+  struct Flag {
+    std::string name;  ///< without the dashes: "seq", "tf32"
+    int64_t value = 0;
+    std::string word;  ///< a choice flag's word ("off"); empty for a number
+  };
+  std::vector<Flag> flags;
   int wait = 0, warmup = 0, active = 0, warmup_calls = 0;
   std::string result;       ///< PASSED or FAILED
   double max_abs_err = 0, max_rel_err = 0;

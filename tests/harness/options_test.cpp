@@ -136,7 +136,10 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{{"--row-limit", "0"}, "--row-limit"},
                       BadCase{{"--sort", "fastest"}, "--sort"},
                       BadCase{{"--seed", "-1"}, "--seed"}, BadCase{{"--record-shapes", "no"}, "--record-shapes"}, BadCase{{"--out", ""}, "--out"},
-                      BadCase{{"--bogus"}, "--bogus"}, BadCase{{"--size"}, "--size"}),
+                      BadCase{{"--bogus"}, "--bogus"}, BadCase{{"--size"}, "--size"},
+                      BadCase{{"--size", "4", "--size", "8"}, "--size"},
+                      BadCase{{"--device", "--size", "4"}, "--device"}, BadCase{{"--out="}, "--out"},
+                      BadCase{{"--bias", "on", "--bias", "off"}, "--bias"}, BadCase{{"--expect"}, "--expect"}),
     case_name);
 
 TEST(Options, BadValueMessagesSayWhatIsAllowed) {
@@ -144,6 +147,40 @@ TEST(Options, BadValueMessagesSayWhatIsAllowed) {
             std::string::npos);
   EXPECT_NE(parse({"--device", "gpu"}).text.find("allowed: auto|cpu|cuda"), std::string::npos);
   EXPECT_NE(parse({"--variant", "x"}).text.find("allowed: eager|fused|all"), std::string::npos);
+}
+
+// A flag given twice names both values (CLI11 said "At Most 1 required but received 2"); one
+// given without its value says so with what is allowed, and "--device=" is not taken as the
+// default (CLI11 would take it so).
+TEST(Options, AFlagGivenTwiceOrWithoutItsValueSaysSo) {
+  EXPECT_EQ(parse({"--size", "4", "--size=8"}).text, "00_demo: error: --size: given 2 times (4, 8); allowed: once");
+  EXPECT_EQ(parse({"--size"}).text, "00_demo: error: --size: no value given; allowed: a whole number from 1 to 4096");
+  EXPECT_EQ(parse({"--device", "--size", "4"}).text, "00_demo: error: --device: no value given; allowed: auto|cpu|cuda");
+  EXPECT_EQ(parse({"--device="}).text, "00_demo: error: --device: no value given; allowed: auto|cpu|cuda");
+  EXPECT_EQ(parse({"--variant"}).text, "00_demo: error: --variant: no value given; allowed: eager|fused|all");
+  EXPECT_EQ(parse({"--out"}).text, "00_demo: error: --out: no value given; allowed: a folder to write into");
+  EXPECT_NE(parse({"--sort"}).text.find("--sort: no value given; allowed: cpu_time_total"), std::string::npos);
+  EXPECT_NE(parse({"--expect"}).text.find("--expect: no value given; allowed: steps=N"), std::string::npos);
+  // --expect is repeatable, and a value may start with one dash.
+  const ParsedArgs two = parse({"--expect", "steps=3", "--expect", "kernels=0"});
+  ASSERT_TRUE(two.run) << two.text;
+  EXPECT_EQ(two.options.expect.size(), 2u);
+  EXPECT_NE(parse({"--size", "-5"}).text.find("--size: -5 is out of range"), std::string::npos);
+}
+
+// A run's files carry the lesson flags set away from their default on its device, so runs that
+// differ only by one keep their own files; the defaults add nothing.
+TEST(Options, FileNamesCarryTheLessonFlagsAwayFromTheirDefault) {
+  const LessonInfo l = lesson();
+  const std::map<std::string, int64_t> cpu{{"--in-features", 8}};
+  EXPECT_EQ(flags_in_name(l.flags, {}, {{"--in-features", 32}, {"--bias", 0}}, false), "");
+  EXPECT_EQ(flags_in_name(l.flags, {}, {{"--in-features", 7}, {"--bias", 0}}, false), "_in-features7");
+  EXPECT_EQ(flags_in_name(l.flags, {}, {{"--in-features", 7}, {"--bias", 1}}, true), "_in-features7_bias-off");
+  EXPECT_EQ(flags_in_name(l.flags, cpu, {{"--in-features", 8}, {"--bias", 0}}, true), "");
+  EXPECT_EQ(flags_in_name(l.flags, cpu, {{"--in-features", 8}, {"--bias", 0}}, false), "_in-features8");
+  EXPECT_EQ(flags_in_name(l.flags, cpu, {{"--in-features", 32}, {"--bias", 0}}, true), "_in-features32");
+  EXPECT_EQ(flag_text(l.flags[1], 1), "off");
+  EXPECT_EQ(flag_text(l.flags[0], 32), "32");
 }
 
 TEST(Options, OutThatIsAFileIsRejected) {

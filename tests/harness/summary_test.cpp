@@ -20,6 +20,7 @@ TEST(Summary, IsValidJsonWithTheRunAndItsOperators) {
   s.active = 3;
   s.result = "PASSED";
   s.steps = {{"ProfilerStep#2", 1500}};
+  s.flags = {{"seq", 128, ""}, {"tf32", 1, "off"}};
   trace::KeyAverage mm;
   mm.name = "aten::mm";
   mm.calls = 3;
@@ -31,6 +32,8 @@ TEST(Summary, IsValidJsonWithTheRunAndItsOperators) {
   EXPECT_EQ(j["lesson"], "01_matmul_add");
   EXPECT_EQ(j["device"]["name"], "Some \"quoted\" CPU");
   EXPECT_EQ(j["size"], 512);
+  EXPECT_EQ(j["flags"]["seq"], 128);
+  EXPECT_EQ(j["flags"]["tf32"], "off");
   EXPECT_EQ(j["schedule"]["active"], 3);
   EXPECT_EQ(j["verification"]["result"], "PASSED");
   EXPECT_EQ(j["steps"][0]["cpu_ns"], 1500);

@@ -49,6 +49,23 @@ TEST(Lesson02, WithoutBiasThereIsNoAddmm) {
   EXPECT_TRUE(named(slices, "aten::addmm").empty());
   EXPECT_EQ(named(slices, "aten::matmul").size(), 3u) << "x·Wᵀ through matmul";
   EXPECT_EQ(named(slices, "aten::mm").size(), 3u);
+  // The files name the flag set away from its default, and the summary gives every flag.
+  EXPECT_EQ(fs::path(run.trace).filename(), "inference_cpu_fp32_n1024_bias-off.pt.trace.json");
+  EXPECT_EQ(run.summary()["flags"], nlohmann::json::parse(R"({"in-features": 32, "out-features": 64, "bias": "off", "tf32": "off"})"));
+}
+
+// Two runs that differ only by a lesson flag keep their own files.
+TEST(Lesson02, RunsThatDifferOnlyByALessonFlagKeepTheirOwnFiles) {
+  TempDir dir;
+  for (const char* in : {"32", "48"}) {
+    const auto r = run_process(kExe, {"--device", "cpu", "--in-features", in, "--active", "1", "--out", dir.path()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  std::set<std::string> traces;
+  for (const auto& f : fs::directory_iterator(dir.path()))
+    if (f.path().string().find(".pt.trace.json") != std::string::npos) traces.insert(f.path().filename().string());
+  EXPECT_EQ(traces, (std::set<std::string>{"inference_cpu_fp32_n1024.pt.trace.json",
+                                           "inference_cpu_fp32_n1024_in-features48.pt.trace.json"}));
 }
 
 TEST(Lesson02, TrainingBackwardIsTwoMatrixProductsAndTheBiasSum) {

@@ -29,6 +29,8 @@ const std::string kLesson = PIL_LESSON_EXE;
 // Small enough for seconds on two shared cores.
 const std::vector<std::string> kShape{"--seq", "16", "--model", "64", "--hidden", "256", "--layers", "2",
                                       "--bucket-kb", "64", "--active", "2", "--warmup-calls", "1"};
+// What the runs' file names carry after "<variant>_cpu_fp32_n8": the shape's lesson flags.
+const std::string kShapeInName = "_seq16_model64_hidden256_layers2_bucket-kb64";
 
 /// Sets an environment variable for one run of the lesson (its ranks inherit it).
 struct ScopedEnv {
@@ -79,30 +81,32 @@ TEST(DataParallel, TwoRanksAgreeWithTheFloat64TrainingAndEachOther) {
                                                  "weights over 5 steps is 0"), 2) << run.r.out;
   for (const char* v : {"allreduce_after", "bucketed"})
     for (const char* r : {"rank0", "rank1"}) {
-      const std::string stem = std::string(v) + "_cpu_fp32_n8_" + r;
+      const std::string stem = std::string(v) + "_cpu_fp32_n8" + kShapeInName + "_" + r;
       EXPECT_TRUE(run.has(stem + ".pt.trace.json")) << stem;
       EXPECT_TRUE(run.has(stem + ".summary.json")) << stem;
     }
-  std::ifstream summary(run.dir.path() + "/bucketed_cpu_fp32_n8_rank1.summary.json");
+  std::ifstream summary(run.dir.path() + "/bucketed_cpu_fp32_n8" + kShapeInName + "_rank1.summary.json");
   const auto j = nlohmann::json::parse(summary);
   EXPECT_EQ(j["distributed"]["rank"], 1);
   EXPECT_EQ(j["distributed"]["world_size"], 2);
   EXPECT_EQ(j["distributed"]["backend"], "gloo");
+  EXPECT_EQ(j["flags"]["bucket-kb"], 64);
+  EXPECT_EQ(j["flags"]["layers"], 2);
   // The table across ranks, once per variant, from rank 0; its picture.
   EXPECT_EQ(count_lines_starting_with(run.r.out, "[rank0] == across ranks"), 2);
   EXPECT_EQ(count_lines_starting_with(run.r.out, "[rank1] == across ranks"), 0);
   EXPECT_NE(run.r.out.find("gloo:all_reduce"), std::string::npos);
-  EXPECT_TRUE(run.has("bucketed_cpu_fp32_n8_ranks.svg"));
+  EXPECT_TRUE(run.has("bucketed_cpu_fp32_n8" + kShapeInName + "_ranks.svg"));
   // Bucketed: 64 KiB buckets of the 2 x 3 weights (64 KiB each) are six all-reduces per step;
   // after backward: one.
-  const auto pil = run_process(PIL_TRACE_EXE, {"ranks", run.dir.path() + "/bucketed_cpu_fp32_n8_rank0.pt.trace.json",
-                                               run.dir.path() + "/bucketed_cpu_fp32_n8_rank1.pt.trace.json", "--json"});
+  const auto pil = run_process(PIL_TRACE_EXE, {"ranks", run.dir.path() + "/bucketed_cpu_fp32_n8" + kShapeInName + "_rank0.pt.trace.json",
+                                               run.dir.path() + "/bucketed_cpu_fp32_n8" + kShapeInName + "_rank1.pt.trace.json", "--json"});
   ASSERT_EQ(pil.exit_code, 0) << pil.err;
   const auto report = nlohmann::json::parse(pil.out);
   for (const auto& step : report["ranks"][0]["steps"]) EXPECT_EQ(step["collectives"], 6);
   for (const auto& c : report["ranks"][0]["collectives"]) EXPECT_EQ(c["bytes"], 64 * 1024);
-  const auto after = run_process(PIL_TRACE_EXE, {"ranks", run.dir.path() + "/allreduce_after_cpu_fp32_n8_rank0.pt.trace.json",
-                                                 run.dir.path() + "/allreduce_after_cpu_fp32_n8_rank1.pt.trace.json", "--json"});
+  const auto after = run_process(PIL_TRACE_EXE, {"ranks", run.dir.path() + "/allreduce_after_cpu_fp32_n8" + kShapeInName + "_rank0.pt.trace.json",
+                                                 run.dir.path() + "/allreduce_after_cpu_fp32_n8" + kShapeInName + "_rank1.pt.trace.json", "--json"});
   const auto a = nlohmann::json::parse(after.out);
   for (const auto& step : a["ranks"][1]["steps"]) {
     EXPECT_EQ(step["collectives"], 1);
