@@ -8,6 +8,8 @@
 #include <limits>
 #include <set>
 
+#include "base/spelling.h"
+
 namespace pil {
 
 const char* to_string(DeviceChoice d) {
@@ -62,6 +64,20 @@ T one_of(const std::string& flag, const std::string& text,
   throw BadValue{flag + ": unknown value '" + text + "'; allowed: " + names};
 }
 
+/// The message for the first word the parser did not take: a flag the lesson does not have
+/// (with the nearest of its flags, where one is a typo away), or a value with no flag before it.
+std::string not_expected(const std::string& word, const CLI::App& app) {
+  const std::string flag = word.substr(0, word.find('='));
+  if (flag.rfind("-", 0) != 0 || flag == "-" || flag == "--")
+    return "'" + word + "': a value with no flag before it; allowed: the flags --help lists, each with its value";
+  std::vector<std::string> flags;
+  for (const CLI::Option* opt : app.get_options())
+    for (const auto& n : opt->get_lnames()) flags.push_back("--" + n);
+  const std::string nearest = nearest_name(flag, flags);
+  return flag + ": not a flag of this lesson" + (nearest.empty() ? "" : " (did you mean " + nearest + "?)") +
+         "; allowed: the flags --help lists";
+}
+
 }  // namespace
 
 ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const argv[]) {
@@ -112,7 +128,9 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
       ->capture_default_str();
   app.add_option("--warmup-calls", warmup_calls, "Plain calls before the schedule starts")
       ->capture_default_str();
-  app.add_option("--out", out, "Folder for the trace, table and summary")->capture_default_str();
+  app.add_option("--out", out,
+                 "Folder for the trace, table and summary, named VARIANT_DEVICE_DTYPE_nSIZE and each lesson "
+                 "flag set away from its default (_seq128)")->capture_default_str();
   app.add_option("--row-limit", row_limit, "Rows shown in the operator table")
       ->capture_default_str();
   app.add_option("--sort", sort, "Table order: " + trace::sort_key_names() +
@@ -175,6 +193,12 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     app.parse(args);
   } catch (const CLI::CallForHelp&) {
     result.text = app.help();
+    return result;
+  } catch (const CLI::ExtrasError&) {
+    // CLI11 would list every word it did not take, last first ("... not expected: 4 --sizes"):
+    // name the first, and the flag it was likely meant to be.
+    result.exit_code = 2;
+    result.text = lesson.name + ": error: " + not_expected(app.remaining().front(), app);
     return result;
   } catch (const CLI::ParseError& e) {
     result.exit_code = 2;

@@ -168,6 +168,22 @@ TEST(Options, AFlagGivenTwiceOrWithoutItsValueSaysSo) {
   EXPECT_NE(parse({"--size", "-5"}).text.find("--size: -5 is out of range"), std::string::npos);
 }
 
+// A word the parser did not take is named first (CLI11 listed every one, last first: "not
+// expected: 4 --sizes"), with the flag a typo away where there is one.
+TEST(Options, AnUnknownFlagIsNamedWithTheFlagItWasLikelyMeantToBe) {
+  EXPECT_EQ(parse({"--sizes", "4"}).text,
+            "00_demo: error: --sizes: not a flag of this lesson (did you mean --size?); allowed: the flags --help lists");
+  EXPECT_EQ(parse({"--in-feature=4"}).text,
+            "00_demo: error: --in-feature: not a flag of this lesson (did you mean --in-features?); allowed: the flags "
+            "--help lists");
+  EXPECT_EQ(parse({"--bogus", "1", "--more"}).text,
+            "00_demo: error: --bogus: not a flag of this lesson; allowed: the flags --help lists");
+  EXPECT_EQ(parse({"--size", "4", "extra"}).text,
+            "00_demo: error: 'extra': a value with no flag before it; allowed: the flags --help lists, each with its "
+            "value");
+  EXPECT_EQ(parse({"--list", "x"}).exit_code, 2);
+}
+
 // A run's files carry the lesson flags set away from their default on its device, so runs that
 // differ only by one keep their own files; the defaults add nothing.
 TEST(Options, FileNamesCarryTheLessonFlagsAwayFromTheirDefault) {

@@ -277,6 +277,40 @@ TEST_F(PilTrace, EveryReportIsTheSameReadByOneThreadOrThree) {
   EXPECT_EQ(run_process(kTool, {"summary", path, "--threads", "0"}).exit_code, 2);
 }
 
+// The command line's own mistakes, each one line naming the word and what is allowed (CLI11
+// said "A subcommand is required" for a misspelt command, listed the words it did not take last
+// first, "1 required TEXT missing" for a flag left without its value, and "At Most 1 required
+// but received 2" for one given twice).
+TEST_F(PilTrace, CommandLineMistakesAreNamedWithWhatIsAllowed) {
+  const auto err = [&](std::vector<std::string> args) {
+    const auto r = run_process(kTool, args);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    return r.err;
+  };
+  EXPECT_EQ(err({"sumary", trace}).rfind("pil-trace: error: sumary: not a command (did you mean summary?); allowed: "
+                                         "summary|ops|", 0), 0u);
+  EXPECT_EQ(err({}).rfind("pil-trace: error: no command given; allowed: summary|ops|", 0), 0u);
+  EXPECT_EQ(err({"summary", trace, "--jsn"}),
+            "pil-trace: error: --jsn: not a flag of pil-trace summary (did you mean --json?); allowed: what "
+            "`pil-trace summary --help` lists\n");
+  EXPECT_EQ(err({"summary", trace, "--bogus", "1", "--more"}),
+            "pil-trace: error: --bogus: not a flag of pil-trace summary; allowed: what `pil-trace summary --help` "
+            "lists\n");
+  EXPECT_EQ(err({"summary", trace, "extra"}),
+            "pil-trace: error: 'extra': a value with no flag before it; allowed: what `pil-trace summary --help` "
+            "lists\n");
+  EXPECT_EQ(err({"svg", trace, "--out"}),
+            "pil-trace: error: --out: no value given; allowed: --out VALUE (SVG file to write)\n");
+  EXPECT_EQ(err({"svg", trace, "--out", "--step", "1"}),
+            "pil-trace: error: --out: no value given; allowed: --out VALUE (SVG file to write)\n");
+  EXPECT_EQ(err({"slice", trace, "--out", dir.path() + "/s.json", "--step", "0", "--step", "1"}),
+            "pil-trace: error: --step: given 2 times (0, 1); allowed: once\n");
+  EXPECT_FALSE(std::ifstream(dir.path() + "/s.json").good()) << "nothing is written on error";
+  // Repeatable ones stay so.
+  EXPECT_EQ(run_process(kTool, {"expect", trace, "steps=3", "kernels=0"}).err.find("given"), std::string::npos);
+}
+
 TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
   const std::string bad = dir.path() + "/bad.json", empty = dir.path() + "/empty.json";
   std::ofstream(bad) << "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": -4}]}";

@@ -58,6 +58,7 @@
 #include <set>
 
 #include "base/atomic_file.h"
+#include "base/spelling.h"
 #include "trace/advise/advise.h"
 #include "trace/check.h"
 #include "trace/expect.h"
@@ -644,11 +645,89 @@ int report_diff(const Trace& a, const Trace& b, double tolerance, bool as_json) 
   return 0;
 }
 
+/// The value flags of a command (those that take one value), by their "--name".
+std::map<std::string, const CLI::Option*> value_flags(const CLI::App& command) {
+  std::map<std::string, const CLI::Option*> flags;
+  for (const CLI::Option* opt : command.get_options())
+    if (opt->get_expected_max() > 0)
+      for (const auto& n : opt->get_lnames()) flags["--" + n] = opt;
+  return flags;
+}
+
+/// What the parser would say in its own words, said plainly before it runs, or "" when the line
+/// is fine so far: no command, a command pil-trace lacks (with the one a typo away), or a value
+/// flag with no value after it ("--out" last, or before another flag; CLI11 said "1 required TEXT
+/// missing").
+std::string before_parsing(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> names;
+  std::string allowed;
+  for (const CLI::App* c : app.get_subcommands([](CLI::App*) { return true; })) {
+    names.push_back(c->get_name());
+    allowed += (allowed.empty() ? "" : "|") + c->get_name();
+  }
+  if (argc < 2) return "no command given; allowed: " + allowed + " (--help says what each does)";
+  const std::string word = argv[1];
+  if (word.rfind("-", 0) == 0) return "";  // --help, or a flag: the parser's to answer
+  const CLI::App* command = nullptr;
+  for (const CLI::App* c : app.get_subcommands([](CLI::App*) { return true; }))
+    if (c->get_name() == word) command = c;
+  if (!command) {
+    const std::string nearest = pil::nearest_name(word, names);
+    return word + ": not a command" + (nearest.empty() ? "" : " (did you mean " + nearest + "?)") + "; allowed: " + allowed;
+  }
+  const auto flags = value_flags(*command);
+  for (int i = 2; i < argc; ++i) {
+    const auto flag = flags.find(argv[i]);
+    if (flag == flags.end()) continue;
+    if (i + 1 == argc || std::string_view(argv[i + 1]).rfind("--", 0) == 0)
+      return flag->first + ": no value given; allowed: " + flag->first + " VALUE (" + flag->second->get_description() + ")";
+    ++i;
+  }
+  return "";
+}
+
+/// The parsed command's flags given more than once (CLI11 keeps the last; a pasted line with an
+/// edited copy of a flag should not quietly lose the other), or "".
+std::string given_twice(const CLI::App& app) {
+  for (const CLI::App* command : app.get_subcommands())
+    for (const CLI::Option* opt : command->get_options()) {
+      if (opt->get_expected_max() != 1 || opt->count() < 2 || opt->get_lnames().empty()) continue;
+      std::string values;
+      for (const auto& r : opt->results()) values += (values.empty() ? "" : ", ") + r;
+      return "--" + opt->get_lnames().front() + ": given " + std::to_string(opt->count()) + " times (" + values +
+             "); allowed: once";
+    }
+  return "";
+}
+
+/// The first word the parsed command did not take (CLI11 listed them all, last first): a flag it
+/// lacks, with the one a typo away, or a value with no flag before it.
+std::string not_expected(const CLI::App& app) {
+  for (const CLI::App* command : app.get_subcommands()) {
+    const auto left = command->remaining();
+    if (left.empty()) continue;
+    const std::string& word = left.front();
+    const std::string where = "pil-trace " + command->get_name();
+    const std::string flag = word.substr(0, word.find('='));
+    if (flag.rfind("-", 0) != 0 || flag == "-" || flag == "--")
+      return "'" + word + "': a value with no flag before it; allowed: what `" + where + " --help` lists";
+    std::vector<std::string> flags;
+    for (const CLI::Option* opt : command->get_options())
+      for (const auto& n : opt->get_lnames()) flags.push_back("--" + n);
+    const std::string nearest = pil::nearest_name(flag, flags);
+    return flag + ": not a flag of " + where + (nearest.empty() ? "" : " (did you mean " + nearest + "?)") +
+           "; allowed: what `" + where + " --help` lists";
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"pil-trace: explain a Kineto/Chrome trace (ours or torch.profiler's)", "pil-trace"};
   app.require_subcommand(1);
+  // A flag given twice is refused after parsing (given_twice), naming both values.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   bool as_json = false;
   std::string path, path_b, range, sort, out, title;
   size_t instance = 0, top = 10, step = 0;
@@ -808,10 +887,22 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
 
   try {
+    if (const std::string bad = before_parsing(app, argc, argv); !bad.empty()) {
+      std::cerr << "pil-trace: error: " << bad << "\n";
+      return 2;
+    }
     app.parse(argc, argv);
+    if (const std::string bad = given_twice(app); !bad.empty()) {
+      std::cerr << "pil-trace: error: " << bad << "\n";
+      return 2;
+    }
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     return 0;
+  } catch (const CLI::ExtrasError& e) {
+    const std::string bad = not_expected(app);
+    std::cerr << "pil-trace: error: " << (bad.empty() ? std::string(e.what()) + " (see --help)" : bad) << "\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
     std::cerr << "pil-trace: error: " << e.what() << " (see --help)\n";
     return 2;
