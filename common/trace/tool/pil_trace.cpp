@@ -659,18 +659,17 @@ std::map<std::string, const CLI::Option*> value_flags(const CLI::App& command) {
 /// flag with no value after it ("--out" last, or before another flag; CLI11 said "1 required TEXT
 /// missing").
 std::string before_parsing(CLI::App& app, int argc, char** argv) {
+  const std::string word = argc < 2 ? "" : argv[1];
   std::vector<std::string> names;
   std::string allowed;
+  const CLI::App* command = nullptr;
   for (const CLI::App* c : app.get_subcommands([](CLI::App*) { return true; })) {
     names.push_back(c->get_name());
     allowed += (allowed.empty() ? "" : "|") + c->get_name();
+    if (c->get_name() == word) command = c;
   }
   if (argc < 2) return "no command given; allowed: " + allowed + " (--help says what each does)";
-  const std::string word = argv[1];
   if (word.rfind("-", 0) == 0) return "";  // --help, or a flag: the parser's to answer
-  const CLI::App* command = nullptr;
-  for (const CLI::App* c : app.get_subcommands([](CLI::App*) { return true; }))
-    if (c->get_name() == word) command = c;
   if (!command) {
     const std::string nearest = pil::nearest_name(word, names);
     return word + ": not a command" + (nearest.empty() ? "" : " (did you mean " + nearest + "?)") + "; allowed: " + allowed;
