@@ -8,7 +8,7 @@
 #include <limits>
 #include <set>
 
-#include "base/spelling.h"
+#include "base/command_line.h"
 
 namespace pil {
 
@@ -67,15 +67,11 @@ T one_of(const std::string& flag, const std::string& text,
 /// The message for the first word the parser did not take: a flag the lesson does not have
 /// (with the nearest of its flags, where one is a typo away), or a value with no flag before it.
 std::string not_expected(const std::string& word, const CLI::App& app) {
-  const std::string flag = word.substr(0, word.find('='));
-  if (flag.rfind("-", 0) != 0 || flag == "-" || flag == "--")
-    return "'" + word + "': a value with no flag before it; allowed: the flags --help lists, each with its value";
   std::vector<std::string> flags;
   for (const CLI::Option* opt : app.get_options())
     for (const auto& n : opt->get_lnames()) flags.push_back("--" + n);
-  const std::string nearest = nearest_name(flag, flags);
-  return flag + ": not a flag of this lesson" + (nearest.empty() ? "" : " (did you mean " + nearest + "?)") +
-         "; allowed: the flags --help lists";
+  return word_not_taken(word, flags, "this lesson", "the flags --help lists",
+                        "the flags --help lists, each with its value");
 }
 
 }  // namespace
@@ -194,11 +190,13 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   } catch (const CLI::CallForHelp&) {
     result.text = app.help();
     return result;
-  } catch (const CLI::ExtrasError&) {
+  } catch (const CLI::ExtrasError& e) {
     // CLI11 would list every word it did not take, last first ("... not expected: 4 --sizes"):
     // name the first, and the flag it was likely meant to be.
     result.exit_code = 2;
-    result.text = lesson.name + ": error: " + not_expected(app.remaining().front(), app);
+    const std::vector<std::string> left = app.remaining();
+    result.text = lesson.name + ": error: " +
+                  (left.empty() ? std::string(e.what()) + " (see --help)" : not_expected(left.front(), app));
     return result;
   } catch (const CLI::ParseError& e) {
     result.exit_code = 2;
@@ -210,10 +208,7 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   try {
     for (const CLI::Option* opt : app.get_options()) {
       if (opt->get_expected_max() != 1 || opt->count() < 2) continue;
-      std::string values;
-      for (const auto& r : opt->results()) values += (values.empty() ? "" : ", ") + (r.empty() ? "''" : r);
-      throw BadValue{"--" + opt->get_lnames().front() + ": given " + std::to_string(opt->count()) +
-                     " times (" + values + "); allowed: once"};
+      throw BadValue{given_more_than_once("--" + opt->get_lnames().front(), opt->results())};
     }
     o.device = one_of<DeviceChoice>("--device", device,
                                     {{"auto", DeviceChoice::Auto},

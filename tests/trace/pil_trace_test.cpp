@@ -307,6 +307,21 @@ TEST_F(PilTrace, CommandLineMistakesAreNamedWithWhatIsAllowed) {
   EXPECT_EQ(err({"slice", trace, "--out", dir.path() + "/s.json", "--step", "0", "--step", "1"}),
             "pil-trace: error: --step: given 2 times (0, 1); allowed: once\n");
   EXPECT_FALSE(std::ifstream(dir.path() + "/s.json").good()) << "nothing is written on error";
+  EXPECT_EQ(err({"svg", trace, "--step=", "--out", dir.path() + "/x.svg"}),
+            "pil-trace: error: --step: no value given; allowed: --step VALUE (Window: the K-th profiled step (0 = "
+            "first))\n");
+  EXPECT_EQ(err({"slice", trace, "--out", dir.path() + "/s.json", "--range=a", "--range="}),
+            "pil-trace: error: --range: no value given; allowed: --range VALUE (Span: a slice of this name)\n");
+  // A word the command needs, missing: named, with the command's words (CLI11: "b is required").
+  EXPECT_EQ(err({"summary"}), "pil-trace: error: TRACE: not given; allowed: pil-trace summary TRACE (TRACE: Trace "
+                              "file (.json or .json.gz))\n");
+  EXPECT_EQ(err({"diff", trace}), "pil-trace: error: B: not given; allowed: pil-trace diff A B (A: Trace A (.json "
+                                  "or .json.gz); B: Trace B (.json or .json.gz))\n");
+  EXPECT_EQ(err({"expect", trace}).rfind("pil-trace: error: PREDICTIONS: not given; allowed: pil-trace expect TRACE "
+                                         "PREDICTIONS (TRACE: Trace file (.json or .json.gz); PREDICTIONS: "
+                                         "KEY=VALUE...: steps=N",
+                                         0),
+            0u);
   // Repeatable ones stay so.
   EXPECT_EQ(run_process(kTool, {"expect", trace, "steps=3", "kernels=0"}).err.find("given"), std::string::npos);
 }

@@ -50,6 +50,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
@@ -58,7 +60,7 @@
 #include <set>
 
 #include "base/atomic_file.h"
-#include "base/spelling.h"
+#include "base/command_line.h"
 #include "trace/advise/advise.h"
 #include "trace/check.h"
 #include "trace/expect.h"
@@ -656,8 +658,8 @@ std::map<std::string, const CLI::Option*> value_flags(const CLI::App& command) {
 
 /// What the parser would say in its own words, said plainly before it runs, or "" when the line
 /// is fine so far: no command, a command pil-trace lacks (with the one a typo away), or a value
-/// flag with no value after it ("--out" last, or before another flag; CLI11 said "1 required TEXT
-/// missing").
+/// flag with no value after it ("--out" last, before another flag, or "--out="; CLI11 said "1
+/// required TEXT missing").
 std::string before_parsing(CLI::App& app, int argc, char** argv) {
   const std::string word = argc < 2 ? "" : argv[1];
   std::vector<std::string> names;
@@ -676,9 +678,11 @@ std::string before_parsing(CLI::App& app, int argc, char** argv) {
   }
   const auto flags = value_flags(*command);
   for (int i = 2; i < argc; ++i) {
-    const auto flag = flags.find(argv[i]);
+    const std::string_view arg = argv[i];
+    const bool bare_equals = arg.size() > 2 && arg.back() == '=';  // "--out=": no value either
+    const auto flag = flags.find(std::string(bare_equals ? arg.substr(0, arg.size() - 1) : arg));
     if (flag == flags.end()) continue;
-    if (i + 1 == argc || std::string_view(argv[i + 1]).rfind("--", 0) == 0)
+    if (bare_equals || i + 1 == argc || std::string_view(argv[i + 1]).rfind("--", 0) == 0)
       return flag->first + ": no value given; allowed: " + flag->first + " VALUE (" + flag->second->get_description() + ")";
     ++i;
   }
@@ -689,13 +693,9 @@ std::string before_parsing(CLI::App& app, int argc, char** argv) {
 /// edited copy of a flag should not quietly lose the other), or "".
 std::string given_twice(const CLI::App& app) {
   for (const CLI::App* command : app.get_subcommands())
-    for (const CLI::Option* opt : command->get_options()) {
-      if (opt->get_expected_max() != 1 || opt->count() < 2 || opt->get_lnames().empty()) continue;
-      std::string values;
-      for (const auto& r : opt->results()) values += (values.empty() ? "" : ", ") + r;
-      return "--" + opt->get_lnames().front() + ": given " + std::to_string(opt->count()) + " times (" + values +
-             "); allowed: once";
-    }
+    for (const CLI::Option* opt : command->get_options())
+      if (opt->get_expected_max() == 1 && opt->count() > 1 && !opt->get_lnames().empty())
+        return pil::given_more_than_once("--" + opt->get_lnames().front(), opt->results());
   return "";
 }
 
@@ -705,17 +705,30 @@ std::string not_expected(const CLI::App& app) {
   for (const CLI::App* command : app.get_subcommands()) {
     const auto left = command->remaining();
     if (left.empty()) continue;
-    const std::string& word = left.front();
-    const std::string where = "pil-trace " + command->get_name();
-    const std::string flag = word.substr(0, word.find('='));
-    if (flag.rfind("-", 0) != 0 || flag == "-" || flag == "--")
-      return "'" + word + "': a value with no flag before it; allowed: what `" + where + " --help` lists";
     std::vector<std::string> flags;
     for (const CLI::Option* opt : command->get_options())
       for (const auto& n : opt->get_lnames()) flags.push_back("--" + n);
-    const std::string nearest = pil::nearest_name(flag, flags);
-    return flag + ": not a flag of " + where + (nearest.empty() ? "" : " (did you mean " + nearest + "?)") +
-           "; allowed: what `" + where + " --help` lists";
+    const std::string where = "pil-trace " + command->get_name();
+    const std::string help = "what `" + where + " --help` lists";
+    return pil::word_not_taken(left.front(), flags, where, help, help);
+  }
+  return "";
+}
+
+/// The first word the parsed command needs and was not given (CLI11 said "trace is required", or
+/// "b is required" for diff's second trace), with the command's words and what each is, or "".
+std::string not_given(const CLI::App& app) {
+  for (const CLI::App* command : app.get_subcommands()) {
+    std::string usage = "pil-trace " + command->get_name(), meaning, missing;
+    for (const CLI::Option* opt : command->get_options()) {
+      if (!opt->get_positional()) continue;
+      std::string name = opt->get_name();
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+      usage += " " + name;
+      meaning += (meaning.empty() ? "" : "; ") + name + ": " + opt->get_description();
+      if (missing.empty() && opt->get_required() && opt->count() == 0) missing = name;
+    }
+    if (!missing.empty()) return missing + ": not given; allowed: " + usage + " (" + meaning + ")";
   }
   return "";
 }
@@ -806,8 +819,8 @@ int main(int argc, char** argv) {
   chain->add_option("--range", range, "Range or operator name")->required();
   chain->add_option("--instance", instance, "Which occurrence (0 = first)");
   auto* diff = app.add_subcommand("diff", "Compare two runs: A, then B");
-  diff->add_option("a", path, "Trace A")->required();
-  diff->add_option("b", path_b, "Trace B")->required();
+  diff->add_option("a", path, "Trace A (.json or .json.gz)")->required();
+  diff->add_option("b", path_b, "Trace B (.json or .json.gz)")->required();
   diff->add_option("--tolerance", tolerance, "Relative change counted as the same")
       ->check(CLI::Range(0.0, 10.0));
   diff->add_flag("--json", as_json, "Print JSON instead of a table");
@@ -870,11 +883,11 @@ int main(int argc, char** argv) {
   };
   const WindowOptions slice_window = window_options(slice, "Span");
   auto* walk = app.add_subcommand("walk", "Walk the events without analysis (benchmark ceiling)");
-  walk->add_option("trace", path, "Trace file")->required();
+  walk->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
   bool every_field = false;
   walk->add_flag("--fields", every_field, "Visit every field of every event, not just each event");
   auto* svg = app.add_subcommand("svg", "Timeline picture");
-  svg->add_option("trace", path, "Trace file")->required();
+  svg->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
   svg->add_option("--out", out, "SVG file to write")->required();
   threads_opt(svg);
   const WindowOptions svg_window = window_options(svg, "Window");
@@ -898,6 +911,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     return 0;
+  } catch (const CLI::RequiredError& e) {
+    const std::string bad = not_given(app);
+    std::cerr << "pil-trace: error: " << (bad.empty() ? std::string(e.what()) + " (see --help)" : bad) << "\n";
+    return 2;
   } catch (const CLI::ExtrasError& e) {
     const std::string bad = not_expected(app);
     std::cerr << "pil-trace: error: " << (bad.empty() ? std::string(e.what()) + " (see --help)" : bad) << "\n";

@@ -1,0 +1,50 @@
+#include "base/command_line.h"
+
+#include <algorithm>
+
+namespace pil {
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];  // the row above, one column left
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string nearest_name(std::string_view word, const std::vector<std::string>& names) {
+  constexpr size_t kTypo = 2;
+  std::string nearest;
+  size_t best = std::min(kTypo + 1, word.size());
+  for (const auto& n : names) {
+    const size_t d = edit_distance(word, n);
+    if (d < best) best = d, nearest = n;
+  }
+  return nearest;
+}
+
+std::string word_not_taken(const std::string& word, const std::vector<std::string>& flags,
+                           std::string_view owner, std::string_view allowed_flags,
+                           std::string_view allowed_values) {
+  const std::string flag = word.substr(0, word.find('='));
+  if (flag.rfind('-', 0) != 0 || flag == "-" || flag == "--")
+    return "'" + word + "': a value with no flag before it; allowed: " + std::string(allowed_values);
+  const std::string nearest = nearest_name(flag, flags);
+  return flag + ": not a flag of " + std::string(owner) +
+         (nearest.empty() ? "" : " (did you mean " + nearest + "?)") + "; allowed: " + std::string(allowed_flags);
+}
+
+std::string given_more_than_once(std::string_view flag, const std::vector<std::string>& values) {
+  std::string listed;
+  for (const auto& v : values) listed += (listed.empty() ? "" : ", ") + (v.empty() ? "''" : v);
+  return std::string(flag) + ": given " + std::to_string(values.size()) + " times (" + listed + "); allowed: once";
+}
+
+}  // namespace pil

@@ -1,0 +1,34 @@
+#pragma once
+/// \file
+/// What a command-line tool says about a word it could not take: the name a typo was likely meant
+/// to be, a flag it lacks, a value with no flag before it, a flag given more than once. The lessons
+/// and pil-trace say these in the same words; each passes its own name and where its flags are
+/// listed.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pil {
+
+/// The edits (insert, delete or replace one character) that turn `a` into `b`.
+size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The name among `names` nearest to `word` when it is a typo away (at most two edits, and fewer
+/// than the word's length, so that "-s" suggests nothing); "" when none is.
+std::string nearest_name(std::string_view word, const std::vector<std::string>& names);
+
+/// The line for the first word a command line did not take (without the tool's "name: error: "):
+/// a value with no flag before it ("'extra': a value with no flag before it; allowed: VALUES"), or a
+/// flag `owner` lacks, with the one of `flags` a typo away ("--sizes: not a flag of OWNER (did you
+/// mean --size?); allowed: FLAGS"). `allowed_flags` and `allowed_values` say where the allowed
+/// words are listed.
+std::string word_not_taken(const std::string& word, const std::vector<std::string>& flags,
+                           std::string_view owner, std::string_view allowed_flags,
+                           std::string_view allowed_values);
+
+/// The line for a one-value flag given more than once, naming every value in the order given
+/// (an empty one as ''): "--size: given 2 times (4, 8); allowed: once".
+std::string given_more_than_once(std::string_view flag, const std::vector<std::string>& values);
+
+}  // namespace pil
