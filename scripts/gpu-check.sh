@@ -9,7 +9,8 @@
 #       9.0 -> 90) with the compiled variants off, build the lessons, pil-trace and the check
 #       programs of the lessons with GPU checks in one build, run every lesson's trace runs
 #       (ctest label gpu_trace, each at most PIL_TRACE_RUN_TIMEOUT s) and archive their traces
-#       under $OUT at once, then run the other gpu-labelled tests (-j4);
+#       under $OUT at once, then run the other gpu-labelled tests (-j4), then, where 90 s are
+#       left, lesson 01's first-step-gap experiment (scripts/first_step_gap.py, 3 runs a condition);
 #   part 2 (bench, 240 s): build the benchmarks and run the rows that carry the lessons' goals
 #       (scripts/bench_table.py --goal-filter names them) with short min-times;
 #   part 3 (aoti, only if time is left: PIL_AOTI_BUDGET seconds, default 150): turn the
@@ -36,8 +37,8 @@
 # The lessons are the project's lesson folders (NN_name/ with a CMakeLists.txt); every target
 # built is one the configure made (`cmake --build build-gpu --target help`), not a fixed list.
 # Leaves in $OUT (at most 8 files come back): gpu-check.log, traces.tar.gz, ctest.txt and
-# ctest-checks.log (every check's output, passed ones too) and, when a check failed,
-# checks-kept.tar.gz (the traces of its lesson runs) (part 1), bench.tar.gz and
+# ctest-checks.log (every check's output, passed ones too), first-step-gap.txt and, when a check
+# failed, checks-kept.tar.gz (the traces of its lesson runs) (part 1), bench.tar.gz and
 # bench-table.txt (part 2), aoti.tar.gz (part 3); in the archives a trace over 4 MiB is cut to its first profiled step (see archive below). A failed build,
 # check, lesson or benchmark, a missed goal or a phase out of time makes the exit status 1.
 set -uo pipefail
@@ -257,6 +258,23 @@ if [[ $part == tests ]]; then
       phase "archive the failed checks' traces"
       archive checks-kept.tar.gz kept-traces
     fi
+  fi
+
+  # Lesson 01's page leaves one experiment to a GPU run: the first recorded step's gap with each
+  # candidate cause off in turn (scripts/first_step_gap.py). With the time left only: a part
+  # short of it says so and is not failed by it.
+  phase "the first-step gap on the GPU (lesson 01's page)"
+  gap_left=$(($(left) - 10))
+  if ((gap_left < 90)); then
+    echo "not run: the first-step gap needs 90 s; ${gap_left}s left"
+  elif ((!dry)) && [[ ! -x $build/bin/01_matmul_add || ! -x $build/bin/pil-trace ]]; then
+    echo "not run: the first-step gap needs 01_matmul_add and pil-trace, not built"
+  elif ((dry)); then
+    within "$gap_left" python3 scripts/first_step_gap.py --build "$build" --device cuda --dtype bf16 --size 64 --runs 3
+  else
+    within "$gap_left" python3 scripts/first_step_gap.py --build "$build" --device cuda --dtype bf16 --size 64 \
+      --runs 3 | tee "$out/first-step-gap.txt"
+    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   fi
 elif [[ $part == bench ]]; then
   # A fresh machine (the one of part 1 went back: it is held 30 s after a call): configured here.

@@ -9,6 +9,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <set>
 
 #include "support/lesson_run.h"
 
@@ -278,6 +280,41 @@ TEST(Lesson04Gpu, MathBackendComputesInFp32) {
   ASSERT_EQ(named(math.slices, "aten::_scaled_dot_product_attention_math").size(), 3u);
   for (const auto& s : named(math.slices, "aten::_scaled_dot_product_attention_math"))
     EXPECT_GE(count_inside(math.slices, s, "aten::_to_copy"), 3u) << "q, k and v cast up to fp32";
+}
+
+// The page's "On a GPU" expectation for --linear: the module path's bias is a separate add_
+// kernel per linear (4 per forward), and the aten path's addmm takes the 1-D bias into the GEMM
+// (cuBLASLt's bias epilogue): no add_ at all, and no bias copied into the output first (lesson
+// 01's addmm, whose bias is a matrix, copies it). The GEMM kernels themselves are not counted
+// exactly (cuBLAS picks them per GPU and shape, a split-K reduce kernel at times): the kernel
+// totals are printed for the page.
+TEST(Lesson04Gpu, AtenLinearRunsNoBiasKernelAndNoBiasCopy) {
+  const std::vector<std::string> shape{"--dtype", "bf16", "--variant", "sdpa_flash", "--size", "2",
+                                       "--seq", "256", "--active", "3"};
+  std::vector<std::string> aten_args = shape;
+  aten_args.insert(aten_args.end(), {"--linear", "aten"});
+  const pil::test::GpuLessonRun module(kExe, shape), aten(kExe, aten_args);
+  ASSERT_EQ(module.r.exit_code, 0) << module.r.out << module.r.err;
+  ASSERT_EQ(aten.r.exit_code, 0) << aten.r.out << aten.r.err;
+  EXPECT_EQ(module.kernels_under("aten::add_"), 12u) << "qkv, proj, fc1 and fc2's biases, 3 steps";
+  EXPECT_EQ(named(aten.slices, "aten::add_").size(), 0u);
+  EXPECT_EQ(named(aten.slices, "aten::addmm").size(), 12u);
+  EXPECT_GE(aten.kernels_under("aten::addmm"), 12u) << "at least one GEMM kernel per linear";
+  // A bias addmm copies into its output first is a device copy (a whole matrix, as in lesson 01)
+  // or, broadcast from 1-D, a copy kernel with addmm's External id (at::native::copy_ is called
+  // directly, so no aten::copy_ row).
+  EXPECT_EQ(aten.count("gpu_memcpy"), module.count("gpu_memcpy")) << "no bias copied before a GEMM";
+  std::set<int64_t> addmm_ids;
+  for (const auto& s : aten.slices)
+    if (s.cat == "cpu_op" && s.name == "aten::addmm") addmm_ids.insert(s.external_id);
+  for (const auto& s : aten.slices) {
+    if (s.cat != "kernel" || !addmm_ids.count(s.external_id)) continue;
+    EXPECT_EQ(s.name.find("copy"), std::string::npos) << "a copy kernel under aten::addmm: " << s.name;
+  }
+  std::cout << "measured: kernels in 3 steps: --linear module " << module.count("kernel") << " (aten::mm "
+            << module.kernels_under("aten::mm") << ", aten::add_ " << module.kernels_under("aten::add_")
+            << "), --linear aten " << aten.count("kernel") << " (aten::addmm " << aten.kernels_under("aten::addmm")
+            << ")\n";
 }
 
 TEST(Lesson04Gpu, GraphIsOneLaunchPerStep) {

@@ -102,9 +102,12 @@ class GpuCheckDryRun(unittest.TestCase):
         traces = self.index(cmds, r"ctest .*--timeout 120 -L gpu_trace -j 1")
         archive = self.index(cmds, r"^tar -czf \S+/traces\.tar\.gz ")
         ctest = self.index(cmds, r"ctest .*-j 4 -L gpu -LE gpu_trace")
+        gap = self.index(cmds, r"python3 scripts/first_step_gap\.py ")
         self.assertLess(build_at, traces)
         self.assertLess(traces, archive)
         self.assertLess(archive, ctest)
+        self.assertLess(ctest, gap)  # the experiment with the time the checks left
+        self.assertIn("--device cuda --dtype bf16 --size 64", cmds[gap])
         for c in (cmds[traces], cmds[ctest]):
             self.assertIn("--no-tests=error", c)
         for c in cmds:
@@ -247,6 +250,36 @@ class GpuCheckRun(unittest.TestCase):
             configures = [c for c in f.read().splitlines() if c.startswith("cmake -S ")]
         self.assertEqual(len(configures), 2, "configured on the warm rerun too")
         self.assertNotIn("stale.json", self.archived())
+
+    def test_the_first_step_gap_runs_with_the_time_left_and_comes_back(self):
+        # Not built: said, and the part not failed by it.
+        p = self.check()
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("not run: the first-step gap needs 01_matmul_add and pil-trace, not built", p.stdout)
+        # Built (fakes: a lesson 01 that writes a summary of three steps, a pil-trace whose chain
+        # puts matmul 5 us into its range): the script's table comes back as first-step-gap.txt.
+        bin_dir = os.path.join(self.env["PIL_GPU_BUILD_DIR"], "bin")
+        os.makedirs(bin_dir, exist_ok=True)
+        executable(os.path.join(bin_dir, "01_matmul_add"), """#!/bin/sh
+while [ "$1" != --out ]; do shift; done
+mkdir -p "$2"
+echo '{"steps": [{"cpu_ns": 9000}, {"cpu_ns": 3000}, {"cpu_ns": 3000}]}' > "$2/s.json"
+echo "trace: $2/t.json"
+echo "summary: $2/s.json"
+""")
+        executable(os.path.join(bin_dir, "pil-trace"), """#!/bin/sh
+echo '[{"depth": 0, "offset_ns": 0}, {"depth": 1, "offset_ns": 5000}]'
+""")
+        p = self.check()
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"\+ \[at most \d+s\] python3 scripts/first_step_gap\.py --build \S+ --device cuda")
+        with open(os.path.join(self.out, "first-step-gap.txt")) as f:
+            table = f.read()
+        self.assertIn("--device cuda --dtype bf16 --size 64, 3 runs per condition", table)
+        self.assertIn("| default | `(none)` | 5 (5-5) | 5 (5-5) | 9 (9-9) | 3 (3-3) |", table)
+        # Short of time: said, not run, not failed.
+        p = self.check(PIL_GPU_CHECK_BUDGET="95")  # the trace runs not run either (said)
+        self.assertRegex(p.stdout, r"not run: the first-step gap needs 90 s; -?\d+s left")
 
     def test_a_failed_checks_traces_come_back_and_only_then(self):
         p = self.check()
