@@ -1,6 +1,9 @@
 #include "base/command_line.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
 
 namespace pil {
 
@@ -19,12 +22,23 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
 std::string nearest_name(std::string_view word, const std::vector<std::string>& names) {
   constexpr size_t kTypo = 2;
   std::string nearest;
   size_t best = std::min(kTypo + 1, word.size());
+  const std::string word_lower = lower(word);  // "--SIZE" is "--size" typed with caps lock
   for (const auto& n : names) {
-    const size_t d = edit_distance(word, n);
+    const size_t d = edit_distance(word_lower, lower(n));
     if (d < best) best = d, nearest = n;
   }
   return nearest;
@@ -45,6 +59,20 @@ std::string given_more_than_once(std::string_view flag, const std::vector<std::s
   std::string listed;
   for (const auto& v : values) listed += (listed.empty() ? "" : ", ") + (v.empty() ? "''" : v);
   return std::string(flag) + ": given " + std::to_string(values.size()) + " times (" + listed + "); allowed: once";
+}
+
+std::string whole_number_problem(std::string_view text, int64_t min, int64_t max, int64_t& value) {
+  const std::string allowed = "; allowed: a whole number from " + std::to_string(min) +
+                              (max == std::numeric_limits<int64_t>::max() ? " up" : " to " + std::to_string(max));
+  if (text.empty()) return "no value given" + allowed;
+  int64_t parsed = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, parsed);
+  if (ec == std::errc::invalid_argument || ptr != end) return "'" + std::string(text) + "' is not a whole number" + allowed;
+  if (ec == std::errc::result_out_of_range || parsed < min || parsed > max)
+    return std::string(text) + " is out of range" + allowed;
+  value = parsed;
+  return "";
 }
 
 }  // namespace pil

@@ -5,6 +5,7 @@
 /// and pil-trace say these in the same words; each passes its own name and where its flags are
 /// listed.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,7 +16,8 @@ namespace pil {
 size_t edit_distance(std::string_view a, std::string_view b);
 
 /// The name among `names` nearest to `word` when it is a typo away (at most two edits, and fewer
-/// than the word's length, so that "-s" suggests nothing); "" when none is.
+/// than the word's length, so that "-s" suggests nothing; letters' case is no edit, so "--SIZE"
+/// suggests "--size"); "" when none is.
 std::string nearest_name(std::string_view word, const std::vector<std::string>& names);
 
 /// The line for the first word a command line did not take (without the tool's "name: error: "):
@@ -30,5 +32,11 @@ std::string word_not_taken(const std::string& word, const std::vector<std::strin
 /// The line for a one-value flag given more than once, naming every value in the order given
 /// (an empty one as ''): "--size: given 2 times (4, 8); allowed: once".
 std::string given_more_than_once(std::string_view flag, const std::vector<std::string>& values);
+
+/// What is wrong with `text` as a whole number from `min` to `max`, or "" (and `value` set) when
+/// nothing is: "'x' is not a whole number; allowed: a whole number from 1 to 64", "0 is out of
+/// range; allowed: ...", "no value given; allowed: ..." (with `max` INT64_MAX the range reads
+/// "from MIN up").
+std::string whole_number_problem(std::string_view text, int64_t min, int64_t max, int64_t& value);
 
 }  // namespace pil

@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <set>
@@ -39,16 +38,9 @@ struct BadValue {
 };
 
 int64_t whole_number(const std::string& flag, const std::string& text, int64_t min, int64_t max) {
-  const std::string allowed = "; allowed: a whole number from " + std::to_string(min) + " to " +
-                              std::to_string(max);
-  if (text.empty()) throw BadValue{flag + ": no value given" + allowed};
   int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec == std::errc::invalid_argument || ptr != end)
-    throw BadValue{flag + ": '" + text + "' is not a whole number" + allowed};
-  if (ec == std::errc::result_out_of_range || value < min || value > max)
-    throw BadValue{flag + ": " + text + " is out of range" + allowed};
+  if (const std::string problem = whole_number_problem(text, min, max, value); !problem.empty())
+    throw BadValue{flag + ": " + problem};
   return value;
 }
 

@@ -26,6 +26,8 @@ TEST(Spelling, TheNearestNameIsATypoAwayOrNone) {
   EXPECT_EQ(nearest_name("--se", flags), "--seq") << "the first of the nearest, in the names' order";
   EXPECT_EQ(nearest_name("sumary", {"summary", "ops"}), "summary");
   EXPECT_EQ(nearest_name("x", {}), "");
+  EXPECT_EQ(nearest_name("--SIZE", flags), "--size") << "caps lock is no typo";
+  EXPECT_EQ(nearest_name("SUMARY", {"summary", "ops"}), "summary");
 }
 
 TEST(CommandLine, AWordNotTakenIsAFlagWithItsNearestOrAValueWithNoFlag) {
@@ -45,6 +47,20 @@ TEST(CommandLine, AWordNotTakenIsAFlagWithItsNearestOrAValueWithNoFlag) {
 TEST(CommandLine, AFlagGivenMoreThanOnceNamesEveryValueInOrder) {
   EXPECT_EQ(given_more_than_once("--size", {"4", "8"}), "--size: given 2 times (4, 8); allowed: once");
   EXPECT_EQ(given_more_than_once("--out", {"a", "", "b"}), "--out: given 3 times (a, '', b); allowed: once");
+}
+
+TEST(CommandLine, AWholeNumberIsParsedOrItsProblemSaidWithTheRange) {
+  int64_t v = -1;
+  EXPECT_EQ(whole_number_problem("42", 1, 64, v), "");
+  EXPECT_EQ(v, 42);
+  EXPECT_EQ(whole_number_problem("x", 1, 64, v), "'x' is not a whole number; allowed: a whole number from 1 to 64");
+  EXPECT_EQ(whole_number_problem("4.5", 1, 64, v), "'4.5' is not a whole number; allowed: a whole number from 1 to 64");
+  EXPECT_EQ(whole_number_problem("0", 1, 64, v), "0 is out of range; allowed: a whole number from 1 to 64");
+  EXPECT_EQ(whole_number_problem("-1", 0, INT64_MAX, v), "-1 is out of range; allowed: a whole number from 0 up");
+  EXPECT_EQ(whole_number_problem("99999999999999999999", 0, INT64_MAX, v),
+            "99999999999999999999 is out of range; allowed: a whole number from 0 up");
+  EXPECT_EQ(whole_number_problem("", 1, 64, v), "no value given; allowed: a whole number from 1 to 64");
+  EXPECT_EQ(v, 42) << "left as it was on a problem";
 }
 
 }  // namespace

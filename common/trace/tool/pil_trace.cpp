@@ -54,6 +54,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <stdexcept>
 #include <string_view>
 #include <map>
@@ -74,8 +75,13 @@
 #include "trace/slice.h"
 #include "trace/svg.h"
 #include "trace/text_table.h"
+#include "trace/tool/value_checks.h"
 
 using namespace pil::trace;
+using pil::trace::tool::number;
+using pil::trace::tool::number_above;
+using pil::trace::tool::one_of;
+using pil::trace::tool::whole_number;
 using json = nlohmann::ordered_json;
 
 namespace {
@@ -716,7 +722,8 @@ std::string not_expected(const CLI::App& app) {
 }
 
 /// The first word the parsed command needs and was not given (CLI11 said "trace is required", or
-/// "b is required" for diff's second trace), with the command's words and what each is, or "".
+/// "b is required" for diff's second trace), with the command's words and what each is, or a
+/// required flag ("--out: not given; allowed: --out VALUE (SVG file to write)"), or "".
 std::string not_given(const CLI::App& app) {
   for (const CLI::App* command : app.get_subcommands()) {
     std::string usage = "pil-trace " + command->get_name(), meaning, missing;
@@ -729,6 +736,11 @@ std::string not_given(const CLI::App& app) {
       if (missing.empty() && opt->get_required() && opt->count() == 0) missing = name;
     }
     if (!missing.empty()) return missing + ": not given; allowed: " + usage + " (" + meaning + ")";
+    for (const CLI::Option* opt : command->get_options())
+      if (opt->get_required() && opt->count() == 0 && !opt->get_lnames().empty()) {
+        const std::string flag = "--" + opt->get_lnames().front();
+        return flag + ": not given; allowed: " + flag + " VALUE (" + opt->get_description() + ")";
+      }
   }
   return "";
 }
@@ -752,7 +764,7 @@ int main(int argc, char** argv) {
     c->add_option("--threads", read_options.threads,
                   "Threads reading the trace (default: the cores this process may use, " +
                       std::to_string(read_options.threads) + ")")
-        ->check(CLI::Range(1u, 1024u));
+        ->check(whole_number(1, 1024));
   };
   auto trace_arg = [&](CLI::App* c) {
     c->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
@@ -764,7 +776,7 @@ int main(int argc, char** argv) {
   auto* ops = app.add_subcommand("ops", "Operator table (key_averages layout)");
   trace_arg(ops);
   auto* sort_opt = ops->add_option("--sort", sort, "Sort key: " + sort_key_names());
-  ops->add_option("--row-limit", rows, "Rows shown")->check(CLI::PositiveNumber);
+  ops->add_option("--row-limit", rows, "Rows shown")->check(whole_number(1, std::numeric_limits<int>::max()));
   bool roofline = false;
   RooflineOptions roofline_options;
   auto* roofline_flag = ops->add_flag(
@@ -774,16 +786,16 @@ int main(int argc, char** argv) {
   roofline_flag->excludes(sort_opt);
   ops->add_option("--cpu-peak-gflops", roofline_options.cpu_peak_gflops,
                   "The CPU's compute peak in GFLOP/s, for the CPU rows' share (a trace carries none)")
-      ->check(CLI::PositiveNumber)->needs(roofline_flag);
+      ->check(number_above(0))->needs(roofline_flag);
   ops->add_option("--cpu-peak-gbps", roofline_options.cpu_peak_gbps,
                   "The CPU's memory bandwidth in GB/s, for the CPU rows' bound and share")
-      ->check(CLI::PositiveNumber)->needs(roofline_flag);
+      ->check(number_above(0))->needs(roofline_flag);
   ops->add_option("--gpu-peak-tflops", roofline_options.gpu_peak_tflops,
                   "A measured GPU compute ceiling in TFLOP/s, in place of the vendor table's")
-      ->check(CLI::PositiveNumber)->needs(roofline_flag);
+      ->check(number_above(0))->needs(roofline_flag);
   ops->add_option("--gpu-peak-gbps", roofline_options.gpu_peak_gbps,
                   "A measured GPU memory bandwidth in GB/s, in place of the vendor table's")
-      ->check(CLI::PositiveNumber)->needs(roofline_flag);
+      ->check(number_above(0))->needs(roofline_flag);
   auto* kernels = app.add_subcommand("kernels", "Kernel statistics");
   trace_arg(kernels);
   kernels->add_option("--range", range, "Only kernels launched inside slices of this name");
@@ -791,7 +803,7 @@ int main(int argc, char** argv) {
   trace_arg(api);
   auto* launches = app.add_subcommand("launches", "Launch delays, short kernels, graphs, outliers");
   trace_arg(launches);
-  launches->add_option("--top", top, "Rows of the largest delays")->check(CLI::PositiveNumber);
+  launches->add_option("--top", top, "Rows of the largest delays")->check(whole_number(1));
   auto* streams = app.add_subcommand("streams", "GPU busy and idle time per stream and step");
   trace_arg(streams);
   // --idle-rule by name only (a transformer from the map would also take 0 and 1, and name
@@ -801,12 +813,12 @@ int main(int argc, char** argv) {
     c->add_option("--idle-rule", idle_rule_name,
                   "How idle gaps are split: pil (default: merged overlaps, the launch call's end) or "
                   "hta (Holistic Trace Analysis's get_idle_time_breakdown)")
-        ->transform(CLI::IsMember({"pil", "hta"}, CLI::ignore_case));
+        ->transform(one_of({"pil", "hta"}));
   };
   idle_rule_opt(streams);
   idle_rule_opt(summary);
   streams->add_option("--gap-threshold-us", gap_us, "Largest gap counted as kernel wait")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number(0));
   auto* memory = app.add_subcommand("memory", "Allocations, the peak and where it came from");
   trace_arg(memory);
   auto* expect = app.add_subcommand("expect", "Check predictions: yes or no, with the figure measured");
@@ -817,12 +829,12 @@ int main(int argc, char** argv) {
   auto* chain = app.add_subcommand("chain", "A range down to its GPU work");
   trace_arg(chain);
   chain->add_option("--range", range, "Range or operator name")->required();
-  chain->add_option("--instance", instance, "Which occurrence (0 = first)");
+  chain->add_option("--instance", instance, "Which occurrence (0 = first)")->check(whole_number(0));
   auto* diff = app.add_subcommand("diff", "Compare two runs: A, then B");
   diff->add_option("a", path, "Trace A (.json or .json.gz)")->required();
   diff->add_option("b", path_b, "Trace B (.json or .json.gz)")->required();
   diff->add_option("--tolerance", tolerance, "Relative change counted as the same")
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(number(0, 10));
   diff->add_flag("--json", as_json, "Print JSON instead of a table");
   threads_opt(diff);
   auto* ranks = app.add_subcommand("ranks", "Data-parallel ranks side by side (one trace per rank, or a folder)");
@@ -830,35 +842,36 @@ int main(int argc, char** argv) {
   unsigned threads = 0;
   long rank_step = -1;
   ranks->add_option("traces", rank_paths, "Trace files (one per rank) or folders of them")->required();
-  ranks->add_option("--threads", threads, "Reader threads in all, as for one trace: files read at once up to that many, the rest shared among them (0: the cores)");
+  ranks->add_option("--threads", threads, "Reader threads in all, as for one trace: files read at once up to that many, the rest shared among them (0: the cores)")
+      ->check(whole_number(0, 1024));
   ranks->add_option("--svg", out, "Also write a timeline with one lane per rank");
   ranks->add_option("--title", title, "The picture's title");
   ranks->add_option("--step", rank_step, "The picture shows this step only (0 = first recorded)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0));
   ranks->add_flag("--json", as_json, "Print JSON instead of tables");
   auto* check = app.add_subcommand("check", "Can I trust this trace? What makes its figures wrong (exit 1 with findings)");
   trace_arg(check);
   size_t examples = 3;
-  check->add_option("--examples", examples, "Examples shown per finding")->check(CLI::NonNegativeNumber);
+  check->add_option("--examples", examples, "Examples shown per finding")->check(whole_number(0));
   auto* advise_cmd = app.add_subcommand("advise", "What to fix: findings with evidence, gain and the lesson that teaches the fix");
   trace_arg(advise_cmd);
   AdviseOptions advise_options;
   advise_cmd->add_option("--examples", advise_options.examples, "Worst examples shown per symptom")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0));
   advise_cmd->add_option("--cpu-peak-gflops", advise_options.cpu_peak_gflops,
                          "The CPU's compute peak in GFLOP/s: the CPU's matrix products' roofline "
                          "figures in the evidence (a trace carries none)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0));
   advise_cmd->add_option("--gpu-peak-tflops", advise_options.gpu_peak_tflops,
                          "A measured GPU ceiling in TFLOP/s, in place of the table of peaks', for "
                          "the GPU's matrix products' roofline figures")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0));
   double min_share_pct = 100 * advise_options.min_saved_share;
   advise_cmd->add_option("--min-share", min_share_pct,
                          "The floor under every finding, in % of the profiled steps: a symptom "
                          "saving less is not reported (rules with a threshold of their own above "
                          "it keep theirs)")
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(number(0, 100))
       ->default_str("2");
   auto* slice = app.add_subcommand("slice", "A small trace of one step, range or window, for Perfetto");
   slice->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
@@ -869,13 +882,15 @@ int main(int argc, char** argv) {
     CLI::Option *step, *range, *from, *to;
   };
   auto window_options = [&](CLI::App* sub, const std::string& noun) {
-    WindowOptions w{sub->add_option("--step", step, noun + ": the K-th profiled step (0 = first)"),
+    WindowOptions w{sub->add_option("--step", step, noun + ": the K-th profiled step (0 = first)")->check(whole_number(0)),
                     sub->add_option("--range", range, noun + ": a slice of this name"), nullptr, nullptr};
-    sub->add_option("--instance", instance, "Which occurrence of --range (0 = first)");
+    sub->add_option("--instance", instance, "Which occurrence of --range (0 = first)")->check(whole_number(0));
     w.from = sub->add_option("--from-us", from_us,
                              noun + " start, us after the trace window's start (the first step's, or the "
-                                    "first event's without steps)");
-    w.to = sub->add_option("--to-us", to_us, noun + " end, us after the trace window's start");
+                                    "first event's without steps)")
+                 ->check(number(-std::numeric_limits<double>::infinity()));
+    w.to = sub->add_option("--to-us", to_us, noun + " end, us after the trace window's start")
+               ->check(number(-std::numeric_limits<double>::infinity()));
     w.step->excludes(w.range)->excludes(w.from);
     w.range->excludes(w.from);
     w.to->needs(w.from);
@@ -891,7 +906,7 @@ int main(int argc, char** argv) {
   svg->add_option("--out", out, "SVG file to write")->required();
   threads_opt(svg);
   const WindowOptions svg_window = window_options(svg, "Window");
-  svg->add_option("--width", width, "Picture width in pixels")->check(CLI::Range(400, 20000));
+  svg->add_option("--width", width, "Picture width in pixels")->check(whole_number(400, 20000));
   svg->add_option("--title", title, "Title shown at the top");
   std::vector<std::string> marks;
   svg->add_option("--mark", marks,
@@ -914,6 +929,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::RequiredError& e) {
     const std::string bad = not_given(app);
     std::cerr << "pil-trace: error: " << (bad.empty() ? std::string(e.what()) + " (see --help)" : bad) << "\n";
+    return 2;
+  } catch (const CLI::ValidationError& e) {
+    // value_checks.h's lines: the flag, the value and what is allowed, already.
+    std::cerr << "pil-trace: error: " << e.what() << "\n";
     return 2;
   } catch (const CLI::ExtrasError& e) {
     const std::string bad = not_expected(app);

@@ -1,0 +1,79 @@
+#include "trace/tool/value_checks.h"
+
+#include "base/command_line.h"
+
+#include <charconv>
+#include <cctype>
+#include <cmath>
+#include <sstream>
+
+namespace pil::trace::tool {
+
+namespace {
+
+std::string shown(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+CLI::Validator whole_number(long long min, long long max) {
+  const bool bounded = max != std::numeric_limits<long long>::max();
+  return CLI::Validator(
+      [=](std::string& text) {
+        int64_t value = 0;
+        return pil::whole_number_problem(text, min, bounded ? max : std::numeric_limits<int64_t>::max(), value);
+      },
+      "from " + std::to_string(min) + (bounded ? " to " + std::to_string(max) : " up"));
+}
+
+namespace {
+
+/// A finite number in [min, max], or (min, max] where `above_min`, described by `range`.
+CLI::Validator finite_number(double min, double max, bool above_min, const std::string& range) {
+  const std::string allowed = "; allowed: a number" + (range.empty() ? "" : " " + range);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec == std::errc::invalid_argument || ptr != end || !std::isfinite(value))
+          return "'" + text + "' is not a number" + allowed;
+        if (ec == std::errc::result_out_of_range || value < min || (above_min && value == min) || value > max)
+          return text + " is out of range" + allowed;
+        return "";
+      },
+      range);
+}
+
+}  // namespace
+
+CLI::Validator number(double min, double max) {
+  if (std::isinf(min)) return finite_number(min, max, false, "");
+  return finite_number(min, max, false, "from " + shown(min) + (std::isinf(max) ? " up" : " to " + shown(max)));
+}
+
+CLI::Validator number_above(double min) {
+  return finite_number(min, std::numeric_limits<double>::infinity(), true, "above " + shown(min));
+}
+
+CLI::Validator one_of(const std::vector<std::string>& names) {
+  std::string allowed;
+  for (const auto& n : names) allowed += (allowed.empty() ? "" : "|") + n;
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        std::string lower = text;
+        for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+        for (const auto& n : names)
+          if (lower == n) {
+            text = n;
+            return "";
+          }
+        return "unknown value '" + text + "'; allowed: " + allowed;
+      },
+      allowed);
+}
+
+}  // namespace pil::trace::tool

@@ -1,0 +1,27 @@
+#pragma once
+/// \file
+/// pil-trace's checks of a flag's value, in the words the lessons use for theirs ("--step: -1 is
+/// out of range; allowed: a whole number from 0 up"), in place of CLI11's own ("Could not
+/// convert", a negative step wrapped round to 18446744073709551615, or a range that ends in a
+/// 309-digit number).
+#include <CLI/CLI.hpp>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace pil::trace::tool {
+
+/// A whole number from `min` to `max` (no upper bound: the type's largest).
+CLI::Validator whole_number(long long min, long long max = std::numeric_limits<long long>::max());
+
+/// A finite number from `min` to `max` (no upper bound: infinity; no lower bound: -infinity).
+CLI::Validator number(double min, double max = std::numeric_limits<double>::infinity());
+
+/// A finite number above `min` (a peak, a rate: above 0).
+CLI::Validator number_above(double min);
+
+/// One of `names`, in any case, taken as written in `names` ("HTA" is "hta").
+CLI::Validator one_of(const std::vector<std::string>& names);
+
+}  // namespace pil::trace::tool
