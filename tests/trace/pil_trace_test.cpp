@@ -300,6 +300,9 @@ TEST_F(PilTrace, CommandLineMistakesAreNamedWithWhatIsAllowed) {
   EXPECT_EQ(err({"summary", trace, "extra"}),
             "pil-trace: error: 'extra': a value with no flag before it; allowed: what `pil-trace summary --help` "
             "lists\n");
+  EXPECT_EQ(err({"summary", trace, "--", "extra"}),
+            "pil-trace: error: 'extra': a value with no flag before it; allowed: what `pil-trace summary --help` "
+            "lists\n");
   EXPECT_EQ(err({"svg", trace, "--out"}),
             "pil-trace: error: --out: no value given; allowed: --out VALUE (SVG file to write)\n");
   EXPECT_EQ(err({"svg", trace, "--out", "--step", "1"}),

@@ -709,7 +709,8 @@ std::string given_twice(const CLI::App& app) {
 /// lacks, with the one a typo away, or a value with no flag before it.
 std::string not_expected(const CLI::App& app) {
   for (const CLI::App* command : app.get_subcommands()) {
-    const auto left = command->remaining();
+    auto left = command->remaining();
+    if (left.empty()) left = app.remaining();  // a word after "--" is left to pil-trace itself
     if (left.empty()) continue;
     std::vector<std::string> flags;
     for (const CLI::Option* opt : command->get_options())
