@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <set>
 
 #include "support/lesson_run.h"
 
@@ -304,13 +303,8 @@ TEST(Lesson04Gpu, AtenLinearRunsNoBiasKernelAndNoBiasCopy) {
   // or, broadcast from 1-D, a copy kernel with addmm's External id (at::native::copy_ is called
   // directly, so no aten::copy_ row).
   EXPECT_EQ(aten.count("gpu_memcpy"), module.count("gpu_memcpy")) << "no bias copied before a GEMM";
-  std::set<int64_t> addmm_ids;
-  for (const auto& s : aten.slices)
-    if (s.cat == "cpu_op" && s.name == "aten::addmm") addmm_ids.insert(s.external_id);
-  for (const auto& s : aten.slices) {
-    if (s.cat != "kernel" || !addmm_ids.count(s.external_id)) continue;
-    EXPECT_EQ(s.name.find("copy"), std::string::npos) << "a copy kernel under aten::addmm: " << s.name;
-  }
+  for (const auto& k : aten.kernels_of("aten::addmm"))
+    EXPECT_EQ(k.name.find("copy"), std::string::npos) << "a copy kernel under aten::addmm: " << k.name;
   std::cout << "measured: kernels in 3 steps: --linear module " << module.count("kernel") << " (aten::mm "
             << module.kernels_under("aten::mm") << ", aten::add_ " << module.kernels_under("aten::add_")
             << "), --linear aten " << aten.count("kernel") << " (aten::addmm " << aten.kernels_under("aten::addmm")

@@ -127,14 +127,14 @@ size_t GpuLessonRun::count_containing(const std::string& cat, const std::string&
   return n;
 }
 
-size_t GpuLessonRun::kernels_under(const std::string& op) const {
+std::vector<TraceSlice> GpuLessonRun::kernels_of(const std::string& op) const {
   std::set<int64_t> ids;
   for (const auto& s : slices)
     if (s.cat == "cpu_op" && s.name == op && s.external_id >= 0) ids.insert(s.external_id);
-  size_t n = 0;
+  std::vector<TraceSlice> kernels;
   for (const auto& s : slices)
-    if (s.cat == "kernel" && ids.count(s.external_id)) ++n;
-  return n;
+    if (s.cat == "kernel" && ids.count(s.external_id)) kernels.push_back(s);
+  return kernels;
 }
 
 bool compiled_run_passed(const LessonRun& run, const std::string& agrees_with, bool built) {

@@ -83,7 +83,9 @@ struct GpuLessonRun {
   /// Kernels launched by an operator called `op` (joined by External id, as Kineto writes it):
   /// how the checks count a GEMM without naming its kernel, which cuBLAS picks per GPU and
   /// shape (nvjet_* on Hopper, sometimes with a split-K reduce kernel beside it).
-  size_t kernels_under(const std::string& op) const;
+  size_t kernels_under(const std::string& op) const { return kernels_of(op).size(); }
+  /// Those kernels themselves (their names, to tell a GEMM from a copy).
+  std::vector<TraceSlice> kernels_of(const std::string& op) const;
 #ifdef PIL_TRACE_EXE
   /// pil-trace's JSON answer about this run's trace: {"launches"}, {"chain", "--range", ...}.
   nlohmann::json pil_trace(std::vector<std::string> args) const {

@@ -746,6 +746,16 @@ std::string not_given(const CLI::App& app) {
   return "";
 }
 
+/// CLI11's parse error in the words of the lines above where one of them applies (a word it
+/// needs, or one it did not take), value_checks.h's line as it is, else CLI11's own.
+std::string said_plainly(const CLI::App& app, const CLI::ParseError& e) {
+  std::string plain;
+  if (dynamic_cast<const CLI::RequiredError*>(&e)) plain = not_given(app);
+  else if (dynamic_cast<const CLI::ExtrasError*>(&e)) plain = not_expected(app);
+  else if (dynamic_cast<const CLI::ValidationError*>(&e)) return e.what();
+  return plain.empty() ? std::string(e.what()) + " (see --help)" : plain;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -914,33 +924,21 @@ int main(int argc, char** argv) {
                   "Point an arrow and a label at the first slice of this name in the window (repeatable)")
       ->allow_extra_args(false);
 
+  std::string bad;  // bad usage: one line, exit 2
   try {
-    if (const std::string bad = before_parsing(app, argc, argv); !bad.empty()) {
-      std::cerr << "pil-trace: error: " << bad << "\n";
-      return 2;
-    }
-    app.parse(argc, argv);
-    if (const std::string bad = given_twice(app); !bad.empty()) {
-      std::cerr << "pil-trace: error: " << bad << "\n";
-      return 2;
+    bad = before_parsing(app, argc, argv);
+    if (bad.empty()) {
+      app.parse(argc, argv);
+      bad = given_twice(app);
     }
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     return 0;
-  } catch (const CLI::RequiredError& e) {
-    const std::string bad = not_given(app);
-    std::cerr << "pil-trace: error: " << (bad.empty() ? std::string(e.what()) + " (see --help)" : bad) << "\n";
-    return 2;
-  } catch (const CLI::ValidationError& e) {
-    // value_checks.h's lines: the flag, the value and what is allowed, already.
-    std::cerr << "pil-trace: error: " << e.what() << "\n";
-    return 2;
-  } catch (const CLI::ExtrasError& e) {
-    const std::string bad = not_expected(app);
-    std::cerr << "pil-trace: error: " << (bad.empty() ? std::string(e.what()) + " (see --help)" : bad) << "\n";
-    return 2;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "pil-trace: error: " << e.what() << " (see --help)\n";
+    bad = said_plainly(app, e);
+  }
+  if (!bad.empty()) {
+    std::cerr << "pil-trace: error: " << bad << "\n";
     return 2;
   }
 
