@@ -47,13 +47,15 @@ class LibTorchTracer : public Tracer {
 }  // namespace
 
 std::shared_ptr<Tracer> libtorch_tracer(const std::set<ProfilerActivity>& activities,
-                                        bool record_shapes, bool profile_memory, bool with_stack) {
+                                        bool record_shapes, bool profile_memory, bool with_stack,
+                                        bool with_flops) {
   ProfilerSettings s;
   s.cpu = activities.count(ProfilerActivity::CPU) > 0;
   s.cuda = activities.count(ProfilerActivity::CUDA) > 0;
-  s.record_shapes = record_shapes;
+  s.record_shapes = record_shapes || with_flops;  // torch counts FLOPs from the inputs
   s.profile_memory = profile_memory;
   s.with_stack = with_stack;
+  s.with_flops = with_flops;
   return std::make_shared<LibTorchTracer>(s);
 }
 
@@ -107,7 +109,8 @@ profile::profile(ProfileOptions options) : options_(std::move(options)) {
                                 "ProfilerActivity::CPU, ProfilerActivity::CUDA or both");
   tracer_ = options_.tracer ? options_.tracer
                             : libtorch_tracer(options_.activities, options_.record_shapes,
-                                              options_.profile_memory, options_.with_stack);
+                                              options_.profile_memory, options_.with_stack,
+                                              options_.with_flops);
 }
 
 profile::~profile() {

@@ -85,6 +85,11 @@ struct ProfileOptions {
   bool record_shapes = false;   ///< input shapes per operator (key_averages(true) groups by them)
   bool profile_memory = false;  ///< allocations and frees (the table's memory columns)
   bool with_stack = false;      ///< source locations
+  /// torch's FLOPs count for the calls of the operators it counts (aten::mm, addmm, bmm,
+  /// baddbmm, conv2d, mul, add): the table's "Total FLOPs" column, in the unit Python picks
+  /// (`Total MFLOPs`...). Turns record_shapes on, as Python's does; the saved trace says
+  /// "with_flops", so `pil-trace ops` counts the same from the file.
+  bool with_flops = false;
   /// Another recorder than LibTorch's (advanced; the lessons' harness uses it). Unset: LibTorch's.
   std::shared_ptr<Tracer> tracer;
 };
@@ -177,6 +182,7 @@ class record_function {
 
 /// LibTorch's own profiler (Kineto) as a Tracer: what `profile` records with by default.
 std::shared_ptr<Tracer> libtorch_tracer(const std::set<ProfilerActivity>& activities,
-                                        bool record_shapes, bool profile_memory, bool with_stack);
+                                        bool record_shapes, bool profile_memory, bool with_stack,
+                                        bool with_flops = false);
 
 }  // namespace pil::profiler

@@ -28,7 +28,7 @@ namespace {
 
 tpi::ProfilerConfig make_config(const ProfilerSettings& s) {
   return tpi::ProfilerConfig(tpi::ProfilerState::KINETO, s.record_shapes, s.profile_memory,
-                             s.with_stack, /*with_flops=*/false, /*with_modules=*/false,
+                             s.with_stack, s.with_flops, /*with_modules=*/false,
                              tpi::ExperimentalConfig());
 }
 
@@ -66,7 +66,7 @@ std::string shapes_text(const c10::ArrayRef<std::vector<int64_t>> shapes) {
   return out + "]";
 }
 
-trace::Event convert(const tap::KinetoEvent& k, trace::Trace& into) {
+trace::Event convert(const tap::KinetoEvent& k, trace::Trace& into, bool with_flops) {
   trace::Event e;
   e.name = into.intern(k.name());
   e.category = category_of(k.activityType());
@@ -92,6 +92,9 @@ trace::Event convert(const tap::KinetoEvent& k, trace::Trace& into) {
       into.input_shapes.push_back(into.intern(shapes_text(k.shapes())));
     }
     e.external_id = k.correlationId();  // an operator's own id, which its GPU work points to
+    // What torch counted for this call (0 for the operators it does not count): Python's table
+    // adds up the same number (FunctionEvent.flops is KinetoEvent::flops()).
+    if (with_flops && k.flops()) into.counted_flops.push_back({into.events.size(), k.flops()});
   } else {
     e.correlation = k.correlationId();
     e.external_id = k.linkedCorrelationId();
@@ -129,6 +132,9 @@ void TorchProfiler::start() {
   prepare();
   tap::enableProfiler(make_config(settings_), activities(settings_));
   recording_ = true;
+  // As torch.profiler's start_trace: the saved trace says it was recorded with_flops, so a
+  // reader of the file (pil-trace ops, Python) counts the same FLOPs from its inputs.
+  if (settings_.with_flops) add_metadata_json("with_flops", "1");
 }
 
 void TorchProfiler::add_metadata_json(const std::string& key, const std::string& value) {
@@ -143,7 +149,9 @@ void TorchProfiler::stop() {
   result_ = std::make_unique<Result>();
   result_->result = tap::disableProfiler();
   trace_ = trace::Trace{};
-  for (const auto& k : result_->result->events()) trace_.events.push_back(convert(k, trace_));
+  trace_.with_flops = trace_.flops_counted = settings_.with_flops;
+  for (const auto& k : result_->result->events())
+    trace_.events.push_back(convert(k, trace_, settings_.with_flops));
 }
 
 void TorchProfiler::save_chrome_trace(const std::filesystem::path& path) const {

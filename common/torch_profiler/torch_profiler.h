@@ -8,8 +8,8 @@
 /// Tested with LibTorch 2.11.0 (CPU and CUDA 13 builds). LibTorch's profiler API is internal
 /// (`torch/csrc/autograd/profiler_kineto.h`) and changes between releases; what this file relies
 /// on: prepareProfiler/enableProfiler/disableProfiler with a ProfilerConfig of state KINETO,
-/// KinetoEvent's startNs/endNs/shapes/correlationId/linkedCorrelationId/activityType, and
-/// ProfilerResult::save.
+/// KinetoEvent's startNs/endNs/shapes/flops/correlationId/linkedCorrelationId/activityType,
+/// addMetadataJson and ProfilerResult::save.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -25,6 +25,10 @@ struct ProfilerSettings {
   bool record_shapes = true;    ///< input shapes on each operator
   bool profile_memory = false;  ///< allocations and frees in the trace
   bool with_stack = false;      ///< source locations
+  /// torch's FLOPs count per operator call (Python's with_flops: a few operators, from their
+  /// inputs); the saved trace's header says "with_flops" as Python's does. Needs record_shapes
+  /// (Python turns it on; so does libtorch_tracer).
+  bool with_flops = false;
 };
 
 /// One profiling session: prepare (optional), start, stop; then read or save what it recorded.

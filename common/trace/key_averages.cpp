@@ -52,16 +52,24 @@ class CpuRows {
 KeyAverages key_averages(const Trace& trace, bool group_by_input_shape) {
   KeyAverages k = key_averages(trace.events, trace.memory, group_by_input_shape ? &trace.input_shapes : nullptr);
   if (!trace.with_flops) return k;
-  // Each counted call's FLOPs to its row.
+  // Each counted call's FLOPs to its row: torch's own count where the trace was made in process,
+  // else the same count from the call's recorded inputs.
   const CpuRows rows(k);
-  for (const Event& e : trace.events) {
-    if (e.category != Category::CpuOp || !counts_python_flops(e.name)) continue;
-    const OpInputs* in = trace.inputs_of(e);
-    const uint64_t flops = in ? python_flops(e.name, *in) : 0;
-    if (const long r = flops ? rows.of(trace, e) : -1; r >= 0) {
+  auto add = [&](const Event& e, uint64_t flops) {
+    if (const long r = flops && e.category == Category::CpuOp ? rows.of(trace, e) : -1; r >= 0) {
       k.rows[size_t(r)].flops += flops;
       k.has_flops = true;
     }
+  };
+  if (trace.flops_counted) {
+    for (const Trace::CountedFlops& c : trace.counted_flops)
+      if (c.event < trace.events.size()) add(trace.events[c.event], c.flops);
+    return k;
+  }
+  for (const Event& e : trace.events) {
+    if (e.category != Category::CpuOp || !counts_python_flops(e.name)) continue;
+    const OpInputs* in = trace.inputs_of(e);
+    add(e, in ? python_flops(e.name, *in) : 0);
   }
   return k;
 }

@@ -177,6 +177,17 @@ struct Trace {
   /// The header's "with_flops": recorded with torch.profiler's with_flops=True, whose table
   /// counts the FLOPs of a few operators (python_flops.h).
   bool with_flops = false;
+  /// One operator call's FLOPs as torch counted them in the process (KinetoEvent::flops(), the
+  /// number Python's table adds up), by its index in `events`.
+  struct CountedFlops {
+    size_t event = 0;
+    uint64_t flops = 0;
+  };
+  /// In a trace made in process with with_flops (the LibTorch adapter): the calls torch counted
+  /// FLOPs of, with flops_counted set. A file holds no counts (flops_counted false): its FLOPs
+  /// follow from the calls' recorded inputs (python_flops.h).
+  std::vector<CountedFlops> counted_flops;
+  bool flops_counted = false;
   std::unique_ptr<NamePool> names = std::make_unique<NamePool>();
 
   std::string_view intern(std::string_view s) { return names->intern(s); }

@@ -1,6 +1,6 @@
 // pil::profiler, the C++ face of torch.profiler, on the CPU: steps named and numbered as
-// Python's, one grouped ProfilerStep* row, the handler's files, input shapes, and clear
-// exceptions on bad use.
+// Python's, one grouped ProfilerStep* row, the handler's files, input shapes, FLOPs
+// (with_flops), and clear exceptions on bad use.
 #include "profiler/profiler.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,9 @@
 #include <regex>
 #include <string>
 #include <vector>
+
+#include "trace/parse.h"
+#include "trace/python_flops.h"
 
 namespace fs = std::filesystem;
 
@@ -130,6 +133,79 @@ TEST(Profile, KeyAveragesGroupByInputShape) {
   const std::string table = by_shape.table("count");
   EXPECT_NE(table.find("Input Shapes"), std::string::npos) << table;
   EXPECT_NE(table.find("[[5, 3], [3, 4]]"), std::string::npos) << table;
+}
+
+uint64_t flops_of(const EventList& k, std::string_view name) {
+  const trace::KeyAverage* r = k.find(name);
+  return r ? r->flops : ~uint64_t(0);
+}
+
+// with_flops: the table adds up what torch counted for each call (Python's FunctionEvent.flops),
+// record_shapes is turned on, and the saved trace says "with_flops" before its events, so a reader
+// of the file (pil-trace ops) counts the same FLOPs from the recorded inputs.
+TEST(Profile, WithFlopsCountsWhatTorchCountsAndTheSavedTraceAgrees) {
+  const fs::path dir = fresh_dir("flops");
+  ProfileOptions o;
+  o.with_flops = true;  // record_shapes left off: with_flops turns it on
+  profile prof(std::move(o));
+  prof.start();
+  torch::mm(torch::ones({64, 32}), torch::ones({32, 16}));  // 2 * 64 * 32 * 16 = 65536
+  torch::mm(torch::ones({8, 32}), torch::ones({32, 16}));   // 2 * 8 * 32 * 16 = 8192
+  torch::addmm(torch::ones({16}), torch::ones({4, 8}), torch::ones({8, 16}));  // 2*4*8*16 = 1024
+  torch::bmm(torch::ones({2, 4, 8}), torch::ones({2, 8, 3}));  // 2 * 2 * 4 * 8 * 3 = 384
+  // Input [1, 3, 10, 10], weight [4, 3, 3, 3], stride 2, padding 1: output 5 x 5;
+  // 2 * 1 * 5 * 5 * 3 * 3 * 3 * 4 = 5400. torch counts a conv2d only when its stride, padding
+  // and dilation name both dimensions, as torch::nn::Conv2d passes them ...
+  torch::conv2d(torch::ones({1, 3, 10, 10}), torch::ones({4, 3, 3, 3}), {}, /*stride=*/{2, 2},
+                /*padding=*/{1, 1}, /*dilation=*/{1, 1});
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 4, 3).stride(2).padding(1).bias(false));
+  conv->forward(torch::ones({1, 3, 10, 10}));  // 5400 more
+  // ... not with torch::conv2d's defaults, one number each (IntArrayRef{1}): 0, and a warning.
+  torch::conv2d(torch::ones({1, 3, 10, 10}), torch::ones({4, 3, 3, 3}));
+  torch::add(torch::ones({10}), torch::ones({10}));  // the first input's elements: 10
+  torch::mul(torch::ones({3, 5}), torch::ones({3, 5}));  // 15
+  torch::relu(torch::ones({7}));                          // not counted
+  prof.stop();
+
+  const EventList k = prof.key_averages();
+  EXPECT_TRUE(k.averages().has_flops) << k.table();
+  EXPECT_EQ(flops_of(k, "aten::mm"), 65536u + 8192u);
+  EXPECT_EQ(flops_of(k, "aten::addmm"), 1024u);
+  EXPECT_EQ(flops_of(k, "aten::bmm"), 384u);
+  EXPECT_EQ(flops_of(k, "aten::conv2d"), 5400u + 5400u);
+  EXPECT_EQ(flops_of(k, "aten::add"), 10u);
+  EXPECT_EQ(flops_of(k, "aten::mul"), 15u);
+  EXPECT_EQ(flops_of(k, "aten::relu"), 0u);
+  EXPECT_NE(k.table("count").find("Total FLOPs"), std::string::npos) << k.table("count");
+  EXPECT_FALSE(prof.events().input_shapes.empty()) << "with_flops records the inputs";
+
+  // The saved trace, read as pil-trace ops reads it: the FLOPs from the inputs equal torch's.
+  fs::create_directories(dir);
+  const fs::path file = dir / "flops.pt.trace.json";
+  prof.export_chrome_trace(file);
+  trace::ParseOptions read;
+  read.read_shapes = read.read_concrete = true;
+  read.shapes_for = [](std::string_view) { return false; };
+  read.shapes_also_for = trace::counts_python_flops;
+  read.shapes_also_if = [](const trace::Trace& head) { return head.with_flops; };
+  const trace::Trace saved = trace::parse_trace_file(file.string(), read);
+  EXPECT_TRUE(saved.with_flops) << "the header says with_flops";
+  const EventList from_file(trace::key_averages(saved));
+  for (const char* op : {"aten::mm", "aten::addmm", "aten::bmm", "aten::conv2d", "aten::add",
+                         "aten::mul", "aten::relu"})
+    EXPECT_EQ(flops_of(from_file, op), flops_of(k, op)) << op;
+  remove_tree(dir);
+}
+
+// Without with_flops there is no FLOPs column, as in Python's table.
+TEST(Profile, WithoutWithFlopsTheTableHasNoFlopsColumn) {
+  profile prof;
+  prof.start();
+  torch::mm(torch::ones({4, 4}), torch::ones({4, 4}));
+  prof.stop();
+  EXPECT_FALSE(prof.key_averages().averages().has_flops);
+  EXPECT_EQ(prof.key_averages().table().find("FLOPs"), std::string::npos);
+  EXPECT_EQ(flops_of(prof.key_averages(), "aten::mm"), 0u);
 }
 
 TEST(Profile, BadUseThrowsAClearMessage) {
