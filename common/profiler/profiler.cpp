@@ -1,9 +1,12 @@
 #include "profiler/profiler.h"
 
 #include <ATen/record_function.h>
+#include <torch/cuda.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <iostream>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -103,10 +106,41 @@ std::string EventList::table(const std::string& sort_by, int row_limit) const {
 
 // --- profile ---------------------------------------------------------------------------------
 
-profile::profile(ProfileOptions options) : options_(std::move(options)) {
-  if (options_.activities.empty() && !options_.tracer)
+ActivityChoice choose_activities(const std::set<ProfilerActivity>& asked, bool cuda_available) {
+  if (asked.empty())
     throw std::invalid_argument("pil::profiler::profile: activities is empty; allowed: "
                                 "ProfilerActivity::CPU, ProfilerActivity::CUDA or both");
+  ActivityChoice c{asked, ""};
+  if (asked.count(ProfilerActivity::CUDA) && !cuda_available) {
+    c.activities.erase(ProfilerActivity::CUDA);
+    c.warning = "CUDA is not available, disabling CUDA profiling";
+  }
+  if (c.activities.empty())
+    throw std::invalid_argument(
+        "pil::profiler::profile: activities holds only ProfilerActivity::CUDA and CUDA is not "
+        "available here (no GPU, or a CPU build of LibTorch); allowed: add ProfilerActivity::CPU, "
+        "or run on a GPU");
+  return c;
+}
+
+namespace {
+std::logic_error another_profile_holds_it() {
+  return std::logic_error(
+      "pil::profiler::profile: another profile is recording or warming up; LibTorch's profiler "
+      "records the whole process, one profile at a time: stop() the other first");
+}
+
+/// The profile holding the process's profiler (set up or recording), if any: LibTorch's profiler
+/// (and CUPTI) record the whole process.
+std::atomic<const profile*> g_holder{nullptr};
+}  // namespace
+
+profile::profile(ProfileOptions options) : options_(std::move(options)) {
+  if (!options_.tracer) {
+    ActivityChoice c = choose_activities(options_.activities, torch::cuda::is_available());
+    if (!c.warning.empty()) std::cerr << "pil::profiler: warning: " << c.warning << "\n";
+    options_.activities = std::move(c.activities);
+  }
   tracer_ = options_.tracer ? options_.tracer
                             : libtorch_tracer(options_.activities, options_.record_shapes,
                                               options_.profile_memory, options_.with_stack,
@@ -120,6 +154,8 @@ profile::~profile() {
     if (tracing_) tracer_->stop();
   } catch (...) {
   }
+  const profile* self = this;
+  g_holder.compare_exchange_strong(self, nullptr);
 }
 
 ProfilerAction profile::action_of(int64_t step) const {
@@ -139,6 +175,7 @@ void profile::start() {
   if (started_once_)
     throw std::logic_error("pil::profiler::profile::start(): this profile has already run; "
                            "make a new one for another run");
+  refuse_if_another_records(ProfilerAction::NONE, action_of(step_num_));
   running_ = started_once_ = true;
   action_ = action_of(step_num_);
   transit(ProfilerAction::NONE, action_);
@@ -150,6 +187,7 @@ void profile::step() {
     throw std::logic_error(std::string("pil::profiler::profile::step(): called ") +
                            (started_once_ ? "after stop()" : "before start()") +
                            "; allowed: start(), then step() at the end of each step, then stop()");
+  refuse_if_another_records(action_, action_of(step_num_ + 1));
   close_step();
   const ProfilerAction previous = action_;
   ++step_num_;
@@ -162,22 +200,44 @@ void profile::stop() {
   if (!running_)
     throw std::logic_error(std::string("pil::profiler::profile::stop(): called ") +
                            (started_once_ ? "twice" : "before start()"));
+  refuse_if_another_records(action_, std::nullopt);
   close_step();
   running_ = false;
   transit(action_, std::nullopt);
+}
+
+// A transition that sets the recorder up or starts it, while another profile records, is refused
+// before anything changes: this profile stays where it was.
+void profile::refuse_if_another_records(ProfilerAction from, std::optional<ProfilerAction> to) const {
+  using A = ProfilerAction;
+  const bool sets_up = (to && (*to == A::WARMUP || records(*to))) || from == A::WARMUP;
+  const profile* other = g_holder.load();
+  if (sets_up && other && other != this) throw another_profile_holds_it();
 }
 
 // The transitions of torch.profiler.profile's action_map (torch/profiler/profiler.py): what the
 // profiler does between two steps' actions. `to` unset: stop().
 void profile::transit(ProfilerAction from, std::optional<ProfilerAction> to) {
   using A = ProfilerAction;
-  auto prepare = [&] { tracer_->prepare(); };
+  // This profile holds the process's profiler from its set-up (WARMUP's prepare) to the end of
+  // its recording; refuse_if_another_records has made sure no other one holds it.
+  auto hold = [&] {
+    const profile* holder = nullptr;
+    if (!g_holder.compare_exchange_strong(holder, this) && holder != this)
+      throw another_profile_holds_it();  // started on another thread since the check
+  };
+  auto prepare = [&] {
+    hold();
+    tracer_->prepare();
+  };
   auto begin = [&] {
+    hold();
     tracer_->start();
     tracing_ = true;
   };
   auto end = [&] {
     tracing_ = false;
+    g_holder = nullptr;
     tracer_->stop();
   };
   if (!to) {  // stop()

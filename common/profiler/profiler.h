@@ -110,8 +110,22 @@ class EventList {
   trace::KeyAverages averages_;
 };
 
+/// What a profile records of the activities asked for, where CUDA is or is not available:
+/// Python's rule (torch/autograd/profiler.py). CUDA without a GPU (or in a CPU build of LibTorch)
+/// is dropped with Python's warning, "CUDA is not available, disabling CUDA profiling"; nothing
+/// left to record throws std::invalid_argument naming what to do.
+struct ActivityChoice {
+  std::set<ProfilerActivity> activities;
+  std::string warning;  ///< "" when every activity asked for is recorded
+};
+ActivityChoice choose_activities(const std::set<ProfilerActivity>& asked, bool cuda_available);
+
 /// `torch.profiler.profile`. start(), step() at the end of each step, stop(); or let the
-/// destructor stop it (the trace is then discarded, no handler runs).
+/// destructor stop it (the trace is then discarded, no handler runs). LibTorch's profiler records
+/// the whole process, so one profile holds it at a time, from its warm-up to its recording's
+/// end: start(), step() or stop() that would set up or start recording while another profile
+/// holds it throws std::logic_error and changes nothing (Python lets the second one start, and
+/// fails at the first one's end: "Can't disable Kineto profiler when it's not running").
 class profile {
  public:
   explicit profile(ProfileOptions options = {});
@@ -152,6 +166,7 @@ class profile {
  private:
   ProfilerAction action_of(int64_t step) const;
   void transit(ProfilerAction from, std::optional<ProfilerAction> to);
+  void refuse_if_another_records(ProfilerAction from, std::optional<ProfilerAction> to) const;
   void trace_ready();
   void open_step();
   void close_step();

@@ -4,6 +4,7 @@
 #include "profiler/profiler.h"
 
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -206,6 +207,85 @@ TEST(Profile, WithoutWithFlopsTheTableHasNoFlopsColumn) {
   EXPECT_FALSE(prof.key_averages().averages().has_flops);
   EXPECT_EQ(prof.key_averages().table().find("FLOPs"), std::string::npos);
   EXPECT_EQ(flops_of(prof.key_averages(), "aten::mm"), 0u);
+}
+
+// CUDA asked for where it is not available: Python's rule, as plain inputs (the GPU only
+// confirms the available side).
+TEST(Profile, ChooseActivitiesDropsCudaWithoutAGpuAsPythonDoes) {
+  using A = ProfilerActivity;
+  ActivityChoice both = choose_activities({A::CPU, A::CUDA}, /*cuda_available=*/true);
+  EXPECT_EQ(both.activities, (std::set<A>{A::CPU, A::CUDA}));
+  EXPECT_EQ(both.warning, "");
+  ActivityChoice cpu = choose_activities({A::CPU, A::CUDA}, /*cuda_available=*/false);
+  EXPECT_EQ(cpu.activities, (std::set<A>{A::CPU}));
+  EXPECT_EQ(cpu.warning, "CUDA is not available, disabling CUDA profiling");
+  EXPECT_EQ(choose_activities({A::CUDA}, true).activities, (std::set<A>{A::CUDA}));
+  EXPECT_NE(message_of([] { choose_activities({A::CUDA}, false); })
+                .find("activities holds only ProfilerActivity::CUDA and CUDA is not available here"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { choose_activities({}, true); }).find("activities is empty"),
+            std::string::npos);
+}
+
+// On this machine: CUDA alone records kernels where a GPU is, and is refused where none is.
+TEST(Profile, CudaAloneOnThisMachine) {
+  ProfileOptions o;
+  o.activities = {ProfilerActivity::CUDA};
+  if (torch::cuda::is_available()) {
+    profile prof(std::move(o));
+    prof.start();
+    torch::mm(torch::ones({64, 64}, torch::kCUDA), torch::ones({64, 64}, torch::kCUDA));
+    torch::cuda::synchronize();
+    prof.stop();
+    bool kernel = false;
+    for (const auto& e : prof.events().events) kernel = kernel || e.category == trace::Category::Kernel;
+    EXPECT_TRUE(kernel) << "a GPU: CUDA alone records the kernels";
+  } else {
+    EXPECT_NE(message_of([&] { profile p(std::move(o)); })
+                  .find("CUDA is not available here (no GPU, or a CPU build of LibTorch)"),
+              std::string::npos);
+  }
+}
+
+// LibTorch's profiler is the process's: a second profile is refused while one holds it, and
+// nothing of either is lost; once the first stops, the second records.
+TEST(Profile, OneProfileHoldsTheProfilerAtATime) {
+  const auto x = torch::ones({8, 8});
+  profile a;
+  profile b;
+  a.start();
+  EXPECT_NE(message_of([&] { b.start(); }).find("another profile is recording or warming up"),
+            std::string::npos);
+  EXPECT_FALSE(b.running()) << "refused: b is as it was";
+  torch::mm(x, x);
+  a.stop();
+  ASSERT_NE(a.key_averages().find("aten::mm"), nullptr);
+  b.start();
+  torch::relu(x);
+  b.stop();
+  EXPECT_NE(b.key_averages().find("aten::relu"), nullptr);
+  EXPECT_EQ(b.key_averages().find("aten::mm"), nullptr);
+
+  // With schedules: c warms up at its step 1; d's step into recording is refused, step number
+  // kept, until c's cycle is saved and c stops.
+  ProfileOptions oc;
+  oc.schedule = schedule(/*wait=*/1, /*warmup=*/1, /*active=*/1, /*repeat=*/1);
+  profile c(std::move(oc));
+  ProfileOptions od;
+  od.schedule = schedule(/*wait=*/0, /*warmup=*/0, /*active=*/1, /*repeat=*/1);
+  profile d(std::move(od));
+  c.start();
+  c.step();  // WARMUP: c holds the profiler
+  EXPECT_NE(message_of([&] { d.start(); }).find("another profile"), std::string::npos);
+  c.step();  // RECORD_AND_SAVE
+  torch::mm(x, x);
+  c.step();  // saved; NONE from here
+  c.stop();
+  d.start();
+  torch::relu(x);
+  d.stop();
+  EXPECT_EQ(step_names(c.events()), (std::vector<std::string>{"ProfilerStep#2"}));
+  EXPECT_EQ(step_names(d.events()), (std::vector<std::string>{"ProfilerStep#0"}));
 }
 
 TEST(Profile, BadUseThrowsAClearMessage) {
