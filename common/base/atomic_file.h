@@ -1,7 +1,9 @@
 #pragma once
 /// \file
 /// Files written whole or not at all: the content goes to a temporary file beside the target,
-/// which is renamed over the target only once it is complete.
+/// which is renamed over the target only once it is complete. A trace file may be asked to be
+/// gzip-compressed where its name ends in ".gz", as torch.profiler's export_chrome_trace writes
+/// one (Gzip::ByName).
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
@@ -9,18 +11,29 @@
 
 namespace pil {
 
+/// Whether the file is gzip-compressed: never, or where its name ends in ".gz" (HTA, Perfetto
+/// and Python read such a name as gzip).
+enum class Gzip { No, ByName };
+
+/// True for a name ending in ".gz".
+bool named_gz(const std::filesystem::path& path);
+
 /// Calls `write(tmp)` to fill a temporary file in the target's folder, then renames it to
 /// `path`. If `write` throws or leaves no non-empty file, the temporary file is removed, `path`
-/// is left as it was, and std::runtime_error says what went wrong in one line.
+/// is left as it was, and std::runtime_error says what went wrong in one line. With
+/// Gzip::ByName and a `path` ending in ".gz", what `write` wrote is gzip-compressed into it.
 void write_file_atomically(const std::filesystem::path& path,
-                           const std::function<void(const std::filesystem::path& tmp)>& write);
+                           const std::function<void(const std::filesystem::path& tmp)>& write,
+                           Gzip gzip = Gzip::No);
 
 /// Calls `write(out)` with a stream into the temporary file, then renames it to `path` (see
 /// write_file_atomically); a failed write or flush of the stream is an error too.
 void write_stream_atomically(const std::filesystem::path& path,
-                             const std::function<void(std::ostream& out)>& write);
+                             const std::function<void(std::ostream& out)>& write,
+                             Gzip gzip = Gzip::No);
 
 /// Writes `text` to `path` whole or not at all (see write_file_atomically).
-void write_text_atomically(const std::filesystem::path& path, std::string_view text);
+void write_text_atomically(const std::filesystem::path& path, std::string_view text,
+                           Gzip gzip = Gzip::No);
 
 }  // namespace pil

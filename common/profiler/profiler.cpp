@@ -64,7 +64,8 @@ std::shared_ptr<Tracer> libtorch_tracer(const std::set<ProfilerActivity>& activi
 
 // --- tensorboard_trace_handler -----------------------------------------------------------------
 
-TraceHandler tensorboard_trace_handler(const fs::path& dir_name, std::string worker_name) {
+TraceHandler tensorboard_trace_handler(const fs::path& dir_name, std::string worker_name,
+                                       bool use_gzip) {
   std::error_code ec;
   fs::create_directories(dir_name, ec);
   if (ec || !fs::is_directory(dir_name))
@@ -79,11 +80,12 @@ TraceHandler tensorboard_trace_handler(const fs::path& dir_name, std::string wor
     ::gethostname(host, sizeof host - 1);
     worker_name = std::string(host) + "_" + std::to_string(::getpid());
   }
-  return [dir_name, worker_name](profile& prof) {
+  return [dir_name, worker_name, use_gzip](profile& prof) {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
-    prof.export_chrome_trace(dir_name / (worker_name + "." + std::to_string(ns) + ".pt.trace.json"));
+    prof.export_chrome_trace(dir_name / (worker_name + "." + std::to_string(ns) + ".pt.trace.json" +
+                                         (use_gzip ? ".gz" : "")));
   };
 }
 

@@ -51,12 +51,13 @@ class record_function;
 /// Called when a cycle's trace is ready (after its RECORD_AND_SAVE step, or at stop()).
 using TraceHandler = std::function<void(profile&)>;
 
-/// `torch.profiler.tensorboard_trace_handler(dir_name, worker_name)`: writes each ready trace to
-/// `<dir_name>/<worker_name>.<time in ns>.pt.trace.json` (TensorBoard's and HTA's layout).
-/// `worker_name` defaults to `<hostname>_<pid>`. The folder is made now: one that cannot be made
-/// or written throws std::runtime_error here, before any step runs.
+/// `torch.profiler.tensorboard_trace_handler(dir_name, worker_name, use_gzip)`: writes each
+/// ready trace to `<dir_name>/<worker_name>.<time in ns>.pt.trace.json` (TensorBoard's and HTA's
+/// layout), `.pt.trace.json.gz` gzip-compressed with `use_gzip`. `worker_name` defaults to
+/// `<hostname>_<pid>`. The folder is made now: one that cannot be made or written throws
+/// std::runtime_error here, before any step runs.
 TraceHandler tensorboard_trace_handler(const std::filesystem::path& dir_name,
-                                       std::string worker_name = "");
+                                       std::string worker_name = "", bool use_gzip = false);
 
 /// What records between the profiler's start and stop. The default is LibTorch's own profiler
 /// (Kineto); the lessons' harness plugs in others (the project's CUPTI tracer, or none for an
@@ -68,7 +69,8 @@ class Tracer {
   virtual void start() = 0;    ///< begin recording
   virtual void stop() = 0;     ///< end recording; trace() holds what was recorded
   virtual const trace::Trace& trace() const = 0;
-  /// Writes the Chrome trace file, whole or not at all.
+  /// Writes the Chrome trace file, whole or not at all; gzip-compressed where `path` ends in
+  /// ".gz" (base/atomic_file.h's Gzip::ByName).
   virtual void save(const std::filesystem::path& path) const = 0;
   virtual std::string name() const = 0;  ///< for the log ("LibTorch profiler (Kineto)")
   /// A top-level key of the saved trace, its value JSON text, while recording; a recorder
@@ -152,7 +154,8 @@ class profile {
   /// `group_by_input_shape` (needs record_shapes), one row per name and input shapes.
   /// Throws std::logic_error when no trace is ready yet.
   EventList key_averages(bool group_by_input_shape = false) const;
-  /// Writes the latest ready trace: Python's `prof.export_chrome_trace(path)`.
+  /// Writes the latest ready trace: Python's `prof.export_chrome_trace(path)`, gzip-compressed
+  /// where `path` ends in ".gz" as Python's is.
   void export_chrome_trace(const std::filesystem::path& path) const;
   /// The latest ready trace in the trace kit's model (events, kernels, memory).
   const trace::Trace& events() const;

@@ -4,8 +4,12 @@
 
 #include <kineto/ActivityType.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "base/atomic_file.h"
 
@@ -22,6 +26,12 @@ namespace tpi = torch::profiler::impl;
 
 struct TorchProfiler::Result {
   std::unique_ptr<tap::ProfilerResult> result;
+  /// LibTorch saves a result once ("Trace is already saved." after): that one save goes to this
+  /// private file, which every save_chrome_trace copies; "" until the first.
+  std::string saved;
+  ~Result() {
+    if (!saved.empty()) ::unlink(saved.c_str());
+  }
 };
 
 namespace {
@@ -154,11 +164,42 @@ void TorchProfiler::stop() {
     trace_.events.push_back(convert(k, trace_, settings_.with_flops));
 }
 
+namespace {
+
+/// Copies file `from` to `to` (std::filesystem's copy is avoided: see the tests' remove_tree).
+void copy_file_bytes(const std::string& from, const std::filesystem::path& to) {
+  std::FILE* in = std::fopen(from.c_str(), "rb");
+  std::FILE* out = in ? std::fopen(to.c_str(), "wb") : nullptr;
+  bool ok = in && out;
+  char buf[1 << 16];
+  for (size_t n; ok && (n = std::fread(buf, 1, sizeof buf, in)) > 0;) ok = std::fwrite(buf, 1, n, out) == n;
+  ok = ok && !std::ferror(in);
+  if (in) std::fclose(in);
+  if (out && std::fclose(out) != 0) ok = false;
+  if (!ok) throw std::runtime_error("cannot copy the recorded trace from " + from);
+}
+
+}  // namespace
+
 void TorchProfiler::save_chrome_trace(const std::filesystem::path& path) const {
   if (!result_) throw std::logic_error("TorchProfiler::save_chrome_trace() before stop()");
-  write_file_atomically(path, [&](const std::filesystem::path& tmp) {
-    result_->result->save(tmp.string());
-  });
+  if (result_->saved.empty()) {
+    const char* dir = std::getenv("TMPDIR");
+    std::string name = std::string(dir && *dir ? dir : "/tmp") + "/pil-trace-XXXXXX";
+    const int fd = ::mkstemp(name.data());
+    if (fd < 0) throw std::runtime_error("cannot make a temporary file for the trace in " + name);
+    ::close(fd);
+    try {
+      result_->result->save(name);
+    } catch (const c10::Error& e) {  // its what() carries a C++ backtrace: the message alone
+      ::unlink(name.c_str());
+      throw std::runtime_error("cannot write " + path.string() + ": " + e.what_without_backtrace());
+    }
+    result_->saved = name;
+  }
+  write_file_atomically(
+      path, [&](const std::filesystem::path& tmp) { copy_file_bytes(result_->saved, tmp); },
+      Gzip::ByName);
 }
 
 }  // namespace pil

@@ -53,7 +53,8 @@ class TorchProfiler {
 
   /// What was recorded, in the trace kit's model (valid after stop()).
   const trace::Trace& trace() const { return trace_; }
-  /// Writes the Chrome trace (Perfetto and chrome://tracing open it) whole or not at all.
+  /// Writes the Chrome trace (Perfetto and chrome://tracing open it) whole or not at all;
+  /// gzip-compressed where `path` ends in ".gz", as torch.profiler's export_chrome_trace.
   void save_chrome_trace(const std::filesystem::path& path) const;
 
  private:

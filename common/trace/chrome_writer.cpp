@@ -128,7 +128,8 @@ void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& 
 
 void write_chrome_trace_file(const Trace& trace, const std::filesystem::path& path,
                              const WriterOptions& options) {
-  write_stream_atomically(path, [&](std::ostream& out) { write_chrome_trace(trace, out, options); });
+  write_stream_atomically(
+      path, [&](std::ostream& out) { write_chrome_trace(trace, out, options); }, Gzip::ByName);
 }
 
 }  // namespace pil::trace

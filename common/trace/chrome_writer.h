@@ -22,7 +22,7 @@ struct WriterOptions {
 /// trace has one), in microseconds with exactly three decimals.
 void write_chrome_trace(const Trace& trace, std::ostream& out, const WriterOptions& options);
 
-/// The same, to a file written whole or not at all.
+/// The same, to a file written whole or not at all (gzip-compressed where its name ends in .gz).
 void write_chrome_trace_file(const Trace& trace, const std::filesystem::path& path,
                              const WriterOptions& options);
 

@@ -1,7 +1,8 @@
-// Files are written whole or not at all.
+// Files are written whole or not at all; trace files named .gz are gzip-compressed.
 #include "base/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <fstream>
 #include <sstream>
@@ -74,6 +75,60 @@ TEST(AtomicFile, MissingFolderIsAnErrorNamingThePath) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find(target.string()), std::string::npos) << e.what();
   }
+  EXPECT_EQ(entries(dir.path()), 0u);
+}
+
+std::string gunzip(const fs::path& p) {
+  gzFile f = gzopen(p.c_str(), "rb");
+  std::string out;
+  char buf[4096];
+  for (int n; f && (n = gzread(f, buf, sizeof buf)) > 0;) out.append(buf, size_t(n));
+  if (f) gzclose(f);
+  return out;
+}
+
+bool gzip_magic(const fs::path& p) {
+  const std::string head = read(p).substr(0, 2);
+  return head == "\x1f\x8b";
+}
+
+TEST(AtomicFile, GzipByNameCompressesANameEndingInGzOnly) {
+  test::TempDir dir;
+  const std::string text = "{\"traceEvents\": []}\n";
+  const fs::path gz = fs::path(dir.path()) / "t.pt.trace.json.gz";
+  write_text_atomically(gz, text, Gzip::ByName);
+  EXPECT_TRUE(gzip_magic(gz));
+  EXPECT_EQ(gunzip(gz), text);
+  EXPECT_EQ(entries(dir.path()), 1u) << "the plain and compressed temporaries are gone";
+  // The same bytes each time: no name or time in the gzip header.
+  const std::string first = read(gz);
+  write_text_atomically(gz, text, Gzip::ByName);
+  EXPECT_EQ(read(gz), first);
+  // Another name, or Gzip::No, is written as given.
+  const fs::path plain = fs::path(dir.path()) / "t.pt.trace.json";
+  write_text_atomically(plain, text, Gzip::ByName);
+  EXPECT_EQ(read(plain), text);
+  const fs::path asked_plain = fs::path(dir.path()) / "raw.gz";
+  write_text_atomically(asked_plain, text);
+  EXPECT_EQ(read(asked_plain), text);
+  EXPECT_TRUE(named_gz("a/b.json.gz"));
+  EXPECT_FALSE(named_gz("a.gz/b.json"));
+  EXPECT_FALSE(named_gz(".gz"));
+}
+
+TEST(AtomicFile, AFailedWriteOfAGzipFileLeavesNothing) {
+  test::TempDir dir;
+  const fs::path target = fs::path(dir.path()) / "trace.json.gz";
+  EXPECT_THROW(write_file_atomically(
+                   target,
+                   [](const fs::path& tmp) {
+                     std::ofstream(tmp) << "{";
+                     throw std::runtime_error("disk full");
+                   },
+                   Gzip::ByName),
+               std::runtime_error);
+  EXPECT_THROW(write_file_atomically(target, [](const fs::path&) {}, Gzip::ByName),
+               std::runtime_error);
   EXPECT_EQ(entries(dir.path()), 0u);
 }
 

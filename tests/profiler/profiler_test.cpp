@@ -108,6 +108,42 @@ TEST(Profile, RepeatedCyclesEachMakeATraceTheHandlerWrites) {
   remove_tree(dir);
 }
 
+// A trace named .gz is written gzip-compressed, as Python's export_chrome_trace and
+// tensorboard_trace_handler(use_gzip=True) write it; it reads back as the plain one. The trace
+// is exported twice here, by the handler and by hand: LibTorch's result saves once (a second
+// save throws "Trace is already saved." with a C++ backtrace; Python's second export fails with
+// that line); pil::profiler copies that one save.
+TEST(Profile, ATraceNamedGzIsGzipCompressed) {
+  const fs::path dir = fresh_dir("gzip");
+  ProfileOptions o;
+  o.schedule = schedule(/*wait=*/0, /*warmup=*/0, /*active=*/1, /*repeat=*/1);
+  o.on_trace_ready = tensorboard_trace_handler(dir, "worker0", /*use_gzip=*/true);
+  profile prof(std::move(o));
+  prof.start();
+  torch::mm(torch::ones({4, 4}), torch::ones({4, 4}));
+  prof.step();
+  prof.stop();
+  std::vector<fs::path> files;
+  for (const auto& f : fs::directory_iterator(dir)) files.push_back(f.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_TRUE(std::regex_match(files[0].filename().string(),
+                               std::regex(R"(worker0\.[0-9]+\.pt\.trace\.json\.gz)")))
+      << files[0];
+  const fs::path plain = dir / "again.pt.trace.json";
+  prof.export_chrome_trace(plain);
+  for (const fs::path& f : {files[0], plain}) {
+    std::ifstream in(f, std::ios::binary);
+    char magic[2] = {};
+    in.read(magic, 2);
+    EXPECT_EQ(std::string(magic, 2) == "\x1f\x8b", f == files[0]) << f;
+  }
+  const trace::Trace gz = trace::parse_trace_file(files[0].string()),
+                     json = trace::parse_trace_file(plain.string());
+  EXPECT_EQ(gz.events.size(), json.events.size());
+  EXPECT_EQ(step_names(gz), (std::vector<std::string>{"ProfilerStep#0"}));
+  remove_tree(dir);
+}
+
 TEST(Profile, WithoutAScheduleRecordsFromStartToStopWithNoSteps) {
   profile prof;
   prof.start();

@@ -479,6 +479,23 @@ TEST(PilTraceSlice, AGpuStepKeepsItsTailAndReadsBackTheSameFiguresBothWays) {
   EXPECT_EQ(ends, (std::map<int64_t, int>{{7, 3}}));
 }
 
+// --out ending in .gz is gzip-compressed, as torch.profiler writes such a name (HTA and Python
+// open it by its name): the same events as the plain slice, and the same figures.
+TEST(PilTraceSlice, AnOutNamedGzIsGzipCompressed) {
+  TempDir dir;
+  const std::string gpu = dir.path() + "/gpu.json", plain = dir.path() + "/s.json",
+                    gz = dir.path() + "/s.json.gz";
+  std::ofstream(gpu) << pil::test::synthetic_gpu_trace();
+  ASSERT_EQ(run_process(kTool, {"slice", gpu, "--out", plain, "--step", "0"}).exit_code, 0);
+  ASSERT_EQ(run_process(kTool, {"slice", gpu, "--out", gz, "--step", "0"}).exit_code, 0);
+  std::ifstream raw(gz, std::ios::binary);
+  char magic[2] = {};
+  raw.read(magic, 2);
+  EXPECT_EQ(std::string(magic, 2), "\x1f\x8b") << "a gzip file";
+  EXPECT_EQ(read(gz), read(plain)) << "unpacked, the plain slice";
+  EXPECT_EQ(step_figures(gz, 0), step_figures(plain, 0));
+}
+
 TEST(PilTraceSlice, ARangeAndAWindow) {
   TempDir dir;
   const std::string gpu = dir.path() + "/gpu.json", out = dir.path() + "/r.json";

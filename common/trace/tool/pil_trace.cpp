@@ -204,9 +204,9 @@ struct OutputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-void write_out(const std::string& path, std::string_view text) {
+void write_out(const std::string& path, std::string_view text, pil::Gzip gzip = pil::Gzip::No) {
   try {
-    pil::write_text_atomically(path, text);
+    pil::write_text_atomically(path, text, gzip);
   } catch (const std::runtime_error& e) {
     throw OutputError(e.what());
   }
@@ -886,7 +886,7 @@ int main(int argc, char** argv) {
       ->default_str("2");
   auto* slice = app.add_subcommand("slice", "A small trace of one step, range or window, for Perfetto");
   slice->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
-  slice->add_option("--out", out, "Trace file to write (.json)")->required();
+  slice->add_option("--out", out, "Trace file to write (.json; .json.gz is gzip-compressed)")->required();
   threads_opt(slice);
   // The window of svg and slice: a step, a named slice, or a span in us; one of them.
   struct WindowOptions {
@@ -1089,7 +1089,7 @@ int main(int argc, char** argv) {
       }
       const TraceBytes bytes(path);
       SliceCounts n;
-      write_out(out, slice_text(index, bytes.text(), from, to, &n));
+      write_out(out, slice_text(index, bytes.text(), from, to, &n), pil::Gzip::ByName);
       std::cout << "slice: " << out << ": " << n.events << " events (" << n.cpu << " on the CPU, "
                 << n.gpu_work << " GPU work items, " << n.flows << " flow arrow ends, " << n.metadata
                 << " names) from ts " << trace_ts(from) << " to " << trace_ts(to) << " us, GPU work to "
