@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -236,6 +237,7 @@ void profile::transit(ProfilerAction from, std::optional<ProfilerAction> to) {
     hold();
     tracer_->start();
     tracing_ = true;
+    for (const auto& [key, value] : preset_metadata_) tracer_->add_metadata_json(key, value);
   };
   auto end = [&] {
     tracing_ = false;
@@ -279,11 +281,45 @@ void profile::transit(ProfilerAction from, std::optional<ProfilerAction> to) {
   }
 }
 
+std::string metadata_problem(const std::string& key, const std::string& value_json) {
+  auto unkept = [](const std::string& text) {
+    for (const char c : text)
+      if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) return true;
+    return false;
+  };
+  const std::string why =
+      " (Kineto's writer turns every backslash into '/', so no JSON escape survives; the file "
+      "would not read)";
+  if (key.empty()) return "the key is empty";
+  if (unkept(key)) return "the key '" + key + "' holds a quote, backslash or control character" + why;
+  if (!nlohmann::json::accept(value_json)) return "the value of '" + key + "' is not JSON text: " + value_json;
+  if (value_json.find('\\') != std::string::npos)
+    return "the value of '" + key + "' holds a quote, backslash or control character inside a string" + why;
+  return "";
+}
+
+namespace {
+void refuse_bad_metadata(const char* call, const std::string& key, const std::string& value_json) {
+  if (const std::string problem = metadata_problem(key, value_json); !problem.empty())
+    throw std::invalid_argument(std::string("pil::profiler::profile::") + call + ": " + problem);
+}
+}  // namespace
+
 void profile::add_metadata_json(const std::string& key, const std::string& value) {
   if (!tracing_)
     throw std::logic_error("pil::profiler::profile::add_metadata_json(): only while recording "
                            "(a RECORD or RECORD_AND_SAVE step)");
+  refuse_bad_metadata("add_metadata_json()", key, value);
   tracer_->add_metadata_json(key, value);
+}
+
+void profile::add_metadata(const std::string& key, const std::string& value) {
+  add_metadata_json(key, nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void profile::preset_metadata_json(const std::string& key, const std::string& value) {
+  refuse_bad_metadata("preset_metadata_json()", key, value);
+  preset_metadata_[key] = value;
 }
 
 void profile::trace_ready() {

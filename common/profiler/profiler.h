@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -112,6 +113,13 @@ class EventList {
   trace::KeyAverages averages_;
 };
 
+/// Why a metadata key and value (JSON text) cannot go into a trace, or "" when they can. Kineto's
+/// writer turns every backslash of a metadata value into '/' (for Windows paths), so no JSON
+/// escape survives: a quote, backslash or control character inside a string of the value, or
+/// anywhere in the key, would leave a file that no longer reads as JSON (as Python's
+/// `add_metadata("note", 'say "hi"')` does). The value must also be JSON.
+std::string metadata_problem(const std::string& key, const std::string& value_json);
+
 /// What a profile records of the activities asked for, where CUDA is or is not available:
 /// Python's rule (torch/autograd/profiler.py). CUDA without a GPU (or in a CPU build of LibTorch)
 /// is dropped with Python's warning, "CUDA is not available, disabling CUDA profiling"; nothing
@@ -161,8 +169,15 @@ class profile {
   const trace::Trace& events() const;
   /// Python's `prof.add_metadata_json(key, value)`: a top-level key of the trace file, `value`
   /// JSON text (Kineto's own `distributedInfo` is one). Only while recording; otherwise throws
-  /// std::logic_error.
+  /// std::logic_error. A key or value the trace could not keep (metadata_problem) throws
+  /// std::invalid_argument: Python writes it, and the file no longer reads as JSON.
   void add_metadata_json(const std::string& key, const std::string& value);
+  /// Python's `prof.add_metadata(key, value)`: the same with `value` a string, written as a JSON
+  /// string.
+  void add_metadata(const std::string& key, const std::string& value);
+  /// Python's `prof.preset_metadata_json(key, value)`: a key set any time, written into every
+  /// trace recorded from the next recording on (`value` JSON text, checked now).
+  void preset_metadata_json(const std::string& key, const std::string& value);
   /// Which recorder this profile uses ("LibTorch profiler (Kineto)").
   std::string tracer_name() const { return tracer_->name(); }
 
@@ -181,6 +196,7 @@ class profile {
   int64_t step_num_ = 0;
   ProfilerAction action_ = ProfilerAction::RECORD;
   std::unique_ptr<record_function> step_range_;
+  std::map<std::string, std::string> preset_metadata_;  ///< preset_metadata_json's keys
 };
 
 /// `with torch.profiler.record_function("name"):` as a scope: a `user_annotation` range in the

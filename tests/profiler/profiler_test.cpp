@@ -4,6 +4,7 @@
 #include "profiler/profiler.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <torch/cuda.h>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -142,6 +143,69 @@ TEST(Profile, ATraceNamedGzIsGzipCompressed) {
   EXPECT_EQ(gz.events.size(), json.events.size());
   EXPECT_EQ(step_names(gz), (std::vector<std::string>{"ProfilerStep#0"}));
   remove_tree(dir);
+}
+
+// Metadata as Python's: add_metadata_json (JSON text), add_metadata (a string), and
+// preset_metadata_json (set before recording, written into each cycle's trace). What Kineto's
+// writer would break (it writes every backslash as '/': no JSON escape survives) is refused.
+TEST(Profile, MetadataKeysReachTheSavedTrace) {
+  const fs::path dir = fresh_dir("metadata");
+  ProfileOptions o;
+  o.schedule = schedule(/*wait=*/0, /*warmup=*/0, /*active=*/1, /*repeat=*/2);
+  o.on_trace_ready = tensorboard_trace_handler(dir, "w");
+  profile prof(std::move(o));
+  prof.preset_metadata_json("run", R"({"lr": 0.01, "tags": ["a"]})");
+  prof.start();
+  prof.add_metadata_json("model", R"({"layers": 2})");
+  prof.add_metadata("note", "batch 32, d\u00e9j\u00e0 vu, C:/data");
+  EXPECT_NE(message_of([&] { prof.add_metadata("quoted", "say \"hi\""); })
+                .find("add_metadata_json(): the value of 'quoted' holds a quote, backslash or "
+                      "control character inside a string (Kineto's writer turns every backslash "
+                      "into '/'"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { prof.add_metadata_json("broken", "{oops"); })
+                .find("the value of 'broken' is not JSON text: {oops"),
+            std::string::npos);
+  torch::relu(torch::ones({4}));
+  prof.step();  // the first cycle saved; the second begins, with the preset again
+  torch::relu(torch::ones({4}));
+  prof.step();
+  prof.stop();
+  std::vector<nlohmann::json> traces;
+  for (const auto& f : fs::directory_iterator(dir)) {
+    std::ifstream in(f.path());
+    traces.push_back(nlohmann::json::parse(in));  // throws on a file that is not JSON
+  }
+  ASSERT_EQ(traces.size(), 2u);
+  int with_note = 0;
+  for (const auto& t : traces) {
+    EXPECT_EQ(t["run"], nlohmann::json::parse(R"({"lr": 0.01, "tags": ["a"]})"));
+    EXPECT_FALSE(t.contains("quoted") || t.contains("broken"));
+    if (t.contains("note")) {
+      ++with_note;
+      EXPECT_EQ(t["note"], "batch 32, d\u00e9j\u00e0 vu, C:/data");
+      EXPECT_EQ(t["model"]["layers"], 2);
+    }
+  }
+  EXPECT_EQ(with_note, 1) << "added while the first cycle recorded: in its trace only";
+  EXPECT_NE(message_of([&] { prof.add_metadata("x", "y"); }).find("only while recording"),
+            std::string::npos);
+  remove_tree(dir);
+}
+
+TEST(Profile, MetadataProblemNamesWhatATraceCouldNotKeep) {
+  EXPECT_EQ(metadata_problem("k", R"({"a": [1, 2.5, "x y"], "b": null})"), "");
+  EXPECT_EQ(metadata_problem("k", "\"caf\u00e9\""), "") << "UTF-8 needs no escape";
+  EXPECT_NE(metadata_problem("k", R"("a\\b")").find("inside a string"), std::string::npos);
+  EXPECT_NE(metadata_problem("k", R"("tab\there")").find("inside a string"), std::string::npos);
+  EXPECT_NE(metadata_problem("k", "1 2").find("is not JSON text"), std::string::npos);
+  EXPECT_NE(metadata_problem("k", "").find("is not JSON text"), std::string::npos);
+  EXPECT_NE(metadata_problem("a\"b", "1").find("the key 'a\"b' holds a quote"), std::string::npos);
+  EXPECT_EQ(metadata_problem("", "1"), "the key is empty");
+  profile prof;
+  EXPECT_NE(message_of([&] { prof.preset_metadata_json("k", "nope"); })
+                .find("preset_metadata_json(): the value of 'k' is not JSON text"),
+            std::string::npos);
 }
 
 TEST(Profile, WithoutAScheduleRecordsFromStartToStopWithNoSteps) {
