@@ -101,8 +101,17 @@ struct ProfileOptions {
 class EventList {
  public:
   explicit EventList(trace::KeyAverages averages) : averages_(std::move(averages)) {}
-  const std::vector<trace::KeyAverage>& rows() const { return averages_.rows; }
-  const trace::KeyAverages& averages() const { return averages_; }
+  /// The rows, as Python's `for e in prof.key_averages():` walks them:
+  /// `for (const auto& row : prof.key_averages())` (the list lives through the loop).
+  std::vector<trace::KeyAverage>::const_iterator begin() const { return averages_.rows.begin(); }
+  std::vector<trace::KeyAverage>::const_iterator end() const { return averages_.rows.end(); }
+  size_t size() const { return averages_.rows.size(); }
+  const std::vector<trace::KeyAverage>& rows() const& { return averages_.rows; }
+  /// Of a temporary (`prof.key_averages().rows()`): the rows themselves, not a reference into a
+  /// list that is gone by the loop's first step.
+  std::vector<trace::KeyAverage> rows() && { return std::move(averages_.rows); }
+  const trace::KeyAverages& averages() const& { return averages_; }
+  trace::KeyAverages averages() && { return std::move(averages_); }
   const trace::KeyAverage* find(std::string_view name) const { return averages_.find(name); }
   /// Python's `table(sort_by=, row_limit=)`: sort_by one of cpu_time_total,
   /// self_cpu_time_total, device_time_total, self_device_time_total (or the cuda_ spellings),

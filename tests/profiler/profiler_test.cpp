@@ -3,6 +3,7 @@
 // (with_flops), and clear exceptions on bad use.
 #include "profiler/profiler.h"
 
+#include <ATen/ThreadLocalState.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <torch/cuda.h>
@@ -15,6 +16,9 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "trace/parse.h"
@@ -215,6 +219,64 @@ TEST(Profile, WithoutAScheduleRecordsFromStartToStopWithNoSteps) {
   prof.stop();
   EXPECT_TRUE(step_names(prof.events()).empty());
   ASSERT_NE(prof.key_averages().find("aten::add"), nullptr);
+}
+
+// Python walks `for e in prof.key_averages():`; the C++ loops over the temporary list must not
+// read a list that is gone: the list itself is a range, and rows() of a temporary is a value.
+static_assert(!std::is_reference_v<decltype(std::declval<EventList>().rows())>,
+              "rows() of a temporary returns the rows, not a reference into it");
+static_assert(std::is_reference_v<decltype(std::declval<const EventList&>().rows())>);
+
+TEST(Profile, KeyAveragesIsARangeOfRows) {
+  profile prof;
+  prof.start();
+  torch::mm(torch::ones({4, 4}), torch::ones({4, 4}));
+  torch::relu(torch::ones({4}));
+  prof.stop();
+  std::vector<std::string> walked, from_rows;
+  for (const auto& row : prof.key_averages()) walked.push_back(row.name);
+  for (const auto& row : prof.key_averages().rows()) from_rows.push_back(row.name);
+  EXPECT_EQ(walked, from_rows);
+  EXPECT_EQ(walked.size(), prof.key_averages().size());
+  EXPECT_NE(std::find(walked.begin(), walked.end(), "aten::mm"), walked.end());
+  EXPECT_NE(std::find(walked.begin(), walked.end(), "aten::relu"), walked.end());
+}
+
+// Work on a thread the program starts itself is not recorded (Python's threading.Thread's
+// neither): the profiler's state belongs to the thread that started recording, and LibTorch hands
+// it on to its own threads only (the intra-op pool, autograd's). A thread started while recording
+// joins it with that thread's state, as LibTorch's at::launch passes it on.
+TEST(Profile, AThreadOfYourOwnIsRecordedWithTheRecordingThreadsState) {
+  namespace pp = pil::profiler;
+  profile prof;
+  prof.start();
+  std::thread plain([] {
+    pp::record_function range("plain_thread");
+    torch::relu(torch::ones({8}));
+  });
+  plain.join();
+  // [own_thread]
+  at::ThreadLocalState state;  // this thread's state, the recording's included
+  std::thread worker([state] {
+    at::ThreadLocalStateGuard guard(state);  // from here this thread records into it too
+    pp::record_function range("worker");
+    torch::relu(torch::ones({8}));
+  });
+  worker.join();
+  // [own_thread]
+  torch::mm(torch::ones({2, 2}), torch::ones({2, 2}));
+  prof.stop();
+  const EventList k = prof.key_averages();
+  EXPECT_EQ(k.find("plain_thread"), nullptr) << "a plain thread of the program: not recorded";
+  ASSERT_NE(k.find("worker"), nullptr) << k.table();
+  EXPECT_EQ(k.find("worker")->calls, 1);
+  EXPECT_EQ(k.find("aten::relu")->calls, 1) << "the worker's, not the plain thread's";
+  int64_t worker_tid = -1, main_tid = -1;
+  for (const auto& e : prof.events().events) {
+    if (e.name == "worker") worker_tid = e.tid;
+    if (e.name == "aten::mm") main_tid = e.tid;
+  }
+  EXPECT_NE(worker_tid, main_tid) << "each on its own thread's lane";
 }
 
 TEST(Profile, KeyAveragesGroupByInputShape) {
