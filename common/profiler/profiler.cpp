@@ -4,6 +4,7 @@
 #include <torch/cuda.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -140,7 +141,9 @@ std::atomic<const profile*> g_holder{nullptr};
 
 profile::profile(ProfileOptions options) : options_(std::move(options)) {
   if (!options_.tracer) {
-    ActivityChoice c = choose_activities(options_.activities, torch::cuda::is_available());
+    // Asked only where CUDA is wanted, as Python does: asking starts CUDA on a GPU machine.
+    const bool cuda = options_.activities.count(ProfilerActivity::CUDA) && torch::cuda::is_available();
+    ActivityChoice c = choose_activities(options_.activities, cuda);
     if (!c.warning.empty()) std::cerr << "pil::profiler: warning: " << c.warning << "\n";
     options_.activities = std::move(c.activities);
   }
@@ -314,7 +317,11 @@ void profile::add_metadata_json(const std::string& key, const std::string& value
 }
 
 void profile::add_metadata(const std::string& key, const std::string& value) {
-  add_metadata_json(key, nlohmann::json(value).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  // Kineto writes every backslash as '/' anyway; done before encoding, a Windows path is kept as
+  // Python's add_metadata keeps it ("C:/data"), not refused as an escape.
+  std::string text = value;
+  std::replace(text.begin(), text.end(), '\\', '/');
+  add_metadata_json(key, nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void profile::preset_metadata_json(const std::string& key, const std::string& value) {

@@ -161,7 +161,7 @@ TEST(Profile, MetadataKeysReachTheSavedTrace) {
   prof.preset_metadata_json("run", R"({"lr": 0.01, "tags": ["a"]})");
   prof.start();
   prof.add_metadata_json("model", R"({"layers": 2})");
-  prof.add_metadata("note", "batch 32, d\u00e9j\u00e0 vu, C:/data");
+  prof.add_metadata("note", "batch 32, d\u00e9j\u00e0 vu, C:\\data");  // read back C:/data
   EXPECT_NE(message_of([&] { prof.add_metadata("quoted", "say \"hi\""); })
                 .find("add_metadata_json(): the value of 'quoted' holds a quote, backslash or "
                       "control character inside a string (Kineto's writer turns every backslash "
@@ -448,6 +448,22 @@ TEST(Profile, OneProfileHoldsTheProfilerAtATime) {
   d.stop();
   EXPECT_EQ(step_names(c.events()), (std::vector<std::string>{"ProfilerStep#2"}));
   EXPECT_EQ(step_names(d.events()), (std::vector<std::string>{"ProfilerStep#0"}));
+
+  // Refused at step(): e waits (holds nothing) while f records; its step into recording throws
+  // and leaves its step number; once f stops, the same step() records.
+  ProfileOptions oe;
+  oe.schedule = schedule(/*wait=*/1, /*warmup=*/0, /*active=*/1, /*repeat=*/1);
+  profile e(std::move(oe));
+  profile f;
+  f.start();
+  e.start();  // step 0: NONE
+  EXPECT_NE(message_of([&] { e.step(); }).find("another profile"), std::string::npos);
+  EXPECT_EQ(e.step_num(), 0);
+  f.stop();
+  e.step();  // step 1: RECORD_AND_SAVE
+  torch::relu(x);
+  e.stop();
+  EXPECT_EQ(step_names(e.events()), (std::vector<std::string>{"ProfilerStep#1"}));
 }
 
 TEST(Profile, BadUseThrowsAClearMessage) {
