@@ -2,7 +2,8 @@
 """./run-lesson with a lesson name it does not know: one line naming the word, the lesson it most
 likely meant where the word begins exactly one (01, 1, 01_matmul, 01_matmul_ad), and the lessons
 there are, exit 2, before any set-up or build; a folder's trailing slash (a shell's completion)
-is not part of the name; no lesson or a flag first is the usage line."""
+is not part of the name; no lesson or a flag first is the usage line (exit 2), --help the usage
+with what each form does (exit 0)."""
 import os
 import re
 import subprocess
@@ -36,8 +37,18 @@ class RunLessonNames(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertEqual(p.stderr, "./run-lesson: nope: not a lesson; allowed: %s\n" % " ".join(LESSONS))
 
+    def test_help_is_the_usage_on_stdout_and_exit_0(self):
+        for flag in ("--help", "-h"):
+            with self.subTest(flag=flag):
+                p = run(flag)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertEqual(p.stderr, "")
+                self.assertTrue(p.stdout.startswith("usage: ./run-lesson <lesson> [flags...] | --check; lessons: %s\n"
+                                                    % " ".join(LESSONS)), p.stdout)
+                self.assertIn("--check", p.stdout.splitlines()[-1])
+
     def test_no_lesson_or_a_flag_first_is_the_usage_line(self):
-        for args in ((), ("--help",), ("--device", "cpu")):
+        for args in ((), ("--device", "cpu")):
             with self.subTest(args=args):
                 p = run(*args)
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
