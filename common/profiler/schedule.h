@@ -5,6 +5,7 @@
 /// so a step number means the same thing in a Python trace and in ours.
 /// Needs no LibTorch: unit-tested on its own.
 #include <cstdint>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 
@@ -69,10 +70,16 @@ class Schedule {
   int64_t wait_, warmup_, active_, repeat_, skip_first_;
 };
 
-/// `torch.profiler.schedule(...)`, with Python's argument order.
+/// `torch.profiler.schedule(...)`, with Python's argument order, and Python's warning on stderr
+/// for warmup 0 ("Profiler won't be using warmup, this can skew profiler results": the first
+/// recorded step then pays the profiler's start-up; lesson 01 measures it).
 inline Schedule schedule(int64_t wait, int64_t warmup, int64_t active, int64_t repeat = 0,
                          int64_t skip_first = 0) {
-  return Schedule(wait, warmup, active, repeat, skip_first);
+  Schedule s(wait, warmup, active, repeat, skip_first);
+  if (warmup == 0)
+    std::cerr << "pil::profiler: warning: Profiler won't be using warmup, this can skew profiler "
+                 "results\n";
+  return s;
 }
 
 }  // namespace pil::profiler

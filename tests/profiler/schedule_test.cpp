@@ -58,6 +58,19 @@ TEST(Schedule, RepeatZeroCyclesForever) {
   EXPECT_EQ(s(1000), A::RECORD);
 }
 
+// Python's schedule() warns for warmup 0: the first recorded step then pays the start-up.
+TEST(Schedule, WarmupZeroIsWarnedAsPythonWarns) {
+  testing::internal::CaptureStderr();
+  schedule(1, 0, 2);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "pil::profiler: warning: Profiler won't be using warmup, this can skew profiler results\n");
+  testing::internal::CaptureStderr();
+  schedule(0, 1, 2);
+  const Schedule quiet(1, 0, 2);  // the class itself (the lessons' harness) says nothing
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(quiet(1), A::RECORD);
+}
+
 TEST(Schedule, BadArgumentsThrowNamingWhatIsAllowed) {
   try {
     schedule(1, 1, 0);
