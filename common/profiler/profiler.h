@@ -182,8 +182,9 @@ class profile {
   /// std::invalid_argument: Python writes it, and the file no longer reads as JSON.
   void add_metadata_json(const std::string& key, const std::string& value);
   /// Python's `prof.add_metadata(key, value)`: the same with `value` a string, written as a JSON
-  /// string, each backslash as '/' (as Kineto writes it, and Python's: "C:\\data" reads back
-  /// "C:/data"); a quote or control character in it is refused (metadata_problem).
+  /// string, each backslash as '/' (as Kineto writes it, and Python's: a Windows path reads back
+  /// with '/' between its folders); a quote or control character in it is refused
+  /// (metadata_problem).
   void add_metadata(const std::string& key, const std::string& value);
   /// Python's `prof.preset_metadata_json(key, value)`: a key set any time, written into every
   /// trace recorded from the next recording on (`value` JSON text, checked now).
