@@ -321,7 +321,9 @@ void profile::add_metadata(const std::string& key, const std::string& value) {
   // Python's add_metadata keeps it ("C:/data"), not refused as an escape.
   std::string text = value;
   std::replace(text.begin(), text.end(), '\\', '/');
-  add_metadata_json(key, nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const std::string json = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (tracing_) refuse_bad_metadata("add_metadata()", key, json);  // named as the call made
+  add_metadata_json(key, json);
 }
 
 void profile::preset_metadata_json(const std::string& key, const std::string& value) {

@@ -163,7 +163,7 @@ TEST(Profile, MetadataKeysReachTheSavedTrace) {
   prof.add_metadata_json("model", R"({"layers": 2})");
   prof.add_metadata("note", "batch 32, d\u00e9j\u00e0 vu, C:\\data");  // read back C:/data
   EXPECT_NE(message_of([&] { prof.add_metadata("quoted", "say \"hi\""); })
-                .find("add_metadata_json(): the value of 'quoted' holds a quote, backslash or "
+                .find("add_metadata(): the value of 'quoted' holds a quote, backslash or "
                       "control character inside a string (Kineto's writer turns every backslash "
                       "into '/'"),
             std::string::npos);
