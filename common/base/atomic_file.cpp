@@ -20,23 +20,25 @@ bool named_gz(const fs::path& path) {
 
 namespace {
 
-/// Compresses file `from` into gzip file `to` (zlib's default level; no name or time in the
-/// header, so the same content gives the same bytes).
-void gzip_file(const fs::path& from, const fs::path& to) {
+/// Copies file `from` into `to`, gzip-compressed or as it is (zlib's default level; no name or
+/// time in the gzip header, so the same content gives the same bytes).
+void copy_file(const fs::path& from, const fs::path& to, bool compress) {
   std::FILE* in = std::fopen(from.c_str(), "rb");
-  if (!in) throw std::runtime_error("cannot read " + from.string() + " back to compress it");
-  gzFile out = gzopen(to.c_str(), "wb");
-  if (!out) {
+  if (!in) throw std::runtime_error("cannot read " + from.string());
+  std::FILE* plain = compress ? nullptr : std::fopen(to.c_str(), "wb");
+  gzFile gz = compress ? gzopen(to.c_str(), "wb") : nullptr;
+  if (!plain && !gz) {
     std::fclose(in);
     throw std::runtime_error("cannot open " + to.string() + " for writing");
   }
   std::string chunk(1 << 20, '\0');
   bool ok = true;
   for (size_t n; ok && (n = std::fread(chunk.data(), 1, chunk.size(), in)) > 0;)
-    ok = gzwrite(out, chunk.data(), unsigned(n)) == int(n);
+    ok = gz ? gzwrite(gz, chunk.data(), unsigned(n)) == int(n) : std::fwrite(chunk.data(), 1, n, plain) == n;
   ok = ok && !std::ferror(in);
   std::fclose(in);
-  if (gzclose(out) != Z_OK || !ok) throw std::runtime_error("gzip of " + to.string() + " failed");
+  if (gz ? gzclose(gz) != Z_OK : std::fclose(plain) != 0) ok = false;
+  if (!ok) throw std::runtime_error("copy of " + from.string() + " to " + to.string() + " failed");
 }
 
 }  // namespace
@@ -57,7 +59,7 @@ void write_file_atomically(const fs::path& path,
     if (compress) {
       std::error_code ec;
       if (fs::file_size(plain, ec) == 0 || ec) throw std::runtime_error("nothing was written");
-      gzip_file(plain, tmp);
+      copy_file(plain, tmp, /*compress=*/true);
       fs::remove(plain, ec);
     }
   } catch (const std::exception& e) {
@@ -75,6 +77,11 @@ void write_file_atomically(const fs::path& path,
     discard();
     throw std::runtime_error("cannot write " + path.string() + ": " + ec.message());
   }
+}
+
+void copy_file_atomically(const fs::path& from, const fs::path& path, Gzip gzip) {
+  const bool compress = gzip == Gzip::ByName && named_gz(path);
+  write_file_atomically(path, [&](const fs::path& tmp) { copy_file(from, tmp, compress); });
 }
 
 void write_stream_atomically(const fs::path& path, const std::function<void(std::ostream& out)>& write,

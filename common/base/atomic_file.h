@@ -26,6 +26,11 @@ void write_file_atomically(const std::filesystem::path& path,
                            const std::function<void(const std::filesystem::path& tmp)>& write,
                            Gzip gzip = Gzip::No);
 
+/// Copies file `from` to `path` whole or not at all (see write_file_atomically), in one pass:
+/// gzip-compressed with Gzip::ByName where `path` ends in ".gz".
+void copy_file_atomically(const std::filesystem::path& from, const std::filesystem::path& path,
+                          Gzip gzip = Gzip::No);
+
 /// Calls `write(out)` with a stream into the temporary file, then renames it to `path` (see
 /// write_file_atomically); a failed write or flush of the stream is an error too.
 void write_stream_atomically(const std::filesystem::path& path,

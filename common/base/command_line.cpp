@@ -22,23 +22,19 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-namespace {
-
-std::string lower(std::string_view s) {
+std::string lowercase(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
-}  // namespace
-
 std::string nearest_name(std::string_view word, const std::vector<std::string>& names) {
   constexpr size_t kTypo = 2;
   std::string nearest;
   size_t best = std::min(kTypo + 1, word.size());
-  const std::string word_lower = lower(word);  // "--SIZE" is "--size" typed with caps lock
+  const std::string word_lower = lowercase(word);  // "--SIZE" is "--size" typed with caps lock
   for (const auto& n : names) {
-    const size_t d = edit_distance(word_lower, lower(n));
+    const size_t d = edit_distance(word_lower, lowercase(n));
     if (d < best) best = d, nearest = n;
   }
   return nearest;

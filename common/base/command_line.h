@@ -15,6 +15,9 @@ namespace pil {
 /// The edits (insert, delete or replace one character) that turn `a` into `b`.
 size_t edit_distance(std::string_view a, std::string_view b);
 
+/// `s` with its ASCII letters in lower case ("--SIZE" -> "--size").
+std::string lowercase(std::string_view s);
+
 /// The name among `names` nearest to `word` when it is a typo away (at most two edits, and fewer
 /// than the word's length, so that "-s" suggests nothing; letters' case is no edit, so "--SIZE"
 /// suggests "--size"); "" when none is.

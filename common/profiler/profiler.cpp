@@ -128,12 +128,6 @@ ActivityChoice choose_activities(const std::set<ProfilerActivity>& asked, bool c
 }
 
 namespace {
-std::logic_error another_profile_holds_it() {
-  return std::logic_error(
-      "pil::profiler::profile: another profile is recording or warming up; LibTorch's profiler "
-      "records the whole process, one profile at a time: stop() the other first");
-}
-
 /// The profile holding the process's profiler (set up or recording), if any: LibTorch's profiler
 /// (and CUPTI) record the whole process.
 std::atomic<const profile*> g_holder{nullptr};
@@ -218,7 +212,10 @@ void profile::refuse_if_another_records(ProfilerAction from, std::optional<Profi
   using A = ProfilerAction;
   const bool sets_up = (to && (*to == A::WARMUP || records(*to))) || from == A::WARMUP;
   const profile* other = g_holder.load();
-  if (sets_up && other && other != this) throw another_profile_holds_it();
+  if (sets_up && other && other != this)
+    throw std::logic_error(
+        "pil::profiler::profile: another profile is recording or warming up; LibTorch's profiler "
+        "records the whole process, one profile at a time: stop() the other first");
 }
 
 // The transitions of torch.profiler.profile's action_map (torch/profiler/profiler.py): what the
@@ -226,18 +223,13 @@ void profile::refuse_if_another_records(ProfilerAction from, std::optional<Profi
 void profile::transit(ProfilerAction from, std::optional<ProfilerAction> to) {
   using A = ProfilerAction;
   // This profile holds the process's profiler from its set-up (WARMUP's prepare) to the end of
-  // its recording; refuse_if_another_records has made sure no other one holds it.
-  auto hold = [&] {
-    const profile* holder = nullptr;
-    if (!g_holder.compare_exchange_strong(holder, this) && holder != this)
-      throw another_profile_holds_it();  // started on another thread since the check
-  };
+  // its recording; refuse_if_another_records, before the transition, has made sure no other does.
   auto prepare = [&] {
-    hold();
+    g_holder = this;
     tracer_->prepare();
   };
   auto begin = [&] {
-    hold();
+    g_holder = this;
     tracer_->start();
     tracing_ = true;
     for (const auto& [key, value] : preset_metadata_) tracer_->add_metadata_json(key, value);
@@ -309,11 +301,7 @@ void refuse_bad_metadata(const char* call, const std::string& key, const std::st
 }  // namespace
 
 void profile::add_metadata_json(const std::string& key, const std::string& value) {
-  if (!tracing_)
-    throw std::logic_error("pil::profiler::profile::add_metadata_json(): only while recording "
-                           "(a RECORD or RECORD_AND_SAVE step)");
-  refuse_bad_metadata("add_metadata_json()", key, value);
-  tracer_->add_metadata_json(key, value);
+  add_metadata_as("add_metadata_json()", key, value);
 }
 
 void profile::add_metadata(const std::string& key, const std::string& value) {
@@ -321,9 +309,16 @@ void profile::add_metadata(const std::string& key, const std::string& value) {
   // Python's add_metadata keeps it ("C:/data"), not refused as an escape.
   std::string text = value;
   std::replace(text.begin(), text.end(), '\\', '/');
-  const std::string json = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (tracing_) refuse_bad_metadata("add_metadata()", key, json);  // named as the call made
-  add_metadata_json(key, json);
+  add_metadata_as("add_metadata()", key,
+                  nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void profile::add_metadata_as(const char* call, const std::string& key, const std::string& value_json) {
+  if (!tracing_)
+    throw std::logic_error(std::string("pil::profiler::profile::") + call +
+                           ": only while recording (a RECORD or RECORD_AND_SAVE step)");
+  refuse_bad_metadata(call, key, value_json);
+  tracer_->add_metadata_json(key, value_json);
 }
 
 void profile::preset_metadata_json(const std::string& key, const std::string& value) {

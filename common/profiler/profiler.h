@@ -196,6 +196,8 @@ class profile {
   ProfilerAction action_of(int64_t step) const;
   void transit(ProfilerAction from, std::optional<ProfilerAction> to);
   void refuse_if_another_records(ProfilerAction from, std::optional<ProfilerAction> to) const;
+  /// add_metadata_json's work, its errors naming `call`.
+  void add_metadata_as(const char* call, const std::string& key, const std::string& value_json);
   void trace_ready();
   void open_step();
   void close_step();

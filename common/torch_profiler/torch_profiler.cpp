@@ -6,7 +6,6 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -159,27 +158,10 @@ void TorchProfiler::stop() {
   result_ = std::make_unique<Result>();
   result_->result = tap::disableProfiler();
   trace_ = trace::Trace{};
-  trace_.with_flops = trace_.flops_counted = settings_.with_flops;
+  trace_.with_flops = settings_.with_flops;
   for (const auto& k : result_->result->events())
     trace_.events.push_back(convert(k, trace_, settings_.with_flops));
 }
-
-namespace {
-
-/// Copies file `from` to `to` (std::filesystem's copy is avoided: see the tests' remove_tree).
-void copy_file_bytes(const std::string& from, const std::filesystem::path& to) {
-  std::FILE* in = std::fopen(from.c_str(), "rb");
-  std::FILE* out = in ? std::fopen(to.c_str(), "wb") : nullptr;
-  bool ok = in && out;
-  char buf[1 << 16];
-  for (size_t n; ok && (n = std::fread(buf, 1, sizeof buf, in)) > 0;) ok = std::fwrite(buf, 1, n, out) == n;
-  ok = ok && !std::ferror(in);
-  if (in) std::fclose(in);
-  if (out && std::fclose(out) != 0) ok = false;
-  if (!ok) throw std::runtime_error("cannot copy the recorded trace from " + from);
-}
-
-}  // namespace
 
 void TorchProfiler::save_chrome_trace(const std::filesystem::path& path) const {
   if (!result_) throw std::logic_error("TorchProfiler::save_chrome_trace() before stop()");
@@ -197,9 +179,7 @@ void TorchProfiler::save_chrome_trace(const std::filesystem::path& path) const {
     }
     result_->saved = name;
   }
-  write_file_atomically(
-      path, [&](const std::filesystem::path& tmp) { copy_file_bytes(result_->saved, tmp); },
-      Gzip::ByName);
+  copy_file_atomically(result_->saved, path, Gzip::ByName);  // compressed in the copy's one pass
 }
 
 }  // namespace pil

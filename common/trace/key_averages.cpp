@@ -61,7 +61,7 @@ KeyAverages key_averages(const Trace& trace, bool group_by_input_shape) {
       k.has_flops = true;
     }
   };
-  if (trace.flops_counted) {
+  if (!trace.counted_flops.empty()) {
     for (const Trace::CountedFlops& c : trace.counted_flops)
       if (c.event < trace.events.size()) add(trace.events[c.event], c.flops);
     return k;

@@ -184,10 +184,9 @@ struct Trace {
     uint64_t flops = 0;
   };
   /// In a trace made in process with with_flops (the LibTorch adapter): the calls torch counted
-  /// FLOPs of, with flops_counted set. A file holds no counts (flops_counted false): its FLOPs
-  /// follow from the calls' recorded inputs (python_flops.h).
+  /// FLOPs of. A file holds none: its FLOPs follow from the calls' recorded inputs
+  /// (python_flops.h), which a trace made in process does not keep (op_inputs).
   std::vector<CountedFlops> counted_flops;
-  bool flops_counted = false;
   std::unique_ptr<NamePool> names = std::make_unique<NamePool>();
 
   std::string_view intern(std::string_view s) { return names->intern(s); }

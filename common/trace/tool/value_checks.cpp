@@ -3,7 +3,6 @@
 #include "base/command_line.h"
 
 #include <charconv>
-#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -64,8 +63,7 @@ CLI::Validator one_of(const std::vector<std::string>& names) {
   for (const auto& n : names) allowed += (allowed.empty() ? "" : "|") + n;
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        std::string lower = text;
-        for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+        const std::string lower = pil::lowercase(text);
         for (const auto& n : names)
           if (lower == n) {
             text = n;
