@@ -7,9 +7,10 @@
 #
 #   part 1 (tests, 420 s): configure for the GPU's own architecture (nvidia-smi's compute_cap:
 #       9.0 -> 90) with the compiled variants off, build the lessons, pil-trace and the check
-#       programs of the lessons with GPU checks in one build, run every lesson's trace runs
-#       (ctest label gpu_trace, each at most PIL_TRACE_RUN_TIMEOUT s) and archive their traces
-#       under $OUT at once, then run the other gpu-labelled tests (-j4), then, where 90 s are
+#       programs of the lessons with GPU checks and pil::profiler's tests in one build, run every
+#       lesson's trace runs (ctest label gpu_trace, each at most PIL_TRACE_RUN_TIMEOUT s) and
+#       archive their traces under $OUT at once, then run the other gpu-labelled tests and the
+#       profiler-labelled ones (-j4), then, where 90 s are
 #       left, lesson 01's first-step-gap experiment (scripts/first_step_gap.py, 3 runs a condition);
 #   part 2 (bench, 240 s): build the benchmarks and run the rows that carry the lessons' goals
 #       (scripts/bench_table.py --goal-filter names them) with short min-times;
@@ -222,6 +223,9 @@ if [[ $part == tests ]]; then
     present "${l}_test" && grep -Eq 'TEST\([A-Za-z0-9_]*Gpu,' "tests/lessons/${l}_test.cpp" 2>/dev/null &&
       checks+=("${l}_test")
   done
+  # And pil::profiler's own tests (label profiler), run with the checks: on a GPU they take
+  # their GPU branches (CUDA alone records the kernels), which no CPU machine runs.
+  present profiler_test && checks+=(profiler_test)
   phase "build: ${targets[*]} ${checks[*]}"
   within "$(left)" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" "${checks[@]}" -- -k 0 || {
     echo "the build failed: going on with what was built"
@@ -240,15 +244,15 @@ if [[ $part == tests ]]; then
   phase "archive the traces"
   archive traces.tar.gz test-output
 
-  phase "ctest -L gpu (the checks)"
+  phase "ctest -L \"gpu|profiler\" (the checks)"
   # A failed check's lesson runs keep their traces here (PIL_GPU_KEEP_DIR: GpuLessonRun in
   # tests/support/lesson_run.h), archived after the checks when there are any.
   run rm -rf "$build/kept-traces"
   export PIL_GPU_KEEP_DIR=$(realpath -m "$build/kept-traces")
   if ((dry)); then
-    within "$(left)" ctest --test-dir "$build" --output-on-failure --no-tests=error -j 4 -L gpu -LE gpu_trace
+    within "$(left)" ctest --test-dir "$build" --output-on-failure --no-tests=error -j 4 -L "gpu|profiler" -LE gpu_trace
   else
-    within "$(left)" ctest --test-dir "$build" --output-on-failure --no-tests=error -j 4 -L gpu -LE gpu_trace |
+    within "$(left)" ctest --test-dir "$build" --output-on-failure --no-tests=error -j 4 -L "gpu|profiler" -LE gpu_trace |
       tee "$out/ctest.txt"
     [[ ${PIPESTATUS[0]} == 0 ]] || status=1
     # What every check printed, passed ones too (ctest shows only the failures'): advice lines

@@ -56,7 +56,7 @@ class GpuCheckDryRun(unittest.TestCase):
         # The configure made: two of the lessons (the first and the third), their checks and
         # benchmarks, pil-trace, and a target that is no lesson folder.
         self.made = [LESSONS[0], LESSONS[2]]
-        names = ["pil-trace", "99_not_a_lesson", "99_not_a_lesson_test", "docs", LESSONS[0] + "/test"]
+        names = ["pil-trace", "99_not_a_lesson", "99_not_a_lesson_test", "docs", LESSONS[0] + "/test", "profiler_test"]
         for lesson in self.made:
             names += [lesson, lesson + "_test", lesson + "_bench"]
         self.targets = os.path.join(self.tmp.name, "targets.txt")
@@ -90,7 +90,8 @@ class GpuCheckDryRun(unittest.TestCase):
         configure = cmds[self.index(cmds, r"^cmake -S \. -B ")]
         self.assertIn("-DCMAKE_CUDA_ARCHITECTURES=90 ", configure)
         self.assertIn("-DPIL_WITH_AOTI=OFF", configure)
-        # One build: pil-trace, the lessons, the check programs of the lessons with GPU checks.
+        # One build: pil-trace, the lessons, the check programs of the lessons with GPU checks and
+        # pil::profiler's tests (their GPU branches).
         build_at = self.index(cmds, r"cmake --build .* --target pil-trace")
         def has_gpu_checks(lesson):
             with open(os.path.join(ROOT, "tests", "lessons", lesson + "_test.cpp")) as f:
@@ -98,10 +99,11 @@ class GpuCheckDryRun(unittest.TestCase):
         with_gpu_checks = [m for m in self.made if has_gpu_checks(m)]
         self.assertTrue(with_gpu_checks)
         self.assertEqual(cmds[build_at].split("--target ")[1].split(),
-                         ["pil-trace"] + self.made + [m + "_test" for m in with_gpu_checks] + ["--", "-k", "0"])
+                         ["pil-trace"] + self.made + [m + "_test" for m in with_gpu_checks] +
+                         ["profiler_test", "--", "-k", "0"])
         traces = self.index(cmds, r"ctest .*--timeout 120 -L gpu_trace -j 1")
         archive = self.index(cmds, r"^tar -czf \S+/traces\.tar\.gz ")
-        ctest = self.index(cmds, r"ctest .*-j 4 -L gpu -LE gpu_trace")
+        ctest = self.index(cmds, r"ctest .*-j 4 -L gpu\|profiler -LE gpu_trace")
         gap = self.index(cmds, r"python3 scripts/first_step_gap\.py ")
         self.assertLess(build_at, traces)
         self.assertLess(traces, archive)
