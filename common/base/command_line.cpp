@@ -57,6 +57,33 @@ std::string given_more_than_once(std::string_view flag, const std::vector<std::s
   return std::string(flag) + ": given " + std::to_string(values.size()) + " times (" + listed + "); allowed: once";
 }
 
+std::string choice_problem(std::string_view text, const std::vector<std::string>& names, size_t& index) {
+  std::string allowed;
+  for (const auto& n : names) allowed += (allowed.empty() ? "" : "|") + n;
+  if (text.empty()) return "no value given; allowed: " + allowed;
+  const std::string lower = lowercase(text);
+  for (size_t i = 0; i < names.size(); ++i)
+    if (lower == lowercase(names[i])) {
+      index = i;
+      return "";
+    }
+  const std::string nearest = nearest_name(text, names);
+  return "unknown value '" + std::string(text) + "'" + (nearest.empty() ? "" : " (did you mean " + nearest + "?)") +
+         "; allowed: " + allowed;
+}
+
+std::vector<size_t> flags_without_value(const std::vector<std::string>& words, const std::set<std::string>& value_flags) {
+  std::vector<size_t> places;
+  const auto is_flag = [](const std::string& w) { return w.rfind("--", 0) == 0 || w == "-h"; };
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const bool bare_equals = w.size() > 2 && w.back() == '=' && value_flags.count(w.substr(0, w.size() - 1));
+    if (bare_equals || (value_flags.count(w) && (i + 1 == words.size() || is_flag(words[i + 1]))))
+      places.push_back(i);
+  }
+  return places;
+}
+
 std::string whole_number_problem(std::string_view text, int64_t min, int64_t max, int64_t& value) {
   const std::string allowed = "; allowed: a whole number from " + std::to_string(min) +
                               (max == std::numeric_limits<int64_t>::max() ? " up" : " to " + std::to_string(max));

@@ -6,6 +6,7 @@
 /// listed.
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,18 @@ std::string word_not_taken(const std::string& word, const std::vector<std::strin
 /// The line for a one-value flag given more than once, naming every value in the order given
 /// (an empty one as ''): "--size: given 2 times (4, 8); allowed: once".
 std::string given_more_than_once(std::string_view flag, const std::vector<std::string>& values);
+
+/// What is wrong with `text` as one of `names` (letters' case aside: "CPU" is "cpu"), or "" (and
+/// `index` set to the name's place) when nothing is: "no value given; allowed: a|b", "unknown value
+/// 'x'; allowed: a|b", with the name a typo away where there is one ("unknown value 'eagr' (did you
+/// mean eager?); allowed: ...").
+std::string choice_problem(std::string_view text, const std::vector<std::string>& names, size_t& index);
+
+/// The places in `words` (a command line's words after the command) of each flag of `value_flags`
+/// written without its value: the last word, one followed by another flag ("--..." or "-h"), or
+/// "--flag=". Parsers take the next flag for the value, or say "1 required TEXT missing"; a tool
+/// gives such a flag an empty value instead, which its check refuses with what is allowed.
+std::vector<size_t> flags_without_value(const std::vector<std::string>& words, const std::set<std::string>& value_flags);
 
 /// What is wrong with `text` as a whole number from `min` to `max`, or "" (and `value` set) when
 /// nothing is: "'x' is not a whole number; allowed: a whole number from 1 to 64", "0 is out of

@@ -47,13 +47,11 @@ int64_t whole_number(const std::string& flag, const std::string& text, int64_t m
 template <typename T>
 T one_of(const std::string& flag, const std::string& text,
          const std::vector<std::pair<std::string, T>>& choices) {
-  std::string names;
-  for (const auto& [name, value] : choices) {
-    if (text == name) return value;
-    names += (names.empty() ? "" : "|") + name;
-  }
-  if (text.empty()) throw BadValue{flag + ": no value given; allowed: " + names};
-  throw BadValue{flag + ": unknown value '" + text + "'; allowed: " + names};
+  std::vector<std::string> names;
+  for (const auto& choice : choices) names.push_back(choice.first);
+  size_t i = 0;
+  if (const std::string problem = choice_problem(text, names, i); !problem.empty()) throw BadValue{flag + ": " + problem};
+  return choices[i].second;
 }
 
 /// The message for the first word the parser did not take: a flag the lesson does not have
@@ -165,15 +163,11 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
   for (const CLI::Option* opt : app.get_options())
     if (opt->get_expected_max() > 0)
       for (const auto& n : opt->get_lnames()) takes_value.insert("--" + n);
-  std::vector<std::string> args;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    const bool bare_equals = a.size() > 2 && a.back() == '=' && takes_value.count(a.substr(0, a.size() - 1));
-    if (bare_equals) a.pop_back();
-    args.push_back(a);
-    const bool next_is_flag = i + 1 == argc || std::string(argv[i + 1]).rfind("--", 0) == 0 ||
-                              std::string(argv[i + 1]) == "-h";
-    if (bare_equals || (takes_value.count(a) && next_is_flag)) args.push_back("");
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const std::vector<size_t> lacking = flags_without_value(args, takes_value);
+  for (auto place = lacking.rbegin(); place != lacking.rend(); ++place) {
+    if (args[*place].back() == '=') args[*place].pop_back();
+    args.insert(args.begin() + std::ptrdiff_t(*place) + 1, "");
   }
   std::reverse(args.begin(), args.end());  // CLI11 takes them last first
 
@@ -214,13 +208,14 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
     o.size = whole_number("--size", size, 1, lesson.max_size);
     if (!given("--variant")) {
       o.variants = {lesson.variants.front().name};
-    } else if (variant == "all") {
-      for (const auto& v : lesson.variants) o.variants.push_back(v.name);
     } else {
       std::vector<std::pair<std::string, std::string>> names;
       for (const auto& v : lesson.variants) names.emplace_back(v.name, v.name);
       names.emplace_back("all", "all");
-      o.variants = {one_of<std::string>("--variant", variant, names)};
+      const std::string chosen = one_of<std::string>("--variant", variant, names);
+      if (chosen != "all") o.variants = {chosen};
+      else
+        for (const auto& v : lesson.variants) o.variants.push_back(v.name);
     }
     constexpr int64_t kMaxSteps = 1000;
     o.wait = int(whole_number("--wait", wait, 0, kMaxSteps));

@@ -1219,7 +1219,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   // Named ranges (the lessons' parts: attn, mlp, ...), most CPU time first, per step.
   if (!m.ranges.empty()) {
     std::string s = std::string("named ranges, time per ") + (index.steps.empty() ? "trace" : "step") +
-                    " (CPU" + (m.gpu ? " / GPU work launched inside" : "") + "):";
+                    " (CPU" + (m.gpu ? " / GPU time of the work launched inside, its items added" : "") + "):";
     for (size_t i = 0; i < std::min<size_t>(6, m.ranges.size()); ++i) {
       s += std::string(i ? "," : "") + " " + m.ranges[i]->name + " " + format_duration(m.range_times.span_ns[i] / m.per);
       if (m.gpu) s += " / " + format_duration(m.range_times.launched_ns[i] / m.per);
@@ -1245,10 +1245,19 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     const std::string made = std::to_string(calls) + " CUDA runtime or driver call" + (calls == 1 ? "" : "s");
     std::string other_device;  // the events of a device pil-trace does not model
     for (const auto& [kind, n] : t.unread)
-      if (kind != Trace::kUnreadBeginEnd) other_device += std::string(other_device.empty() ? "" : ", ") + kind + " " + grouped(n);
-    if (calls == 0 && !other_device.empty())
+      if (kind != Trace::kUnreadBeginEnd && kind != Trace::kUnreadLegacyCuda)
+        other_device += std::string(other_device.empty() ? "" : ", ") + kind + " " + grouped(n);
+    if (const auto legacy = t.unread.find(Trace::kUnreadLegacyCuda); calls == 0 && legacy != t.unread.end())
+      line("no GPU work pil-trace reads: the trace's GPU side is the autograd profiler's GPU time of each "
+           "operator (" + grouped(legacy->second) + " \"CUDA functions\" events, torch 1.7 and before), not "
+           "kernels on streams, so the figures here are the CPU side's only");
+    else if (calls == 0 && !other_device.empty())
       line("no GPU work pil-trace reads: the trace's device work is of a kind it does not model (" +
            other_device + " events), so the figures here are the CPU side's only");
+    else if (calls == 0 && t.autograd_profiler_slices > 0)
+      line("no GPU work in this trace: the autograd profiler's own format (EventList's export, its slices in "
+           "\"CPU functions\") holds a run's CPU side only, whether or not it used a GPU, so the table's CPU "
+           "columns are all it tells");
     else if (calls == 0)
       line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
     else if (starting == 0)

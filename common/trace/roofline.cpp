@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "base/command_line.h"  // lowercase
 #include "trace/device_peaks.h"
 #include "trace/name_ids.h"
 #include "trace/nesting.h"
@@ -52,8 +53,7 @@ struct Slice {
 };
 
 bool contains_tf32(std::string_view kernel) {
-  std::string lower(kernel);
-  for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = lowercase(kernel);
   return lower.find("tf32") != std::string::npos || lower.find("xf32") != std::string::npos;
 }
 

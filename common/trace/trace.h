@@ -162,9 +162,15 @@ struct Trace {
   SkippedFields skipped;
   /// Elements of kinds the reports do not read, counted by kind to say so: "B/E" for begin and
   /// end events (Kineto writes complete events, "X"), and a category name for the events of a
-  /// device pil-trace does not model (is_unmodelled_device_category).
+  /// device pil-trace does not model (is_unmodelled_device_category), and the autograd
+  /// profiler's "CUDA functions" of torch 1.7 and before (each operator's time on the GPU by CUDA
+  /// events, not kernels on streams).
   std::map<std::string, int64_t> unread;
   static constexpr const char* kUnreadBeginEnd = "B/E";  ///< unread's key for begin and end events
+  static constexpr const char* kUnreadLegacyCuda = "CUDA functions";  ///< and for those timings
+  /// Slices read from the autograd profiler's own format (EventList's export: "CPU functions",
+  /// no category), which holds a run's CPU side only, whether or not it used a GPU.
+  int64_t autograd_profiler_slices = 0;
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
   /// deviceProperties in full, by device index (devices[i].name == device_names[i]); empty in a
   /// trace that names its devices only (the CUPTI tracer's).

@@ -49,6 +49,32 @@ TEST(CommandLine, AFlagGivenMoreThanOnceNamesEveryValueInOrder) {
   EXPECT_EQ(given_more_than_once("--out", {"a", "", "b"}), "--out: given 3 times (a, '', b); allowed: once");
 }
 
+TEST(CommandLine, AChoiceIsTakenInAnyCaseOrItsProblemSaidWithTheNearestName) {
+  const std::vector<std::string> names{"eager", "addmm", "all"};
+  size_t i = 99;
+  EXPECT_EQ(choice_problem("addmm", names, i), "");
+  EXPECT_EQ(i, 1u);
+  EXPECT_EQ(choice_problem("ALL", names, i), "");
+  EXPECT_EQ(i, 2u);
+  EXPECT_EQ(choice_problem("eagr", names, i), "unknown value 'eagr' (did you mean eager?); allowed: eager|addmm|all");
+  EXPECT_EQ(choice_problem("nope", names, i), "unknown value 'nope'; allowed: eager|addmm|all");
+  EXPECT_EQ(choice_problem("", names, i), "no value given; allowed: eager|addmm|all");
+  EXPECT_EQ(i, 2u) << "left as it was on a problem";
+}
+
+TEST(CommandLine, AValueFlagWithoutItsValueIsFoundWhereverItIs) {
+  const std::set<std::string> value_flags{"--size", "--out"};
+  using Places = std::vector<size_t>;
+  EXPECT_EQ(flags_without_value({"--size", "4", "--out", "x"}, value_flags), Places{});
+  EXPECT_EQ(flags_without_value({"--size"}, value_flags), Places{0}) << "the last word";
+  EXPECT_EQ(flags_without_value({"--size", "--out", "x"}, value_flags), Places{0}) << "a flag after it";
+  EXPECT_EQ(flags_without_value({"--out", "-h"}, value_flags), Places{0});
+  EXPECT_EQ(flags_without_value({"--size=", "--out="}, value_flags), (Places{0, 1})) << "'--flag=' has none either";
+  EXPECT_EQ(flags_without_value({"--list", "--bogus="}, value_flags), Places{}) << "only value flags are looked at";
+  EXPECT_EQ(flags_without_value({"--out", "-1"}, value_flags), Places{}) << "a negative number is a value";
+  EXPECT_EQ(flags_without_value({}, value_flags), Places{});
+}
+
 TEST(CommandLine, AWholeNumberIsParsedOrItsProblemSaidWithTheRange) {
   int64_t v = -1;
   EXPECT_EQ(whole_number_problem("42", 1, 64, v), "");

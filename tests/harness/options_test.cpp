@@ -93,6 +93,20 @@ TEST(Options, VariantAllSelectsEveryVariantInOrder) {
   EXPECT_EQ(p.options.variants, (std::vector<std::string>{"eager", "fused"}));
 }
 
+TEST(Options, AWordIsTakenInAnyCaseAndATypoGetsItsNearestName) {
+  const ParsedArgs p = parse({"--variant", "FUSED", "--device", "CPU", "--bias", "Off"});
+  ASSERT_TRUE(p.run) << p.text;
+  EXPECT_EQ(p.options.variants, std::vector<std::string>{"fused"}) << "the variant's own name, for the out folder";
+  EXPECT_EQ(p.options.device, DeviceChoice::Cpu);
+  EXPECT_EQ(p.options.flag("--bias"), 1);
+  const ParsedArgs all = parse({"--variant", "All"});
+  ASSERT_TRUE(all.run) << all.text;
+  EXPECT_EQ(all.options.variants, (std::vector<std::string>{"eager", "fused"}));
+  const ParsedArgs typo = parse({"--variant", "fuesd"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.text, "00_demo: error: --variant: unknown value 'fuesd' (did you mean fused?); allowed: eager|fused|all");
+}
+
 struct BadCase {
   std::vector<std::string> args;
   std::string must_name;  // the flag (or word) the message must name

@@ -68,6 +68,45 @@ TEST(AdviseCpu, ManySmallOperatorsAreOverhead) {
   EXPECT_EQ(s.examples[2].name, "aten::empty");
 }
 
+// A GPU run whose GPU side was not recorded (the profiler's CUDA activity off, or lost): the
+// host's time is launches and waits, not what a CPU run's would be, so the rules that take it for
+// the steps' cost are not run, and the advice says why, not "CPU only".
+TEST(AdviseCpu, ARunWhoseGpuSideWasNotRecordedIsNotJudgedAsACpuRun) {
+  TraceBuilder b;
+  for (int k = 0; k < 2; ++k) {
+    const double s = 100.0 * k;
+    b.step(k + 1, s, 100);
+    b.op("aten::mm", s + 5, 40);
+    for (int v = 0; v < 10; ++v) b.op("aten::view", s + 46 + 4 * v, 3);
+    b.op("aten::add", s + 90, 8);
+    b.call("cudaLaunchKernel", s + 91, 2);
+  }
+  const Advice a = advise_text(b.str());
+  EXPECT_FALSE(a.gpu);
+  EXPECT_EQ(a.launches_without_gpu_work, 2);
+  EXPECT_EQ(finding(a, "op_overhead"), nullptr) << "its 20 views would be overhead in a CPU run";
+  for (const char* rule : {"op_overhead", "op_loop", "copies", "untraced", "fusion", "gemm_epilogue"})
+    EXPECT_EQ(unable(a, rule).rfind("the trace's GPU side was not recorded (2 CUDA calls start GPU work, none is in "
+                                    "the trace; pil-trace check)", 0),
+              0u)
+        << rule << ": " << unable(a, rule);
+  EXPECT_TRUE(unable(a, "memory_peak").find("no memory events") != std::string::npos) << "the rules that do not "
+                                                                                          "read the host's time run";
+  EXPECT_NE(format_advice(a, "t.json").find("the 2 profiled steps (200 us), GPU work not recorded\n"),
+            std::string::npos)
+      << format_advice(a, "t.json");
+
+  // Calls that only wait or ask start no GPU work: a CPU run's trace all the same.
+  TraceBuilder sync;
+  sync.step(1, 0, 100);
+  for (int v = 0; v < 20; ++v) sync.op("aten::view", 1 + 4 * v, 3);
+  sync.call("cudaDeviceSynchronize", 90, 2);
+  const Advice cpu = advise_text(sync.str());
+  EXPECT_EQ(cpu.launches_without_gpu_work, 0);
+  EXPECT_NE(finding(cpu, "op_overhead"), nullptr);
+  EXPECT_NE(format_advice(cpu, "t.json").find(", CPU only\n"), std::string::npos);
+}
+
 TEST(AdviseCpu, FewLongOperatorsAreNotOverhead) {
   // One step of 100 us: aten::mm 80 us, two views of 3 us: 6% in short calls.
   TraceBuilder b;

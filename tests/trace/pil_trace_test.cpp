@@ -165,6 +165,49 @@ TEST(PilTracePython, OpsPrintsPythonsTableToTheByte) {
   }
 }
 
+// The autograd profiler's own format (tests/trace/fixtures/make_python_event_list.py: EventList's
+// export, a bare array of slices in "CPU functions" with no category, as torch 1.7's profiler and
+// prof.events().export_chrome_trace() write it) is read: Python's table for the same run, byte for
+// byte, and its ProfilerStep#N slices as the steps. Its torch 1.7 GPU side, "CUDA functions" (each
+// operator's time by CUDA events), is said not to be read, not taken for a CPU run.
+TEST(PilTracePython, TheAutogradProfilersOwnFormatIsRead) {
+  const std::string dir = PIL_FIXTURES_DIR;
+  std::ifstream in(dir + "/python_event_list.table.txt");
+  const std::string python((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(python.find("forward"), std::string::npos);
+  const std::string trace = dir + "/python_event_list.json";
+  for (const char* threads : {"1", "2"}) {
+    const auto r = run_process(kTool, {"ops", trace, "--sort", "cpu_time_total", "--row-limit", "15", "--threads", threads});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, python);
+  }
+  const auto summary = run_process(kTool, {"summary", trace});
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("3 profiled steps"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("no GPU work in this trace: the autograd profiler's own format (EventList's export, its "
+                             "slices in \"CPU functions\") holds a run's CPU side only"),
+            std::string::npos)
+      << summary.out << "not \"a CPU run\": the format has no GPU side to show";
+
+  TempDir tmp;
+  const std::string old_gpu = tmp.path() + "/torch17.json";
+  std::ofstream(old_gpu)
+      << "[{\"name\": \"aten::mm\", \"ph\": \"X\", \"ts\": 10, \"dur\": 30, \"tid\": 1, \"pid\": \"CPU functions\", \"args\": {}}, "
+         "{\"name\": \"aten::mm\", \"ph\": \"s\", \"ts\": 10, \"tid\": 1, \"pid\": \"CPU functions\", \"id\": 0, \"cat\": \"cpu_to_cuda\", \"args\": {}}, "
+         "{\"name\": \"aten::mm\", \"ph\": \"f\", \"ts\": 12, \"tid\": 0, \"pid\": \"CUDA functions\", \"id\": 0, \"cat\": \"cpu_to_cuda\", \"args\": {}}, "
+         "{\"name\": \"aten::mm\", \"ph\": \"X\", \"ts\": 12, \"dur\": 25, \"tid\": 0, \"pid\": \"CUDA functions\", \"args\": {}}]";
+  const auto r = run_process(kTool, {"summary", old_gpu});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "pil-trace: note: " + old_gpu +
+                       ": not read: 1 \"CUDA functions\" events (the autograd profiler's GPU time of each operator, by "
+                       "CUDA events, before Kineto: not kernels on streams)\n");
+  EXPECT_NE(r.out.find("most self CPU time: aten::mm 100.0%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no GPU work pil-trace reads: the trace's GPU side is the autograd profiler's GPU time of "
+                       "each operator (1 \"CUDA functions\" events, torch 1.7 and before)"),
+            std::string::npos)
+      << r.out;
+}
+
 // A trace Python recorded with_flops (tests/trace/fixtures/make_python_flops_table.py) and the
 // tables it printed sorted three ways, byte for byte: the "Total KFLOPs" column from the
 // recorded inputs of conv2d, mm, bmm, baddbmm, mul and add; aten::sum's inner call dropped into

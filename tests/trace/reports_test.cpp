@@ -379,7 +379,7 @@ TEST(Summary, NamedRangesCountTheGpuWorkLaunchedInside) {
   b.op("aten::add", 450, 20, "", "", 1, &add);
   b.kernel("add_kernel", b.call("cudaLaunchKernel", 455, 10, add), 480, 40);
   const std::string text = explain_built(b);
-  EXPECT_NE(text.find("named ranges, time per step (CPU / GPU work launched inside): outer 300 us / 40.0 us, "
+  EXPECT_NE(text.find("named ranges, time per step (CPU / GPU time of the work launched inside, its items added): outer 300 us / 40.0 us, "
                       "nccl:all_reduce 100 us / 500 us"),
             std::string::npos) << text;
 }
@@ -465,7 +465,7 @@ TEST_F(Reports, ExplainNamesTheGpuFigures) {
                       "0.0% of the wait: the GPU busy most of the wait"), std::string::npos) << text;
   EXPECT_NE(text.find("1 graph launch(es) ran 2 kernels"), std::string::npos) << text;
   // matmul_add: [10, 90] us on the CPU; gemm 100 + add_kernel 10 + the graph's 5 + 2 launched inside.
-  EXPECT_NE(text.find("named ranges, time per step (CPU / GPU work launched inside): matmul_add "
+  EXPECT_NE(text.find("named ranges, time per step (CPU / GPU time of the work launched inside, its items added): matmul_add "
                       "80.0 us / 117 us"),
             std::string::npos) << text;
 }

@@ -267,6 +267,12 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.window_start_ns = index.window_start;
   a.steps = int64_t(ctx.step_ns.size());
   a.gpu = ctx.gpu();
+  if (!a.gpu)
+    for (size_t call : index.api_calls()) a.launches_without_gpu_work += starts_gpu_work(index.trace().events[call].name);
+  const std::string not_recorded_why =
+      "the trace's GPU side was not recorded (" + std::to_string(a.launches_without_gpu_work) +
+      " CUDA calls start GPU work, none is in the trace; pil-trace check): its host time is launches and waits, "
+      "not a CPU run's cost";
   a.min_share = options.min_saved_share;
   // GPU times offset from CPU times: the rules that set one against the other are not run.
   const ClockOffset offset = a.gpu ? gpu_clock_offset(index) : ClockOffset{};
@@ -328,6 +334,10 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       a.unable.push_back({r.key, r.what, "the trace has no GPU work"});
       continue;
     }
+    if (r.host_time_is_cost && a.launches_without_gpu_work > 0) {
+      a.unable.push_back({r.key, r.what, not_recorded_why});
+      continue;
+    }
     if (!runs(r)) {
       a.unable.push_back({r.key, r.what, offset_why});
       continue;
@@ -384,7 +394,9 @@ std::string speedup_text(const Finding& f) {
 
 std::string format_advice(const Advice& a, const std::string& path) {
   std::ostringstream o;
-  o << "pil-trace advise: " << path << ": " << a.basis << (a.gpu ? ", with GPU work" : ", CPU only");
+  o << "pil-trace advise: " << path << ": " << a.basis << (a.gpu                           ? ", with GPU work"
+                                                   : a.launches_without_gpu_work > 0 ? ", GPU work not recorded"
+                                                                                     : ", CPU only");
   if (a.min_share != advise_rules::threshold::kMinSavedShare)  // --min-share: said, as it moves the findings
     o << "; findings from " << fixed(100 * a.min_share, 1) << "% of the "
       << (a.steps ? "steps" : "window") << " (--min-share)";
@@ -442,6 +454,7 @@ std::string format_advice(const Advice& a, const std::string& path) {
 nlohmann::ordered_json advice_json(const Advice& a) {
   using json = nlohmann::ordered_json;
   json j = {{"basis_ns", a.basis_ns}, {"basis", a.basis}, {"steps", a.steps}, {"gpu", a.gpu},
+            {"launches_without_gpu_work", a.launches_without_gpu_work},
             {"min_share", a.min_share}, {"window_start", trace_ts(a.window_start_ns)},
             {"findings", json::array()}, {"clean", json::array()}, {"unable", json::array()}};
   for (const Finding& f : a.findings) {

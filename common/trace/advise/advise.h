@@ -111,6 +111,10 @@ struct Advice {
   std::string basis;  ///< "the 3 profiled steps (12.5 ms)"
   int64_t steps = 0;
   bool gpu = false;   ///< the trace has GPU work
+  /// Without GPU work: the CUDA runtime or driver calls that start some (launches, copies,
+  /// sets). Where there are any, the GPU's side was not recorded (the profiler's GPU activity
+  /// off or lost): the rules that take the host's time for a CPU run's cost are not run.
+  int64_t launches_without_gpu_work = 0;
   /// The floor the findings were held to (AdviseOptions::min_saved_share).
   double min_share = advise_rules::threshold::kMinSavedShare;
   std::vector<Finding> findings;  ///< largest gain first

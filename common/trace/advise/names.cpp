@@ -5,6 +5,8 @@
 #include <initializer_list>
 #include <string>
 
+#include "base/command_line.h"  // lowercase
+
 namespace pil::trace::advise_rules {
 namespace {
 
@@ -16,11 +18,6 @@ bool has_any(std::string_view s, std::initializer_list<std::string_view> parts) 
   return false;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 /// `part` where it starts a word: at the start or after a character that is not a letter
 /// ("ampere_sgemm_128x64", "cutlass_80_simt_sgemm"; not the "sGemm" of "cublasGemmk1Params").
@@ -87,13 +84,13 @@ bool is_copy_to_device(std::string_view copy) { return has(copy, "HtoD"); }
 
 bool is_gemm_kernel(std::string_view kernel) {
   if (is_elementwise_kernel(kernel)) return false;
-  const std::string n = lower(kernel);
+  const std::string n = lowercase(kernel);
   return has_any(n, {"gemm", "gemv", "splitkreduce", "cublaslt"}) || n.rfind("nvjet", 0) == 0 ||
          kernel.rfind("Cijk_", 0) == 0 || kernel_base_name(kernel).rfind("epilogue::", 0) == 0;
 }
 
 bool is_convolution_kernel(std::string_view kernel) {
-  const std::string n = lower(kernel_base_name(kernel));
+  const std::string n = lowercase(kernel_base_name(kernel));
   return has_any(n, {"conv", "scudnn", "hcudnn", "winograd", "dgrad", "wgrad", "fprop"});
 }
 
@@ -102,13 +99,13 @@ bool is_elementwise_kernel(std::string_view kernel) {
 }
 
 bool is_softmax_kernel(std::string_view kernel) {
-  const std::string b = lower(kernel_base_name(kernel)), n = lower(kernel);
+  const std::string b = lowercase(kernel_base_name(kernel)), n = lowercase(kernel);
   return has(b, "softmax") && !has(n, "logsoftmax") && !has(n, "log_softmax") &&
          !has(b, "backward");
 }
 
 bool is_fp32_simt_gemm_kernel(std::string_view kernel) {
-  const std::string n = lower(kernel);
+  const std::string n = lowercase(kernel);
   // "sgemm" as a word of its own: cuBLAS's gemmk1 and gemmSN kernels take a cublasGemm...Params
   // argument, whatever their element type (__nv_bfloat16 included), and say nothing of FFMA.
   return is_gemm_kernel(kernel) && !is_convolution_kernel(kernel) &&

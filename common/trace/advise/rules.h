@@ -176,6 +176,10 @@ struct Rule {
   /// those are offset (gpu_clock_offset, reports.h). (A stall, or a loop's wait, can only come
   /// out shorter there: host gaps end when the call returns.)
   bool compares_clocks = false;
+  /// On a trace without GPU work it takes the host's time for the steps' cost, as in a CPU run:
+  /// not run where the trace's GPU side was not recorded (Advice::launches_without_gpu_work),
+  /// where the host's time is launch calls and waits for GPU work the trace does not show.
+  bool host_time_is_cost = false;
 };
 
 /// The rules of each family, in the order they run (the order does not change the advice).

@@ -120,7 +120,7 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
               format_duration(p.cost_ns) + ")";
   }
   s.text += ": " + percent_text(double(total) / double(c.basis_ns)) + " of " +
-            (c.gpu() ? "the steps' time as GPU time" : "the steps' CPU time");
+            (c.step_ns.empty() ? "the window's " : "the steps' ") + (c.gpu() ? "time as GPU time" : "CPU time");
   s.figures = {{"epilogue_ns", double(total)}, {"epilogue_share", double(total) / double(c.basis_ns)}};
   // The worst calls (the order is total: most cost, then the earliest event).
   const size_t shown = std::min(worst.size(), c.options.examples);
@@ -138,7 +138,7 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
 
 std::vector<Rule> operator_rules() {
   return {{"gemm_epilogue", "gemm_epilogue", "an elementwise pass a matrix product could do", false,
-           gemm_epilogue}};
+           gemm_epilogue, /*compares_clocks=*/false, /*host_time_is_cost=*/true}};
 }
 
 }  // namespace pil::trace::advise_rules

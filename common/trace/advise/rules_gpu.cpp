@@ -20,9 +20,10 @@ std::vector<Rule> gpu_rules() {
        pageable_copy},
       {"fp32_gemm", "fp32_gemm", "fp32 GEMMs without tensor cores on a GPU with TF32", true,
        fp32_gemm},
-      {"fusion", "fusion", "chains of elementwise kernels between matrix products", false, fusion},
+      {"fusion", "fusion", "chains of elementwise kernels between matrix products", false, fusion,
+       /*compares_clocks=*/false, /*host_time_is_cost=*/true},
       {"naive_attention", "naive_attention", "attention that materialises its score matrix", false,
-       naive_attention},
+       naive_attention, /*compares_clocks=*/false, /*host_time_is_cost=*/true},
   };
 }
 

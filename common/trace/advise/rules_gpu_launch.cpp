@@ -124,7 +124,7 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
                                                " before it, waiting for its launch (" +
                                                std::string(c.trace.events[g.call].name) + ")"));
   s.saved_ns = saved;
-  s.how = "the GPU's idle time waiting on the host between launches inside the steps (" +
+  s.how = "the GPU's idle time waiting on the host between launches inside " + std::string(c.basis_noun()) + " (" +
           format_duration(saved) + "): fewer, larger launches could save at most that";
   out.symptom(std::move(s));
 }

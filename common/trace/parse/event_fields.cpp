@@ -3,6 +3,7 @@
 #include <cctype>
 #include <limits>
 
+#include "base/command_line.h"  // lowercase
 #include "trace/parse.h"
 #include "trace/parse/json_text.h"
 #include "trace/parse/numbers.h"
@@ -11,11 +12,7 @@ namespace pil::trace::detail {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+constexpr std::string_view kLegacyCpuLane = "CPU functions", kLegacyCudaLane = Trace::kUnreadLegacyCuda;
 
 /// A flow arrow's phase: start, finish, or step.
 simdjson_inline bool is_flow_phase(std::string_view ph) {
@@ -101,7 +98,7 @@ void triple(od::value& v, int32_t out[3], const char* what) {
 }  // namespace
 
 Category category_from(std::string_view cat) {
-  const std::string c = lower(cat);
+  const std::string c = lowercase(cat);
   for (const auto& n : kCategoryNames)
     if (n.category != Category::Memory && c == n.kineto) return n.category;
   if (c == "operator") return Category::CpuOp;
@@ -142,6 +139,7 @@ simdjson_inline int64_t EventFields::lane_id(od::value& v, bool& named) {
       if (v.get_string().get(s)) throw BadEvent{"bad pid/tid string"};
       // Named lanes ("Spans", "PyTorch Profiler") get negative ids of their own.
       const std::string_view name = intern(s);
+      last_lane_name_ = name;
       auto [it, fresh] = named_lanes_.emplace(name, -int64_t(named_lanes_.size()) - 1);
       if (fresh && part_) part_->lanes.push_back(name);
       named = true;
@@ -338,6 +336,7 @@ void EventFields::read_event(od::object& obj) {
   int64_t copy_bytes = -1;  // a GPU copy's or set's "bytes"
   std::string_view meta_name;
   uint8_t lanes_named = 0;  // bit 0: pid is a named lane, bit 1: tid
+  std::string_view pid_name;  // the pid's name where it is a named lane
   Category category = Category::Other;
   bool skipped = false;  // an argument was skipped (counted in out_->skipped by name)
   const size_t events_before = out_->events.size();
@@ -407,6 +406,7 @@ void EventFields::read_event(od::object& obj) {
       bool named = false;
       pid = lane_id(v, named);
       lanes_named = (lanes_named & ~1u) | (named ? 1u : 0u);
+      pid_name = named ? last_lane_name_ : std::string_view();
     } else if (is_key(kr, "tid")) {
       if (is_flow_phase(ph)) continue;
       bool named = false;
@@ -488,6 +488,15 @@ void EventFields::read_event(od::object& obj) {
         }
       }
     }
+  }
+  // The autograd profiler's own export (EventList.export_chrome_trace: torch.autograd.profiler's
+  // trace before Kineto, and prof.events().export_chrome_trace() since) writes no category: its
+  // CPU slices in the lane "CPU functions", operators and ranges alike, read as operators (the
+  // step rule below makes ProfilerStep#N the step); torch 1.7's CUDA timings, in "CUDA
+  // functions", are not kernels pil-trace can place, and are counted as not read.
+  if (cat.empty() && ph == "X") {
+    if (pid_name == kLegacyCpuLane) category = Category::CpuOp, out_->autograd_profiler_slices += 1;
+    else if (pid_name == kLegacyCudaLane) out_->unread[Trace::kUnreadLegacyCuda] += 1;
   }
   if (ph == "X") {
     if (!has_ts) throw BadEvent{"complete event without 'ts'"};

@@ -110,6 +110,7 @@ class EventFields {
   Part* part_ = nullptr;
   int64_t ts_ns_ = 0, dur_ns_ = 0;
   std::unordered_map<std::string_view, int64_t> named_lanes_;
+  std::string_view last_lane_name_;  // the name of the last named lane read (lane_id)
   Categories categories_;
 };
 

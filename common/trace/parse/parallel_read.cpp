@@ -323,6 +323,7 @@ class ParallelRead {
     out_->flows.finishes += p.t.flows.finishes;
     out_->skipped.add(p.t.skipped);
     for (const auto& [kind, n] : p.t.unread) out_->unread[kind] += n;
+    out_->autograd_profiler_slices += p.t.autograd_profiler_slices;
     elements_ += p.elements;
   }
 

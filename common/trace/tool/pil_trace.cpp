@@ -231,12 +231,16 @@ void note_skipped(const std::string& path, const SkippedFields& skipped) {
 std::string unread_text(const std::map<std::string, int64_t>& unread) {
   std::string text, devices;
   for (const auto& [kind, n] : unread) {
-    if (kind == Trace::kUnreadBeginEnd) continue;
+    if (kind == Trace::kUnreadBeginEnd || kind == Trace::kUnreadLegacyCuda) continue;
     devices += std::string(devices.empty() ? "" : ", ") + grouped(n) + " " + kind;
   }
   if (const auto be = unread.find(Trace::kUnreadBeginEnd); be != unread.end())
     text = grouped(be->second) + " begin/end events (\"ph\": \"B\", \"E\"; pil-trace reads complete "
            "events, \"X\", as torch.profiler and Kineto write them)";
+  if (const auto legacy = unread.find(Trace::kUnreadLegacyCuda); legacy != unread.end())
+    text += std::string(text.empty() ? "" : "; ") + grouped(legacy->second) +
+            " \"CUDA functions\" events (the autograd profiler's GPU time of each operator, by CUDA events, "
+            "before Kineto: not kernels on streams)";
   if (!devices.empty())
     text += std::string(text.empty() ? "" : "; ") + devices +
             " events, of a device pil-trace does not model (its figures are the rest of the trace's)";
@@ -683,16 +687,14 @@ std::string before_parsing(CLI::App& app, int argc, char** argv) {
     return word + ": not a command" + (nearest.empty() ? "" : " (did you mean " + nearest + "?)") + "; allowed: " + allowed;
   }
   const auto flags = value_flags(*command);
-  for (int i = 2; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const bool bare_equals = arg.size() > 2 && arg.back() == '=';  // "--out=": no value either
-    const auto flag = flags.find(std::string(bare_equals ? arg.substr(0, arg.size() - 1) : arg));
-    if (flag == flags.end()) continue;
-    if (bare_equals || i + 1 == argc || std::string_view(argv[i + 1]).rfind("--", 0) == 0)
-      return flag->first + ": no value given; allowed: " + flag->first + " VALUE (" + flag->second->get_description() + ")";
-    ++i;
-  }
-  return "";
+  std::set<std::string> names_of_flags;
+  for (const auto& f : flags) names_of_flags.insert(f.first);
+  const std::vector<std::string> words(argv + 2, argv + argc);
+  const std::vector<size_t> lacking = pil::flags_without_value(words, names_of_flags);
+  if (lacking.empty()) return "";
+  std::string flag = words[lacking.front()];
+  if (flag.back() == '=') flag.pop_back();  // "--out=": no value either
+  return flag + ": no value given; allowed: " + flag + " VALUE (" + flags.at(flag)->get_description() + ")";
 }
 
 /// The parsed command's flags given more than once (CLI11 keeps the last; a pasted line with an

@@ -63,13 +63,10 @@ CLI::Validator one_of(const std::vector<std::string>& names) {
   for (const auto& n : names) allowed += (allowed.empty() ? "" : "|") + n;
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        const std::string lower = pil::lowercase(text);
-        for (const auto& n : names)
-          if (lower == n) {
-            text = n;
-            return "";
-          }
-        return "unknown value '" + text + "'; allowed: " + allowed;
+        size_t i = 0;
+        std::string problem = pil::choice_problem(text, names, i);
+        if (problem.empty()) text = names[i];
+        return problem;
       },
       allowed);
 }
