@@ -33,7 +33,8 @@ constexpr int64_t kUs = 1000;  // ns
 // Two steps of 100 us. In each: aten::mm (40 us, one call: median 40 us, not small), ten
 // aten::view of 3 us, and aten::add (8 us) holding aten::empty (2 us): add's self time is 6 us.
 // Short calls: 10 views + add + empty = 12 a step, self 30 + 6 + 2 = 38 us a step, 76 us of 200.
-std::string small_operators() {
+// With `launch`, add holds a cudaLaunchKernel in empty's place, and the trace no GPU work.
+std::string small_operators(bool launch = false) {
   TraceBuilder b;
   for (int k = 0; k < 2; ++k) {
     const double s = 100.0 * k;
@@ -41,7 +42,8 @@ std::string small_operators() {
     b.op("aten::mm", s + 5, 40);
     for (int v = 0; v < 10; ++v) b.op("aten::view", s + 46 + 4 * v, 3);
     b.op("aten::add", s + 90, 8);
-    b.op("aten::empty", s + 91, 2);
+    if (launch) b.call("cudaLaunchKernel", s + 91, 2);
+    else b.op("aten::empty", s + 91, 2);
   }
   return b.str();
 }
@@ -72,16 +74,7 @@ TEST(AdviseCpu, ManySmallOperatorsAreOverhead) {
 // host's time is launches and waits, not what a CPU run's would be, so the rules that take it for
 // the steps' cost are not run, and the advice says why, not "CPU only".
 TEST(AdviseCpu, ARunWhoseGpuSideWasNotRecordedIsNotJudgedAsACpuRun) {
-  TraceBuilder b;
-  for (int k = 0; k < 2; ++k) {
-    const double s = 100.0 * k;
-    b.step(k + 1, s, 100);
-    b.op("aten::mm", s + 5, 40);
-    for (int v = 0; v < 10; ++v) b.op("aten::view", s + 46 + 4 * v, 3);
-    b.op("aten::add", s + 90, 8);
-    b.call("cudaLaunchKernel", s + 91, 2);
-  }
-  const Advice a = advise_text(b.str());
+  const Advice a = advise_text(small_operators(/*launch=*/true));
   EXPECT_FALSE(a.gpu);
   EXPECT_EQ(a.launches_without_gpu_work, 2);
   EXPECT_EQ(finding(a, "op_overhead"), nullptr) << "its 20 views would be overhead in a CPU run";

@@ -165,7 +165,7 @@ TEST(PilTracePython, OpsPrintsPythonsTableToTheByte) {
   }
 }
 
-// The autograd profiler's own format (tests/trace/fixtures/make_python_event_list.py: EventList's
+// The autograd profiler's own format (tests/trace/fixtures/make_python_table.py --event-list: EventList's
 // export, a bare array of slices in "CPU functions" with no category, as torch 1.7's profiler and
 // prof.events().export_chrome_trace() write it) is read: Python's table for the same run, byte for
 // byte, and its ProfilerStep#N slices as the steps. Its torch 1.7 GPU side, "CUDA functions" (each
