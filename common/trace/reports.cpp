@@ -121,6 +121,13 @@ RangeTimes named_range_times(const TraceIndex& index, const std::vector<const Ke
   });
   out.span_ns.assign(ranges.size(), 0);
   out.launched_ns.assign(ranges.size(), 0);
+  out.elsewhere_ns.assign(ranges.size(), 0);
+  // The calls that started in [from, to) on a thread: a call at a span's end is the next one's.
+  auto launched_in = [](const Calls& c, int64_t from, int64_t to) {
+    const size_t lo = size_t(std::lower_bound(c.start.begin(), c.start.end(), from) - c.start.begin());
+    const size_t hi = size_t(std::lower_bound(c.start.begin(), c.start.end(), to) - c.start.begin());
+    return c.before[hi] - c.before[lo];
+  };
   std::map<std::pair<Lane, std::string_view>, int64_t> counted_to;  // the union's end so far
   for (size_t i : spans) {
     const Event& e = t.events[i];
@@ -131,13 +138,10 @@ RangeTimes named_range_times(const TraceIndex& index, const std::vector<const Ke
     at->second = to;
     const size_t k = row.at(e.name);
     out.span_ns[k] += to - from;
-    const auto it = calls.find(lane);
-    if (it == calls.end()) continue;
-    // The calls that started in [from, to): a call at a span's end is the next one's.
-    const Calls& c = it->second;
-    const size_t lo = size_t(std::lower_bound(c.start.begin(), c.start.end(), from) - c.start.begin());
-    const size_t hi = size_t(std::lower_bound(c.start.begin(), c.start.end(), to) - c.start.begin());
-    out.launched_ns[k] += c.before[hi] - c.before[lo];
+    for (const auto& [other, c] : calls) {
+      if (other == lane) out.launched_ns[k] += launched_in(c, from, to);
+      else if (other.first == lane.first) out.elsewhere_ns[k] += launched_in(c, from, to);
+    }
   }
   return out;
 }
@@ -1173,6 +1177,7 @@ Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
       ranges.push_back(m.ranges[k]);
       times.span_ns.push_back(m.range_times.span_ns[k]);
       times.launched_ns.push_back(m.range_times.launched_ns[k]);
+      times.elsewhere_ns.push_back(m.range_times.elsewhere_ns[k]);
     }
     m.ranges = std::move(ranges);
     m.range_times = std::move(times);
@@ -1223,6 +1228,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     for (size_t i = 0; i < std::min<size_t>(6, m.ranges.size()); ++i) {
       s += std::string(i ? "," : "") + " " + m.ranges[i]->name + " " + format_duration(m.range_times.span_ns[i] / m.per);
       if (m.gpu) s += " / " + format_duration(m.range_times.launched_ns[i] / m.per);
+      if (m.gpu && m.range_times.launched_ns[i] == 0 && m.range_times.elsewhere_ns[i] > 0)
+        s += " (other threads launched " + format_duration(m.range_times.elsewhere_ns[i] / m.per) + " meanwhile)";
     }
     line(s);
   }

@@ -491,6 +491,10 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index);
 /// nccl:all_reduce range.
 struct RangeTimes {
   std::vector<int64_t> span_ns, launched_ns;
+  /// The GPU time of the work whose launch call started inside its spans on the process's other
+  /// threads: where the range launches nothing itself, the work it waits for may be launched
+  /// there (a backward range around the autograd engine's threads).
+  std::vector<int64_t> elsewhere_ns;
 };
 RangeTimes named_range_times(const TraceIndex& index, const std::vector<const KeyAverage*>& ranges);
 

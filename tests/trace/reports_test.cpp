@@ -384,6 +384,25 @@ TEST(Summary, NamedRangesCountTheGpuWorkLaunchedInside) {
             std::string::npos) << text;
 }
 
+// A range that launches nothing itself while another thread of the process launches its work
+// (a backward range around the autograd engine's thread) says so: "backward" [100, 500] on the
+// program's thread, the engine's thread (2) launching kernels of 100 and 60 at 150 and 300, and
+// one of 999 at 600, after the range; "idle" [700, 800] has no launch anywhere.
+TEST(Summary, ARangeWhoseWorkOtherThreadsLaunchSaysSo) {
+  test::TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 1000);
+  b.range("backward", 100, 400);
+  b.kernel("mm_kernel", b.call("cudaLaunchKernel", 150, 10, 0, 2), 170, 100);
+  b.kernel("add_kernel", b.call("cudaLaunchKernel", 300, 10, 0, 2), 320, 60);
+  b.kernel("late_kernel", b.call("cudaLaunchKernel", 600, 10, 0, 2), 620, 999);
+  b.range("idle", 700, 100);
+  const std::string text = explain_built(b);
+  EXPECT_NE(text.find(": backward 400 us / 0 ns (other threads launched 160 us meanwhile), idle 100 us / 0 ns\n"),
+            std::string::npos)
+      << text;
+}
+
 // A range's spans on a thread are taken as their union, and a launch as inside [start, end):
 // a [100, 200) and b [200, 300) with a launch at 200 (a kernel of 50): b's alone. r [400, 600)
 // and r [500, 800), overlapping without nesting, are 400 us, with the launch at 700 (a kernel

@@ -140,6 +140,7 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
     j["ranges"][r->name] = {{"calls", r->calls},
                             {"cpu_per_step_ns", m.range_times.span_ns[k] / m.per},
                             {"gpu_launched_per_step_ns", m.range_times.launched_ns[k] / m.per},
+                            {"gpu_launched_elsewhere_per_step_ns", m.range_times.elsewhere_ns[k] / m.per},
                             {"device_per_step_ns", r->device_total_ns / m.per}};
   }
   j["memory"] = memory_json(index.memory());
