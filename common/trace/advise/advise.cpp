@@ -267,6 +267,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.window_start_ns = index.window_start;
   a.steps = int64_t(ctx.step_ns.size());
   a.gpu = ctx.gpu();
+  a.cpu_side_only_format = !a.gpu && index.trace().autograd_profiler_slices > 0;
   if (!a.gpu)
     for (size_t call : index.api_calls()) a.launches_without_gpu_work += starts_gpu_work(index.trace().events[call].name);
   const std::string not_recorded_why =
@@ -396,7 +397,9 @@ std::string format_advice(const Advice& a, const std::string& path) {
   std::ostringstream o;
   o << "pil-trace advise: " << path << ": " << a.basis << (a.gpu                           ? ", with GPU work"
                                                    : a.launches_without_gpu_work > 0 ? ", GPU work not recorded"
-                                                                                     : ", CPU only");
+                                                   : a.cpu_side_only_format ? ", CPU side only (the autograd profiler's format: "
+                                                                              "whether the run used a GPU, it does not say)"
+                                                                            : ", CPU only");
   if (a.min_share != advise_rules::threshold::kMinSavedShare)  // --min-share: said, as it moves the findings
     o << "; findings from " << fixed(100 * a.min_share, 1) << "% of the "
       << (a.steps ? "steps" : "window") << " (--min-share)";
@@ -455,6 +458,7 @@ nlohmann::ordered_json advice_json(const Advice& a) {
   using json = nlohmann::ordered_json;
   json j = {{"basis_ns", a.basis_ns}, {"basis", a.basis}, {"steps", a.steps}, {"gpu", a.gpu},
             {"launches_without_gpu_work", a.launches_without_gpu_work},
+            {"cpu_side_only_format", a.cpu_side_only_format},
             {"min_share", a.min_share}, {"window_start", trace_ts(a.window_start_ns)},
             {"findings", json::array()}, {"clean", json::array()}, {"unable", json::array()}};
   for (const Finding& f : a.findings) {

@@ -115,6 +115,9 @@ struct Advice {
   /// sets). Where there are any, the GPU's side was not recorded (the profiler's GPU activity
   /// off or lost): the rules that take the host's time for a CPU run's cost are not run.
   int64_t launches_without_gpu_work = 0;
+  /// The trace is in the autograd profiler's own format (Trace::autograd_profiler_slices), which
+  /// holds a run's CPU side only: whether the run used a GPU, it cannot say.
+  bool cpu_side_only_format = false;
   /// The floor the findings were held to (AdviseOptions::min_saved_share).
   double min_share = advise_rules::threshold::kMinSavedShare;
   std::vector<Finding> findings;  ///< largest gain first
