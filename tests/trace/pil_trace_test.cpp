@@ -375,6 +375,11 @@ TEST_F(PilTrace, CommandLineMistakesAreNamedWithWhatIsAllowed) {
                                          "KEY=VALUE...: steps=N",
                                          0),
             0u);
+  EXPECT_EQ(err({"expect", "steps=3", trace}), "pil-trace: error: 'steps=3' is where the trace goes and '" + trace +
+                                                 "' has no '=': the trace comes first; allowed: pil-trace expect TRACE "
+                                                 "KEY=VALUE...\n");
+  EXPECT_EQ(err({"expect", trace, "steps"}).rfind("pil-trace: error: prediction steps: not KEY=VALUE; allowed: steps=N", 0),
+            0u);
   EXPECT_EQ(err({"chain", trace}), "pil-trace: error: --range: not given; allowed: --range VALUE (Range or operator "
                                    "name)\n");
   // A flag's value: the value and what is allowed, in the lessons' words (CLI11 wrapped a negative

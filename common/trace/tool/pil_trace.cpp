@@ -980,7 +980,17 @@ int main(int argc, char** argv) {
     try {
       for (const auto& p : predictions) parsed.push_back(parse_expectation(p));
     } catch (const std::invalid_argument& bad) {
-      std::cerr << "pil-trace: error: " << bad.what() << "\n";
+      // A prediction first and the trace after ("expect steps=3 trace.json"): said as the order.
+      if (path.find('=') != std::string::npos && !predictions.empty() &&
+          predictions.front().find('=') == std::string::npos) {
+        std::cerr << "pil-trace: error: '" << path << "' is where the trace goes and '" << predictions.front()
+                  << "' has no '=': the trace comes first; allowed: pil-trace expect TRACE KEY=VALUE...\n";
+        return 2;
+      }
+      // The lessons' flag is --expect; here each prediction is a word of its own.
+      std::string what = bad.what();
+      if (what.rfind("--expect ", 0) == 0) what.replace(0, 9, "prediction ");
+      std::cerr << "pil-trace: error: " << what << "\n";
       return 2;
     }
     read_options.keep_sources = bool(*slice);
