@@ -146,6 +146,12 @@ RangeTimes named_range_times(const TraceIndex& index, const std::vector<const Ke
   return out;
 }
 
+size_t calls_starting_gpu_work(const TraceIndex& index) {
+  size_t n = 0;
+  for (size_t c : index.api_calls()) n += starts_gpu_work(index.trace().events[c].name);
+  return n;
+}
+
 // --- Index -----------------------------------------------------------------------------------
 
 TraceIndex::TraceIndex(const Trace& trace, unsigned threads, bool table_ahead)
@@ -1247,8 +1253,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     // CUDA calls without any GPU work recorded: where some would have started GPU work, the
     // GPU's side is missing, not absent.
     const size_t calls = index.api_calls().size();
-    size_t starting = 0;
-    for (size_t c : index.api_calls()) starting += starts_gpu_work(t.events[c].name);
+    const size_t starting = calls_starting_gpu_work(index);
     const std::string made = std::to_string(calls) + " CUDA runtime or driver call" + (calls == 1 ? "" : "s");
     std::string other_device;  // the events of a device pil-trace does not model
     for (const auto& [kind, n] : t.unread)

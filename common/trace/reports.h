@@ -498,6 +498,10 @@ struct RangeTimes {
 };
 RangeTimes named_range_times(const TraceIndex& index, const std::vector<const KeyAverage*>& ranges);
 
+/// The CUDA runtime and driver calls that start GPU work (launches, copies, sets: starts_gpu_work).
+/// On a trace that holds no GPU work, any such call says its GPU side was not recorded.
+size_t calls_starting_gpu_work(const TraceIndex& index);
+
 struct Summary {
   std::vector<int64_t> step_ns;  ///< the profiled steps' durations, in time order
   DurationStats steps;

@@ -190,7 +190,7 @@ TEST(PilTracePython, TheAutogradProfilersOwnFormatIsRead) {
       << summary.out << "not \"a CPU run\": the format has no GPU side to show";
   const auto advice = run_process(kTool, {"advise", trace});
   EXPECT_EQ(advice.exit_code, 0) << advice.err;
-  EXPECT_NE(advice.out.find(": the 3 profiled steps (" ), std::string::npos) << advice.out;
+  EXPECT_NE(advice.out.find(": the 3 profiled steps ("), std::string::npos) << advice.out;
   EXPECT_NE(advice.out.find("), CPU side only (the autograd profiler's format: whether the run used a GPU, it does not "
                             "say)\n"),
             std::string::npos)

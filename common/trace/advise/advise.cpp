@@ -268,8 +268,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.steps = int64_t(ctx.step_ns.size());
   a.gpu = ctx.gpu();
   a.cpu_side_only_format = !a.gpu && index.trace().autograd_profiler_slices > 0;
-  if (!a.gpu)
-    for (size_t call : index.api_calls()) a.launches_without_gpu_work += starts_gpu_work(index.trace().events[call].name);
+  if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
   const std::string not_recorded_why =
       "the trace's GPU side was not recorded (" + std::to_string(a.launches_without_gpu_work) +
       " CUDA calls start GPU work, none is in the trace; pil-trace check): its host time is launches and waits, "
@@ -391,15 +390,19 @@ std::string speedup_text(const Finding& f) {
   return buf;
 }
 
+/// What the trace holds of the run's GPU side, for the advice's first line.
+const char* device_side(const Advice& a) {
+  if (a.gpu) return "with GPU work";
+  if (a.launches_without_gpu_work > 0) return "GPU work not recorded";
+  if (a.cpu_side_only_format) return "CPU side only (the autograd profiler's format: whether the run used a GPU, it does not say)";
+  return "CPU only";
+}
+
 }  // namespace
 
 std::string format_advice(const Advice& a, const std::string& path) {
   std::ostringstream o;
-  o << "pil-trace advise: " << path << ": " << a.basis << (a.gpu                           ? ", with GPU work"
-                                                   : a.launches_without_gpu_work > 0 ? ", GPU work not recorded"
-                                                   : a.cpu_side_only_format ? ", CPU side only (the autograd profiler's format: "
-                                                                              "whether the run used a GPU, it does not say)"
-                                                                            : ", CPU only");
+  o << "pil-trace advise: " << path << ": " << a.basis << ", " << device_side(a);
   if (a.min_share != advise_rules::threshold::kMinSavedShare)  // --min-share: said, as it moves the findings
     o << "; findings from " << fixed(100 * a.min_share, 1) << "% of the "
       << (a.steps ? "steps" : "window") << " (--min-share)";
