@@ -293,6 +293,7 @@ elif [[ $part == bench ]]; then
   phase "build: ${targets[*]}"
   within "$(($(left) - 60))" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" || exit 1
   dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT  # the JSON is kept in $out's bench.tar.gz
   : > "$out/bench-table.txt"
   for l in "${benches[@]}"; do
     filter=$(python3 scripts/bench_table.py --goal-filter "$l")

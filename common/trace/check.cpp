@@ -296,7 +296,23 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   CheckFinding& missing = f.add("steps_missing", "step numbers missing between the first and the last");
   CheckFinding& repeated = f.add("steps_repeated", "step numbers recorded more than once");
   CheckFinding& overlapping = f.add("steps_overlapping", "steps that start before the previous step ends");
+  CheckFinding& processes = f.add(
+      "steps_several_processes",
+      "steps recorded by more than one process (several processes' traces merged into one file?)");
   {
+    // One process records its steps (Kineto writes a file per process): steps under several
+    // process ids are a merge (TraceLens's, or by hand), whose step numbers repeat and overlap.
+    std::map<int64_t, std::vector<size_t>> by_process;
+    for (size_t s : index.steps) by_process[t.events[s].pid].push_back(s);
+    if (by_process.size() > 1)
+      for (const auto& [pid, steps] : by_process) {
+        const auto name = t.lane_names.find({pid, -1});
+        f.note(processes, t.events[steps.front()].name, t.events[steps.front()].start_ns,
+               "process " + std::to_string(pid) +
+                   (name != t.lane_names.end() ? " (" + name->second + ")" : std::string()) + ": " +
+                   std::to_string(steps.size()) + (steps.size() == 1 ? " step" : " steps"));
+      }
+
     std::map<int64_t, std::vector<size_t>> by_number;
     for (size_t s : index.steps) {
       int64_t n = 0;

@@ -80,7 +80,8 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
   ExpectAnswer a;
   a.text = e.text;
   const size_t steps = index.steps.size();
-  const std::string over = steps ? std::to_string(steps) + " profiled steps" : "the whole trace";
+  const std::string over =
+      steps ? std::to_string(steps) + (steps == 1 ? " profiled step" : " profiled steps") : "the whole trace";
   int64_t want = 0;
   whole_number(e.value, want);
 
@@ -110,7 +111,8 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
   } else if (e.key == "calls") {
     const KeyAverage* r = index.key_averages().find(e.arg);
     const double calls = r ? double(r->calls) / double(std::max<size_t>(steps, 1)) : 0.0;
-    a.measured = r ? per_step(calls) + " per step: " + std::to_string(r->calls) + " calls in " + over
+    a.measured = r ? per_step(calls) + " per step: " + std::to_string(r->calls) +
+                         (r->calls == 1 ? " call in " : " calls in ") + over
                    : "0: no operator or range named " + e.arg + " in the trace";
     a.yes = calls == double(want);
   } else if (e.key == "top-op") {

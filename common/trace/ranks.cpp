@@ -660,9 +660,13 @@ std::string format_ranks(const RanksReport& r) {
       << "the waits are among the " << r.ranks.size() << " ranks given only\n";
   }
   for (const std::string& note : r.clock_notes) o << "clocks: " << note << "\n";
-  o << r.ranks.size() << " ranks" << (r.partial() ? " of " + std::to_string(r.world_size) : "")
-    << (r0.id.backend.empty() ? "" : ", backend " + r0.id.backend) << ", "
-    << r.steps.size() << (r.steps.size() == 1 ? " step" : " steps")
+  // The steps each rank recorded (every rank the same ones): r.steps holds only those compared
+  // across ranks, and a whole trace with no collectives compares none.
+  const size_t recorded = r0.steps.size();
+  o << r.ranks.size() << (r.ranks.size() == 1 ? " rank" : " ranks")
+    << (r.partial() ? " of " + std::to_string(r.world_size) : "")
+    << (r0.id.backend.empty() ? "" : ", backend " + r0.id.backend) << ", " << recorded
+    << (recorded == 1 ? " step" : " steps")
     << (std::any_of(r.ranks.begin(), r.ranks.end(), [](const RankProfile& p) { return p.whole_trace; })
             ? " (no ProfilerStep ranges: a rank's whole trace is its step 0)"
             : "")

@@ -16,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <queue>
+#include <set>
 #include <system_error>
 #include <tuple>
 #include <unordered_map>
@@ -150,6 +151,12 @@ size_t calls_starting_gpu_work(const TraceIndex& index) {
   size_t n = 0;
   for (size_t c : index.api_calls()) n += starts_gpu_work(index.trace().events[c].name);
   return n;
+}
+
+size_t step_processes(const TraceIndex& index) {
+  std::set<int64_t> pids;
+  for (size_t s : index.steps) pids.insert(index.trace().events[s].pid);
+  return pids.size();
 }
 
 // --- Index -----------------------------------------------------------------------------------
@@ -1158,6 +1165,7 @@ Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
   if (gpu) streams = beside(index.threads() > 1, [&] { return stream_report(index, 30'000, idle_rule); });
   for (size_t s : index.steps) m.step_ns.push_back(t.events[s].dur_ns);
   m.steps = DurationStats::of(m.step_ns);
+  m.step_processes = step_processes(index);
   if (gpu) {
     m.kernels = kernel_report(index);
     m.launches = launch_report(index, LaunchDetail::Totals);
@@ -1209,14 +1217,18 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   if (!m.step_ns.empty()) {
     const auto& d = m.step_ns;
     const auto& st = m.steps;
-    std::string s = std::to_string(d.size()) + " profiled steps, median " + format_duration(int64_t(st.median)) +
-                    " on the CPU";
+    std::string s = std::to_string(d.size()) + (d.size() == 1 ? " profiled step, " : " profiled steps, median ") +
+                    format_duration(int64_t(st.median)) + " on the CPU";
     if (d.size() > 1 && double(d.front()) > 1.5 * st.median) {
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.1fx", double(d.front()) / st.median);
       s += "; the first took " + format_duration(d.front()) + ", " + ratio +
            " the median (one-time costs: warm-up hides them, it does not remove them)";
     }
+    if (m.step_processes > 1)
+      s += "; recorded by " + std::to_string(m.step_processes) +
+           " processes (several processes' traces merged into one file? the per-step figures mix them: "
+           "`pil-trace check`)";
     line(s);
   }
   const KeyAverages& ka = index.key_averages();

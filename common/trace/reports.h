@@ -502,9 +502,15 @@ RangeTimes named_range_times(const TraceIndex& index, const std::vector<const Ke
 /// On a trace that holds no GPU work, any such call says its GPU side was not recorded.
 size_t calls_starting_gpu_work(const TraceIndex& index);
 
+/// How many processes recorded the steps: 1 (Kineto writes one process's trace), more in several
+/// processes' traces merged into one file (TraceLens merges a run's ranks so), whose per-step
+/// figures mix theirs; 0 without steps.
+size_t step_processes(const TraceIndex& index);
+
 struct Summary {
   std::vector<int64_t> step_ns;  ///< the profiled steps' durations, in time order
   DurationStats steps;
+  size_t step_processes = 0;  ///< step_processes(): more than 1 in merged traces
   std::vector<const KeyAverage*> top_ops;  ///< up to 3 CPU rows, most self CPU time first
   std::vector<const KeyAverage*> ranges;   ///< named_range_rows(), the most time (range_times) first
   RangeTimes range_times;                  ///< per range: its time, and its GPU work's

@@ -11,6 +11,14 @@ import sys
 import tempfile
 import unittest
 
+# Every folder a test makes lies under this one, removed when the tests end (pass or fail).
+_FOLDERS = tempfile.TemporaryDirectory(prefix="aoti_compile_test-")
+
+
+def new_folder():
+    return tempfile.mkdtemp(dir=_FOLDERS.name)
+
+
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "aoti_compile.py")
 COMMAND = sys.argv[1:]  # e.g. /usr/bin/cmake -E env PYTHONPATH=... python3
 del sys.argv[1:]
@@ -24,7 +32,7 @@ def example(flags, dtype, device):
 
 class FailedCompile(unittest.TestCase):
     def run_script(self, *args, stale=False):
-        d = tempfile.mkdtemp()
+        d = new_folder()
         lesson = os.path.join(d, "09_demo")
         os.makedirs(lesson)
         with open(os.path.join(lesson, "compiled.py"), "w") as f:

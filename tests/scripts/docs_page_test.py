@@ -11,6 +11,14 @@ import sys
 import tempfile
 import unittest
 
+# Every folder a test makes lies under this one, removed when the tests end (pass or fail).
+_FOLDERS = tempfile.TemporaryDirectory(prefix="docs_page_test-")
+
+
+def new_folder():
+    return tempfile.mkdtemp(dir=_FOLDERS.name)
+
+
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "docs_page.py")
 
 SOURCE = """int helper();
@@ -23,7 +31,7 @@ int x() {
 
 
 def lesson(readme):
-    d = tempfile.mkdtemp()
+    d = new_folder()
     lesson_dir = os.path.join(d, "09_demo")
     os.makedirs(lesson_dir)
     with open(os.path.join(lesson_dir, "main.cpp"), "w") as f:
@@ -224,7 +232,7 @@ def one_line_usage_errors(test, readmes):
 def fake_tools(test, lesson_src, pil_trace_src):
     """Writes a fake lesson and a fake pil-trace into a new folder: test.d, .counter (one file per
     run), .log (pil-trace's calls), .exe and .pil."""
-    test.d = tempfile.mkdtemp()
+    test.d = new_folder()
     test.counter = os.path.join(test.d, "counter")
     os.makedirs(test.counter)
     test.log = os.path.join(test.d, "pil-trace.log")
@@ -558,7 +566,7 @@ class PageOfItsOwn(unittest.TestCase):
     the text GitHub shows is an error, here and in --github-text."""
 
     def setUp(self):
-        self.root = tempfile.mkdtemp()
+        self.root = new_folder()
         os.makedirs(os.path.join(self.root, "docs", "examples"))
         os.makedirs(os.path.join(self.root, "09_demo"))
         self.write("docs/examples/ex.cpp", "int main() {\n  // [body]\n  return 0;\n  // [body]\n}\n")

@@ -14,7 +14,8 @@ struct ProcessResult {
 /// Runs `program` with `args` (no shell), waits, returns its exit code and output.
 ProcessResult run_process(const std::string& program, const std::vector<std::string>& args);
 
-/// A fresh empty folder under the system's temporary folder, removed by the destructor.
+/// A fresh empty folder under the system's temporary folder, removed by the destructor (or by
+/// exit_as_skip, which runs no destructor).
 class TempDir {
  public:
   TempDir();
@@ -26,6 +27,10 @@ class TempDir {
  private:
   std::string path_;
 };
+
+/// Ends the test process as ctest's skip (exit 77) after removing every TempDir still alive:
+/// std::exit unwinds no stack, so a folder of a test in progress would stay behind in /tmp.
+[[noreturn]] void exit_as_skip();
 
 /// Number of lines in `text` that start with `prefix`.
 int count_lines_starting_with(const std::string& text, const std::string& prefix);

@@ -23,6 +23,8 @@ inline const trace::Finding* finding(const trace::Advice& a, const std::string& 
     if (f.cause == cause) return &f;
   return nullptr;
 }
+/// Not on a temporary Advice: the pointer would outlive it.
+const trace::Finding* finding(const trace::Advice&& a, const std::string& cause) = delete;
 
 /// The symptom rule `rule` reported, whatever finding it went under; null if none.
 inline const trace::Symptom* symptom(const trace::Advice& a, const std::string& rule) {
@@ -31,6 +33,12 @@ inline const trace::Symptom* symptom(const trace::Advice& a, const std::string& 
       if (s.rule == rule) return &s;
   return nullptr;
 }
+/// Not on a temporary Advice: the pointer would outlive it.
+const trace::Symptom* symptom(const trace::Advice&& a, const std::string& rule) = delete;
+
+/// Whether the advice has a finding of cause `cause` / a symptom of rule `rule` (on a temporary too).
+inline bool has_finding(const trace::Advice& a, const std::string& cause) { return finding(a, cause) != nullptr; }
+inline bool has_symptom(const trace::Advice& a, const std::string& rule) { return symptom(a, rule) != nullptr; }
 
 /// True when rule `rule` ran and found nothing.
 inline bool clean(const trace::Advice& a, const std::string& rule) {

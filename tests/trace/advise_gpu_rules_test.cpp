@@ -6,6 +6,7 @@
 // trace_builder.h; times in the comments are microseconds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "trace/advise/advise.h"
@@ -198,6 +199,35 @@ TEST(AdviseHostWait, ALongGapIsAStallNamedByWhatTheHostDid) {
   EXPECT_TRUE(has(s.examples[0].detail, "then big_kernel")) << s.examples[0].detail;
   EXPECT_EQ(f->lesson.link(), "docs/profile_your_program.md#what-each-part-records");
   EXPECT_TRUE(clean(a, "gpu_host_wait"));
+  // 6000 of the 6070 inside the DataLoader's fetch (half or more): the step waited for its batch,
+  // prepared on the training thread itself.
+  EXPECT_DOUBLE_EQ(figure(s, "data_loading_ns"), 6'000'000);
+  EXPECT_TRUE(has(s.text, "; 6.00 ms of it (99%) with the launching thread inside the DataLoader's fetches "
+                          "(enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__): the training "
+                          "thread prepared the data itself"))
+      << s.text;
+}
+
+// The same stall waiting on a DataLoader with worker processes ([100, 6100]), and one where the
+// fetch covers less than half of the stall ([100, 3000]: 2900 of 6070): named only when it is
+// most of the stall.
+TEST(AdviseHostWait, AStallInsideTheDataLoadersFetchIsTheLoaders) {
+  for (const double fetch : {6000.0, 2900.0}) {
+    TraceBuilder b;
+    b.device("NVIDIA H100 80GB HBM3");
+    b.step(1, 0, 10000);
+    b.kernel("first_kernel", b.call("cudaLaunchKernel", 50, 10), 70, 30);
+    b.range("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 100, fetch);
+    b.kernel("big_kernel", b.call("cudaLaunchKernel", 6150, 10), 6170, 3800);
+    const Advice a = advise_text(b.str());
+    const Symptom* s = symptom(a, "host_stall");
+    ASSERT_NE(s, nullptr);
+    const bool named = has(s->text, "its worker processes did not have the batch ready");
+    EXPECT_EQ(named, fetch == 6000.0) << s->text;
+    const bool figure_given = std::any_of(s->figures.begin(), s->figures.end(),
+                                          [](const auto& f) { return f.first == "data_loading_ns"; });
+    EXPECT_EQ(figure_given, fetch == 6000.0);
+  }
 }
 
 // Step [0, 5000]: a kernel [10, 20] (call [0, 5]), then nothing recorded on the thread but

@@ -68,10 +68,37 @@ TEST(PilTraceCheck, EachPlantedFaultIsFoundInItsFixtureAndNothingElse) {
     EXPECT_EQ(text.exit_code, 1);
     EXPECT_NE(text.out.find("1 finding(s):"), std::string::npos) << text.out;
   }
-  EXPECT_EQ(planted, 12);
+  EXPECT_EQ(planted, 13);
   const auto clean = run_process(kTool, {"check", kFixtures + "/check/clean.json"});
   EXPECT_EQ(clean.exit_code, 0) << clean.out;
   EXPECT_NE(clean.out.find("no findings"), std::string::npos) << clean.out;
+}
+
+// Two processes' traces merged into one (as TraceLens merges a run's ranks): check names each
+// process with its steps, and the summary's steps line says the figures mix them.
+TEST(PilTraceCheck, StepsOfSeveralProcessesAreAMerge) {
+  const std::string path = kFixtures + "/check/steps_several_processes.json";
+  const json j = json::parse(run_process(kTool, {"check", path, "--json"}).out);
+  ASSERT_EQ(j["findings"].size(), 1u);
+  EXPECT_EQ(j["findings"][0]["count"], 2);
+  EXPECT_EQ(j["findings"][0]["examples"][0]["detail"], "process 1 (python): 1 step");
+  EXPECT_EQ(j["findings"][0]["examples"][1]["detail"], "process 2 (python (rank 1)): 1 step");
+  const auto text = run_process(kTool, {"summary", path});
+  EXPECT_NE(text.out.find("2 profiled steps, median 90.0 us on the CPU; recorded by 2 processes (several "
+                          "processes' traces merged into one file?"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(json::parse(run_process(kTool, {"summary", path, "--json"}).out)["steps"]["processes"], 2);
+  const auto advice = run_process(kTool, {"advise", path});
+  EXPECT_NE(advice.out.find("the 2 profiled steps (180 us; recorded by 2 processes: several traces merged into "
+                            "one? pil-trace check)"),
+            std::string::npos)
+      << advice.out;
+  EXPECT_EQ(json::parse(run_process(kTool, {"summary", kFixtures + "/check/clean.json", "--json"}).out)["steps"]
+                ["processes"],
+            1);
+  EXPECT_EQ(run_process(kTool, {"summary", kFixtures + "/check/clean.json"}).out.find("processes"),
+            std::string::npos);
 }
 
 // Examples carry the timestamp as the trace writes it, so a user finds the event in Perfetto.

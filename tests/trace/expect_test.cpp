@@ -29,7 +29,7 @@ TEST_F(Expect, StepsKernelsAndCallsAnswerYesAndNo) {
   EXPECT_TRUE(ask("calls:aten::mm=1").yes);
   const ExpectAnswer no = ask("calls:aten::mm=2");
   EXPECT_FALSE(no.yes);
-  EXPECT_EQ(no.line(), "expect calls:aten::mm=2: no (measured 1 per step: 1 calls in 1 profiled steps)");
+  EXPECT_EQ(no.line(), "expect calls:aten::mm=2: no (measured 1 per step: 1 call in 1 profiled step)");
   EXPECT_TRUE(ask("calls:aten::nothing=0").yes) << "a name not in the trace ran 0 times";
   EXPECT_FALSE(ask("calls:aten::nothing=1").yes);
 }

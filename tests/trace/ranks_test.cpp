@@ -254,6 +254,11 @@ TEST_F(Ranks, WholeTracesWithoutCollectivesCompareNothing) {
   }
   EXPECT_TRUE(r.steps.empty());
   EXPECT_TRUE(r.clock_notes.empty());
+  // The header counts the step each rank recorded, not the steps compared (none: no collective).
+  const std::string text = format_ranks(r);
+  EXPECT_NE(text.find("2 ranks, backend nccl, 1 step (no ProfilerStep ranges"), std::string::npos) << text;
+  const std::string alone = format_ranks(read_ranks({write("w1_rank0.json", trace(0, 1000, 500))}));
+  EXPECT_NE(alone.find("1 rank of 2, backend nccl, 1 step ("), std::string::npos) << alone;
   const std::string with_steps = write("w2_rank1.json", synthetic_rank_trace(1));
   const std::string msg = message_of({write("w2_rank0.json", trace(0, 1000, 500)), with_steps});
   EXPECT_NE(msg.find("recorded steps no ProfilerStep ranges"), std::string::npos) << msg;

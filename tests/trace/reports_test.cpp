@@ -472,7 +472,7 @@ TEST(Summary, RealTracesOfCopiesAloneAndOfAnNcclRange) {
 
 TEST_F(Reports, ExplainNamesTheGpuFigures) {
   const std::string text = explain(index);
-  EXPECT_NE(text.find("1 profiled steps"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 profiled step, 200 us on the CPU"), std::string::npos) << text;
   EXPECT_NE(text.find("7 GPU work items launched per step"), std::string::npos) << text;
   EXPECT_NE(text.find("launch delay"), std::string::npos) << text;
   EXPECT_NE(text.find("launch latency (stream idle when the call returned) median 7.50 us, max 10.0 us "

@@ -283,8 +283,13 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
                            "the GPU's waits on the host cannot be told from the offset"
                      : std::string();
   auto runs = [&](const Rule& r) { return (!r.needs_gpu || a.gpu) && !(offset.found() && r.compares_clocks); };
+  const size_t processes = step_processes(index);
   a.basis = a.steps ? "the " + std::to_string(a.steps) + " profiled step" + (a.steps == 1 ? "" : "s") +
-                          " (" + format_duration(a.basis_ns) + ")"
+                          " (" + format_duration(a.basis_ns) +
+                          (processes > 1 ? "; recorded by " + std::to_string(processes) +
+                                               " processes: several traces merged into one? pil-trace check"
+                                         : std::string()) +
+                          ")"
                     : "the trace's window (" + format_duration(a.basis_ns) + ")";
 
   // Every rule runs on its own (on `threads` threads, each taking the next rule left); their

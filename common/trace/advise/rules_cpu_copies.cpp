@@ -80,10 +80,12 @@ void copies(const RuleContext& c, RuleResult& out) {
   const double share = c.basis_ns > 0 ? double(copy_ns) / double(c.basis_ns) : 0;
   if (share < threshold::kCopyShare) return;
 
-  // Who called them: the operator or named range directly around each outermost copy.
+  // Who called them: the operator or named range directly around each outermost copy; none
+  // around it is the step itself, or on a trace without steps the thread's top level.
+  const std::string no_caller = c.step_ns.empty() ? "the top level" : "the step itself";
   auto caller_name = [&](size_t s) {
     const long p = cs.caller(s);
-    return p < 0 ? std::string("the step itself") : std::string(t.events[cs.event(size_t(p))].name);
+    return p < 0 ? no_caller : std::string(t.events[cs.event(size_t(p))].name);
   };
   std::map<std::string, int64_t> by_caller;
   int64_t total = 0;

@@ -5,10 +5,13 @@
 // What falls inside a loop of small operators is op_loop's (RuleContext::loops()): the GPU's wait
 // there, and the launches made there, are left out here.
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "trace/advise/names.h"
 #include "trace/advise/rules_gpu.h"
 #include "trace/check.h"  // trace_ts
+#include "trace/intervals.h"
 
 namespace pil::trace::advise_rules {
 namespace {
@@ -28,6 +31,29 @@ std::vector<HostGap> find_host_gaps(const RuleContext& c) {
 }
 
 bool is_stall(const HostGap& g) { return g.dur() > threshold::kHostStallNs; }
+
+// The DataLoader's fetches (is_data_loading) on each thread, merged: a stall the launching
+// thread spent inside one is the step waiting for its batch.
+struct Fetches {
+  std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> by_thread;
+  std::string name;  // the longest fetch's ("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__")
+
+  explicit Fetches(const Trace& t) {
+    if (!any_name(t, [](std::string_view n) { return n.rfind("enumerate(DataLoader)#", 0) == 0; })) return;
+    int64_t longest = -1;
+    for (const Event& e : t.events) {
+      if (!is_data_loading(e)) continue;
+      by_thread[{e.pid, e.tid}].push_back({e.start_ns, e.end_ns()});
+      if (e.dur_ns > longest) longest = e.dur_ns, name = std::string(e.name);
+    }
+    for (auto& [thread, spans] : by_thread) merge(spans);
+  }
+  // How much of [from, to) the thread of `call` spent inside a fetch.
+  int64_t inside(const Event& call, int64_t from, int64_t to) const {
+    const auto it = by_thread.find({call.pid, call.tid});
+    return it == by_thread.end() ? 0 : length(clip(it->second, from, to));
+  }
+};
 
 std::vector<HostGap> longest(std::vector<HostGap> gaps, size_t n) {
   std::stable_sort(gaps.begin(), gaps.end(),
@@ -136,14 +162,18 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
 // shorter than it was: its gap ends when the launch call returns (find_host_gaps).
 void host_stall(const RuleContext& c, RuleResult& out) {
   std::vector<HostGap> stalls;
-  int64_t idle = 0, saved = 0;
+  int64_t idle = 0, saved = 0, loading = 0;
   const Loops& loops = c.loops();
+  const Fetches fetches(c.trace);
   for (const HostGap& g : c.host_gaps()) {
     if (!is_stall(g)) continue;
-    const int64_t in = loops.inside(c.trace.events[g.call], g.start, g.end);
+    const Event& call = c.trace.events[g.call];
+    const int64_t in = loops.inside(call, g.start, g.end);
     if (g.dur() - in <= threshold::kHostStallNs) continue;  // a loop's, mostly
     idle += g.dur() - in;
-    saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
+    const int64_t counted = std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
+    saved += counted;
+    loading += std::min(counted, fetches.inside(call, g.start, g.end));
     stalls.push_back(g);
   }
   if (stalls.empty() || c.basis_ns <= 0) return;
@@ -160,6 +190,17 @@ void host_stall(const RuleContext& c, RuleResult& out) {
            (stalls.size() == 1 ? "" : " each");
   s.figures = {{"stall_ns", double(saved)}, {"stall_share", share}, {"stalls", double(stalls.size())},
                {"longest_ns", double(worst.front().dur())}};
+  // Most of it waiting for the DataLoader's batches: the loader is the cause, and which kind of
+  // fetch says where the time went (worker processes not keeping up, or the training thread
+  // preparing the data itself).
+  if (2 * loading >= saved && loading > 0) {
+    const bool workers = fetches.name.find("MultiProcessing") != std::string::npos;
+    s.text += "; " + format_duration(loading) + " of it (" + percent_text(double(loading) / double(saved)) +
+              ") with the launching thread inside the DataLoader's fetches (" + fetches.name + "): " +
+              (workers ? "its worker processes did not have the batch ready"
+                       : "the training thread prepared the data itself");
+    s.figures.push_back({"data_loading_ns", double(loading)});
+  }
   for (size_t k = 0; k < worst.size(); ++k) {
     const HostGap& g = worst[k];
     const Event& next = c.trace.events[g.next];

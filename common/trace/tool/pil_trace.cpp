@@ -126,7 +126,8 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                 {"median_ns", d.empty() ? 0 : int64_t(m.steps.median)},
                 {"first_ns", d.empty() ? 0 : d.front()},
                 {"first_over_median", d.empty() || m.steps.median <= 0 ? 0.0 : double(d.front()) / m.steps.median},
-                {"durations_ns", d}};
+                {"durations_ns", d},
+                {"processes", m.step_processes}};
   const KeyAverages& ka = index.key_averages();
   j["self_cpu_total_ns"] = ka.self_cpu_total_ns;
   j["top_ops"] = json::array();
