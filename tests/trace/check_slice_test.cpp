@@ -99,6 +99,17 @@ TEST(PilTraceCheck, StepsOfSeveralProcessesAreAMerge) {
             1);
   EXPECT_EQ(run_process(kTool, {"summary", kFixtures + "/check/clean.json"}).out.find("processes"),
             std::string::npos);
+  // A real merge: TraceLens's of four ranks, the first 300 us (three ranks' step #9 begin there).
+  const json m = json::parse(
+      run_process(kTool, {"check", kFixtures + "/tracelens/merged_ranks_first_300us.json.gz", "--json"}).out);
+  bool named = false;
+  for (const auto& f : m["findings"])
+    if (f["key"] == "steps_several_processes") {
+      named = true;
+      EXPECT_EQ(f["count"], 3);
+      EXPECT_EQ(f["examples"][0]["detail"], "process 203194584 (RANK 2 - CPU): 1 step");
+    }
+  EXPECT_TRUE(named) << m.dump();
 }
 
 // Examples carry the timestamp as the trace writes it, so a user finds the event in Perfetto.
