@@ -154,8 +154,10 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
   std::map<std::pair<int64_t, int64_t>, std::pair<std::vector<Interval>, std::vector<Interval>>> per_thread;
 
   std::vector<const Event*> comm_events;
+  std::set<int64_t> step_pids;
   for (const Event& e : t.events) {
     if (is_step(e)) {
+      step_pids.insert(e.pid);
       RankStep s;
       s.number = step_number(e.name);
       s.start_ns = base + e.start_ns;
@@ -173,6 +175,7 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
       per_thread[{e.pid, e.tid}].second.push_back({base + e.start_ns, base + e.end_ns()});
     }
   }
+  p.step_processes = step_pids.size();
   std::sort(p.steps.begin(), p.steps.end(),
             [](const RankStep& a, const RankStep& b) { return a.start_ns < b.start_ns; });
   if (p.steps.empty() && !t.events.empty()) {
@@ -447,6 +450,10 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
     single_process = true;
   }
   for (const RankProfile& p : ranks) {
+    if (p.step_processes > 1)
+      throw RanksError(label_of(p) + ": steps recorded by " + std::to_string(p.step_processes) +
+                       " processes: several ranks' traces merged into one file (as TraceLens's "
+                       "TraceFusion writes them); allowed: each rank's own trace, as the profiler wrote it");
     if (p.id.rank < 0)
       throw RanksError(p.label + ": cannot tell which rank this is (no distributedInfo in the trace, no "
                        "'rank<k>' in its name); allowed: traces written by torch.profiler or the "

@@ -83,6 +83,9 @@ struct RankProfile {
   bool gpu = false;   ///< communication and computation read from GPU work
   std::vector<RankStep> steps;
   bool whole_trace = false;  ///< no ProfilerStep ranges: `steps` is the whole trace, as step 0
+  /// The processes its steps came from: 1, or more where several ranks' traces were merged into
+  /// one file (TraceLens's TraceFusion), which compare_ranks refuses.
+  size_t step_processes = 0;
   std::vector<Collective> collectives;  ///< in start order
   std::vector<Interval> compute, comm;  ///< merged unions inside the steps (for the picture)
   SkippedFields skipped;  ///< arguments of an unexpected type its reader skipped

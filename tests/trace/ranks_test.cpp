@@ -288,4 +288,16 @@ TEST_F(Ranks, GpuTracesReadNcclKernelsAsCommunication) {
   EXPECT_EQ(p.collectives[0].step, 0);
 }
 
+// Several ranks' traces merged into one file (TraceLens's TraceFusion: each rank's process id
+// offset, its steps kept): not one rank's trace, refused with one line that says so.
+TEST_F(Ranks, AMergeOfSeveralRanksIsRefused) {
+  const std::string m =
+      message_of({std::string(PIL_TRACE_FIXTURES_DIR) + "/tracelens/merged_ranks_first_300us.json.gz"});
+  EXPECT_NE(m.find("merged_ranks_first_300us.json.gz: steps recorded by 3 processes: several ranks' traces "
+                   "merged into one file"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos);
+}
+
 }  // namespace
