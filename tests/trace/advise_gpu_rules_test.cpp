@@ -230,6 +230,26 @@ TEST(AdviseHostWait, AStallInsideTheDataLoadersFetchIsTheLoaders) {
   }
 }
 
+// The same stall with the launching thread inside torch.compile's ranges ([100, 6100], nested
+// "(dynamo_timed)" ones, counted once): a first call compiling inside the recorded window.
+TEST(AdviseHostWait, AStallWhileTorchCompileCompilesIsSaidSo) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 10000);
+  b.kernel("first_kernel", b.call("cudaLaunchKernel", 50, 10), 70, 30);
+  b.range("_compile.compile_inner (dynamo_timed)", 100, 6000);
+  b.range("OutputGraph.call_user_compiler (dynamo_timed)", 200, 5000);
+  b.kernel("triton_poi_fused_0", b.call("cuLaunchKernel", 6150, 10), 6170, 3800);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "host_stall");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "compiling_ns"), 6'000'000);
+  EXPECT_TRUE(has(s->text, "; 6.00 ms of it (99%) with the launching thread compiling (torch.compile's "
+                           "\"(dynamo_timed)\" ranges, the longest _compile.compile_inner (dynamo_timed)): a "
+                           "first call compiled inside the recorded window, not the steady state"))
+      << s->text;
+}
+
 // Step [0, 5000]: a kernel [10, 20] (call [0, 5]), then nothing recorded on the thread but
 // aten::add [100, 200] until the next launch [3000, 3010] and its kernel [3020, 3030]. The gap
 // [20, 3020] (3000) is a stall no slice covers half of: untraced work, said so, with the slice
@@ -885,6 +905,7 @@ TEST(AdviseRealTraces, ResNetWaitsForItsDataLoader) {
   EXPECT_EQ(a.findings[0].cause, "host_stall");
   EXPECT_EQ(a.findings[0].symptoms.at(0).examples.at(0).name,
             "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+  EXPECT_DOUBLE_EQ(figure(a.findings[0].symptoms.at(0), "data_loading_ns"), 48'185'000);
   EXPECT_EQ(finding(a, "launch_bound"), nullptr);
   for (const char* rule : {"host_sync", "pageable_copy", "fp32_gemm", "fusion", "naive_attention"})
     EXPECT_TRUE(clean(a, rule)) << rule;

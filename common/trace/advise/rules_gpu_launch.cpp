@@ -32,28 +32,53 @@ std::vector<HostGap> find_host_gaps(const RuleContext& c) {
 
 bool is_stall(const HostGap& g) { return g.dur() > threshold::kHostStallNs; }
 
-// The DataLoader's fetches (is_data_loading) on each thread, merged: a stall the launching
-// thread spent inside one is the step waiting for its batch.
-struct Fetches {
+// What a stall's host time went to, where a family of ranges says so on the launching thread:
+// the DataLoader's fetches (the step waiting for its batch) or torch.compile compiling (its
+// "(dynamo_timed)" ranges: the first call of a compiled function, recorded). Each family's
+// ranges per thread, merged.
+struct HostRanges {
+  const char* figure;  // "data_loading_ns"
+  std::string (*what)(const std::string& longest);  // where the stall's time went, in words
   std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> by_thread;
-  std::string name;  // the longest fetch's ("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__")
+  std::string name;    // the longest range's ("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__")
+  int64_t stalled = 0;  // the stalls' time inside them (added up by host_stall)
 
-  explicit Fetches(const Trace& t) {
-    if (!any_name(t, [](std::string_view n) { return n.rfind("enumerate(DataLoader)#", 0) == 0; })) return;
+  template <typename NameTest, typename EventTest>
+  HostRanges(const Trace& t, const char* figure_name, std::string (*what_it_is)(const std::string&),
+             NameTest name_test, EventTest is_one)
+      : figure(figure_name), what(what_it_is) {
+    if (!any_name(t, name_test)) return;
     int64_t longest = -1;
     for (const Event& e : t.events) {
-      if (!is_data_loading(e)) continue;
+      if (!is_one(e)) continue;
       by_thread[{e.pid, e.tid}].push_back({e.start_ns, e.end_ns()});
       if (e.dur_ns > longest) longest = e.dur_ns, name = std::string(e.name);
     }
     for (auto& [thread, spans] : by_thread) merge(spans);
   }
-  // How much of [from, to) the thread of `call` spent inside a fetch.
+  // How much of [from, to) the thread of `call` spent inside one of them.
   int64_t inside(const Event& call, int64_t from, int64_t to) const {
     const auto it = by_thread.find({call.pid, call.tid});
     return it == by_thread.end() ? 0 : length(clip(it->second, from, to));
   }
 };
+
+bool is_compiling(const Event& e) {
+  constexpr std::string_view kSuffix = " (dynamo_timed)";
+  return is_named_range(e) && e.name.size() > kSuffix.size() &&
+         e.name.substr(e.name.size() - kSuffix.size()) == kSuffix;
+}
+
+std::string loading_text(const std::string& longest) {
+  return "inside the DataLoader's fetches (" + longest + "): " +
+         (longest.find("MultiProcessing") != std::string::npos ? "its worker processes did not have the batch ready"
+                                                               : "the training thread prepared the data itself");
+}
+
+std::string compiling_text(const std::string& longest) {
+  return "compiling (torch.compile's \"(dynamo_timed)\" ranges, the longest " + longest +
+         "): a first call compiled inside the recorded window, not the steady state";
+}
 
 std::vector<HostGap> longest(std::vector<HostGap> gaps, size_t n) {
   std::stable_sort(gaps.begin(), gaps.end(),
@@ -162,9 +187,13 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
 // shorter than it was: its gap ends when the launch call returns (find_host_gaps).
 void host_stall(const RuleContext& c, RuleResult& out) {
   std::vector<HostGap> stalls;
-  int64_t idle = 0, saved = 0, loading = 0;
+  int64_t idle = 0, saved = 0;
   const Loops& loops = c.loops();
-  const Fetches fetches(c.trace);
+  HostRanges families[] = {
+      {c.trace, "data_loading_ns", loading_text,
+       [](std::string_view n) { return n.rfind("enumerate(DataLoader)#", 0) == 0; }, is_data_loading},
+      {c.trace, "compiling_ns", compiling_text,
+       [](std::string_view n) { return n.find(" (dynamo_timed)") != std::string_view::npos; }, is_compiling}};
   for (const HostGap& g : c.host_gaps()) {
     if (!is_stall(g)) continue;
     const Event& call = c.trace.events[g.call];
@@ -173,7 +202,7 @@ void host_stall(const RuleContext& c, RuleResult& out) {
     idle += g.dur() - in;
     const int64_t counted = std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
     saved += counted;
-    loading += std::min(counted, fetches.inside(call, g.start, g.end));
+    for (HostRanges& f : families) f.stalled += std::min(counted, f.inside(call, g.start, g.end));
     stalls.push_back(g);
   }
   if (stalls.empty() || c.basis_ns <= 0) return;
@@ -190,16 +219,15 @@ void host_stall(const RuleContext& c, RuleResult& out) {
            (stalls.size() == 1 ? "" : " each");
   s.figures = {{"stall_ns", double(saved)}, {"stall_share", share}, {"stalls", double(stalls.size())},
                {"longest_ns", double(worst.front().dur())}};
-  // Most of it waiting for the DataLoader's batches: the loader is the cause, and which kind of
-  // fetch says where the time went (worker processes not keeping up, or the training thread
-  // preparing the data itself).
-  if (2 * loading >= saved && loading > 0) {
-    const bool workers = fetches.name.find("MultiProcessing") != std::string::npos;
-    s.text += "; " + format_duration(loading) + " of it (" + percent_text(double(loading) / double(saved)) +
-              ") with the launching thread inside the DataLoader's fetches (" + fetches.name + "): " +
-              (workers ? "its worker processes did not have the batch ready"
-                       : "the training thread prepared the data itself");
-    s.figures.push_back({"data_loading_ns", double(loading)});
+  // Half or more of it inside one family of ranges: that is where the time went. The DataLoader's
+  // kind of fetch says whose (worker processes not keeping up, or the training thread preparing
+  // the data itself); compiling inside the recorded window is a first call, not the steady state.
+  for (const HostRanges& f : families) {
+    if (f.stalled <= 0 || 2 * f.stalled < saved) continue;
+    s.text += "; " + format_duration(f.stalled) + " of it (" + percent_text(double(f.stalled) / double(saved)) +
+              ") with the launching thread " + f.what(f.name);
+    s.figures.push_back({f.figure, double(f.stalled)});
+    break;  // half or more: one family at most
   }
   for (size_t k = 0; k < worst.size(); ++k) {
     const HostGap& g = worst[k];
