@@ -168,22 +168,30 @@ TEST(AdviseHostWait, LaunchGapsAreTheLaunchBoundLoop) {
   EXPECT_TRUE(clean(a, "host_stall"));
 }
 
-// Step [0, 10000]. A kernel [70, 100] (call [50, 60]); then the host loads data in a range
-// [100, 6100] holding aten::to [300, 5800] (which holds cudaMalloc [400, 2000]); then a kernel
+// Step [0, 10000]. A kernel [70, 100] (call [50, 60]); then what `host` records; then a kernel
 // [6170, 9970] (call [6150, 6160]). The gap [100, 6170] (6070) waits on the host: a stall.
-// What the host did: the innermost slice covering at least half of it (3035): aten::to (5500),
-// not cudaMalloc (1600), inside the data loader's range. Saved 6070 of 10000.
 // The gap [0, 70] is launch scale: 70 of the window, 0.7%, under the launch-bound threshold.
-TEST(AdviseHostWait, ALongGapIsAStallNamedByWhatTheHostDid) {
+template <typename Host>
+std::string stalled_step(Host host) {
   TraceBuilder b;
   b.device("NVIDIA H100 80GB HBM3");
   b.step(1, 0, 10000);
   b.kernel("first_kernel", b.call("cudaLaunchKernel", 50, 10), 70, 30);
-  b.range("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 100, 6000);
-  b.op("aten::to", 300, 5500);
-  b.call("cudaMalloc", 400, 1600);
+  host(b);
   b.kernel("big_kernel", b.call("cudaLaunchKernel", 6150, 10), 6170, 3800);
-  const Advice a = advise_text(b.str());
+  return b.str();
+}
+
+// The host loads data in a range [100, 6100] holding aten::to [300, 5800] (which holds
+// cudaMalloc [400, 2000]). What the host did: the innermost slice covering at least half of the
+// stall (3035): aten::to (5500), not cudaMalloc (1600), inside the data loader's range. Saved
+// 6070 of 10000.
+TEST(AdviseHostWait, ALongGapIsAStallNamedByWhatTheHostDid) {
+  const Advice a = advise_text(stalled_step([](TraceBuilder& b) {
+    b.range("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 100, 6000);
+    b.op("aten::to", 300, 5500);
+    b.call("cudaMalloc", 400, 1600);
+  }));
   const Finding* f = finding(a, "host_stall");
   ASSERT_NE(f, nullptr);
   const Symptom& s = f->symptoms.at(0);
@@ -213,13 +221,9 @@ TEST(AdviseHostWait, ALongGapIsAStallNamedByWhatTheHostDid) {
 // most of the stall.
 TEST(AdviseHostWait, AStallInsideTheDataLoadersFetchIsTheLoaders) {
   for (const double fetch : {6000.0, 2900.0}) {
-    TraceBuilder b;
-    b.device("NVIDIA H100 80GB HBM3");
-    b.step(1, 0, 10000);
-    b.kernel("first_kernel", b.call("cudaLaunchKernel", 50, 10), 70, 30);
-    b.range("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 100, fetch);
-    b.kernel("big_kernel", b.call("cudaLaunchKernel", 6150, 10), 6170, 3800);
-    const Advice a = advise_text(b.str());
+    const Advice a = advise_text(stalled_step([fetch](TraceBuilder& b) {
+      b.range("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 100, fetch);
+    }));
     const Symptom* s = symptom(a, "host_stall");
     ASSERT_NE(s, nullptr);
     const bool named = has(s->text, "its worker processes did not have the batch ready");
@@ -233,14 +237,10 @@ TEST(AdviseHostWait, AStallInsideTheDataLoadersFetchIsTheLoaders) {
 // The same stall with the launching thread inside torch.compile's ranges ([100, 6100], nested
 // "(dynamo_timed)" ones, counted once): a first call compiling inside the recorded window.
 TEST(AdviseHostWait, AStallWhileTorchCompileCompilesIsSaidSo) {
-  TraceBuilder b;
-  b.device("NVIDIA H100 80GB HBM3");
-  b.step(1, 0, 10000);
-  b.kernel("first_kernel", b.call("cudaLaunchKernel", 50, 10), 70, 30);
-  b.range("_compile.compile_inner (dynamo_timed)", 100, 6000);
-  b.range("OutputGraph.call_user_compiler (dynamo_timed)", 200, 5000);
-  b.kernel("triton_poi_fused_0", b.call("cuLaunchKernel", 6150, 10), 6170, 3800);
-  const Advice a = advise_text(b.str());
+  const Advice a = advise_text(stalled_step([](TraceBuilder& b) {
+    b.range("_compile.compile_inner (dynamo_timed)", 100, 6000);
+    b.range("OutputGraph.call_user_compiler (dynamo_timed)", 200, 5000);
+  }));
   const Symptom* s = symptom(a, "host_stall");
   ASSERT_NE(s, nullptr);
   EXPECT_DOUBLE_EQ(figure(*s, "compiling_ns"), 6'000'000);
