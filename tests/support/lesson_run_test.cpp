@@ -1,8 +1,13 @@
-// The lessons' check support: what a failed GPU check keeps of its runs (keep_trace).
+// The lessons' check support: what a failed GPU check keeps of its runs (keep_trace), and that
+// a test process ending as a skip leaves no folder behind.
 #include "support/lesson_run.h"
+#include "support/run_process.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -40,6 +45,27 @@ TEST(KeepTrace, NothingToKeepOrNowhereToKeepItKeepsNothing) {
   EXPECT_EQ(pil::test::keep_trace(dir.path() + "/missing.json", dir.path() + "/kept", "T.t"), "");
   std::ofstream(dir.path() + "/a-file") << "x";  // a file where the folder would be
   EXPECT_EQ(pil::test::keep_trace(trace, dir.path() + "/a-file", "T.t"), "");
+}
+
+// A GPU test with no GPU ends its process as a skip (exit 77, std::exit: no stack unwound). The
+// TempDirs alive then are removed first: before, each such skip left an empty folder in /tmp.
+TEST(TempDir, ASkipRemovesEveryFolderStillAlive) {
+  std::string parent = (std::filesystem::temp_directory_path() / "pil-skip-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(parent.data()), nullptr);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::setenv("TMPDIR", parent.c_str(), 1);
+    pil::test::TempDir a, b;
+    std::ofstream(a.path() + "/out") << "a run's output";
+    pil::test::exit_as_skip();
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 77);
+  EXPECT_TRUE(std::filesystem::is_empty(parent)) << parent;
+  std::filesystem::remove_all(parent);
 }
 
 }  // namespace
