@@ -365,8 +365,8 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
 std::string format_check(const CheckReport& r, const std::string& path) {
   std::ostringstream o;
   const ClockInfo& c = r.clock;
-  o << path << ": " << grouped(r.events) << " events, " << grouped(r.gpu_work) << " GPU work items, "
-    << grouped(r.launch_calls) << " launch calls, " << grouped(r.steps) << " steps\n";
+  o << path << ": " << counted(r.events, "event") << ", " << counted(r.gpu_work, "GPU work item") << ", "
+    << counted(r.launch_calls, "launch call") << ", " << counted(r.steps, "step") << "\n";
   o << "clock: microseconds, "
     << (c.base_time ? "relative to baseTimeNanoseconds " + std::to_string(c.base_time_ns)
                     : c.absolute ? std::string("absolute epoch time (no baseTimeNanoseconds)")

@@ -57,6 +57,10 @@ std::string grouped(long long value) {
   return (value < 0 ? "-" : "") + out;
 }
 
+std::string counted(long long n, const std::string& noun) {
+  return grouped(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::string fixed(double value, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, value);

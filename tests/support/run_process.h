@@ -15,7 +15,7 @@ struct ProcessResult {
 ProcessResult run_process(const std::string& program, const std::vector<std::string>& args);
 
 /// A fresh empty folder under the system's temporary folder, removed by the destructor (or by
-/// exit_as_skip, which runs no destructor).
+/// exit_as_skip, whose std::exit unwinds no stack).
 class TempDir {
  public:
   TempDir();

@@ -419,6 +419,16 @@ TEST(AdviseCpu, CopiesTakingALargeShareAndWhoCalledThem) {
   EXPECT_NE(w->symptoms.at(0).text.find("called from aten::matmul 51%, the top level 49%"), std::string::npos)
       << w->symptoms.at(0).text;
   EXPECT_EQ(w->symptoms.at(0).examples.at(2).detail, "called from the top level");
+  // With steps on thread 1, a copy on thread 2 with no caller (autograd's thread, a loader's) is
+  // at its own thread's top level, not in a step there.
+  TraceBuilder b;
+  b.step(1, 0, 100);
+  b.op("aten::mm", 5, 60);
+  b.op("aten::copy_", 10, 30, "", "", 2);
+  const Advice other_thread = advise_text(b.str());
+  const Symptom* o = symptom(other_thread, "copies");
+  ASSERT_NE(o, nullptr);
+  EXPECT_NE(o->text.find("called from the top level 100%"), std::string::npos) << o->text;
 }
 
 // Under addmm, the copy is the product's starting value (its bias written into the output): part

@@ -12,55 +12,27 @@
 #include "trace/advise/advise.h"
 #include "trace/advise/names.h"  // is_fp32_simt_gemm_kernel
 #include "trace/parse.h"
+#include "trace/advice_lookup.h"
 #include "trace/trace_builder.h"
 
 namespace pil::trace {
 namespace {
 
+using test::advise_text;
+using test::clean;
+using test::figure;
+using test::finding;
+using test::symptom;
 using test::TraceBuilder;
+using test::unable;
 
 Advice advise_trace(const Trace& t) {
   const TraceIndex index(t);
   return advise(index);
 }
 
-Advice advise_text(const std::string& json) { return advise_trace(parse_trace_text(json)); }
-
 Advice advise_file(const std::string& relative) {
   return advise_trace(parse_trace_file(std::string(PIL_SOURCE_DIR) + "/" + relative));
-}
-
-const Finding* finding(const Advice& a, const std::string& cause) {
-  for (const Finding& f : a.findings)
-    if (f.cause == cause) return &f;
-  return nullptr;
-}
-
-/// The symptom `rule` reported, or null.
-const Symptom* symptom(const Advice& a, const std::string& rule) {
-  for (const Finding& f : a.findings)
-    for (const Symptom& s : f.symptoms)
-      if (s.rule == rule) return &s;
-  return nullptr;
-}
-
-bool clean(const Advice& a, const std::string& rule) {
-  for (const RuleNote& r : a.clean)
-    if (r.rule == rule) return true;
-  return false;
-}
-
-std::string unable(const Advice& a, const std::string& rule) {
-  for (const RuleNote& r : a.unable)
-    if (r.rule == rule) return r.why;
-  return "";
-}
-
-double figure(const Symptom& s, const std::string& name) {
-  for (const auto& [k, v] : s.figures)
-    if (k == name) return v;
-  ADD_FAILURE() << "no figure " << name << " in " << s.rule;
-  return -1;
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -232,6 +204,20 @@ TEST(AdviseHostWait, AStallInsideTheDataLoadersFetchIsTheLoaders) {
                                           [](const auto& f) { return f.first == "data_loading_ns"; });
     EXPECT_EQ(figure_given, fetch == 6000.0);
   }
+}
+
+// The same stall where the fetch [100, 3100] is a loop of 300 small operators (10 each): the loop's
+// 3000 is op_loop's, not the stall's (3070 counted), and none of the counted part is in the fetch:
+// the stall is not the loader's.
+TEST(AdviseHostWait, AFetchThatIsALoopIsNotTheStallsCause) {
+  const Advice a = advise_text(stalled_step([](TraceBuilder& b) {
+    b.range("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 100, 3000);
+    for (int i = 0; i < 300; ++i) b.op("aten::neg", 100 + 10.0 * i, 10);
+  }));
+  const Symptom* s = symptom(a, "host_stall");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "stall_ns"), 3'070'000);
+  EXPECT_FALSE(has(s->text, "DataLoader")) << s->text;
 }
 
 // The same stall with the launching thread inside torch.compile's ranges ([100, 6100], nested

@@ -78,7 +78,9 @@ TEST(PilTraceCheck, EachPlantedFaultIsFoundInItsFixtureAndNothingElse) {
 // process with its steps, and the summary's steps line says the figures mix them.
 TEST(PilTraceCheck, StepsOfSeveralProcessesAreAMerge) {
   const std::string path = kFixtures + "/check/steps_several_processes.json";
-  const json j = json::parse(run_process(kTool, {"check", path, "--json"}).out);
+  const auto checked = run_process(kTool, {"check", path, "--json"});
+  EXPECT_EQ(checked.exit_code, 1);
+  const json j = json::parse(checked.out);
   ASSERT_EQ(j["findings"].size(), 1u);
   EXPECT_EQ(j["findings"][0]["count"], 2);
   EXPECT_EQ(j["findings"][0]["examples"][0]["detail"], "process 1 (python): 1 step");
@@ -97,7 +99,7 @@ TEST(PilTraceCheck, StepsOfSeveralProcessesAreAMerge) {
   EXPECT_EQ(json::parse(run_process(kTool, {"summary", kFixtures + "/check/clean.json", "--json"}).out)["steps"]
                 ["processes"],
             1);
-  EXPECT_EQ(run_process(kTool, {"summary", kFixtures + "/check/clean.json"}).out.find("processes"),
+  EXPECT_EQ(run_process(kTool, {"summary", kFixtures + "/check/clean.json"}).out.find("recorded by"),
             std::string::npos);
   // A real merge: TraceLens's of four ranks, the first 300 us (three ranks' step #9 begin there).
   const json m = json::parse(

@@ -25,9 +25,11 @@ inline bool is_named_range(const Event& e) {
 }
 /// The DataLoader's fetch of a batch, as Python's DataLoader records it
 /// ("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__").
-inline bool is_data_loading(const Event& e) {
-  return is_named_range(e) && e.name.rfind("enumerate(DataLoader)#", 0) == 0;
-}
+inline bool is_data_loading_name(std::string_view name) { return name.rfind("enumerate(DataLoader)#", 0) == 0; }
+inline bool is_data_loading(const Event& e) { return is_named_range(e) && is_data_loading_name(e.name); }
+/// A fetch that waits for the DataLoader's worker processes (_MultiProcessingDataLoaderIter),
+/// not one the training thread prepares itself (_SingleProcessDataLoaderIter).
+inline bool loads_in_workers(std::string_view fetch) { return fetch.find("MultiProcessing") != std::string_view::npos; }
 /// An operator (cpu_op), not a range written as one.
 inline bool is_operator(const Event& e) {
   return e.category == Category::CpuOp && e.name.find('#') == std::string_view::npos;

@@ -4,6 +4,7 @@
 // the GPU time of the device copies and kernels they launched.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "trace/advise/names.h"  // any_name
@@ -81,11 +82,15 @@ void copies(const RuleContext& c, RuleResult& out) {
   if (share < threshold::kCopyShare) return;
 
   // Who called them: the operator or named range directly around each outermost copy; none
-  // around it is the step itself, or on a trace without steps the thread's top level.
-  const std::string no_caller = c.step_ns.empty() ? "the top level" : "the step itself";
+  // around it is the step itself on a thread that records the steps, the thread's top level on
+  // another (autograd's, a loader's) or on a trace without steps.
+  std::set<std::pair<int64_t, int64_t>> step_threads;
+  for (size_t k : c.index.steps) step_threads.insert({t.events[k].pid, t.events[k].tid});
   auto caller_name = [&](size_t s) {
     const long p = cs.caller(s);
-    return p < 0 ? no_caller : std::string(t.events[cs.event(size_t(p))].name);
+    if (p >= 0) return std::string(t.events[cs.event(size_t(p))].name);
+    const Event& e = t.events[cs.event(s)];
+    return std::string(step_threads.count({e.pid, e.tid}) ? "the step itself" : "the top level");
   };
   std::map<std::string, int64_t> by_caller;
   int64_t total = 0;

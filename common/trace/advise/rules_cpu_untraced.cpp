@@ -143,9 +143,7 @@ void data_loading(const RuleContext& c, RuleResult& out) {
     out.unable(kGpuJudgesHostTime);
     return;
   }
-  if (!any_name(c.trace,
-                [](std::string_view n) { return n.rfind("enumerate(DataLoader)#", 0) == 0; }))
-    return;  // a look at the distinct names first
+  if (!any_name(c.trace, is_data_loading_name)) return;  // a look at the distinct names first
   const CpuSlices& cs = c.cpu();
   const Trace& t = c.trace;
   std::vector<size_t> loads;
@@ -164,7 +162,7 @@ void data_loading(const RuleContext& c, RuleResult& out) {
     return t.events[cs.event(a)].dur_ns > t.events[cs.event(b)].dur_ns;
   });
   const std::string name(t.events[cs.event(loads[0])].name);
-  const bool workers = name.find("MultiProcessing") != std::string::npos;
+  const bool workers = loads_in_workers(name);
   Symptom s;
   s.text = "the DataLoader's fetches (" + name + ", " + std::to_string(loads.size()) +
            " in " + c.basis_noun() + ") took " + percent_text(share) + " of " + c.basis_noun() + " (" +

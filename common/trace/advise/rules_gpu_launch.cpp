@@ -39,27 +39,36 @@ bool is_stall(const HostGap& g) { return g.dur() > threshold::kHostStallNs; }
 struct HostRanges {
   const char* figure;  // "data_loading_ns"
   std::string (*what)(const std::string& longest);  // where the stall's time went, in words
-  std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> by_thread;
-  std::string name;    // the longest range's ("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__")
-  int64_t stalled = 0;  // the stalls' time inside them (added up by host_stall)
+  std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> by_thread;     // merged
+  std::map<std::pair<int64_t, int64_t>, std::vector<const Event*>> ranges;  // as recorded
+  int64_t stalled = 0;  // the stalls' counted time inside them
+  std::string name;     // the longest of them a counted stall overlapped
+  int64_t longest = -1;
 
   template <typename NameTest, typename EventTest>
   HostRanges(const Trace& t, const char* figure_name, std::string (*what_it_is)(const std::string&),
              NameTest name_test, EventTest is_one)
       : figure(figure_name), what(what_it_is) {
     if (!any_name(t, name_test)) return;
-    int64_t longest = -1;
     for (const Event& e : t.events) {
       if (!is_one(e)) continue;
       by_thread[{e.pid, e.tid}].push_back({e.start_ns, e.end_ns()});
-      if (e.dur_ns > longest) longest = e.dur_ns, name = std::string(e.name);
+      ranges[{e.pid, e.tid}].push_back(&e);
     }
     for (auto& [thread, spans] : by_thread) merge(spans);
   }
-  // How much of [from, to) the thread of `call` spent inside one of them.
-  int64_t inside(const Event& call, int64_t from, int64_t to) const {
+  // Adds the part of a stall [from, to) that counts (inside the basis, outside the loops of
+  // `call`'s thread: host_stall's own measure) and that thread spent inside one of them.
+  void add(const RuleContext& c, const Loops& loops, const Event& call, int64_t from, int64_t to) {
     const auto it = by_thread.find({call.pid, call.tid});
-    return it == by_thread.end() ? 0 : length(clip(it->second, from, to));
+    if (it == by_thread.end()) return;
+    int64_t n = 0;
+    for (const Interval& p : clip(it->second, from, to))
+      n += std::max<int64_t>(0, c.basis_overlap(p.from, p.to) - loops.inside(call, p.from, p.to));
+    if (n <= 0) return;
+    stalled += n;
+    for (const Event* e : ranges.at({call.pid, call.tid}))
+      if (e->start_ns < to && e->end_ns() > from && e->dur_ns > longest) longest = e->dur_ns, name = std::string(e->name);
   }
 };
 
@@ -71,8 +80,8 @@ bool is_compiling(const Event& e) {
 
 std::string loading_text(const std::string& longest) {
   return "inside the DataLoader's fetches (" + longest + "): " +
-         (longest.find("MultiProcessing") != std::string::npos ? "its worker processes did not have the batch ready"
-                                                               : "the training thread prepared the data itself");
+         (loads_in_workers(longest) ? "its worker processes did not have the batch ready"
+                                    : "the training thread prepared the data itself");
 }
 
 std::string compiling_text(const std::string& longest) {
@@ -190,8 +199,7 @@ void host_stall(const RuleContext& c, RuleResult& out) {
   int64_t idle = 0, saved = 0;
   const Loops& loops = c.loops();
   HostRanges families[] = {
-      {c.trace, "data_loading_ns", loading_text,
-       [](std::string_view n) { return n.rfind("enumerate(DataLoader)#", 0) == 0; }, is_data_loading},
+      {c.trace, "data_loading_ns", loading_text, is_data_loading_name, is_data_loading},
       {c.trace, "compiling_ns", compiling_text,
        [](std::string_view n) { return n.find(" (dynamo_timed)") != std::string_view::npos; }, is_compiling}};
   for (const HostGap& g : c.host_gaps()) {
@@ -202,7 +210,7 @@ void host_stall(const RuleContext& c, RuleResult& out) {
     idle += g.dur() - in;
     const int64_t counted = std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
     saved += counted;
-    for (HostRanges& f : families) f.stalled += std::min(counted, f.inside(call, g.start, g.end));
+    for (HostRanges& f : families) f.add(c, loops, call, g.start, g.end);
     stalls.push_back(g);
   }
   if (stalls.empty() || c.basis_ns <= 0) return;

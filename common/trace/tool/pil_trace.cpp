@@ -966,8 +966,8 @@ int main(int argc, char** argv) {
         note_unread(p.label, p.unread);
       }
       if (rank_step >= long(r.steps.size())) {
-        std::cerr << "pil-trace: error: --step " << rank_step << ": the ranks recorded " << r.steps.size()
-                  << " steps" << steps_allowed(r.steps.size()) << "\n";
+        std::cerr << "pil-trace: error: --step " << rank_step << ": the ranks' traces compare "
+                  << counted(static_cast<long long>(r.steps.size()), "step") << steps_allowed(r.steps.size()) << "\n";
         return 2;
       }
       std::cout << (as_json ? ranks_json(r) : format_ranks(r));
@@ -1063,8 +1063,9 @@ int main(int argc, char** argv) {
       int64_t from = 0, to = 0;
       if (*slice_window.step) {
         if (!step_window(index, step, from, to)) {
-          std::cerr << "pil-trace: error: --step " << step << ": the trace has " << index.steps.size()
-                    << " profiled steps" << steps_allowed(index.steps.size()) << "\n";
+          std::cerr << "pil-trace: error: --step " << step << ": the trace has "
+                    << counted(static_cast<long long>(index.steps.size()), "profiled step") << steps_allowed(index.steps.size())
+                    << "\n";
           return 2;
         }
         // The step's own CPU span: its GPU tail comes with its launch calls. (svg's window,
@@ -1121,8 +1122,9 @@ int main(int argc, char** argv) {
       o.width = width;
       o.title = title.empty() ? path : title;
       if (*svg_window.step && !step_window(index, step, o.from_ns, o.to_ns)) {
-        std::cerr << "pil-trace: error: --step " << step << ": the trace has " << index.steps.size()
-                  << " profiled steps" << steps_allowed(index.steps.size()) << "\n";
+        std::cerr << "pil-trace: error: --step " << step << ": the trace has "
+                  << counted(static_cast<long long>(index.steps.size()), "profiled step") << steps_allowed(index.steps.size())
+                  << "\n";
         return 2;
       }
       if (*svg_window.range && !range_window(index, range, instance, o.from_ns, o.to_ns)) {
