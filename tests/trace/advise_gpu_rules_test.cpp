@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "trace/advise/advise.h"
 #include "trace/advise/names.h"  // is_fp32_simt_gemm_kernel
@@ -221,19 +222,24 @@ TEST(AdviseHostWait, AFetchThatIsALoopIsNotTheStallsCause) {
 }
 
 // The same stall with the launching thread inside torch.compile's ranges ([100, 6100], nested
-// "(dynamo_timed)" ones, counted once): a first call compiling inside the recorded window.
+// "(dynamo_timed)" ones, counted once): a first call compiling inside the recorded window. Its
+// ranges are user_annotation in 2025's traces, cpu_op in torch 2.11's: both.
 TEST(AdviseHostWait, AStallWhileTorchCompileCompilesIsSaidSo) {
-  const Advice a = advise_text(stalled_step([](TraceBuilder& b) {
-    b.range("_compile.compile_inner (dynamo_timed)", 100, 6000);
-    b.range("OutputGraph.call_user_compiler (dynamo_timed)", 200, 5000);
-  }));
-  const Symptom* s = symptom(a, "host_stall");
-  ASSERT_NE(s, nullptr);
-  EXPECT_DOUBLE_EQ(figure(*s, "compiling_ns"), 6'000'000);
-  EXPECT_TRUE(has(s->text, "; 6.00 ms of it (99%) with the launching thread compiling (torch.compile's "
-                           "\"(dynamo_timed)\" ranges, the longest _compile.compile_inner (dynamo_timed)): a "
-                           "first call compiled inside the recorded window, not the steady state"))
-      << s->text;
+  for (const bool as_operators : {false, true}) {
+    SCOPED_TRACE(as_operators ? "cpu_op" : "user_annotation");
+    const Advice a = advise_text(stalled_step([as_operators](TraceBuilder& b) {
+      for (const auto& [name, at, dur] : {std::tuple{"_compile.compile_inner (dynamo_timed)", 100.0, 6000.0},
+                                          std::tuple{"OutputGraph.call_user_compiler (dynamo_timed)", 200.0, 5000.0}})
+        as_operators ? b.op(name, at, dur) : b.range(name, at, dur);
+    }));
+    const Symptom* s = symptom(a, "host_stall");
+    ASSERT_NE(s, nullptr);
+    EXPECT_DOUBLE_EQ(figure(*s, "compiling_ns"), 6'000'000);
+    EXPECT_TRUE(has(s->text, "; 6.00 ms of it (99%) with the launching thread compiling (torch.compile's "
+                             "\"(dynamo_timed)\" ranges, the longest _compile.compile_inner (dynamo_timed)): a "
+                             "first call compiled inside the recorded window, not the steady state"))
+        << s->text;
+  }
 }
 
 // Step [0, 5000]: a kernel [10, 20] (call [0, 5]), then nothing recorded on the thread but
