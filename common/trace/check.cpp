@@ -310,7 +310,7 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
         f.note(processes, t.events[steps.front()].name, t.events[steps.front()].start_ns,
                "process " + std::to_string(pid) +
                    (name != t.lane_names.end() ? " (" + name->second + ")" : std::string()) + ": " +
-                   std::to_string(steps.size()) + (steps.size() == 1 ? " step" : " steps"));
+                   counted(static_cast<long long>(steps.size()), "step"));
       }
 
     std::map<int64_t, std::vector<size_t>> by_number;

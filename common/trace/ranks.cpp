@@ -670,10 +670,10 @@ std::string format_ranks(const RanksReport& r) {
   // The steps each rank recorded (every rank the same ones): r.steps holds only those compared
   // across ranks, and a whole trace with no collectives compares none.
   const size_t recorded = r0.steps.size();
-  o << r.ranks.size() << (r.ranks.size() == 1 ? " rank" : " ranks")
+  o << counted(static_cast<long long>(r.ranks.size()), "rank")
     << (r.partial() ? " of " + std::to_string(r.world_size) : "")
-    << (r0.id.backend.empty() ? "" : ", backend " + r0.id.backend) << ", " << recorded
-    << (recorded == 1 ? " step" : " steps")
+    << (r0.id.backend.empty() ? "" : ", backend " + r0.id.backend) << ", "
+    << counted(static_cast<long long>(recorded), "step")
     << (std::any_of(r.ranks.begin(), r.ranks.end(), [](const RankProfile& p) { return p.whole_trace; })
             ? " (no ProfilerStep ranges: a rank's whole trace is its step 0)"
             : "")

@@ -74,10 +74,12 @@ struct HostRanges {
 
 // torch.compile's own ranges: user_annotation in the traces of 2025's torch seen, cpu_op in torch
 // 2.11's (checked on the CPU: "_compile.compile_inner (dynamo_timed)" and 50 more, all cpu_op).
-bool is_compiling(const Event& e) {
+bool is_compiling_name(std::string_view name) {
   constexpr std::string_view kSuffix = " (dynamo_timed)";
-  return (e.category == Category::UserAnnotation || e.category == Category::CpuOp) &&
-         e.name.size() > kSuffix.size() && e.name.substr(e.name.size() - kSuffix.size()) == kSuffix;
+  return name.size() > kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix;
+}
+bool is_compiling(const Event& e) {
+  return (e.category == Category::UserAnnotation || e.category == Category::CpuOp) && is_compiling_name(e.name);
 }
 
 std::string loading_text(const std::string& longest) {
@@ -200,24 +202,23 @@ void host_stall(const RuleContext& c, RuleResult& out) {
   std::vector<HostGap> stalls;
   int64_t idle = 0, saved = 0;
   const Loops& loops = c.loops();
-  HostRanges families[] = {
-      {c.trace, "data_loading_ns", loading_text, is_data_loading_name, is_data_loading},
-      {c.trace, "compiling_ns", compiling_text,
-       [](std::string_view n) { return n.find(" (dynamo_timed)") != std::string_view::npos; }, is_compiling}};
   for (const HostGap& g : c.host_gaps()) {
     if (!is_stall(g)) continue;
-    const Event& call = c.trace.events[g.call];
-    const int64_t in = loops.inside(call, g.start, g.end);
+    const int64_t in = loops.inside(c.trace.events[g.call], g.start, g.end);
     if (g.dur() - in <= threshold::kHostStallNs) continue;  // a loop's, mostly
     idle += g.dur() - in;
-    const int64_t counted = std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
-    saved += counted;
-    for (HostRanges& f : families) f.add(c, loops, call, g.start, g.end);
+    saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
     stalls.push_back(g);
   }
   if (stalls.empty() || c.basis_ns <= 0) return;
   const double share = double(saved) / double(c.basis_ns);
   if (share < threshold::kHostStallShare) return;
+  // Only now, with a finding to word, the ranges that may say where it went (a scan of the trace).
+  HostRanges families[] = {
+      {c.trace, "data_loading_ns", loading_text, is_data_loading_name, is_data_loading},
+      {c.trace, "compiling_ns", compiling_text, is_compiling_name, is_compiling}};
+  for (const HostGap& g : stalls)
+    for (HostRanges& f : families) f.add(c, loops, c.trace.events[g.call], g.start, g.end);
   const std::vector<HostGap> worst = longest(stalls, c.options.examples);
   const std::vector<HostActivity> what = host_activity(c, worst);
   Symptom s;
