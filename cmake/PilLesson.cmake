@@ -16,6 +16,8 @@
 #                            without a GPU; <name>.gpu_large the same with GPU_LARGE_ARGS
 #                <name>.*    the lesson's end-to-end checks, tests/lessons/<name>_test.cpp
 #                <name>.gpu_checks  its suites named *Gpu, on CUDA; label gpu; 77 without a GPU
+#                <name>.gpu_long_checks  its suites named *GpuLong (minutes on a GPU: the GPU
+#                            check runs them after the others); labels gpu, gpu_long; 77 without
 #                <name>.bench_smoke  the benchmark binary on the smallest CPU case
 #   compiled   = where the lesson has a compiled.py: <name>_aoti compiles its workload with
 #                AOTInductor for the CPU (fp32) into <build>/aoti/<name>/cpu_fp32[_FLAGS].pt2,
@@ -102,12 +104,18 @@ function(pil_add_lesson name)
     add_dependencies(${name}_test ${name} pil-trace)
     # Suites named *Gpu run on a GPU: one ctest case of their own, label gpu, exit 77 without
     # (scripts/gpu-check.sh builds the check programs with such suites by the same pattern).
+    # Suites named *GpuLong too, in a case of their own (label gpu_long), which the GPU check
+    # runs after the others, so that a check of minutes does not hold back the others' results.
     gtest_discover_tests(${name}_test TEST_PREFIX "${name}." DISCOVERY_MODE PRE_TEST
-                         TEST_FILTER "-*Gpu.*" PROPERTIES LABELS lesson)
+                         TEST_FILTER "-*Gpu.*:*GpuLong.*" PROPERTIES LABELS lesson)
     file(READ ${_checks} _text)
     if(_text MATCHES "TEST\\([A-Za-z0-9_]*Gpu,")
       add_test(NAME ${name}.gpu_checks COMMAND ${name}_test --gtest_filter=*Gpu.*)
       set_tests_properties(${name}.gpu_checks PROPERTIES LABELS "lesson;gpu" SKIP_RETURN_CODE 77)
+    endif()
+    if(_text MATCHES "TEST\\([A-Za-z0-9_]*GpuLong,")
+      add_test(NAME ${name}.gpu_long_checks COMMAND ${name}_test --gtest_filter=*GpuLong.*)
+      set_tests_properties(${name}.gpu_long_checks PROPERTIES LABELS "lesson;gpu;gpu_long" SKIP_RETURN_CODE 77)
     endif()
   endif()
 endfunction()

@@ -10,10 +10,12 @@
 #       programs of the lessons with GPU checks and pil::profiler's tests in one build, run every
 #       lesson's trace runs (ctest label gpu_trace, each at most PIL_TRACE_RUN_TIMEOUT s) and
 #       archive their traces under $OUT at once, then run the other gpu-labelled tests and the
-#       profiler-labelled ones (-j4), then, where 90 s are
-#       left, lesson 01's first-step-gap experiment (scripts/first_step_gap.py, 3 runs a condition);
+#       profiler-labelled ones (-j4) but the long ones, then the long ones (label gpu_long:
+#       suites named *GpuLong, minutes each) with the time left;
 #   part 2 (bench, 240 s): build the benchmarks and run the rows that carry the lessons' goals
-#       (scripts/bench_table.py --goal-filter names them) with short min-times;
+#       (scripts/bench_table.py --goal-filter names them) with short min-times, then, where 90 s
+#       are left, lesson 01's first-step-gap experiment (scripts/first_step_gap.py, 3 runs a
+#       condition; 01_matmul_add and pil-trace built with the benchmarks for it);
 #   part 3 (aoti, only if time is left: PIL_AOTI_BUDGET seconds, default 150): turn the
 #       compiled variants on (the CPU's packages left out of the build), and run each lesson's
 #       `compiled` variant on the GPU in bf16, which compiles its AOTInductor CUDA package (one
@@ -37,10 +39,10 @@
 #
 # The lessons are the project's lesson folders (NN_name/ with a CMakeLists.txt); every target
 # built is one the configure made (`cmake --build build-gpu --target help`), not a fixed list.
-# Leaves in $OUT (at most 8 files come back): gpu-check.log, traces.tar.gz, ctest.txt and
-# ctest-checks.log (every check's output, passed ones too), first-step-gap.txt and, when a check
-# failed, checks-kept.tar.gz (the traces of its lesson runs) (part 1), bench.tar.gz and
-# bench-table.txt (part 2), aoti.tar.gz (part 3); in the archives a trace over 4 MiB is cut to its first profiled step (see archive below). A failed build,
+# Leaves in $OUT (at most 8 files come back): gpu-check.log, traces.tar.gz, ctest.txt,
+# ctest-checks.log and ctest-long-checks.log (every check's output, passed ones too) and, when a
+# check failed, checks-kept.tar.gz (the traces of its lesson runs) (part 1), bench.tar.gz,
+# bench-table.txt and first-step-gap.txt (part 2), aoti.tar.gz (part 3); in the archives a trace over 4 MiB is cut to its first profiled step (see archive below). A failed build,
 # check, lesson or benchmark, a missed goal or a phase out of time makes the exit status 1.
 set -uo pipefail
 
@@ -220,7 +222,7 @@ if [[ $part == tests ]]; then
   # cores); -k 0: a check that fails to build leaves the rest built.
   checks=()
   for l in "${lessons[@]}"; do
-    present "${l}_test" && grep -Eq 'TEST\([A-Za-z0-9_]*Gpu,' "tests/lessons/${l}_test.cpp" 2>/dev/null &&
+    present "${l}_test" && grep -Eq 'TEST\([A-Za-z0-9_]*Gpu(Long)?,' "tests/lessons/${l}_test.cpp" 2>/dev/null &&
       checks+=("${l}_test")
   done
   # And pil::profiler's own tests (label profiler), run with the checks: on a GPU they take
@@ -244,41 +246,35 @@ if [[ $part == tests ]]; then
   phase "archive the traces"
   archive traces.tar.gz test-output
 
-  phase "ctest -L \"gpu|profiler\" (the checks)"
   # A failed check's lesson runs keep their traces here (PIL_GPU_KEEP_DIR: GpuLessonRun in
   # tests/support/lesson_run.h), archived after the checks when there are any.
   run rm -rf "$build/kept-traces"
   export PIL_GPU_KEEP_DIR=$(realpath -m "$build/kept-traces")
-  if ((dry)); then
-    within "$(left)" ctest --test-dir "$build" --output-on-failure --no-tests=error -j 4 -L "gpu|profiler" -LE gpu_trace
-  else
-    within "$(left)" ctest --test-dir "$build" --output-on-failure --no-tests=error -j 4 -L "gpu|profiler" -LE gpu_trace |
-      tee "$out/ctest.txt"
-    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
-    # What every check printed, passed ones too (ctest shows only the failures'): advice lines
-    # such as lesson 02's TF32 kernel names come back only this way.
-    cp "$build/Testing/Temporary/LastTest.log" "$out/ctest-checks.log" 2>/dev/null || true
-    if [[ -n $(ls -A "$build/kept-traces" 2>/dev/null) ]]; then
-      phase "archive the failed checks' traces"
-      archive checks-kept.tar.gz kept-traces
+  # checks LOG LIMIT CTEST-ARGS...: the checks, their ctest lines in ctest.txt (appended) and what
+  # every check printed, passed ones too, in LOG (ctest shows only the failures': advice lines
+  # such as lesson 02's TF32 kernel names come back only this way).
+  checks() {
+    local log=$1 limit=$2
+    shift 2
+    if ((dry)); then
+      within "$limit" ctest --test-dir "$build" --output-on-failure "$@"
+      return
     fi
-  fi
-
-  # Lesson 01's page leaves one experiment to a GPU run: the first recorded step's gap with each
-  # candidate cause off in turn (scripts/first_step_gap.py). With the time left only: a part
-  # short of it says so and is not failed by it.
-  phase "the first-step gap on the GPU (lesson 01's page)"
-  gap_left=$(($(left) - 10))
-  if ((gap_left < 90)); then
-    echo "not run: the first-step gap needs 90 s; ${gap_left}s left"
-  elif ((!dry)) && [[ ! -x $build/bin/01_matmul_add || ! -x $build/bin/pil-trace ]]; then
-    echo "not run: the first-step gap needs 01_matmul_add and pil-trace, not built"
-  elif ((dry)); then
-    within "$gap_left" python3 scripts/first_step_gap.py --build "$build" --device cuda --dtype bf16 --size 64 --runs 3
-  else
-    within "$gap_left" python3 scripts/first_step_gap.py --build "$build" --device cuda --dtype bf16 --size 64 \
-      --runs 3 | tee "$out/first-step-gap.txt"
+    rm -f "$build/Testing/Temporary/LastTest.log"
+    within "$limit" ctest --test-dir "$build" --output-on-failure "$@" | tee -a "$out/ctest.txt"
     [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+    cp "$build/Testing/Temporary/LastTest.log" "$out/$log" 2>/dev/null || true
+  }
+  ((dry)) || : > "$out/ctest.txt"
+  phase "ctest -L \"gpu|profiler\" (the checks, the long ones after)"
+  checks ctest-checks.log "$(left)" --no-tests=error -j 4 -L "gpu|profiler" -LE "gpu_trace|gpu_long"
+  # The long checks (suites named *GpuLong: minutes each) last, with the time left, so that one
+  # that runs out of it takes no other check's result with it.
+  phase "ctest -L gpu_long (the long checks)"
+  checks ctest-long-checks.log "$(($(left) - 5))" --no-tests=ignore -j 1 -L gpu_long
+  if ((!dry)) && [[ -n $(ls -A "$build/kept-traces" 2>/dev/null) ]]; then
+    phase "archive the failed checks' traces"
+    archive checks-kept.tar.gz kept-traces
   fi
 elif [[ $part == bench ]]; then
   # A fresh machine (the one of part 1 went back: it is held 30 s after a call): configured here.
@@ -290,6 +286,8 @@ elif [[ $part == bench ]]; then
     present "${l}_bench" && [[ -n $filter ]] && benches+=("$l")
   done
   targets=("${benches[@]/%/_bench}")
+  # And what the first-step gap runs, after the benchmarks (built already on a warm machine).
+  for t in 01_matmul_add pil-trace; do present "$t" && targets+=("$t"); done
   phase "build: ${targets[*]}"
   within "$(($(left) - 60))" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" || exit 1
   dir=$(mktemp -d)
@@ -307,6 +305,23 @@ elif [[ $part == bench ]]; then
     fi
   done
   run tar -czf "$out/bench.tar.gz" -C "$dir" .
+
+  # Lesson 01's page leaves one experiment to a GPU run: the first recorded step's gap with each
+  # candidate cause off in turn (scripts/first_step_gap.py). With the time left only: a part
+  # short of it says so and is not failed by it.
+  phase "the first-step gap on the GPU (lesson 01's page)"
+  gap_left=$(($(left) - 10))
+  if ((gap_left < 90)); then
+    echo "not run: the first-step gap needs 90 s; ${gap_left}s left"
+  elif ((!dry)) && [[ ! -x $build/bin/01_matmul_add || ! -x $build/bin/pil-trace ]]; then
+    echo "not run: the first-step gap needs 01_matmul_add and pil-trace, not built"
+  elif ((dry)); then
+    within "$gap_left" python3 scripts/first_step_gap.py --build "$build" --device cuda --dtype bf16 --size 64 --runs 3
+  else
+    within "$gap_left" python3 scripts/first_step_gap.py --build "$build" --device cuda --dtype bf16 --size 64 \
+      --runs 3 | tee "$out/first-step-gap.txt"
+    [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  fi
 else
   configure ON
   known=$(targets_of_build)

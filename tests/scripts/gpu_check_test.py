@@ -3,8 +3,9 @@
 a fake cmake that answers only `--build DIR --target help` with a target list of the test's
 own: the plan it prints configures for sm_90 with the compiled variants off, builds in one build
 only targets that both are lesson folders and were in that list (with the check programs of
-those with GPU checks), archives the traces before the checks run, names the goal benchmarks
-bench_table.py gives, and configures a fresh machine's build folder in part 2 too. The dry run
+those with GPU checks), archives the traces before the checks run, runs the long checks after
+the others, names the goal benchmarks bench_table.py gives, runs lesson 01's first-step gap
+after them, and configures a fresh machine's build folder in part 2 too. The dry run
 runs nothing else: the fake cmake fails any other call, and the test sees it. Then the script
 for real with a fake cmake, ctest and Python torch: it configures on a warm rerun too, archives
 only its own traces, cuts a trace too large to come back from the machine to its first step,
@@ -95,7 +96,7 @@ class GpuCheckDryRun(unittest.TestCase):
         build_at = self.index(cmds, r"cmake --build .* --target pil-trace")
         def has_gpu_checks(lesson):
             with open(os.path.join(ROOT, "tests", "lessons", lesson + "_test.cpp")) as f:
-                return re.search(r"TEST\([A-Za-z0-9_]*Gpu,", f.read()) is not None
+                return re.search(r"TEST\([A-Za-z0-9_]*Gpu(Long)?,", f.read()) is not None
         with_gpu_checks = [m for m in self.made if has_gpu_checks(m)]
         self.assertTrue(with_gpu_checks)
         self.assertEqual(cmds[build_at].split("--target ")[1].split(),
@@ -103,13 +104,13 @@ class GpuCheckDryRun(unittest.TestCase):
                          ["profiler_test", "--", "-k", "0"])
         traces = self.index(cmds, r"ctest .*--timeout 120 -L gpu_trace -j 1")
         archive = self.index(cmds, r"^tar -czf \S+/traces\.tar\.gz ")
-        ctest = self.index(cmds, r"ctest .*-j 4 -L gpu\|profiler -LE gpu_trace")
-        gap = self.index(cmds, r"python3 scripts/first_step_gap\.py ")
+        ctest = self.index(cmds, r"ctest .*-j 4 -L gpu\|profiler -LE gpu_trace\|gpu_long$")
+        long_checks = self.index(cmds, r"ctest .*-j 1 -L gpu_long$")
         self.assertLess(build_at, traces)
         self.assertLess(traces, archive)
         self.assertLess(archive, ctest)
-        self.assertLess(ctest, gap)  # the experiment with the time the checks left
-        self.assertIn("--device cuda --dtype bf16 --size 64", cmds[gap])
+        self.assertLess(ctest, long_checks)  # the long checks with the time the others left
+        self.assertFalse([c for c in cmds if "first_step_gap" in c], "the gap is part 2's")
         for c in (cmds[traces], cmds[ctest]):
             self.assertIn("--no-tests=error", c)
         for c in cmds:
@@ -133,9 +134,13 @@ class GpuCheckDryRun(unittest.TestCase):
             ["python3", os.path.join(ROOT, "scripts", "bench_table.py"), "--goal-filter", m],
             capture_output=True, text=True).stdout.strip()]
         build = cmds[self.index(cmds, r"cmake --build .* --target ")]
-        self.assertEqual(build.split("--target ")[1].split(), [m + "_bench" for m in with_goals])
-        for m in with_goals:
-            self.index(cmds, r"bin/%s_bench --benchmark_filter=" % m)
+        # The benchmarks, and what the first-step gap runs after them.
+        self.assertEqual(build.split("--target ")[1].split(),
+                         [m + "_bench" for m in with_goals] + [LESSONS[0], "pil-trace"])
+        benches = [self.index(cmds, r"bin/%s_bench --benchmark_filter=" % m) for m in with_goals]
+        gap = self.index(cmds, r"python3 scripts/first_step_gap\.py ")
+        self.assertLess(max(benches), gap)  # the experiment with the time the benchmarks left
+        self.assertIn("--device cuda --dtype bf16 --size 64", cmds[gap])
         # A fresh machine (no build folder): configured first; a warm one's folder is used.
         self.assertLess(self.index(cmds, r"^cmake -S \. -B "), self.index(cmds, r"cmake --build .* --target "))
         os.makedirs(self.env["PIL_GPU_BUILD_DIR"])
@@ -227,8 +232,8 @@ class GpuCheckRun(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def check(self, **env):
-        return subprocess.run(["bash", SCRIPT, "tests"], capture_output=True, text=True, cwd=ROOT,
+    def check(self, part="tests", **env):
+        return subprocess.run(["bash", SCRIPT, part], capture_output=True, text=True, cwd=ROOT,
                               env=dict(self.env, **env), timeout=300)
 
     def archived(self):
@@ -241,8 +246,11 @@ class GpuCheckRun(unittest.TestCase):
         self.assertEqual(first.returncode, 0, first.stdout + first.stderr)
         self.assertIn("eager.pt.trace.json", self.archived())
         self.assertTrue(os.path.isfile(os.path.join(self.out, "ctest.txt")))
-        with open(os.path.join(self.out, "ctest-checks.log")) as f:  # what passed checks printed
-            self.assertIn("advice: what a passed check printed", f.read())
+        for log in ("ctest-checks.log", "ctest-long-checks.log"):  # what passed checks printed
+            with open(os.path.join(self.out, log)) as f:
+                self.assertIn("advice: what a passed check printed", f.read())
+        with open(os.path.join(self.out, "ctest.txt")) as f:  # both runs' lines
+            self.assertEqual(f.read().count("100% tests passed"), 2)
         stale = os.path.join(self.env["PIL_GPU_BUILD_DIR"], "test-output", "stale.json")
         with open(stale, "w") as f:
             f.write("{}")
@@ -254,8 +262,8 @@ class GpuCheckRun(unittest.TestCase):
         self.assertNotIn("stale.json", self.archived())
 
     def test_the_first_step_gap_runs_with_the_time_left_and_comes_back(self):
-        # Not built: said, and the part not failed by it.
-        p = self.check()
+        # Part 2's, after the benchmarks. Not built: said, and the part not failed by it.
+        p = self.check("bench")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("not run: the first-step gap needs 01_matmul_add and pil-trace, not built", p.stdout)
         # Built (fakes: a lesson 01 that writes a summary of three steps, a pil-trace whose chain
@@ -272,7 +280,7 @@ echo "summary: $2/s.json"
         executable(os.path.join(bin_dir, "pil-trace"), """#!/bin/sh
 echo '[{"depth": 0, "offset_ns": 0}, {"depth": 1, "offset_ns": 5000}]'
 """)
-        p = self.check()
+        p = self.check("bench")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"\+ \[at most \d+s\] python3 scripts/first_step_gap\.py --build \S+ --device cuda")
         with open(os.path.join(self.out, "first-step-gap.txt")) as f:
@@ -280,7 +288,7 @@ echo '[{"depth": 0, "offset_ns": 0}, {"depth": 1, "offset_ns": 5000}]'
         self.assertIn("--device cuda --dtype bf16 --size 64, 3 runs per condition", table)
         self.assertIn("| default | `(none)` | 5 (5-5) | 5 (5-5) | 9 (9-9) | 3 (3-3) |", table)
         # Short of time: said, not run, not failed.
-        p = self.check(PIL_GPU_CHECK_BUDGET="95")  # the trace runs not run either (said)
+        p = self.check("bench", PIL_GPU_CHECK_BUDGET="95")
         self.assertRegex(p.stdout, r"not run: the first-step gap needs 90 s; -?\d+s left")
 
     def test_a_failed_checks_traces_come_back_and_only_then(self):
