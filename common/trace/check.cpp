@@ -347,6 +347,21 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
     }
   }
 
+  // The profiler's own work (CUPTI's overhead records): a line apart; a finding where a CUDA call
+  // inside a step spans one (its thread waited for the profiler: the step's time holds it).
+  CheckFinding& waited = f.add("profiler_overhead_in_step",
+                               "CUDA calls inside a step that span the profiler's own work (a CUPTI overhead "
+                               "record): their thread waited for the profiler, and the step's time holds it");
+  for (const ProfilerOverhead& o : profiler_overhead(index)) {
+    ++r.profiler_overhead;
+    if (!o.inside_call || o.step < 0) continue;
+    const Event& call = t.events[o.longest_call];
+    const Event& e = t.events[o.event];
+    f.note(waited, call.name, call.start_ns,
+           format_duration(call.dur_ns) + ", spans " + std::string(e.name) + " " + format_duration(e.dur_ns) +
+               ", in " + std::string(t.events[index.steps[size_t(o.step)]].name));
+  }
+
   // Arguments the reader skipped as unusable (read as absent).
   CheckFinding& skipped = f.add("skipped_fields",
                                 "events with an argument of an unexpected type, read as absent");
@@ -384,6 +399,10 @@ std::string format_check(const CheckReport& r, const std::string& path) {
   apart("sizes", r.short_copies_without_work,
         "copy or set calls of 1 us or less found no GPU work: most likely of zero bytes, which "
         "start none (the trace does not give a call's size)");
+  if (r.profiler_overhead > 0)
+    o << "profiler: " << counted(r.profiler_overhead, "CUPTI overhead record")
+      << " (Activity Buffer Request...): the profiler's own work, on a lane of its own (`pil-trace summary` "
+         "says where, and whether a CUDA call waited through one)\n";
   apart("before", r.launched_before_recording,
         "GPU work items have no launch call and correlation ids before every launch call's: "
         "launched before recording began (earlier steps' work, still running when it began)");

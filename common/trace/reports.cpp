@@ -1152,6 +1152,76 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
   return rows;
 }
 
+// --- The profiler's own work ------------------------------------------------------------------
+
+bool is_profiler_overhead(const Event& e) {
+  if (e.category != Category::Other || e.dur_ns <= 0) return false;
+  // libkineto's names for CUPTI's overhead kinds (CUpti_ActivityOverheadKind).
+  for (std::string_view name : {"Activity Buffer Request", "Buffer Flush", "Instrumentation", "Resource",
+                                "Driver Compiler", "Runtime Triggered Module Loading", "Lazy Function Loading",
+                                "Command Buffer Full", "UVM Activity Init"})
+    if (e.name == name) return true;
+  return false;
+}
+
+std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  std::vector<ProfilerOverhead> out;
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (is_profiler_overhead(t.events[i])) out.push_back({i});
+  if (out.empty()) return out;
+  std::stable_sort(out.begin(), out.end(), [&](const ProfilerOverhead& a, const ProfilerOverhead& b) {
+    return t.events[a.event].start_ns < t.events[b.event].start_ns;
+  });
+  for (ProfilerOverhead& o : out) {
+    const Event& e = t.events[o.event];
+    for (size_t k = 0; k < index.steps.size(); ++k) {
+      const Event& s = t.events[index.steps[k]];
+      if (e.start_ns >= s.start_ns && e.start_ns < s.end_ns()) o.step = long(k);
+    }
+  }
+  for (size_t c : index.api_calls()) {
+    const Event& call = t.events[c];
+    for (ProfilerOverhead& o : out) {
+      const Event& e = t.events[o.event];
+      if (call.start_ns >= e.end_ns() || call.end_ns() <= e.start_ns) continue;
+      if (o.longest_call == ProfilerOverhead::npos || call.dur_ns > t.events[o.longest_call].dur_ns)
+        o.longest_call = c;
+      if (call.start_ns <= e.start_ns && call.end_ns() >= e.end_ns()) o.inside_call = true;
+    }
+  }
+  return out;
+}
+
+std::string profiler_overhead_text(const TraceIndex& index, const std::vector<ProfilerOverhead>& overhead) {
+  if (overhead.empty()) return "";
+  const Trace& t = index.trace();
+  auto where = [&](const ProfilerOverhead& o) {
+    return o.step >= 0 ? "in " + std::string(t.events[index.steps[size_t(o.step)]].name) : std::string("outside the steps");
+  };
+  std::string s = "the profiler's own work (CUPTI's overhead records, on a lane of their own; not the program's): ";
+  for (size_t i = 0; i < std::min<size_t>(3, overhead.size()); ++i) {
+    const Event& e = t.events[overhead[i].event];
+    s += std::string(i ? ", " : "") + std::string(e.name) + " " + format_duration(e.dur_ns) + " " + where(overhead[i]);
+  }
+  if (overhead.size() > 3) s += " and " + std::to_string(overhead.size() - 3) + " more";
+  const auto waited = std::find_if(overhead.begin(), overhead.end(), [](const ProfilerOverhead& o) { return o.inside_call; });
+  if (waited != overhead.end()) {
+    const Event& call = t.events[waited->longest_call];
+    return s + "; " + std::string(call.name) + " (" + format_duration(call.dur_ns) + ", " + where(*waited) +
+           ") spans " + std::string(t.events[waited->event].name) +
+           ": its thread waited for the profiler, and that step's time holds the profiler's";
+  }
+  int64_t longest = -1;
+  for (const ProfilerOverhead& o : overhead)
+    if (o.longest_call != ProfilerOverhead::npos) longest = std::max(longest, t.events[o.longest_call].dur_ns);
+  const bool one = overhead.size() == 1;
+  return s + (longest < 0 ? std::string("; no CUDA call ran during ") + (one ? "it" : "them") + ", so none waited"
+                          : std::string("; no CUDA call spans ") + (one ? "it" : "any") + " (the longest during " +
+                                (one ? "it" : "them") + " took " + format_duration(longest) +
+                                "): the trace shows no thread waiting for the profiler");
+}
+
 // --- Explain ---------------------------------------------------------------------------------
 
 Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
@@ -1166,6 +1236,7 @@ Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
   for (size_t s : index.steps) m.step_ns.push_back(t.events[s].dur_ns);
   m.steps = DurationStats::of(m.step_ns);
   m.step_processes = step_processes(index);
+  m.overhead = profiler_overhead(index);
   if (gpu) {
     m.kernels = kernel_report(index);
     m.launches = launch_report(index, LaunchDetail::Totals);
@@ -1231,6 +1302,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
            "`pil-trace check`)";
     line(s);
   }
+  if (!m.overhead.empty()) line(profiler_overhead_text(index, m.overhead));
   const KeyAverages& ka = index.key_averages();
   if (!m.top_ops.empty()) {
     std::string s = "most self CPU time:";
@@ -1266,7 +1338,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     // GPU's side is missing, not absent.
     const size_t calls = index.api_calls().size();
     const size_t starting = calls_starting_gpu_work(index);
-    const std::string made = std::to_string(calls) + " CUDA runtime or driver call" + (calls == 1 ? "" : "s");
+    const std::string made = counted(int64_t(calls), "CUDA runtime or driver call");
     std::string other_device;  // the events of a device pil-trace does not model
     for (const auto& [kind, n] : t.unread)
       if (kind != Trace::kUnreadBeginEnd && kind != Trace::kUnreadLegacyCuda)
@@ -1306,8 +1378,12 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
          " (`pil-trace streams` shows them per stream, `launches` each launch)");
   } else {
     const KernelRow& top = m.kernels.front();
+    // Its spread: the same kernel can take different times (clocks, power, other work on the
+    // GPU); a mean pulled up by one slow call says less than the median and the range.
     line("top kernel: " + top.name.substr(0, 80) + " — " + pct(top.share) + " of kernel time, " +
-         std::to_string(top.time.count) + " calls, median " + format_duration(int64_t(top.time.median)));
+         counted(top.time.count, "call") + ", median " + format_duration(int64_t(top.time.median)) +
+         (top.time.count > 1 ? " (" + format_duration(top.time.min) + " to " + format_duration(top.time.max) + ")"
+                             : std::string()));
   }
   if (m.work_items_per_step)
     line(std::to_string(*m.work_items_per_step) + " GPU work items launched per step (median over steps)");

@@ -507,10 +507,32 @@ size_t calls_starting_gpu_work(const TraceIndex& index);
 /// figures mix theirs; 0 without steps.
 size_t step_processes(const TraceIndex& index);
 
+/// The profiler's own work in a trace: CUPTI's overhead records, which Kineto writes with
+/// category "overhead" on a lane of their own (pid -1): "Activity Buffer Request" (CUPTI asking
+/// for a buffer to hold its records), "Buffer Flush", "Instrumentation", "Resource", ... Not the
+/// program's work, and the trace does not say which thread paid for it: where a CUDA runtime or
+/// driver call on some thread spans it, that thread waited through it, and the step's time holds
+/// the profiler's.
+struct ProfilerOverhead {
+  size_t event = 0;        ///< index into Trace::events
+  long step = -1;          ///< the step it starts in (index into TraceIndex::steps); -1: outside
+  static constexpr size_t npos = size_t(-1);
+  size_t longest_call = npos;  ///< the longest CUDA call that overlaps it, on any thread
+  bool inside_call = false;    ///< that call spans it: its thread waited through it
+};
+/// True for one of CUPTI's overhead records as Kineto names them (its overheadKindString).
+bool is_profiler_overhead(const Event& e);
+/// The trace's profiler overhead records, in time order.
+std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index);
+/// One line on them for a report ("Activity Buffer Request 2.54 ms in ProfilerStep#2 ..."), or ""
+/// where there are none.
+std::string profiler_overhead_text(const TraceIndex& index, const std::vector<ProfilerOverhead>& overhead);
+
 struct Summary {
   std::vector<int64_t> step_ns;  ///< the profiled steps' durations, in time order
   DurationStats steps;
   size_t step_processes = 0;  ///< step_processes(): more than 1 in merged traces
+  std::vector<ProfilerOverhead> overhead;  ///< profiler_overhead(): the profiler's own work
   std::vector<const KeyAverage*> top_ops;  ///< up to 3 CPU rows, most self CPU time first
   std::vector<const KeyAverage*> ranges;   ///< named_range_rows(), the most time (range_times) first
   RangeTimes range_times;                  ///< per range: its time, and its GPU work's

@@ -98,8 +98,14 @@ TEST(AdviseCpu, ARunWhoseGpuSideWasNotRecordedIsNotJudgedAsACpuRun) {
   sync.call("cudaDeviceSynchronize", 90, 2);
   const Advice cpu = advise_text(sync.str());
   EXPECT_EQ(cpu.launches_without_gpu_work, 0);
+  EXPECT_EQ(cpu.sync_or_query_calls, 1);
   EXPECT_NE(finding(cpu, "op_overhead"), nullptr);
-  EXPECT_NE(format_advice(cpu, "t.json").find(", CPU only\n"), std::string::npos);
+  EXPECT_NE(format_advice(cpu, "t.json")
+                .find(", CPU only as recorded (no GPU work, and its 1 CUDA call only synchronizes or queries: the "
+                      "work waited for was launched before recording began)\n"),
+            std::string::npos)
+      << format_advice(cpu, "t.json");
+  EXPECT_EQ(advice_json(cpu)["sync_or_query_calls"], 1);
 }
 
 TEST(AdviseCpu, FewLongOperatorsAreNotOverhead) {

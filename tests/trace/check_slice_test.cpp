@@ -68,7 +68,7 @@ TEST(PilTraceCheck, EachPlantedFaultIsFoundInItsFixtureAndNothingElse) {
     EXPECT_EQ(text.exit_code, 1);
     EXPECT_NE(text.out.find("1 finding(s):"), std::string::npos) << text.out;
   }
-  EXPECT_EQ(planted, 13);
+  EXPECT_EQ(planted, 14);
   const auto clean = run_process(kTool, {"check", kFixtures + "/check/clean.json"});
   EXPECT_EQ(clean.exit_code, 0) << clean.out;
   EXPECT_NE(clean.out.find("no findings"), std::string::npos) << clean.out;
@@ -96,6 +96,9 @@ TEST(PilTraceCheck, StepsOfSeveralProcessesAreAMerge) {
                             "one? pil-trace check)"),
             std::string::npos)
       << advice.out;
+  EXPECT_EQ(json::parse(run_process(kTool, {"advise", path, "--json"}).out)["processes"], 2);
+  EXPECT_EQ(json::parse(run_process(kTool, {"advise", kFixtures + "/check/clean.json", "--json"}).out)["processes"],
+            1);
   EXPECT_EQ(json::parse(run_process(kTool, {"summary", kFixtures + "/check/clean.json", "--json"}).out)["steps"]
                 ["processes"],
             1);
@@ -115,6 +118,68 @@ TEST(PilTraceCheck, StepsOfSeveralProcessesAreAMerge) {
 }
 
 // Examples carry the timestamp as the trace writes it, so a user finds the event in Perfetto.
+// The profiler's own work: CUPTI's overhead records ("Activity Buffer Request", Kineto's category
+// overhead, pid -1). Named by the summary with the step it falls in; where a CUDA call inside a
+// step spans one, that call's thread waited for the profiler: a finding of check, since the
+// step's time then holds the profiler's. A user's range of the same name is no such record.
+TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndAStepThatWaitedForItIsAFinding) {
+  TempDir dir;
+  auto trace = [](double call_ts, double call_dur) {
+    pil::test::TraceBuilder b;
+    b.step(1, 0, 1000).step(2, 1000, 1000);
+    b.op("aten::add", 1050, 700);
+    b.kernel("add_kernel", b.call("cudaLaunchKernel", call_ts, call_dur), call_ts + call_dur + 2, 5);
+    b.overhead("Activity Buffer Request", 1100, 500);
+    b.range("Resource", 200, 10);  // a user's range, not CUPTI's
+    return b.str();
+  };
+  const std::string waited = dir.path() + "/waited.json", apart = dir.path() + "/apart.json";
+  std::ofstream(waited) << trace(1090, 530);  // spans the record
+  std::ofstream(apart) << trace(1300, 10);    // during it, short
+
+  const auto c = run_process(kTool, {"check", waited, "--json"});
+  EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
+  const json cj = json::parse(c.out);
+  EXPECT_EQ(cj["profiler_overhead"], 1);
+  ASSERT_EQ(cj["findings"].size(), 1u) << c.out;
+  EXPECT_EQ(cj["findings"][0]["key"], "profiler_overhead_in_step");
+  EXPECT_EQ(cj["findings"][0]["examples"][0]["detail"],
+            "530 us, spans Activity Buffer Request 500 us, in ProfilerStep#2");
+  const auto s = run_process(kTool, {"summary", waited});
+  EXPECT_NE(s.out.find("the profiler's own work (CUPTI's overhead records, on a lane of their own; not the "
+                       "program's): Activity Buffer Request 500 us in ProfilerStep#2; cudaLaunchKernel (530 us, in "
+                       "ProfilerStep#2) spans Activity Buffer Request: its thread waited for the profiler"),
+            std::string::npos)
+      << s.out;
+
+  const auto a = run_process(kTool, {"check", apart});
+  EXPECT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_NE(a.out.find("profiler: 1 CUPTI overhead record (Activity Buffer Request...): the profiler's own work"), std::string::npos)
+      << a.out;
+  const json sj = json::parse(run_process(kTool, {"summary", apart, "--json"}).out);
+  ASSERT_EQ(sj["profiler_overhead"].size(), 1u);
+  EXPECT_EQ(sj["profiler_overhead"][0]["name"], "Activity Buffer Request");
+  EXPECT_EQ(sj["profiler_overhead"][0]["step"], "ProfilerStep#2");
+  EXPECT_EQ(sj["profiler_overhead"][0]["dur_ns"], 500000);
+  EXPECT_EQ(sj["profiler_overhead"][0]["longest_call"], "cudaLaunchKernel");
+  EXPECT_EQ(sj["profiler_overhead"][0]["inside_call"], false);
+  EXPECT_NE(run_process(kTool, {"summary", apart}).out.find(
+                "no CUDA call spans it (the longest during it took 10.0 us): the trace shows no thread waiting for the profiler"),
+            std::string::npos);
+
+  // The H200 run's lesson 05 trace (2026-12-04): one Activity Buffer Request of 2.54 ms in its
+  // first recorded step, which no CUDA call spans (the longest during it, 44 us or less).
+  const std::string h200 = std::string(PIL_SOURCE_DIR) +
+                           "/docs/gpu-runs/2026-12-04-h200/traces/05_data_parallel/"
+                           "allreduce_after_cuda_bf16_n8_rank0.pt.trace.json.gz";
+  const json hj = json::parse(run_process(kTool, {"summary", h200, "--json"}).out);
+  ASSERT_EQ(hj["profiler_overhead"].size(), 1u) << hj["profiler_overhead"].dump();
+  EXPECT_EQ(hj["profiler_overhead"][0]["step"], "ProfilerStep#2");
+  EXPECT_EQ(hj["profiler_overhead"][0]["dur_ns"], 2541559);
+  EXPECT_EQ(hj["profiler_overhead"][0]["inside_call"], false);
+  EXPECT_EQ(run_process(kTool, {"check", h200}).exit_code, 0);
+}
+
 TEST(PilTraceCheck, ExamplesGiveTheTracesOwnTimestamps) {
   const std::string path = kFixtures + "/check/gpu_work_before_launch.json";
   const json t = json::parse(read(path));
@@ -654,7 +719,14 @@ TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
         {"slice", gpu, "--out", out, "--from-us", "100000", "--to-us", "100001"},
         {"slice", gpu, "--out", dir.path() + "/no/such/folder/o.json", "--step", "0"},
         {"slice", gpu, "--step", "0"}, {"slice", gpu, "--out", out, "--step", "0", "--range", "x"},
-        {"check", kFixtures + "/check/clean.json", "--examples", "-1"}}) {
+        {"check", kFixtures + "/check/clean.json", "--examples", "-1"},
+        // svg's window as slice's: an empty span, a start past the window, an instance too many
+        // (svg drew the whole trace for the first two, and said no such name for the third);
+        // kernels of a range no slice has (a typo read as a range that launched nothing).
+        {"svg", gpu, "--out", out, "--from-us", "50", "--to-us", "10"},
+        {"svg", gpu, "--out", out, "--from-us", "100000"},
+        {"svg", gpu, "--out", out, "--range", "matmul_add", "--instance", "1"},
+        {"kernels", gpu, "--range", "matmul_ad"}}) {
     SCOPED_TRACE(args[0] + " " + (args.size() > 1 ? args[1] : "") + " " +
                  (args.size() > 4 ? args[4] : ""));
     const auto r = run_process(kTool, args);
@@ -668,6 +740,15 @@ TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
   EXPECT_EQ(past.exit_code, 2);
   EXPECT_NE(past.err.find("--from-us 100000: past the recorded window, which ends "), std::string::npos) << past.err;
   EXPECT_EQ(past.err.find("--to-us"), std::string::npos) << past.err;
+  EXPECT_NE(run_process(kTool, {"svg", gpu, "--out", out, "--range", "matmul_add", "--instance", "1"})
+                .err.find("no slice named 'matmul_add' (instance 1)"),
+            std::string::npos);
+  // The same windows, well formed, still draw.
+  const std::string picture = dir.path() + "/o.svg";
+  EXPECT_EQ(run_process(kTool, {"svg", gpu, "--out", picture, "--from-us", "10", "--to-us", "50"}).exit_code, 0);
+  EXPECT_EQ(run_process(kTool, {"svg", gpu, "--out", picture, "--range", "matmul_add", "--instance", "0"}).exit_code,
+            0);
+  EXPECT_EQ(run_process(kTool, {"kernels", gpu, "--range", "matmul_add"}).exit_code, 0);
 }
 
 }  // namespace

@@ -106,6 +106,12 @@ class TraceBuilder {
         gpu_args(corr, stream, 0) + ", \"bytes\": " + std::to_string(bytes));
     return *this;
   }
+  /// One of CUPTI's overhead records as Kineto writes it ("Activity Buffer Request": category
+  /// overhead, on a lane of its own, pid -1, tid 0, no arguments).
+  TraceBuilder& overhead(const std::string& name, double ts, double dur) {
+    add("overhead", name, "-1", "0", ts, dur, "");
+    return *this;
+  }
   /// An allocation (bytes > 0) or free (bytes < 0) on device `device` (-1: host), with the
   /// allocator's total after it.
   TraceBuilder& memory(double ts, int64_t bytes, int64_t total, int device = 0, int tid = 1) {

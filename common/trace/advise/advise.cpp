@@ -269,6 +269,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.gpu = ctx.gpu();
   a.cpu_side_only_format = !a.gpu && index.trace().autograd_profiler_slices > 0;
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
+  if (!a.gpu && a.launches_without_gpu_work == 0) a.sync_or_query_calls = int64_t(index.api_calls().size());
   const std::string not_recorded_why =
       "the trace's GPU side was not recorded (" + std::to_string(a.launches_without_gpu_work) +
       " CUDA calls start GPU work, none is in the trace; pil-trace check): its host time is launches and waits, "
@@ -283,10 +284,9 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
                            "the GPU's waits on the host cannot be told from the offset"
                      : std::string();
   auto runs = [&](const Rule& r) { return (!r.needs_gpu || a.gpu) && !(offset.found() && r.compares_clocks); };
-  const size_t processes = step_processes(index);
-  a.basis = a.steps ? "the " + std::to_string(a.steps) + " profiled step" + (a.steps == 1 ? "" : "s") +
-                          " (" + format_duration(a.basis_ns) +
-                          (processes > 1 ? "; recorded by " + std::to_string(processes) +
+  a.processes = int64_t(step_processes(index));
+  a.basis = a.steps ? "the " + counted(a.steps, "profiled step") + " (" + format_duration(a.basis_ns) +
+                          (a.processes > 1 ? "; recorded by " + std::to_string(a.processes) +
                                                " processes: several traces merged into one? pil-trace check"
                                          : std::string()) +
                           ")"
@@ -396,10 +396,14 @@ std::string speedup_text(const Finding& f) {
 }
 
 /// What the trace holds of the run's GPU side, for the advice's first line.
-const char* device_side(const Advice& a) {
+std::string device_side(const Advice& a) {
   if (a.gpu) return "with GPU work";
   if (a.launches_without_gpu_work > 0) return "GPU work not recorded";
   if (a.cpu_side_only_format) return "CPU side only (the autograd profiler's format: whether the run used a GPU, it does not say)";
+  if (a.sync_or_query_calls > 0)
+    return "CPU only as recorded (no GPU work, and its " + counted(a.sync_or_query_calls, "CUDA call") +
+           (a.sync_or_query_calls == 1 ? " only synchronizes or queries" : " only synchronize or query") +
+           ": the work waited for was launched before recording began)";
   return "CPU only";
 }
 
@@ -464,8 +468,10 @@ std::string format_advice(const Advice& a, const std::string& path) {
 
 nlohmann::ordered_json advice_json(const Advice& a) {
   using json = nlohmann::ordered_json;
-  json j = {{"basis_ns", a.basis_ns}, {"basis", a.basis}, {"steps", a.steps}, {"gpu", a.gpu},
+  json j = {{"basis_ns", a.basis_ns}, {"basis", a.basis}, {"steps", a.steps},
+            {"processes", a.processes}, {"gpu", a.gpu},
             {"launches_without_gpu_work", a.launches_without_gpu_work},
+            {"sync_or_query_calls", a.sync_or_query_calls},
             {"cpu_side_only_format", a.cpu_side_only_format},
             {"min_share", a.min_share}, {"window_start", trace_ts(a.window_start_ns)},
             {"findings", json::array()}, {"clean", json::array()}, {"unable", json::array()}};

@@ -110,11 +110,18 @@ struct Advice {
   int64_t basis_ns = 0;
   std::string basis;  ///< "the 3 profiled steps (12.5 ms)"
   int64_t steps = 0;
+  /// The processes whose threads record the steps: more than one where several processes'
+  /// traces were merged into one file (summary --json's steps.processes; pil-trace check).
+  int64_t processes = 0;
   bool gpu = false;   ///< the trace has GPU work
   /// Without GPU work: the CUDA runtime or driver calls that start some (launches, copies,
   /// sets). Where there are any, the GPU's side was not recorded (the profiler's GPU activity
   /// off or lost): the rules that take the host's time for a CPU run's cost are not run.
   int64_t launches_without_gpu_work = 0;
+  /// Without GPU work and without a call that starts any: the CUDA calls that only synchronize
+  /// or query (cudaDeviceSynchronize, cudaGetDevice...). The process used CUDA, but the work they
+  /// waited for was launched before recording began: judged as a CPU run, and the header says so.
+  int64_t sync_or_query_calls = 0;
   /// The trace is in the autograd profiler's own format (Trace::autograd_profiler_slices), which
   /// holds a run's CPU side only: whether the run used a GPU, it cannot say.
   bool cpu_side_only_format = false;

@@ -193,7 +193,7 @@ void rebuilt_constant(const RuleContext& c, RuleResult& out) {
   std::string what;
   for (size_t i = 0; i < rebuilt.size() && i < 3; ++i)
     what += (i ? "; " : "") + call_text(t, rebuilt[i]->first.first, rebuilt[i]->first.second);
-  s.text = std::to_string(rebuilt.size()) + " constant tensor" + (rebuilt.size() == 1 ? "" : "s") +
+  s.text = counted(int64_t(rebuilt.size()), "constant tensor") +
            " built again in every one of the " + std::to_string(steps) + " steps (" +
            std::to_string(calls) + " calls, " + format_duration(rebuilt_ns) + ", " +
            percent_text(share) + " of " + c.basis_noun() + "): " + what;

@@ -153,7 +153,7 @@ void naive_attention(const RuleContext& c, RuleResult& out) {
 
   const bool on_ops = have_ops;
   Symptom s;
-  s.text = std::to_string(found.size()) + " attention" + (found.size() == 1 ? "" : "s") +
+  s.text = counted(int64_t(found.size()), "attention") +
            " computed by hand: a softmax between two matrix products (" +
            (on_ops ? "operators" : "kernels") + "), the score matrix " +
            (shape.empty() ? "" : shape + " ") + "written and read back; " + format_duration(time) +

@@ -104,7 +104,7 @@ void fusion(const RuleContext& c, RuleResult& out) {
 
   const std::string what = gpu ? "kernel" : "operator";
   Symptom s;
-  s.text = std::to_string(chains.size()) + " chain" + (chains.size() == 1 ? "" : "s") + " of " +
+  s.text = counted(int64_t(chains.size()), "chain") + " of " +
            std::to_string(threshold::kElementwiseChain) + " or more elementwise " + what +
            "s back to back between matrix products (" + std::to_string(items) + " " + what + "s, " +
            format_duration(time) + (gpu ? " on the GPU" : " of CPU time") + ")";

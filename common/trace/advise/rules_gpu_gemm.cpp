@@ -91,7 +91,7 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
   const std::string name = size_t(device) < t.device_names.size() ? t.device_names[size_t(device)] : "";
   const std::string cc = std::to_string(compute / 10) + "." + std::to_string(compute % 10);
   Symptom s;
-  s.text = std::to_string(kernels) + " fp32 GEMM kernel" + (kernels == 1 ? "" : "s") +
+  s.text = counted(kernels, "fp32 GEMM kernel") +
            " without tensor cores (sgemm or FFMA by name) ran " + format_duration(total) + ", " +
            percent_text(share) + " of the GPU's busy time, on " +
            (name.empty() ? "a GPU" : name) + " (compute capability " + cc + ", which has TF32)";

@@ -132,7 +132,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
   const size_t sync_copies = counted.size() - syncs;
   std::string kinds;
   if (syncs)
-    kinds += std::to_string(syncs) + " synchronize" + (syncs == 1 ? "" : "s") +
+    kinds += pil::trace::counted(int64_t(syncs), "synchronize") +
              (after_dtoh ? " (" + std::to_string(after_dtoh) + " after a copy to the host)" : "");
   if (sync_copies)
     kinds += (kinds.empty() ? "" : ", ") + std::to_string(sync_copies) + " synchronous cop" +
@@ -159,7 +159,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
     const auto [items, longest] = work_during(c, e.start_ns, e.end_ns());
     std::string detail = "waited " + format_duration(e.dur_ns) + " for " +
                          format_duration(c.gpu_busy_in(e.start_ns, e.end_ns())) + " of GPU work (" +
-                         std::to_string(items) + " item" + (items == 1 ? "" : "s");
+                         pil::trace::counted(items, "item");
     if (longest >= 0) {
       const std::string_view n = ev[size_t(longest)].name;
       detail += ", the longest " + std::string(n.substr(0, 60)) + (n.size() > 60 ? "..." : "");

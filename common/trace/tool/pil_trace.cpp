@@ -43,7 +43,7 @@
 //   pil-trace slice    TRACE --out F.json  a small trace of one step (--step K), range (--range
 //                                          R) or window (--from-us), events copied byte for byte
 //
-// Every report but svg and slice takes --json (summary's keys: see summary_json below). Exit
+// Every report but svg, slice, expect and walk takes --json (summary's keys: see summary_json below). Exit
 // codes: 0 done, 1 findings (check) or a wrong prediction (expect), 2 bad usage, an unreadable
 // trace or an --out that cannot be written, 70 an internal error (a bug: please report it with
 // the trace).
@@ -128,6 +128,20 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                 {"first_over_median", d.empty() || m.steps.median <= 0 ? 0.0 : double(d.front()) / m.steps.median},
                 {"durations_ns", d},
                 {"processes", m.step_processes}};
+  // The profiler's own work (CUPTI's overhead records): each, the step it is in, and the longest
+  // CUDA call during it (whether that call spans it: its thread waited for the profiler).
+  j["profiler_overhead"] = json::array();
+  for (const ProfilerOverhead& o : m.overhead) {
+    const Event& e = t.events[o.event];
+    json jo = {{"name", std::string(e.name)}, {"ts", trace_ts(e.start_ns)}, {"dur_ns", e.dur_ns},
+               {"step", o.step >= 0 ? json(std::string(t.events[index.steps[size_t(o.step)]].name)) : json(nullptr)},
+               {"longest_call", nullptr}, {"longest_call_ns", 0}, {"inside_call", o.inside_call}};
+    if (o.longest_call != ProfilerOverhead::npos) {
+      jo["longest_call"] = std::string(t.events[o.longest_call].name);
+      jo["longest_call_ns"] = t.events[o.longest_call].dur_ns;
+    }
+    j["profiler_overhead"].push_back(jo);
+  }
   const KeyAverages& ka = index.key_averages();
   j["self_cpu_total_ns"] = ka.self_cpu_total_ns;
   j["top_ops"] = json::array();
@@ -154,7 +168,8 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
   if (!m.kernels.empty()) {
     const KernelRow& top = m.kernels.front();
     g["top_kernel"] = {{"name", top.name}, {"share", top.share}, {"calls", top.time.count},
-                       {"median_ns", int64_t(top.time.median)}};
+                       {"median_ns", int64_t(top.time.median)}, {"min_ns", top.time.min},
+                       {"max_ns", top.time.max}, {"mean_ns", int64_t(top.time.mean)}};
   }
   g["work_items_per_step"] = m.work_items_per_step.value_or(0);
   const StreamReport& sr = m.streams;
@@ -296,6 +311,13 @@ int report_roofline(const TraceIndex& index, const std::string& path, const Roof
 }
 
 int report_kernels(const TraceIndex& index, const std::string& range, bool as_json) {
+  // A name no slice has is a mistake (a typo), not a range that launched nothing.
+  if (!range.empty() && std::none_of(index.trace().events.begin(), index.trace().events.end(),
+                                     [&](const Event& e) { return !e.on_device() && e.name == range; })) {
+    std::cerr << "pil-trace: error: --range: no slice named '" << range
+              << "' (an operator or a named range on the CPU; `pil-trace ops` lists them)\n";
+    return 2;
+  }
   const auto rows = kernel_report(index, range);
   if (as_json) {
     json j = json::array();
@@ -573,6 +595,7 @@ int report_check(const TraceIndex& index, const std::string& path, size_t exampl
               {"captured_launches", r.captured_launches},
               {"short_copies_without_work", r.short_copies_without_work},
               {"gpu_work_launched_before_recording", r.launched_before_recording},
+              {"profiler_overhead", r.profiler_overhead},
               {"clock", {{"unit", "us"},
                          {"base", c.base_time ? "baseTimeNanoseconds" : c.absolute ? "absolute epoch" : "relative"},
                          {"base_time_ns", c.base_time_ns},
@@ -1025,6 +1048,18 @@ int main(int argc, char** argv) {
     }
     // The summary and the predictions ask for the operator table: it starts beside the index.
     const TraceIndex index(t, read_options.threads, /*table_ahead=*/*summary || *expect);
+    // svg's and slice's --from-us A [--to-us B]: B, or the window's end; an empty span is refused.
+    auto us_window = [&](const WindowOptions& w, int64_t& from, int64_t& to) {
+      from = index.window_start + int64_t(from_us * 1000);
+      to = *w.to ? index.window_start + int64_t(to_us * 1000) : index.window_end;
+      if (to > from) return true;
+      if (*w.to)
+        std::cerr << "pil-trace: error: --to-us must be past --from-us\n";
+      else
+        std::cerr << "pil-trace: error: --from-us " << from_us << ": past the recorded window, which ends "
+                  << format_time_ns(index.window_end - index.window_start) << " after its start; allowed: a smaller --from-us\n";
+      return false;
+    };
     if (*summary) {
       if (as_json) {
         std::cout << summary_json(index, idle_rule).dump(2) << "\n";
@@ -1087,17 +1122,7 @@ int main(int argc, char** argv) {
           return 2;
         }
       } else if (*slice_window.from) {
-        from = index.window_start + int64_t(from_us * 1000);
-        to = *slice_window.to ? index.window_start + int64_t(to_us * 1000) : index.window_end;
-        if (to <= from) {
-          if (*slice_window.to)
-            std::cerr << "pil-trace: error: --to-us must be past --from-us\n";
-          else
-            std::cerr << "pil-trace: error: --from-us " << from_us << ": past the recorded window, which ends "
-                      << format_time_ns(index.window_end - index.window_start)
-                      << " after its start; allowed: a smaller --from-us\n";
-          return 2;
-        }
+        if (!us_window(slice_window, from, to)) return 2;
       } else {
         std::cerr << "pil-trace: error: slice: choose --step K, --range NAME or --from-us A [--to-us B]\n";
         return 2;
@@ -1128,13 +1153,11 @@ int main(int argc, char** argv) {
         return 2;
       }
       if (*svg_window.range && !range_window(index, range, instance, o.from_ns, o.to_ns)) {
-        std::cerr << "pil-trace: error: --range: no slice named '" << range << "'\n";
+        std::cerr << "pil-trace: error: --range: no slice named '" << range << "'"
+                  << (instance ? " (instance " + std::to_string(instance) + ")" : std::string()) << "\n";
         return 2;
       }
-      if (*svg_window.from) {
-        o.from_ns = index.window_start + int64_t(from_us * 1000);
-        o.to_ns = to_us > from_us ? index.window_start + int64_t(to_us * 1000) : index.window_end;
-      }
+      if (*svg_window.from && !us_window(svg_window, o.from_ns, o.to_ns)) return 2;
       o.marks = marks;
       for (const auto& m : marks)
         if (!find_mark(index, o, m)) {
