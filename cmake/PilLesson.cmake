@@ -17,7 +17,7 @@
 #                <name>.*    the lesson's end-to-end checks, tests/lessons/<name>_test.cpp
 #                <name>.gpu_checks  its suites named *Gpu, on CUDA; label gpu; 77 without a GPU
 #                <name>.gpu_long_checks  its suites named *GpuLong (minutes on a GPU: the GPU
-#                            check runs them after the others); labels gpu, gpu_long; 77 without
+#                            check runs them after the others); labels gpu, gpu_long; 77 without a GPU
 #                <name>.bench_smoke  the benchmark binary on the smallest CPU case
 #   compiled   = where the lesson has a compiled.py: <name>_aoti compiles its workload with
 #                AOTInductor for the CPU (fp32) into <build>/aoti/<name>/cpu_fp32[_FLAGS].pt2,

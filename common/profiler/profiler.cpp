@@ -41,7 +41,6 @@ class LibTorchTracer : public Tracer {
   const trace::Trace& trace() const override { return profiler_.trace(); }
   void save(const fs::path& path) const override { profiler_.save_chrome_trace(path); }
   std::string name() const override { return "LibTorch profiler (Kineto)"; }
-  bool records_memory() const override { return true; }
   void add_metadata_json(const std::string& key, const std::string& value) override {
     profiler_.add_metadata_json(key, value);
   }
@@ -146,9 +145,6 @@ profile::profile(ProfileOptions options) : options_(std::move(options)) {
                             : libtorch_tracer(options_.activities, options_.record_shapes,
                                               options_.profile_memory, options_.with_stack,
                                               options_.with_flops);
-  if (options_.profile_memory && !tracer_->records_memory())
-    std::cerr << "pil::profiler: warning: profile_memory: the recorder, " << tracer_->name()
-              << ", records no allocations: its trace will have no memory events\n";
 }
 
 profile::~profile() {

@@ -77,10 +77,6 @@ class Tracer {
   /// A top-level key of the saved trace, its value JSON text, while recording; a recorder
   /// that writes no metadata ignores it.
   virtual void add_metadata_json(const std::string& /*key*/, const std::string& /*value*/) {}
-  /// Whether it records allocations and frees (ProfileOptions::profile_memory): LibTorch's
-  /// does; one that does not is warned about when profile_memory is asked of it, rather than
-  /// leaving a trace without memory events unexplained.
-  virtual bool records_memory() const { return false; }
 };
 
 /// torch.profiler.profile's arguments.
@@ -98,8 +94,6 @@ struct ProfileOptions {
   /// "with_flops", so `pil-trace ops` counts the same from the file.
   bool with_flops = false;
   /// Another recorder than LibTorch's (advanced; the lessons' harness uses it). Unset: LibTorch's.
-  /// record_shapes, with_stack and with_flops are LibTorch's operators' and profile_memory is
-  /// taken only by a recorder that records_memory() (a warning on standard error otherwise).
   std::shared_ptr<Tracer> tracer;
 };
 

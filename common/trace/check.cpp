@@ -348,18 +348,27 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   }
 
   // The profiler's own work (CUPTI's overhead records): a line apart; a finding where a CUDA call
-  // inside a step spans one (its thread waited for the profiler: the step's time holds it).
+  // inside a step (no synchronize) spans one: its thread may have waited for the profiler, and
+  // the step's time may hold it. A call is counted once, however many records it spans.
   CheckFinding& waited = f.add("profiler_overhead_in_step",
                                "CUDA calls inside a step that span the profiler's own work (a CUPTI overhead "
-                               "record): their thread waited for the profiler, and the step's time holds it");
-  for (const ProfilerOverhead& o : profiler_overhead(index)) {
-    ++r.profiler_overhead;
-    if (!o.inside_call || o.step < 0) continue;
-    const Event& call = t.events[o.longest_call];
-    const Event& e = t.events[o.event];
-    f.note(waited, call.name, call.start_ns,
-           format_duration(call.dur_ns) + ", spans " + std::string(e.name) + " " + format_duration(e.dur_ns) +
-               ", in " + std::string(t.events[index.steps[size_t(o.step)]].name));
+                               "record): their thread may have waited for the profiler, and the step's time may hold it");
+  {
+    std::map<size_t, std::vector<const ProfilerOverhead*>> by_call;
+    const std::vector<ProfilerOverhead> overhead = profiler_overhead(index);
+    r.profiler_overhead = int64_t(overhead.size());
+    for (const ProfilerOverhead& o : overhead)
+      if (o.spanning_call != ProfilerOverhead::npos && o.spanning_step >= 0) by_call[o.spanning_call].push_back(&o);
+    for (const auto& [c, records] : by_call) {
+      const Event& call = t.events[c];
+      std::string spans;
+      for (const ProfilerOverhead* o : records)
+        spans += (spans.empty() ? "" : ", ") + std::string(t.events[o->event].name) + " " +
+                 format_duration(t.events[o->event].dur_ns);
+      f.note(waited, call.name, call.start_ns,
+             format_duration(call.dur_ns) + " in " + std::string(t.events[index.steps[size_t(records.front()->spanning_step)]].name) +
+                 ", spans " + spans);
+    }
   }
 
   // Arguments the reader skipped as unusable (read as absent).
@@ -402,7 +411,7 @@ std::string format_check(const CheckReport& r, const std::string& path) {
   if (r.profiler_overhead > 0)
     o << "profiler: " << counted(r.profiler_overhead, "CUPTI overhead record")
       << " (Activity Buffer Request...): the profiler's own work, on a lane of its own (`pil-trace summary` "
-         "says where, and whether a CUDA call waited through one)\n";
+         "says where, and whether a CUDA call spans one)\n";
   apart("before", r.launched_before_recording,
         "GPU work items have no launch call and correlation ids before every launch call's: "
         "launched before recording began (earlier steps' work, still running when it began)");

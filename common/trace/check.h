@@ -55,7 +55,8 @@ struct CheckReport {
   /// (launched before recording began: earlier steps' work still running when it began).
   int64_t captured_launches = 0, short_copies_without_work = 0, launched_before_recording = 0;
   /// The profiler's own work: CUPTI's overhead records (profiler_overhead, reports.h). A line
-  /// apart; those a CUDA call inside a step spans are also a finding (profiler_overhead_in_step).
+  /// apart; a CUDA call inside a step that spans one (a synchronize aside) is also a finding,
+  /// once per call (profiler_overhead_in_step).
   int64_t profiler_overhead = 0;
   std::vector<CheckFinding> findings;  ///< only those with a count above zero
   bool clean() const { return findings.empty(); }

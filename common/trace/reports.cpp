@@ -1157,69 +1157,98 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
 bool is_profiler_overhead(const Event& e) {
   if (e.category != Category::Other || e.dur_ns <= 0) return false;
   // libkineto's names for CUPTI's overhead kinds (CUpti_ActivityOverheadKind).
-  for (std::string_view name : {"Activity Buffer Request", "Buffer Flush", "Instrumentation", "Resource",
-                                "Driver Compiler", "Runtime Triggered Module Loading", "Lazy Function Loading",
-                                "Command Buffer Full", "UVM Activity Init"})
+  for (std::string_view name : {"Activity Buffer Request", "Buffer Flush", "Driver Compiler",
+                                "Runtime Triggered Module Loading", "Lazy Function Loading", "Command Buffer Full",
+                                "UVM Activity Init"})
     if (e.name == name) return true;
+  for (std::string_view name : {"Instrumentation", "Resource", "Unknown"})  // names a user's could have
+    if (e.name == name) return e.pid == -1;
   return false;
 }
+
+namespace {
+
+/// The step (index into index.steps) whose CPU range `ts_ns` falls in; -1 for none.
+long step_at(const TraceIndex& index, int64_t ts_ns) {
+  const Trace& t = index.trace();
+  long found = -1;
+  for (size_t k = 0; k < index.steps.size(); ++k) {
+    const Event& s = t.events[index.steps[k]];
+    if (ts_ns >= s.start_ns && ts_ns < s.end_ns()) found = long(k);
+  }
+  return found;
+}
+
+}  // namespace
 
 std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
   const Trace& t = index.trace();
   std::vector<ProfilerOverhead> out;
   for (size_t i = 0; i < t.events.size(); ++i)
-    if (is_profiler_overhead(t.events[i])) out.push_back({i});
+    if (is_profiler_overhead(t.events[i])) {
+      ProfilerOverhead o;
+      o.event = i;
+      out.push_back(o);
+    }
   if (out.empty()) return out;
   std::stable_sort(out.begin(), out.end(), [&](const ProfilerOverhead& a, const ProfilerOverhead& b) {
     return t.events[a.event].start_ns < t.events[b.event].start_ns;
   });
+  int64_t longest_record = 0;
   for (ProfilerOverhead& o : out) {
-    const Event& e = t.events[o.event];
-    for (size_t k = 0; k < index.steps.size(); ++k) {
-      const Event& s = t.events[index.steps[k]];
-      if (e.start_ns >= s.start_ns && e.start_ns < s.end_ns()) o.step = long(k);
-    }
+    o.step = step_at(index, t.events[o.event].start_ns);
+    longest_record = std::max(longest_record, t.events[o.event].dur_ns);
   }
+  // Each call against the records that can overlap it: those starting from the call's start less
+  // the longest record to the call's end (records in start order: a search, not a scan).
   for (size_t c : index.api_calls()) {
     const Event& call = t.events[c];
-    for (ProfilerOverhead& o : out) {
-      const Event& e = t.events[o.event];
-      if (call.start_ns >= e.end_ns() || call.end_ns() <= e.start_ns) continue;
-      if (o.longest_call == ProfilerOverhead::npos || call.dur_ns > t.events[o.longest_call].dur_ns)
-        o.longest_call = c;
-      if (call.start_ns <= e.start_ns && call.end_ns() >= e.end_ns()) o.inside_call = true;
+    auto first = std::lower_bound(out.begin(), out.end(), call.start_ns - longest_record,
+                                  [&](const ProfilerOverhead& o, int64_t ts) { return t.events[o.event].start_ns < ts; });
+    for (auto it = first; it != out.end() && t.events[it->event].start_ns < call.end_ns(); ++it) {
+      const Event& e = t.events[it->event];
+      if (call.end_ns() <= e.start_ns || call.start_ns >= e.end_ns()) continue;
+      if (it->longest_call == ProfilerOverhead::npos || call.dur_ns > t.events[it->longest_call].dur_ns)
+        it->longest_call = c;
+      if (call.start_ns <= e.start_ns && call.end_ns() >= e.end_ns() && !is_synchronize(call) &&
+          (it->spanning_call == ProfilerOverhead::npos || call.dur_ns > t.events[it->spanning_call].dur_ns))
+        it->spanning_call = c;
     }
   }
+  for (ProfilerOverhead& o : out)
+    if (o.spanning_call != ProfilerOverhead::npos) o.spanning_step = step_at(index, t.events[o.spanning_call].start_ns);
   return out;
 }
 
 std::string profiler_overhead_text(const TraceIndex& index, const std::vector<ProfilerOverhead>& overhead) {
   if (overhead.empty()) return "";
   const Trace& t = index.trace();
-  auto where = [&](const ProfilerOverhead& o) {
-    return o.step >= 0 ? "in " + std::string(t.events[index.steps[size_t(o.step)]].name) : std::string("outside the steps");
+  auto where = [&](long step) {
+    return step >= 0 ? "in " + std::string(t.events[index.steps[size_t(step)]].name) : std::string("outside the steps");
   };
   std::string s = "the profiler's own work (CUPTI's overhead records, on a lane of their own; not the program's): ";
   for (size_t i = 0; i < std::min<size_t>(3, overhead.size()); ++i) {
     const Event& e = t.events[overhead[i].event];
-    s += std::string(i ? ", " : "") + std::string(e.name) + " " + format_duration(e.dur_ns) + " " + where(overhead[i]);
+    s += std::string(i ? ", " : "") + std::string(e.name) + " " + format_duration(e.dur_ns) + " " + where(overhead[i].step);
   }
   if (overhead.size() > 3) s += " and " + std::to_string(overhead.size() - 3) + " more";
-  const auto waited = std::find_if(overhead.begin(), overhead.end(), [](const ProfilerOverhead& o) { return o.inside_call; });
-  if (waited != overhead.end()) {
-    const Event& call = t.events[waited->longest_call];
-    return s + "; " + std::string(call.name) + " (" + format_duration(call.dur_ns) + ", " + where(*waited) +
-           ") spans " + std::string(t.events[waited->event].name) +
-           ": its thread waited for the profiler, and that step's time holds the profiler's";
+  const auto spanned =
+      std::find_if(overhead.begin(), overhead.end(), [](const ProfilerOverhead& o) { return o.spanning_call != ProfilerOverhead::npos; });
+  if (spanned != overhead.end()) {
+    const Event& call = t.events[spanned->spanning_call];
+    return s + "; " + std::string(call.name) + " (" + format_duration(call.dur_ns) + ", " + where(spanned->spanning_step) +
+           ") spans " + std::string(t.events[spanned->event].name) + ": its thread may have waited for the profiler" +
+           (spanned->spanning_step >= 0 ? ", and that step's time may hold the profiler's" : "");
   }
   int64_t longest = -1;
   for (const ProfilerOverhead& o : overhead)
     if (o.longest_call != ProfilerOverhead::npos) longest = std::max(longest, t.events[o.longest_call].dur_ns);
   const bool one = overhead.size() == 1;
-  return s + (longest < 0 ? std::string("; no CUDA call ran during ") + (one ? "it" : "them") + ", so none waited"
-                          : std::string("; no CUDA call spans ") + (one ? "it" : "any") + " (the longest during " +
-                                (one ? "it" : "them") + " took " + format_duration(longest) +
-                                "): the trace shows no thread waiting for the profiler");
+  return s + (longest < 0 ? std::string("; no CUDA call ran during ") + (one ? "it" : "them") +
+                                ": the trace shows no thread waiting for the profiler"
+                          : std::string("; no CUDA call spans ") + (one ? "it" : "any") +
+                                ", synchronizes aside (the longest call during " + (one ? "it" : "them") + " took " +
+                                format_duration(longest) + "): the trace shows no thread waiting for the profiler");
 }
 
 // --- Explain ---------------------------------------------------------------------------------
@@ -1358,8 +1387,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
       line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
     else if (starting == 0)
       line("no GPU work recorded, and no call that starts any: the CPU's " + made +
-           (calls == 1 ? " only synchronizes or queries" : " only synchronize or query") + " (work they waited for was launched before recording "
-           "began); the table's CPU columns are the whole story");
+           (calls == 1 ? " only synchronizes or queries (any work it waited for" : " only synchronize or query (any work they waited for") +
+           " was launched before recording began); the table's CPU columns are the whole story");
     else
       line("no GPU work recorded, though " + std::to_string(starting) + " of the CPU's " + made +
            (starting == 1 ? " starts" : " start") + " GPU work (launches, copies, sets): the trace has the CPU's side only (the "
@@ -1380,10 +1409,10 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     const KernelRow& top = m.kernels.front();
     // Its spread: the same kernel can take different times (clocks, power, other work on the
     // GPU); a mean pulled up by one slow call says less than the median and the range.
+    const std::string low = format_duration(top.time.min), high = format_duration(top.time.max);
     line("top kernel: " + top.name.substr(0, 80) + " — " + pct(top.share) + " of kernel time, " +
          counted(top.time.count, "call") + ", median " + format_duration(int64_t(top.time.median)) +
-         (top.time.count > 1 ? " (" + format_duration(top.time.min) + " to " + format_duration(top.time.max) + ")"
-                             : std::string()));
+         (low != high ? " (" + low + " to " + high + ")" : std::string()));
   }
   if (m.work_items_per_step)
     line(std::to_string(*m.work_items_per_step) + " GPU work items launched per step (median over steps)");

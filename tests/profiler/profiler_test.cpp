@@ -498,37 +498,5 @@ TEST(Profile, BadUseThrowsAClearMessage) {
   remove_tree(file);
 }
 
-// A recorder of its own that records no allocations (as the lessons' CUPTI tracer, or none for an
-// outside profiler): profile_memory asked of it is warned about, not silently a trace without
-// memory events. LibTorch's, which records them, is not.
-class NoMemoryTracer : public Tracer {
- public:
-  void prepare() override {}
-  void start() override {}
-  void stop() override {}
-  const trace::Trace& trace() const override { return trace_; }
-  void save(const fs::path&) const override {}
-  std::string name() const override { return "a test's recorder"; }
-
- private:
-  trace::Trace trace_;
-};
-
-TEST(Profile, ProfileMemoryOnARecorderWithoutAllocationsIsWarned) {
-  auto stderr_of = [](bool profile_memory, std::shared_ptr<Tracer> tracer) {
-    ProfileOptions o;
-    o.profile_memory = profile_memory;
-    o.tracer = std::move(tracer);
-    testing::internal::CaptureStderr();
-    { profile p(std::move(o)); }
-    return testing::internal::GetCapturedStderr();
-  };
-  EXPECT_EQ(stderr_of(true, std::make_shared<NoMemoryTracer>()),
-            "pil::profiler: warning: profile_memory: the recorder, a test's recorder, records no allocations: its "
-            "trace will have no memory events\n");
-  EXPECT_EQ(stderr_of(false, std::make_shared<NoMemoryTracer>()), "");
-  EXPECT_EQ(stderr_of(true, nullptr), "") << "LibTorch's records them";
-}
-
 }  // namespace
 }  // namespace pil::profiler

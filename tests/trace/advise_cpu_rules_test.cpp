@@ -101,7 +101,7 @@ TEST(AdviseCpu, ARunWhoseGpuSideWasNotRecordedIsNotJudgedAsACpuRun) {
   EXPECT_EQ(cpu.sync_or_query_calls, 1);
   EXPECT_NE(finding(cpu, "op_overhead"), nullptr);
   EXPECT_NE(format_advice(cpu, "t.json")
-                .find(", CPU only as recorded (no GPU work, and its 1 CUDA call only synchronizes or queries: the "
+                .find(", CPU only as recorded (no GPU work, and its 1 CUDA call only synchronizes or queries: any "
                       "work waited for was launched before recording began)\n"),
             std::string::npos)
       << format_advice(cpu, "t.json");

@@ -117,58 +117,99 @@ TEST(PilTraceCheck, StepsOfSeveralProcessesAreAMerge) {
   EXPECT_TRUE(named) << m.dump();
 }
 
-// Examples carry the timestamp as the trace writes it, so a user finds the event in Perfetto.
 // The profiler's own work: CUPTI's overhead records ("Activity Buffer Request", Kineto's category
 // overhead, pid -1). Named by the summary with the step it falls in; where a CUDA call inside a
-// step spans one, that call's thread waited for the profiler: a finding of check, since the
-// step's time then holds the profiler's. A user's range of the same name is no such record.
-TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndAStepThatWaitedForItIsAFinding) {
+// step spans one (a synchronize aside: it waits for the GPU anyway), that call's thread may have
+// waited for the profiler: a finding of check, once per call, in the call's step. A user's range
+// of a generic overhead name ("Resource") is no such record.
+TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndACallThatSpansItInAStepIsAFinding) {
   TempDir dir;
-  auto trace = [](double call_ts, double call_dur) {
+  auto write = [&](const std::string& name, const pil::test::TraceBuilder& b) {
+    const std::string path = dir.path() + "/" + name + ".json";
+    std::ofstream(path) << b.str();
+    return path;
+  };
+  auto base = [] {
     pil::test::TraceBuilder b;
     b.step(1, 0, 1000).step(2, 1000, 1000);
     b.op("aten::add", 1050, 700);
-    b.kernel("add_kernel", b.call("cudaLaunchKernel", call_ts, call_dur), call_ts + call_dur + 2, 5);
-    b.overhead("Activity Buffer Request", 1100, 500);
     b.range("Resource", 200, 10);  // a user's range, not CUPTI's
-    return b.str();
+    return b;
   };
-  const std::string waited = dir.path() + "/waited.json", apart = dir.path() + "/apart.json";
-  std::ofstream(waited) << trace(1090, 530);  // spans the record
-  std::ofstream(apart) << trace(1300, 10);    // during it, short
+  pil::test::TraceBuilder spanned = base();  // a launch call spans the record
+  spanned.kernel("add_kernel", spanned.call("cudaLaunchKernel", 1090, 530), 1622, 5);
+  spanned.overhead("Activity Buffer Request", 1100, 500);
+  pil::test::TraceBuilder apart = base();  // a short call during it
+  apart.kernel("add_kernel", apart.call("cudaLaunchKernel", 1300, 10), 1312, 5);
+  apart.overhead("Activity Buffer Request", 1100, 500);
+  // A synchronize spans it on one thread, a longer launch call overlaps part of it on another:
+  // neither is a call that waited for the profiler.
+  pil::test::TraceBuilder sync = base();
+  sync.call("cudaStreamSynchronize", 1080, 600);
+  sync.kernel("add_kernel", sync.call("cudaLaunchKernel", 1500, 200, 0, 2), 1702, 5);
+  sync.overhead("Activity Buffer Request", 1100, 500);
+  // One call that spans two records, starting in step 1 while the records are in step 2.
+  pil::test::TraceBuilder two = base();
+  two.kernel("add_kernel", two.call("cudaLaunchKernel", 990, 700, 0, 2), 1692, 5);  // another thread
+  two.overhead("Activity Buffer Request", 1100, 200).overhead("Buffer Flush", 1400, 100);
+  // Spanned outside every step.
+  pil::test::TraceBuilder outside = base();
+  outside.kernel("add_kernel", outside.call("cudaLaunchKernel", 2100, 300), 2402, 5);
+  outside.overhead("Activity Buffer Request", 2150, 100);
 
-  const auto c = run_process(kTool, {"check", waited, "--json"});
-  EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
-  const json cj = json::parse(c.out);
+  const json cj = json::parse(run_process(kTool, {"check", write("spanned", spanned), "--json"}).out);
   EXPECT_EQ(cj["profiler_overhead"], 1);
-  ASSERT_EQ(cj["findings"].size(), 1u) << c.out;
+  ASSERT_EQ(cj["findings"].size(), 1u) << cj.dump();
   EXPECT_EQ(cj["findings"][0]["key"], "profiler_overhead_in_step");
-  EXPECT_EQ(cj["findings"][0]["examples"][0]["detail"],
-            "530 us, spans Activity Buffer Request 500 us, in ProfilerStep#2");
-  const auto s = run_process(kTool, {"summary", waited});
-  EXPECT_NE(s.out.find("the profiler's own work (CUPTI's overhead records, on a lane of their own; not the "
-                       "program's): Activity Buffer Request 500 us in ProfilerStep#2; cudaLaunchKernel (530 us, in "
-                       "ProfilerStep#2) spans Activity Buffer Request: its thread waited for the profiler"),
-            std::string::npos)
-      << s.out;
+  EXPECT_EQ(cj["findings"][0]["examples"][0]["detail"], "530 us in ProfilerStep#2, spans Activity Buffer Request 500 us");
+  EXPECT_NE(run_process(kTool, {"summary", write("spanned", spanned)})
+                .out.find("the profiler's own work (CUPTI's overhead records, on a lane of their own; not the "
+                          "program's): Activity Buffer Request 500 us in ProfilerStep#2; cudaLaunchKernel (530 us, in "
+                          "ProfilerStep#2) spans Activity Buffer Request: its thread may have waited for the profiler, "
+                          "and that step's time may hold the profiler's\n"),
+            std::string::npos);
 
-  const auto a = run_process(kTool, {"check", apart});
+  const std::string apart_path = write("apart", apart);
+  const auto a = run_process(kTool, {"check", apart_path});
   EXPECT_EQ(a.exit_code, 0) << a.out << a.err;
-  EXPECT_NE(a.out.find("profiler: 1 CUPTI overhead record (Activity Buffer Request...): the profiler's own work"), std::string::npos)
+  EXPECT_NE(a.out.find("profiler: 1 CUPTI overhead record (Activity Buffer Request...): the profiler's own work"),
+            std::string::npos)
       << a.out;
-  const json sj = json::parse(run_process(kTool, {"summary", apart, "--json"}).out);
-  ASSERT_EQ(sj["profiler_overhead"].size(), 1u);
+  const json sj = json::parse(run_process(kTool, {"summary", apart_path, "--json"}).out);
+  ASSERT_EQ(sj["profiler_overhead"].size(), 1u) << sj.dump();
   EXPECT_EQ(sj["profiler_overhead"][0]["name"], "Activity Buffer Request");
   EXPECT_EQ(sj["profiler_overhead"][0]["step"], "ProfilerStep#2");
   EXPECT_EQ(sj["profiler_overhead"][0]["dur_ns"], 500000);
   EXPECT_EQ(sj["profiler_overhead"][0]["longest_call"], "cudaLaunchKernel");
-  EXPECT_EQ(sj["profiler_overhead"][0]["inside_call"], false);
-  EXPECT_NE(run_process(kTool, {"summary", apart}).out.find(
-                "no CUDA call spans it (the longest during it took 10.0 us): the trace shows no thread waiting for the profiler"),
+  EXPECT_EQ(sj["profiler_overhead"][0]["spanning_call"], nullptr);
+  EXPECT_NE(run_process(kTool, {"summary", apart_path}).out.find(
+                "no CUDA call spans it, synchronizes aside (the longest call during it took 10.0 us): the trace "
+                "shows no thread waiting for the profiler"),
             std::string::npos);
 
+  const std::string sync_path = write("sync", sync);
+  EXPECT_EQ(run_process(kTool, {"check", sync_path}).exit_code, 0);
+  const json yj = json::parse(run_process(kTool, {"summary", sync_path, "--json"}).out);
+  EXPECT_EQ(yj["profiler_overhead"][0]["longest_call"], "cudaStreamSynchronize");
+  EXPECT_EQ(yj["profiler_overhead"][0]["spanning_call"], nullptr) << "a synchronize, and a call that overlaps part";
+
+  const json tj = json::parse(run_process(kTool, {"check", write("two", two), "--json"}).out);
+  EXPECT_EQ(tj["profiler_overhead"], 2);
+  ASSERT_EQ(tj["findings"].size(), 1u) << tj.dump();
+  EXPECT_EQ(tj["findings"][0]["count"], 1) << "one call";
+  EXPECT_EQ(tj["findings"][0]["examples"][0]["detail"],
+            "700 us in ProfilerStep#1, spans Activity Buffer Request 200 us, Buffer Flush 100 us");
+
+  const std::string outside_path = write("outside", outside);
+  EXPECT_EQ(run_process(kTool, {"check", outside_path}).exit_code, 0) << "no step's time holds it";
+  const std::string text = run_process(kTool, {"summary", outside_path}).out;
+  EXPECT_NE(text.find("cudaLaunchKernel (300 us, outside the steps) spans Activity Buffer Request: its thread may "
+                      "have waited for the profiler\n"),
+            std::string::npos)
+      << text;
+
   // The H200 run's lesson 05 trace (2026-12-04): one Activity Buffer Request of 2.54 ms in its
-  // first recorded step, which no CUDA call spans (the longest during it, 44 us or less).
+  // first recorded step, which no call spans (the longest during it took 16.3 us).
   const std::string h200 = std::string(PIL_SOURCE_DIR) +
                            "/docs/gpu-runs/2026-12-04-h200/traces/05_data_parallel/"
                            "allreduce_after_cuda_bf16_n8_rank0.pt.trace.json.gz";
@@ -176,10 +217,11 @@ TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndAStepThatWaitedForItIsAFinding)
   ASSERT_EQ(hj["profiler_overhead"].size(), 1u) << hj["profiler_overhead"].dump();
   EXPECT_EQ(hj["profiler_overhead"][0]["step"], "ProfilerStep#2");
   EXPECT_EQ(hj["profiler_overhead"][0]["dur_ns"], 2541559);
-  EXPECT_EQ(hj["profiler_overhead"][0]["inside_call"], false);
+  EXPECT_EQ(hj["profiler_overhead"][0]["spanning_call"], nullptr);
   EXPECT_EQ(run_process(kTool, {"check", h200}).exit_code, 0);
 }
 
+// Examples carry the timestamp as the trace writes it, so a user finds the event in Perfetto.
 TEST(PilTraceCheck, ExamplesGiveTheTracesOwnTimestamps) {
   const std::string path = kFixtures + "/check/gpu_work_before_launch.json";
   const json t = json::parse(read(path));
@@ -726,6 +768,9 @@ TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
         {"svg", gpu, "--out", out, "--from-us", "50", "--to-us", "10"},
         {"svg", gpu, "--out", out, "--from-us", "100000"},
         {"svg", gpu, "--out", out, "--range", "matmul_add", "--instance", "1"},
+        {"svg", gpu, "--out", out, "--from-us", "1e9", "--to-us", "2e9"},
+        {"svg", gpu, "--out", out, "--from-us", "-1000", "--to-us", "-500"},
+        {"slice", gpu, "--out", out, "--from-us", "1e300"},
         {"kernels", gpu, "--range", "matmul_ad"}}) {
     SCOPED_TRACE(args[0] + " " + (args.size() > 1 ? args[1] : "") + " " +
                  (args.size() > 4 ? args[4] : ""));
@@ -740,8 +785,12 @@ TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
   EXPECT_EQ(past.exit_code, 2);
   EXPECT_NE(past.err.find("--from-us 100000: past the recorded window, which ends "), std::string::npos) << past.err;
   EXPECT_EQ(past.err.find("--to-us"), std::string::npos) << past.err;
-  EXPECT_NE(run_process(kTool, {"svg", gpu, "--out", out, "--range", "matmul_add", "--instance", "1"})
-                .err.find("no slice named 'matmul_add' (instance 1)"),
+  for (const char* command : {"svg", "slice"})
+    EXPECT_EQ(run_process(kTool, {command, gpu, "--out", out, "--range", "matmul_add", "--instance", "1"}).err,
+              "pil-trace: error: --range: 1 slice named 'matmul_add', no instance 1; allowed: --instance 0\n")
+        << command;
+  EXPECT_NE(run_process(kTool, {"svg", gpu, "--out", out, "--from-us", "1e9", "--to-us", "2e9"})
+                .err.find("the span lies outside the recorded window"),
             std::string::npos);
   // The same windows, well formed, still draw.
   const std::string picture = dir.path() + "/o.svg";

@@ -403,7 +403,7 @@ std::string device_side(const Advice& a) {
   if (a.sync_or_query_calls > 0)
     return "CPU only as recorded (no GPU work, and its " + counted(a.sync_or_query_calls, "CUDA call") +
            (a.sync_or_query_calls == 1 ? " only synchronizes or queries" : " only synchronize or query") +
-           ": the work waited for was launched before recording began)";
+           ": any work waited for was launched before recording began)";
   return "CPU only";
 }
 

@@ -119,7 +119,7 @@ struct Advice {
   /// off or lost): the rules that take the host's time for a CPU run's cost are not run.
   int64_t launches_without_gpu_work = 0;
   /// Without GPU work and without a call that starts any: the CUDA calls that only synchronize
-  /// or query (cudaDeviceSynchronize, cudaGetDevice...). The process used CUDA, but the work they
+  /// or query (cudaDeviceSynchronize, cudaGetDevice...). The process used CUDA, but any work they
   /// waited for was launched before recording began: judged as a CPU run, and the header says so.
   int64_t sync_or_query_calls = 0;
   /// The trace is in the autograd profiler's own format (Trace::autograd_profiler_slices), which

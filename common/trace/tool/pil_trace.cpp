@@ -52,6 +52,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
@@ -128,17 +129,24 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                 {"first_over_median", d.empty() || m.steps.median <= 0 ? 0.0 : double(d.front()) / m.steps.median},
                 {"durations_ns", d},
                 {"processes", m.step_processes}};
-  // The profiler's own work (CUPTI's overhead records): each, the step it is in, and the longest
-  // CUDA call during it (whether that call spans it: its thread waited for the profiler).
+  // The profiler's own work (CUPTI's overhead records): each, the step it is in, the longest CUDA
+  // call during it, and the longest that spans it, synchronizes aside (its thread may have waited
+  // for the profiler), with that call's step.
   j["profiler_overhead"] = json::array();
   for (const ProfilerOverhead& o : m.overhead) {
     const Event& e = t.events[o.event];
     json jo = {{"name", std::string(e.name)}, {"ts", trace_ts(e.start_ns)}, {"dur_ns", e.dur_ns},
                {"step", o.step >= 0 ? json(std::string(t.events[index.steps[size_t(o.step)]].name)) : json(nullptr)},
-               {"longest_call", nullptr}, {"longest_call_ns", 0}, {"inside_call", o.inside_call}};
+               {"longest_call", nullptr}, {"longest_call_ns", 0}, {"spanning_call", nullptr},
+               {"spanning_call_ns", 0}, {"spanning_call_step", nullptr}};
     if (o.longest_call != ProfilerOverhead::npos) {
       jo["longest_call"] = std::string(t.events[o.longest_call].name);
       jo["longest_call_ns"] = t.events[o.longest_call].dur_ns;
+    }
+    if (o.spanning_call != ProfilerOverhead::npos) {
+      jo["spanning_call"] = std::string(t.events[o.spanning_call].name);
+      jo["spanning_call_ns"] = t.events[o.spanning_call].dur_ns;
+      if (o.spanning_step >= 0) jo["spanning_call_step"] = std::string(t.events[index.steps[size_t(o.spanning_step)]].name);
     }
     j["profiler_overhead"].push_back(jo);
   }
@@ -1048,17 +1056,43 @@ int main(int argc, char** argv) {
     }
     // The summary and the predictions ask for the operator table: it starts beside the index.
     const TraceIndex index(t, read_options.threads, /*table_ahead=*/*summary || *expect);
-    // svg's and slice's --from-us A [--to-us B]: B, or the window's end; an empty span is refused.
+    // svg's and slice's --from-us A [--to-us B]: B, or the window's end; an empty span, or one
+    // wholly outside the recorded window, is refused.
     auto us_window = [&](const WindowOptions& w, int64_t& from, int64_t& to) {
+      const std::string window_text =
+          "the recorded window ends " + format_time_ns(index.window_end - index.window_start) + " after its start";
+      for (const auto& [flag, us] : {std::pair<const char*, double>{"--from-us", from_us}, {"--to-us", to_us}})
+        if (!(std::fabs(us) < 1e12)) {  // past 11 days: no trace's, and past what int64 ns keep
+          std::cerr << "pil-trace: error: " << flag << " " << us << ": out of range (" << window_text << ")\n";
+          return false;
+        }
       from = index.window_start + int64_t(from_us * 1000);
       to = *w.to ? index.window_start + int64_t(to_us * 1000) : index.window_end;
-      if (to > from) return true;
-      if (*w.to)
-        std::cerr << "pil-trace: error: --to-us must be past --from-us\n";
+      if (to <= from) {
+        if (*w.to)
+          std::cerr << "pil-trace: error: --to-us must be past --from-us\n";
+        else
+          std::cerr << "pil-trace: error: --from-us " << from_us << ": past the recorded window, which ends "
+                    << format_time_ns(index.window_end - index.window_start) << " after its start; allowed: a smaller --from-us\n";
+        return false;
+      }
+      if (to <= index.window_start || from >= index.window_end) {
+        std::cerr << "pil-trace: error: --from-us " << from_us << " --to-us " << to_us
+                  << ": the span lies outside the recorded window (" << window_text << ")\n";
+        return false;
+      }
+      return true;
+    };
+    // --range NAME --instance K where there is no K-th slice of that name: which it is.
+    auto no_instance = [&](const std::string& name, size_t k) {
+      const long long n = std::count_if(t.events.begin(), t.events.end(),
+                                        [&](const Event& e) { return !e.on_device() && e.name == name; });
+      std::cerr << "pil-trace: error: --range: ";
+      if (n == 0)
+        std::cerr << "no slice named '" << name << "'\n";
       else
-        std::cerr << "pil-trace: error: --from-us " << from_us << ": past the recorded window, which ends "
-                  << format_time_ns(index.window_end - index.window_start) << " after its start; allowed: a smaller --from-us\n";
-      return false;
+        std::cerr << counted(n, "slice") << " named '" << name << "', no instance " << k << "; allowed: --instance 0"
+                  << (n > 1 ? " to " + std::to_string(n - 1) : std::string()) << "\n";
     };
     if (*summary) {
       if (as_json) {
@@ -1117,8 +1151,7 @@ int main(int argc, char** argv) {
                          [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
         if (instance < found.size()) from = found[instance]->start_ns, to = found[instance]->end_ns();
         if (instance >= found.size()) {
-          std::cerr << "pil-trace: error: --range: no slice named '" << range << "' (instance "
-                    << instance << ")\n";
+          no_instance(range, instance);
           return 2;
         }
       } else if (*slice_window.from) {
@@ -1153,8 +1186,7 @@ int main(int argc, char** argv) {
         return 2;
       }
       if (*svg_window.range && !range_window(index, range, instance, o.from_ns, o.to_ns)) {
-        std::cerr << "pil-trace: error: --range: no slice named '" << range << "'"
-                  << (instance ? " (instance " + std::to_string(instance) + ")" : std::string()) << "\n";
+        no_instance(range, instance);
         return 2;
       }
       if (*svg_window.from && !us_window(svg_window, o.from_ns, o.to_ns)) return 2;
