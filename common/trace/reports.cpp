@@ -1210,7 +1210,9 @@ std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
       if (call.end_ns() <= e.start_ns || call.start_ns >= e.end_ns()) continue;
       if (it->longest_call == ProfilerOverhead::npos || call.dur_ns > t.events[it->longest_call].dur_ns)
         it->longest_call = c;
-      if (call.start_ns <= e.start_ns && call.end_ns() >= e.end_ns() && !is_synchronize(call) &&
+      // A synchronize, or a blocking copy or set, waits for the GPU whatever the profiler does.
+      const bool waits_for_gpu = is_synchronize(call) || (starts_gpu_work(call.name) && !starts_gpu_work_async(call.name));
+      if (call.start_ns <= e.start_ns && call.end_ns() >= e.end_ns() && !waits_for_gpu &&
           (it->spanning_call == ProfilerOverhead::npos || call.dur_ns > t.events[it->spanning_call].dur_ns))
         it->spanning_call = c;
     }
@@ -1246,8 +1248,8 @@ std::string profiler_overhead_text(const TraceIndex& index, const std::vector<Pr
   const bool one = overhead.size() == 1;
   return s + (longest < 0 ? std::string("; no CUDA call ran during ") + (one ? "it" : "them") +
                                 ": the trace shows no thread waiting for the profiler"
-                          : std::string("; no CUDA call spans ") + (one ? "it" : "any") +
-                                ", synchronizes aside (the longest call during " + (one ? "it" : "them") + " took " +
+                          : std::string("; no CUDA call lasts through ") + (one ? "it" : "any") +
+                                ", synchronizes and blocking copies aside (the longest call during " + (one ? "it" : "them") + " took " +
                                 format_duration(longest) + "): the trace shows no thread waiting for the profiler");
 }
 

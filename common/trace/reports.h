@@ -511,15 +511,15 @@ size_t step_processes(const TraceIndex& index);
 /// category "overhead" on a lane of their own (pid -1): "Activity Buffer Request" (CUPTI asking
 /// for a buffer to hold its records), "Buffer Flush", "Instrumentation", "Resource", ... Not the
 /// program's work, and the trace does not say which thread paid for it: where a CUDA runtime or
-/// driver call that is no synchronize spans it, that call's thread may have waited for it, and
-/// the step the call is in may hold the profiler's time.
+/// driver call that is not a synchronize or a blocking copy lasts through it, that call's thread
+/// may have waited for it, and the step the call is in may hold the profiler's time.
 struct ProfilerOverhead {
   static constexpr size_t npos = size_t(-1);
   size_t event = 0;            ///< index into Trace::events
   long step = -1;              ///< the step it starts in (index into TraceIndex::steps); -1: outside
   size_t longest_call = npos;  ///< the longest CUDA call that overlaps it, on any thread
-  /// The longest CUDA call that spans it and does not synchronize (a synchronize waits for the
-  /// GPU whatever the profiler does); npos: none.
+  /// The longest CUDA call that spans it and does not wait for the GPU (a synchronize, a blocking
+  /// copy or set wait for it whatever the profiler does); npos: none.
   size_t spanning_call = npos;
   long spanning_step = -1;     ///< the step that call starts in; -1: outside every step
 };

@@ -119,9 +119,9 @@ TEST(PilTraceCheck, StepsOfSeveralProcessesAreAMerge) {
 
 // The profiler's own work: CUPTI's overhead records ("Activity Buffer Request", Kineto's category
 // overhead, pid -1). Named by the summary with the step it falls in; where a CUDA call inside a
-// step spans one (a synchronize aside: it waits for the GPU anyway), that call's thread may have
-// waited for the profiler: a finding of check, once per call, in the call's step. A user's range
-// of a generic overhead name ("Resource") is no such record.
+// step spans one (a synchronize or a blocking copy aside: they wait for the GPU anyway), that
+// call's thread may have waited for the profiler: a finding of check, once per call, in the
+// call's step. A user's range of a generic overhead name ("Resource") is no such record.
 TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndACallThatSpansItInAStepIsAFinding) {
   TempDir dir;
   auto write = [&](const std::string& name, const pil::test::TraceBuilder& b) {
@@ -146,6 +146,7 @@ TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndACallThatSpansItInAStepIsAFindi
   // neither is a call that waited for the profiler.
   pil::test::TraceBuilder sync = base();
   sync.call("cudaStreamSynchronize", 1080, 600);
+  sync.call("cudaMemcpy", 1090, 550, 0, 3);  // a blocking copy, on a third thread
   sync.kernel("add_kernel", sync.call("cudaLaunchKernel", 1500, 200, 0, 2), 1702, 5);
   sync.overhead("Activity Buffer Request", 1100, 500);
   // One call that spans two records, starting in step 1 while the records are in step 2.
@@ -183,8 +184,8 @@ TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndACallThatSpansItInAStepIsAFindi
   EXPECT_EQ(sj["profiler_overhead"][0]["longest_call"], "cudaLaunchKernel");
   EXPECT_EQ(sj["profiler_overhead"][0]["spanning_call"], nullptr);
   EXPECT_NE(run_process(kTool, {"summary", apart_path}).out.find(
-                "no CUDA call spans it, synchronizes aside (the longest call during it took 10.0 us): the trace "
-                "shows no thread waiting for the profiler"),
+                "no CUDA call lasts through it, synchronizes and blocking copies aside (the longest call during "
+                "it took 10.0 us): the trace shows no thread waiting for the profiler"),
             std::string::npos);
 
   const std::string sync_path = write("sync", sync);
