@@ -250,15 +250,30 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   // Work on one stream that overlaps earlier work there: Perfetto draws one of them only.
   CheckFinding& overlap = f.add("stream_overlap",
                                 "GPU work overlapping earlier work on its own stream (Perfetto hides one of them)");
+  // Not counted there: work that starts at most kDependentLaunchOverlapNs before the work before
+  // it ends, launched by an extended launch (cudaLaunchKernelExC, cuLaunchKernelEx: launch
+  // attributes, programmatic dependent launch among them) or by a graph's launch: programmatic
+  // dependent launch starts a kernel before the one it follows has ended, by design (Hopper and
+  // later; cuBLASLt's split-K reduce kernels on the H200 run). A line apart.
+  auto dependent_launch = [&](size_t w) {
+    const long call = index.launch_of(w);
+    if (call < 0) return false;
+    const std::string_view name = t.events[size_t(call)].name;
+    return name.find("LaunchKernelEx") != std::string_view::npos || is_graph_launch(name);
+  };
   for (const TraceIndex::Stream& s : index.streams()) {
     int64_t end = std::numeric_limits<int64_t>::min();
     size_t last = 0;
     for (size_t w : s.work) {
       const Event& e = t.events[w];
-      if (e.start_ns < end)
+      if (e.start_ns < end && end - e.start_ns <= kDependentLaunchOverlapNs && dependent_launch(w)) {
+        ++r.dependent_launch_overlaps;
+        r.dependent_launch_max_ns = std::max(r.dependent_launch_max_ns, end - e.start_ns);
+      } else if (e.start_ns < end) {
         f.note(overlap, e.name, e.start_ns,
                "device " + std::to_string(s.device) + " stream " + std::to_string(s.stream) +
                    ", " + us(end - e.start_ns) + " inside " + std::string(t.events[last].name));
+      }
       if (e.end_ns() > end) end = e.end_ns(), last = w;
     }
   }
@@ -408,6 +423,13 @@ std::string format_check(const CheckReport& r, const std::string& path) {
   apart("sizes", r.short_copies_without_work,
         "copy or set calls of 1 us or less found no GPU work: most likely of zero bytes, which "
         "start none (the trace does not give a call's size)");
+  if (r.dependent_launch_overlaps > 0)
+    o << "pdl: " << counted(r.dependent_launch_overlaps, "GPU work item") << " start up to "
+      << format_duration(r.dependent_launch_max_ns)
+      << " before the work before them on their stream ends, each launched by an extended launch "
+         "(cudaLaunchKernelExC, cuLaunchKernelEx) or a graph's, as programmatic dependent launch starts a "
+         "kernel early by design (Hopper and later); Perfetto draws one of each pair, busy time is the union; "
+         "not counted below\n";
   if (r.profiler_overhead > 0)
     o << "profiler: " << counted(r.profiler_overhead, "CUPTI overhead record")
       << " (Activity Buffer Request...): the profiler's own work, on a lane of its own (`pil-trace summary` "

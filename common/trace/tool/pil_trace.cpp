@@ -604,6 +604,7 @@ int report_check(const TraceIndex& index, const std::string& path, size_t exampl
               {"short_copies_without_work", r.short_copies_without_work},
               {"gpu_work_launched_before_recording", r.launched_before_recording},
               {"profiler_overhead", r.profiler_overhead},
+              {"dependent_launch_overlaps", r.dependent_launch_overlaps},
               {"clock", {{"unit", "us"},
                          {"base", c.base_time ? "baseTimeNanoseconds" : c.absolute ? "absolute epoch" : "relative"},
                          {"base_time_ns", c.base_time_ns},
