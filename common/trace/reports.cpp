@@ -1166,21 +1166,6 @@ bool is_profiler_overhead(const Event& e) {
   return false;
 }
 
-namespace {
-
-/// The step (index into index.steps) whose CPU range `ts_ns` falls in; -1 for none.
-long step_at(const TraceIndex& index, int64_t ts_ns) {
-  const Trace& t = index.trace();
-  long found = -1;
-  for (size_t k = 0; k < index.steps.size(); ++k) {
-    const Event& s = t.events[index.steps[k]];
-    if (ts_ns >= s.start_ns && ts_ns < s.end_ns()) found = long(k);
-  }
-  return found;
-}
-
-}  // namespace
-
 std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
   const Trace& t = index.trace();
   std::vector<ProfilerOverhead> out;
@@ -1196,13 +1181,15 @@ std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
   });
   int64_t longest_record = 0;
   for (ProfilerOverhead& o : out) {
-    o.step = step_at(index, t.events[o.event].start_ns);
+    o.step = index.step_at(t.events[o.event].start_ns);
     longest_record = std::max(longest_record, t.events[o.event].dur_ns);
   }
   // Each call against the records that can overlap it: those starting from the call's start less
   // the longest record to the call's end (records in start order: a search, not a scan).
   for (size_t c : index.api_calls()) {
     const Event& call = t.events[c];
+    // A synchronize, or a blocking copy or set, waits for the GPU whatever the profiler does.
+    const bool waits_for_gpu = is_synchronize(call) || (starts_gpu_work(call.name) && !starts_gpu_work_async(call.name));
     auto first = std::lower_bound(out.begin(), out.end(), call.start_ns - longest_record,
                                   [&](const ProfilerOverhead& o, int64_t ts) { return t.events[o.event].start_ns < ts; });
     for (auto it = first; it != out.end() && t.events[it->event].start_ns < call.end_ns(); ++it) {
@@ -1210,15 +1197,13 @@ std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
       if (call.end_ns() <= e.start_ns || call.start_ns >= e.end_ns()) continue;
       if (it->longest_call == ProfilerOverhead::npos || call.dur_ns > t.events[it->longest_call].dur_ns)
         it->longest_call = c;
-      // A synchronize, or a blocking copy or set, waits for the GPU whatever the profiler does.
-      const bool waits_for_gpu = is_synchronize(call) || (starts_gpu_work(call.name) && !starts_gpu_work_async(call.name));
       if (call.start_ns <= e.start_ns && call.end_ns() >= e.end_ns() && !waits_for_gpu &&
           (it->spanning_call == ProfilerOverhead::npos || call.dur_ns > t.events[it->spanning_call].dur_ns))
         it->spanning_call = c;
     }
   }
   for (ProfilerOverhead& o : out)
-    if (o.spanning_call != ProfilerOverhead::npos) o.spanning_step = step_at(index, t.events[o.spanning_call].start_ns);
+    if (o.spanning_call != ProfilerOverhead::npos) o.spanning_step = index.step_at(t.events[o.spanning_call].start_ns);
   return out;
 }
 

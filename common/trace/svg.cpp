@@ -177,13 +177,18 @@ bool step_window(const TraceIndex& index, size_t step, int64_t& from, int64_t& t
   return true;
 }
 
+std::vector<const Event*> slices_named(const Trace& trace, std::string_view name) {
+  std::vector<const Event*> found;
+  for (const auto& e : trace.events)
+    if (!e.on_device() && e.name == name) found.push_back(&e);
+  std::stable_sort(found.begin(), found.end(),
+                   [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
+  return found;
+}
+
 bool range_window(const TraceIndex& index, const std::string& name, size_t instance,
                   int64_t& from, int64_t& to) {
-  std::vector<const Event*> found;
-  for (const auto& e : index.trace().events)
-    if (!e.on_device() && e.name == name) found.push_back(&e);
-  std::sort(found.begin(), found.end(),
-            [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
+  const std::vector<const Event*> found = slices_named(index.trace(), name);
   if (instance >= found.size()) return false;
   from = found[instance]->start_ns;
   to = found[instance]->end_ns();

@@ -25,7 +25,10 @@ struct SvgOptions {
 /// The window of the `step`-th profiled step (0-based, in time order): its CPU range, widened to
 /// the end of the GPU work it launched (its GPU tail). False if there is none.
 bool step_window(const TraceIndex& index, size_t step, int64_t& from, int64_t& to);
-/// The window of the `instance`-th slice named `name`. False if there is none.
+/// The CPU slices (operators, ranges, runtime calls) named `name`, by start time (ties in trace
+/// order): what --range NAME --instance K counts in svg, slice and kernels.
+std::vector<const Event*> slices_named(const Trace& trace, std::string_view name);
+/// The window of the `instance`-th slice named `name` (slices_named). False if there is none.
 bool range_window(const TraceIndex& index, const std::string& name, size_t instance,
                   int64_t& from, int64_t& to);
 

@@ -320,8 +320,7 @@ int report_roofline(const TraceIndex& index, const std::string& path, const Roof
 
 int report_kernels(const TraceIndex& index, const std::string& range, bool as_json) {
   // A name no slice has is a mistake (a typo), not a range that launched nothing.
-  if (!range.empty() && std::none_of(index.trace().events.begin(), index.trace().events.end(),
-                                     [&](const Event& e) { return !e.on_device() && e.name == range; })) {
+  if (!range.empty() && slices_named(index.trace(), range).empty()) {
     std::cerr << "pil-trace: error: --range: no slice named '" << range
               << "' (an operator or a named range on the CPU; `pil-trace ops` lists them)\n";
     return 2;
@@ -1086,8 +1085,7 @@ int main(int argc, char** argv) {
     };
     // --range NAME --instance K where there is no K-th slice of that name: which it is.
     auto no_instance = [&](const std::string& name, size_t k) {
-      const long long n = std::count_if(t.events.begin(), t.events.end(),
-                                        [&](const Event& e) { return !e.on_device() && e.name == name; });
+      const auto n = static_cast<long long>(slices_named(t, name).size());
       std::cerr << "pil-trace: error: --range: ";
       if (n == 0)
         std::cerr << "no slice named '" << name << "'\n";
@@ -1145,16 +1143,12 @@ int main(int argc, char** argv) {
         from = s.start_ns, to = s.end_ns();
       } else if (*slice_window.range) {
         // The range's own CPU span (svg's range window also reaches to its GPU work).
-        std::vector<const Event*> found;
-        for (const Event& e : t.events)
-          if (!e.on_device() && e.name == range) found.push_back(&e);
-        std::stable_sort(found.begin(), found.end(),
-                         [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
-        if (instance < found.size()) from = found[instance]->start_ns, to = found[instance]->end_ns();
+        const std::vector<const Event*> found = slices_named(t, range);
         if (instance >= found.size()) {
           no_instance(range, instance);
           return 2;
         }
+        from = found[instance]->start_ns, to = found[instance]->end_ns();
       } else if (*slice_window.from) {
         if (!us_window(slice_window, from, to)) return 2;
       } else {
