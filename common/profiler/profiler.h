@@ -172,7 +172,9 @@ class profile {
   /// Throws std::logic_error when no trace is ready yet.
   EventList key_averages(bool group_by_input_shape = false) const;
   /// Writes the latest ready trace: Python's `prof.export_chrome_trace(path)`, gzip-compressed
-  /// where `path` ends in ".gz" as Python's is.
+  /// where `path` ends in ".gz" as Python's is. LibTorch saves a trace once: a second call for
+  /// the same trace copies the first one's file, and throws std::runtime_error where that file
+  /// has changed or gone since.
   void export_chrome_trace(const std::filesystem::path& path) const;
   /// The latest ready trace in the trace kit's model (events, kernels, memory).
   const trace::Trace& events() const;

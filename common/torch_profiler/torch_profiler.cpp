@@ -4,6 +4,7 @@
 
 #include <kineto/ActivityType.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -25,9 +26,14 @@ namespace tpi = torch::profiler::impl;
 
 struct TorchProfiler::Result {
   std::unique_ptr<tap::ProfilerResult> result;
-  /// LibTorch saves a result once ("Trace is already saved." after): that one save goes to this
-  /// private file, which every save_chrome_trace copies; "" until the first.
-  std::string saved;
+  /// LibTorch saves a result once ("Trace is already saved." after). The one save goes to the
+  /// first path asked for where its name is plain (written whole beside it, then renamed: a trace
+  /// of gigabytes is written once), and a later save copies that file while it is as the save
+  /// left it; where the first name ends in ".gz", to a private plain file, compressed into the
+  /// path and kept for later saves.
+  std::string saved;  ///< the private file, or "" (a first save to a plain name, or none yet)
+  std::filesystem::path first;  ///< the first plain save's file, or ""
+  struct stat first_stat {};    ///< that file as the save left it
   ~Result() {
     if (!saved.empty()) ::unlink(saved.c_str());
   }
@@ -163,23 +169,62 @@ void TorchProfiler::stop() {
     trace_.events.push_back(convert(k, trace_, settings_.with_flops));
 }
 
+namespace {
+
+/// Whether `a` is the same file as `b` was (device, inode, size and modification time).
+bool unchanged(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+/// LibTorch's one save of `result` into `file`; its error (whose what() carries a C++
+/// backtrace) as its message alone.
+void save_once(tap::ProfilerResult& result, const std::string& file) {
+  try {
+    result.save(file);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(e.what_without_backtrace());
+  }
+}
+
+}  // namespace
+
 void TorchProfiler::save_chrome_trace(const std::filesystem::path& path) const {
   if (!result_) throw std::logic_error("TorchProfiler::save_chrome_trace() before stop()");
-  if (result_->saved.empty()) {
+  Result& r = *result_;
+  if (r.saved.empty() && r.first.empty()) {
+    if (!named_gz(path)) {  // straight into place: one write
+      write_file_atomically(path, [&](const std::filesystem::path& tmp) { save_once(*r.result, tmp); });
+      if (::stat(path.c_str(), &r.first_stat) != 0)
+        throw std::runtime_error("cannot read back " + path.string() + " after writing it");
+      r.first = path;
+      return;
+    }
     const char* dir = std::getenv("TMPDIR");
     std::string name = std::string(dir && *dir ? dir : "/tmp") + "/pil-trace-XXXXXX";
     const int fd = ::mkstemp(name.data());
     if (fd < 0) throw std::runtime_error("cannot make a temporary file for the trace in " + name);
     ::close(fd);
     try {
-      result_->result->save(name);
-    } catch (const c10::Error& e) {  // its what() carries a C++ backtrace: the message alone
+      save_once(*r.result, name);
+    } catch (const std::runtime_error& e) {
       ::unlink(name.c_str());
-      throw std::runtime_error("cannot write " + path.string() + ": " + e.what_without_backtrace());
+      throw std::runtime_error("cannot write " + path.string() + ": " + e.what());
     }
-    result_->saved = name;
+    r.saved = name;
   }
-  copy_file_atomically(result_->saved, path, Gzip::ByName);  // compressed in the copy's one pass
+  if (!r.saved.empty()) {
+    copy_file_atomically(r.saved, path, Gzip::ByName);  // compressed in the copy's one pass
+    return;
+  }
+  struct stat now {};
+  if (::stat(r.first.c_str(), &now) != 0 || !unchanged(now, r.first_stat))
+    throw std::runtime_error("cannot write " + path.string() +
+                             ": LibTorch saves a trace once; it went to " + r.first.string() +
+                             ", which has changed or gone since");
+  struct stat target {};
+  if (::stat(path.c_str(), &target) == 0 && unchanged(target, r.first_stat)) return;  // that file
+  copy_file_atomically(r.first, path, Gzip::ByName);
 }
 
 }  // namespace pil

@@ -55,6 +55,8 @@ class TorchProfiler {
   const trace::Trace& trace() const { return trace_; }
   /// Writes the Chrome trace (Perfetto and chrome://tracing open it) whole or not at all;
   /// gzip-compressed where `path` ends in ".gz", as torch.profiler's export_chrome_trace.
+  /// LibTorch saves a result once: the first call writes its file in one pass (a plain name) and
+  /// a later call copies that file, throwing std::runtime_error where it has changed or gone.
   void save_chrome_trace(const std::filesystem::path& path) const;
 
  private:

@@ -149,6 +149,54 @@ TEST(Profile, ATraceNamedGzIsGzipCompressed) {
   remove_tree(dir);
 }
 
+// A trace exported to a plain name is written once, straight into its file (no private copy
+// in TMPDIR: a GPU trace of gigabytes was written twice); a second export copies that file, a
+// third to the same name leaves it as it is, and one after the first file changed or went
+// throws saying so and writes nothing.
+TEST(Profile, APlainExportIsWrittenOnceAndALaterOneCopiesIt) {
+  const fs::path dir = fresh_dir("once"), tmpdir = fresh_dir("once_tmpdir");
+  fs::create_directories(dir);
+  fs::create_directories(tmpdir);
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string kept = old_tmpdir ? old_tmpdir : "";
+  ::setenv("TMPDIR", tmpdir.c_str(), 1);
+  ProfileOptions o;
+  profile prof(std::move(o));
+  prof.start();
+  torch::mm(torch::ones({4, 4}), torch::ones({4, 4}));
+  prof.stop();
+  const fs::path first = dir / "first.pt.trace.json", second = dir / "second.pt.trace.json.gz";
+  prof.export_chrome_trace(first);
+  EXPECT_EQ(fs::directory_iterator(tmpdir), fs::directory_iterator()) << "a private copy was written";
+  prof.export_chrome_trace(second);
+  prof.export_chrome_trace(first);
+  EXPECT_EQ(trace::parse_trace_file(first.string()).events.size(),
+            trace::parse_trace_file(second.string()).events.size());
+  {
+    std::ofstream edit(first, std::ios::app);
+    edit << "\n";
+  }
+  const fs::path third = dir / "third.pt.trace.json";
+  const std::string changed = message_of([&] { prof.export_chrome_trace(third); });
+  EXPECT_NE(changed.find("cannot write " + third.string() + ": LibTorch saves a trace once; it went to " +
+                         first.string() + ", which has changed or gone since"),
+            std::string::npos)
+      << changed;
+  ::unlink(first.c_str());
+  EXPECT_NE(message_of([&] { prof.export_chrome_trace(third); }).find("changed or gone"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(third));
+  std::vector<std::string> left;
+  for (const auto& f : fs::directory_iterator(dir)) left.push_back(f.path().filename().string());
+  EXPECT_EQ(left, (std::vector<std::string>{"second.pt.trace.json.gz"}));
+  if (old_tmpdir)
+    ::setenv("TMPDIR", kept.c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
+  remove_tree(dir);
+  remove_tree(tmpdir);
+}
+
 // Metadata as Python's: add_metadata_json (JSON text), add_metadata (a string), and
 // preset_metadata_json (set before recording, written into each cycle's trace). What Kineto's
 // writer would break (it writes every backslash as '/': no JSON escape survives) is refused.
