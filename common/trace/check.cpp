@@ -363,26 +363,42 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   }
 
   // The profiler's own work (CUPTI's overhead records): a line apart; a finding where a CUDA call
-  // inside a step (no synchronize) spans one: its thread may have waited for the profiler, and
-  // the step's time may hold it. A call is counted once, however many records it spans.
+  // inside a step (no synchronize) spans one, or begins just after one on a thread that made no
+  // call during it: its thread may have waited for the profiler, and the step's time may hold
+  // it. A call is counted once, however many records it spans.
   CheckFinding& waited = f.add("profiler_overhead_in_step",
                                "CUDA calls inside a step that span the profiler's own work (a CUPTI overhead "
-                               "record): their thread may have waited for the profiler, and the step's time may hold it");
+                               "record), or begin just after one on a thread that was inside an operator and made no CUDA "
+                               "call during it: "
+                               "their thread may have waited for the profiler, and the step's time may hold it");
   {
     std::map<size_t, std::vector<const ProfilerOverhead*>> by_call;
     const std::vector<ProfilerOverhead> overhead = profiler_overhead(index);
     r.profiler_overhead = int64_t(overhead.size());
     for (const ProfilerOverhead& o : overhead)
-      if (o.spanning_call != ProfilerOverhead::npos && o.spanning_step >= 0) by_call[o.spanning_call].push_back(&o);
+      // A call that began just after: where its thread was inside an operator or range then (a
+      // side thread's poll, NCCL's watchdog's say, holds no operator: the summary names it).
+      if (o.spanning_call != ProfilerOverhead::npos ? o.spanning_step >= 0
+                                                    : o.resumed_step >= 0 && o.held_op != ProfilerOverhead::npos)
+        by_call[o.waiting_call()].push_back(&o);
     for (const auto& [c, records] : by_call) {
       const Event& call = t.events[c];
-      std::string spans;
-      for (const ProfilerOverhead* o : records)
-        spans += (spans.empty() ? "" : ", ") + std::string(t.events[o->event].name) + " " +
-                 format_duration(t.events[o->event].dur_ns);
-      f.note(waited, call.name, call.start_ns,
-             format_duration(call.dur_ns) + " in " + std::string(t.events[index.steps[size_t(records.front()->spanning_step)]].name) +
-                 ", spans " + spans);
+      const ProfilerOverhead& first = *records.front();
+      const long step = first.spanning_call == c ? first.spanning_step : first.resumed_step;
+      std::string detail = format_duration(call.dur_ns) + " in " + std::string(t.events[index.steps[size_t(step)]].name);
+      if (first.spanning_call == c) {
+        std::string spans;
+        for (const ProfilerOverhead* o : records)
+          spans += (spans.empty() ? "" : ", ") + std::string(t.events[o->event].name) + " " +
+                   format_duration(t.events[o->event].dur_ns);
+        detail += ", spans " + spans;
+      } else {
+        const Event& e = t.events[first.event];
+        detail += ", began " + format_duration(call.start_ns - e.end_ns()) + " after " + std::string(e.name) + " " +
+                  format_duration(e.dur_ns) + " ended, its thread inside " + std::string(t.events[first.held_op].name) +
+                  " with no CUDA call during it";
+      }
+      f.note(waited, call.name, call.start_ns, detail);
     }
   }
 
@@ -433,7 +449,7 @@ std::string format_check(const CheckReport& r, const std::string& path) {
   if (r.profiler_overhead > 0)
     o << "profiler: " << counted(r.profiler_overhead, "CUPTI overhead record")
       << " (Activity Buffer Request...): the profiler's own work, on a lane of its own (`pil-trace summary` "
-         "says where, and whether a CUDA call spans one)\n";
+         "says where, and which thread may have waited for one)\n";
   apart("before", r.launched_before_recording,
         "GPU work items have no launch call and correlation ids before every launch call's: "
         "launched before recording began (earlier steps' work, still running when it began)");

@@ -487,6 +487,14 @@ DurationsByName durations_by_name(const Trace& t, const std::vector<size_t>& amo
   return g;
 }
 
+/// Whether two kernels ran with the same launch shape (grid, block, registers, shared memory);
+/// two without one (nullptr) do too.
+bool same_shape(const KernelInfo* a, const KernelInfo* b) {
+  if (!a || !b) return a == b;
+  return std::equal(a->grid, a->grid + 3, b->grid) && std::equal(a->block, a->block + 3, b->block) &&
+         a->registers == b->registers && a->shared_memory == b->shared_memory;
+}
+
 /// The durations of events `idx`, in their order.
 std::vector<int64_t> durations(const Trace& t, const std::vector<size_t>& idx) {
   std::vector<int64_t> d;
@@ -532,27 +540,47 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     for (size_t i = 0; i < t.events.size(); ++i)
       if (is_torch_scope(t.events[i].category)) op_by_id.add(t.events[i].external_id, long(i));
 
+  // The launch shape of each kernel kept, by its name's group (in the order durations_by_name
+  // numbers them: first seen first).
+  NameIds shape_ids;
+  std::vector<std::vector<KernelShape>> shapes;
+  auto add_shape = [&](size_t i) {
+    const Event& e = t.events[i];
+    const KernelInfo* k = t.kernel_info(e);
+    if (!k)  // HIP's traces give the launch shape on the launch call, not on the kernel
+      if (const long call = index.launch_of(i); call >= 0) k = t.kernel_info(t.events[size_t(call)]);
+    const uint32_t g = shape_ids(e.name);
+    if (g >= shapes.size()) shapes.resize(g + 1);
+    if (!k) return;
+    auto it = std::find_if(shapes[g].begin(), shapes[g].end(), [&](const KernelShape& x) { return same_shape(k, &x.launch); });
+    if (it == shapes[g].end()) it = shapes[g].insert(shapes[g].end(), KernelShape{*k, 0, 0});
+    ++it->calls;
+    it->total_ns += e.dur_ns;
+  };
   DurationsByName kernels = durations_by_name(t, index.device_work(), [&](size_t i) {
     const Event& e = t.events[i];
     if (e.category != Category::Kernel) return false;
-    if (range.empty()) return true;
-    if (const long call = index.launch_of(i); call >= 0) return inside(spans, t.events[size_t(call)]);
-    const long op = links_to_itself(e) ? -1 : op_by_id[e.external_id];  // no operator's id
-    return op >= 0 && inside(spans, t.events[size_t(op)]);
+    bool keep = range.empty();
+    if (keep) {
+    } else if (const long call = index.launch_of(i); call >= 0) {
+      keep = inside(spans, t.events[size_t(call)]);
+    } else {
+      const long op = links_to_itself(e) ? -1 : op_by_id[e.external_id];  // no operator's id
+      keep = op >= 0 && inside(spans, t.events[size_t(op)]);
+    }
+    if (keep) add_shape(i);
+    return keep;
   });
   std::vector<KernelRow> rows;
   int64_t all = 0;
   for (size_t g = 0; g < kernels.names.size(); ++g) {
-    const size_t front = kernels.first[g];
     KernelRow r;
     r.name = std::string(kernels.names[g]);
     r.time = DurationStats::of(std::move(kernels.durations[g]));
-    if (const KernelInfo* k = t.kernel_info(t.events[front])) {
-      r.launch = *k;
-    } else if (const long call = index.launch_of(front); call >= 0) {
-      // HIP's traces give the launch shape on the launch call, not on the kernel.
-      if (const KernelInfo* c = t.kernel_info(t.events[size_t(call)])) r.launch = *c;
-    }
+    if (g < shapes.size()) r.shapes = std::move(shapes[g]);
+    std::stable_sort(r.shapes.begin(), r.shapes.end(),
+                     [](const KernelShape& a, const KernelShape& b) { return a.total_ns > b.total_ns; });
+    if (!r.shapes.empty()) r.launch = r.shapes.front().launch;
     all += r.time.total;
     rows.push_back(std::move(r));
   }
@@ -682,11 +710,32 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
   if (detail != LaunchDetail::Each) return r;
 
   const ByName kernels = group_by_name(t, index.device_work(), [&](size_t i) { return t.events[i].category == Category::Kernel; });
-  for (const auto& idx : kernels.events) {
-    if (idx.size() < 5) continue;
-    const double median = DurationStats::of(durations(t, idx)).median;
-    for (size_t i : idx)
-      if (double(t.events[i].dur_ns) > 2.0 * median) r.outliers.push_back(i);
+  // Against the calls of the same name and launch shape (a copy kernel's grid follows its
+  // tensor's size: a larger copy is no outlier).
+  std::vector<std::pair<size_t, int64_t>> outliers;  // (kernel, its group's median)
+  for (const auto& named : kernels.events) {
+    std::vector<std::vector<size_t>> by_shape;
+    for (size_t i : named) {
+      const KernelInfo* k = t.kernel_info(t.events[i]);
+      auto it = std::find_if(by_shape.begin(), by_shape.end(), [&](const std::vector<size_t>& g) {
+        return same_shape(k, t.kernel_info(t.events[g.front()]));
+      });
+      if (it == by_shape.end()) it = by_shape.insert(by_shape.end(), std::vector<size_t>{});
+      it->push_back(i);
+    }
+    for (const auto& idx : by_shape) {
+      if (idx.size() < 5) continue;
+      const double median = DurationStats::of(durations(t, idx)).median;
+      for (size_t i : idx)
+        if (double(t.events[i].dur_ns) > 2.0 * median) outliers.push_back({i, int64_t(std::llround(median))});
+    }
+  }
+  std::stable_sort(outliers.begin(), outliers.end(), [&](const auto& a, const auto& b) {
+    return t.events[a.first].dur_ns - a.second > t.events[b.first].dur_ns - b.second;
+  });
+  for (const auto& [i, median] : outliers) {
+    r.outliers.push_back(i);
+    r.outlier_median_ns.push_back(median);
   }
   return r;
 }
@@ -1161,7 +1210,9 @@ bool is_profiler_overhead(const Event& e) {
                                 "Runtime Triggered Module Loading", "Lazy Function Loading", "Command Buffer Full",
                                 "UVM Activity Init"})
     if (e.name == name) return true;
-  for (std::string_view name : {"Instrumentation", "Resource", "Unknown"})  // names a user's could have
+  // Names a user's could have; "Unrecognized" for a kind the Kineto that wrote the trace did not
+  // know (before 2025 it named CUDA 12.4's lazy-loading kinds so).
+  for (std::string_view name : {"Instrumentation", "Resource", "Unknown", "Unrecognized"})
     if (e.name == name) return e.pid == -1;
   return false;
 }
@@ -1204,6 +1255,58 @@ std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
   }
   for (ProfilerOverhead& o : out)
     if (o.spanning_call != ProfilerOverhead::npos) o.spanning_step = index.step_at(t.events[o.spanning_call].start_ns);
+  // Where no call spans a record: a thread with no CUDA call during it whose next one begins just
+  // after it ends was most likely held by it (the record ends as that thread's call begins).
+  // Per thread: its calls by start, and the longest of them.
+  std::map<std::pair<int64_t, int64_t>, std::pair<std::vector<size_t>, int64_t>> calls_of;
+  std::vector<size_t> by_start;
+  for (size_t c : index.api_calls()) {
+    auto& [calls, longest] = calls_of[{t.events[c].pid, t.events[c].tid}];
+    calls.push_back(c);
+    longest = std::max(longest, t.events[c].dur_ns);
+    by_start.push_back(c);
+  }
+  auto earlier = [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; };
+  for (auto& [thread, calls] : calls_of) std::stable_sort(calls.first.begin(), calls.first.end(), earlier);
+  std::stable_sort(by_start.begin(), by_start.end(), earlier);
+  auto starts_before = [&](size_t c, int64_t ts) { return t.events[c].start_ns < ts; };
+  bool any_resumed = false;
+  for (ProfilerOverhead& o : out) {
+    if (o.spanning_call != ProfilerOverhead::npos) continue;
+    const Event& e = t.events[o.event];
+    const int64_t until = e.end_ns() + std::min(kOverheadResumeNs, e.dur_ns / 10);
+    for (auto it = std::lower_bound(by_start.begin(), by_start.end(), e.end_ns(), starts_before);
+         it != by_start.end() && t.events[*it].start_ns <= until; ++it) {
+      const Event& call = t.events[*it];
+      // None of that thread's calls during the record: each starting before its end (back from
+      // the latest, as far as the thread's longest call reaches) ended before it began.
+      const auto& [mine, longest] = calls_of.at({call.pid, call.tid});
+      bool busy = false;
+      for (auto b = std::lower_bound(mine.begin(), mine.end(), e.end_ns(), starts_before);
+           b != mine.begin() && !busy;) {
+        const Event& prev = t.events[*--b];
+        if (prev.start_ns + longest <= e.start_ns) break;
+        busy = prev.end_ns() > e.start_ns;
+      }
+      if (busy) continue;
+      o.resumed_call = *it;
+      o.resumed_step = index.step_at(call.start_ns);
+      any_resumed = true;
+      break;
+    }
+  }
+  if (!any_resumed) return out;
+  // The operator or range each held thread was inside, innermost (one pass over the events).
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& x = t.events[i];
+    if (!is_torch_scope(x.category) || is_step(x)) continue;
+    for (ProfilerOverhead& o : out) {
+      if (o.resumed_call == ProfilerOverhead::npos) continue;
+      const Event &e = t.events[o.event], &call = t.events[o.resumed_call];
+      if (x.pid != call.pid || x.tid != call.tid || x.start_ns > e.start_ns || x.end_ns() < e.end_ns()) continue;
+      if (o.held_op == ProfilerOverhead::npos || x.dur_ns < t.events[o.held_op].dur_ns) o.held_op = i;
+    }
+  }
   return out;
 }
 
@@ -1219,13 +1322,34 @@ std::string profiler_overhead_text(const TraceIndex& index, const std::vector<Pr
     s += std::string(i ? ", " : "") + std::string(e.name) + " " + format_duration(e.dur_ns) + " " + where(overhead[i].step);
   }
   if (overhead.size() > 3) s += " and " + std::to_string(overhead.size() - 3) + " more";
-  const auto spanned =
-      std::find_if(overhead.begin(), overhead.end(), [](const ProfilerOverhead& o) { return o.spanning_call != ProfilerOverhead::npos; });
+  // The longest record a thread may have waited for, of those a call spans, else of those a call
+  // began just after.
+  auto longest_of = [&](auto held) {
+    auto best = overhead.end();
+    for (auto it = overhead.begin(); it != overhead.end(); ++it)
+      if (held(*it) && (best == overhead.end() || t.events[it->event].dur_ns > t.events[best->event].dur_ns)) best = it;
+    return best;
+  };
+  const auto spanned = longest_of([](const ProfilerOverhead& o) { return o.spanning_call != ProfilerOverhead::npos; });
   if (spanned != overhead.end()) {
     const Event& call = t.events[spanned->spanning_call];
     return s + "; " + std::string(call.name) + " (" + format_duration(call.dur_ns) + ", " + where(spanned->spanning_step) +
            ") spans " + std::string(t.events[spanned->event].name) + ": its thread may have waited for the profiler" +
            (spanned->spanning_step >= 0 ? ", and that step's time may hold the profiler's" : "");
+  }
+  const auto resumed = longest_of([](const ProfilerOverhead& o) { return o.resumed_call != ProfilerOverhead::npos; });
+  if (resumed != overhead.end()) {
+    const Event &call = t.events[resumed->resumed_call], &e = t.events[resumed->event];
+    std::string held;
+    if (resumed->held_op != ProfilerOverhead::npos) {
+      const Event& op = t.events[resumed->held_op];
+      held = ", inside " + std::string(op.name) + " (" + format_duration(op.dur_ns) + ")";
+    }
+    return s + "; " + std::string(call.name) + " (" + where(resumed->resumed_step) + ") began " +
+           format_duration(call.start_ns - e.end_ns()) + " after " + std::string(e.name) +
+           " ended, on a thread that made no CUDA call during it" + held +
+           ": that thread most likely waited for the profiler" +
+           (held.empty() ? std::string() : ", and " + std::string(t.events[resumed->held_op].name) + "'s time holds the profiler's");
   }
   int64_t longest = -1;
   for (const ProfilerOverhead& o : overhead)
@@ -1239,6 +1363,25 @@ std::string profiler_overhead_text(const TraceIndex& index, const std::vector<Pr
 }
 
 // --- Explain ---------------------------------------------------------------------------------
+
+namespace {
+
+/// The longest stretch of the GPU window with no GPU work on any stream.
+int64_t longest_idle_stretch(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  std::vector<Interval> busy;
+  busy.reserve(index.device_work().size());
+  for (size_t i : index.device_work()) busy.push_back({t.events[i].start_ns, t.events[i].end_ns()});
+  std::sort(busy.begin(), busy.end(), [](const Interval& a, const Interval& b) { return a.from < b.from; });
+  int64_t longest = 0, reached = index.gpu_window_start;
+  for (const Interval& b : busy) {
+    longest = std::max(longest, std::min(b.from, index.gpu_window_end) - reached);
+    reached = std::max(reached, b.to);
+  }
+  return std::max(longest, index.gpu_window_end - reached);
+}
+
+}  // namespace
 
 Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
   const Trace& t = index.trace();
@@ -1357,7 +1500,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     const std::string made = counted(int64_t(calls), "CUDA runtime or driver call");
     std::string other_device;  // the events of a device pil-trace does not model
     for (const auto& [kind, n] : t.unread)
-      if (kind != Trace::kUnreadBeginEnd && kind != Trace::kUnreadLegacyCuda)
+      if (!Trace::unread_kind_of_event(kind))
         other_device += std::string(other_device.empty() ? "" : ", ") + kind + " " + grouped(n);
     if (const auto legacy = t.unread.find(Trace::kUnreadLegacyCuda); calls == 0 && legacy != t.unread.end())
       line("no GPU work pil-trace reads: the trace's GPU side is the autograd profiler's GPU time of each "
@@ -1424,12 +1567,34 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     }
     busy_line += "; two or more at once " + pct(window ? double(sr.overlap_ns) / double(window) : 0);
   }
-  line(busy_line + "; idle split over the streams" +
-       (idle_rule == IdleRule::Hta ? std::string(" (Holistic Trace Analysis's rule)") : std::string()) +
-       ": host wait " + pct(idle ? double(host) / double(idle) : 0) +
-       ", kernel wait " + pct(idle ? double(kwait) / double(idle) : 0) + ", other " +
-       pct(idle ? double(other) / double(idle) : 0) +
-       (window && sr.busy_ns < window / 2 ? " (launch/overhead bound: the GPU mostly waits)" : ""));
+  auto split = [&](int64_t h, int64_t k, int64_t o) {
+    const int64_t all = h + k + o;
+    return "host wait " + pct(all ? double(h) / double(all) : 0) + ", kernel wait " +
+           pct(all ? double(k) / double(all) : 0) + ", other " + pct(all ? double(o) / double(all) : 0);
+  };
+  std::string split_line = "; idle split over the streams" +
+                           (idle_rule == IdleRule::Hta ? std::string(" (Holistic Trace Analysis's rule)") : std::string()) +
+                           ": " + split(host, kwait, other);
+  // With several streams the sum can be the side streams' (a few items each, idle nearly all the
+  // window): the busiest stream's own split beside it.
+  if (sr.streams.size() > 1) {
+    const StreamRow& main = *std::max_element(sr.streams.begin(), sr.streams.end(),
+                                              [](const StreamRow& a, const StreamRow& b) { return a.busy_ns < b.busy_ns; });
+    split_line += "; on the busiest, stream " + std::to_string(main.stream) + ": " +
+                  split(main.host_wait_ns, main.kernel_wait_ns, main.other_idle_ns);
+  }
+  // Where the GPU mostly waits: throughout (launch/overhead bound), or mostly in one stretch (a
+  // stall: a first call loading a library, data loading), which advise's host_stall names.
+  std::string waits;
+  if (window && sr.busy_ns < window / 2) {
+    const int64_t gap = longest_idle_stretch(index), idle_any = window - sr.busy_ns;
+    waits = 2 * gap >= idle_any
+                ? " (the GPU mostly waits, " + pct(double(gap) / double(idle_any)) + " of it in one stretch of " +
+                      format_duration(gap) + ": not a launch-bound loop; `pil-trace advise` looks at what the "
+                      "host did then)"
+                : " (launch/overhead bound: the GPU mostly waits)";
+  }
+  line(busy_line + split_line + waits);
   if (!sr.steps.empty()) {
     std::vector<int64_t> tail, launched_busy;  // per step that launched GPU work
     for (const StepUtilization& u : sr.steps)

@@ -168,6 +168,13 @@ struct Trace {
   std::map<std::string, int64_t> unread;
   static constexpr const char* kUnreadBeginEnd = "B/E";  ///< unread's key for begin and end events
   static constexpr const char* kUnreadLegacyCuda = "CUDA functions";  ///< and for those timings
+  /// And for the async events ("ph": "b", "e", "n"): another tool's spans (a serving system's
+  /// requests converted to the Chrome format), not a profiler's.
+  static constexpr const char* kUnreadAsync = "b/e";
+  /// True for the keys above (the rest of unread is a device's events).
+  static bool unread_kind_of_event(const std::string& kind) {
+    return kind == kUnreadBeginEnd || kind == kUnreadLegacyCuda || kind == kUnreadAsync;
+  }
   /// Slices read from the autograd profiler's own format (EventList's export: "CPU functions",
   /// no category), which holds a run's CPU side only, whether or not it used a GPU.
   int64_t autograd_profiler_slices = 0;

@@ -266,6 +266,35 @@ TEST(AdviseHostWait, AStallWithNothingRecordedSaysSo) {
       << s->examples[0].detail;
 }
 
+// A stall that is the profiler's: the launching thread inside aten::mm [100, 3102], CUPTI's
+// Activity Buffer Request [500, 3000] (pid -1), its next call at 3002 (2 after the record, no call
+// of that thread during it): that thread most likely waited for the profiler. The GPU idle from
+// 20 to 3022 (3002), 2500 of it the profiler's: 502 left, under the stall threshold, no finding.
+// The same with the launch at 5002 (the mm [100, 5102], the record [2500, 5000]): 5002 idle,
+// 2500 the profiler's, 2502 a stall, said with the profiler's part left out.
+TEST(AdviseHostWait, TheProfilersOwnWorkTheLaunchingThreadWaitedForIsNoStall) {
+  auto held = [](double launch) {
+    TraceBuilder b;
+    b.device("NVIDIA H100 80GB HBM3");
+    b.step(1, 0, 6000);
+    b.kernel("first_kernel", b.call("cudaLaunchKernel", 0, 5), 10, 10);
+    b.op("aten::mm", 100, launch);
+    b.overhead("Activity Buffer Request", launch - 2502, 2500);  // ends 2 before the launch
+    b.kernel("next_kernel", b.call("cudaLaunchKernel", launch, 10), launch + 20, 10);
+    return advise_text(b.str());
+  };
+  const Advice a = held(3002);
+  EXPECT_TRUE(clean(a, "host_stall"));
+  const Advice longer = held(5002);
+  const Symptom* s = symptom(longer, "host_stall");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->saved_ns, 2'502'000);
+  EXPECT_DOUBLE_EQ(figure(*s, "profiler_ns"), 2'500'000);
+  EXPECT_TRUE(has(s->text, " (besides 2.50 ms of the profiler's own work that the launching thread most "
+                           "likely waited for, left out: summary names it)"))
+      << s->text;
+}
+
 // --- host synchronizes inside a step -------------------------------------------------------------
 
 // Two steps of 1000 at s = 0 and 1000. In each: kernel A [s+30, s+330] (call [s+10, s+20]); a

@@ -222,6 +222,173 @@ TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndACallThatSpansItInAStepIsAFindi
   EXPECT_EQ(run_process(kTool, {"check", h200}).exit_code, 0);
 }
 
+// No call spans the record, but a thread that made no CUDA call during it begins one just after it
+// ends (at most 20 us, and a tenth of the record): that thread most likely waited for the
+// profiler as it entered the call. Seen in three real A100 traces of one program
+// (JeremyMorlier/GPUModel): a 1.8 ms Activity Buffer Request inside the first aten::mm, the
+// thread's next call 0.4 to 17 us after it, the mm 2.1 ms against 25-39 us for the same mm later.
+// Inside an operator in a step, a finding; a side thread's call (no operator: a watchdog's poll),
+// named only. A call 25 us after, or a thread busy during the record, is none; a record Kineto
+// names "Unrecognized" (a kind it did not know) is one.
+TEST(PilTraceCheck, ACallThatBeginsJustAfterTheProfilersWorkOnAnIdleThreadWaitedForIt) {
+  TempDir dir;
+  auto write = [&](const std::string& name, const pil::test::TraceBuilder& b) {
+    const std::string path = dir.path() + "/" + name + ".json";
+    std::ofstream(path) << b.str();
+    return path;
+  };
+  auto base = [](const char* record = "Activity Buffer Request") {
+    pil::test::TraceBuilder b;
+    b.step(1, 0, 1000).step(2, 1000, 1000);
+    b.op("aten::mm", 1050, 700);
+    b.overhead(record, 1100, 500);  // [1100, 1600]
+    return b;
+  };
+  pil::test::TraceBuilder held = base();
+  held.kernel("mm_kernel", held.call("cudaLaunchKernel", 1605, 10), 1620, 5);
+  const std::string held_path = write("held", held);
+  const std::string text = run_process(kTool, {"summary", held_path}).out;
+  EXPECT_NE(text.find("Activity Buffer Request 500 us in ProfilerStep#2; cudaLaunchKernel (in ProfilerStep#2) began "
+                      "5.00 us after Activity Buffer Request ended, on a thread that made no CUDA call during it, "
+                      "inside aten::mm (700 us): that thread most likely waited for the profiler, and aten::mm's "
+                      "time holds the profiler's\n"),
+            std::string::npos)
+      << text;
+  const json sj = json::parse(run_process(kTool, {"summary", held_path, "--json"}).out);
+  ASSERT_EQ(sj["profiler_overhead"].size(), 1u);
+  const json& o = sj["profiler_overhead"][0];
+  EXPECT_EQ(o["spanning_call"], nullptr);
+  EXPECT_EQ(o["resumed_call"], "cudaLaunchKernel");
+  EXPECT_EQ(o["resumed_after_ns"], 5000);
+  EXPECT_EQ(o["resumed_call_ns"], 10000);
+  EXPECT_EQ(o["resumed_call_step"], "ProfilerStep#2");
+  EXPECT_EQ(o["held_op"], "aten::mm");
+  EXPECT_EQ(o["held_op_ns"], 700000);
+  const json cj = json::parse(run_process(kTool, {"check", held_path, "--json"}).out);
+  ASSERT_EQ(cj["findings"].size(), 1u) << cj.dump();
+  EXPECT_EQ(cj["findings"][0]["key"], "profiler_overhead_in_step");
+  EXPECT_EQ(cj["findings"][0]["examples"][0]["detail"],
+            "10.0 us in ProfilerStep#2, began 5.00 us after Activity Buffer Request 500 us ended, its thread inside "
+            "aten::mm with no CUDA call during it");
+
+  // A side thread's poll just after, the main thread's launch during it: named, no finding.
+  pil::test::TraceBuilder side = base();
+  side.kernel("mm_kernel", side.call("cudaLaunchKernel", 1300, 10), 1320, 5);
+  side.call("cudaEventQuery", 1610, 2, 0, 5);
+  const std::string side_path = write("side", side);
+  EXPECT_NE(run_process(kTool, {"summary", side_path}).out.find(
+                "cudaEventQuery (in ProfilerStep#2) began 10.0 us after Activity Buffer Request ended, on a thread "
+                "that made no CUDA call during it: that thread most likely waited for the profiler\n"),
+            std::string::npos);
+  EXPECT_EQ(run_process(kTool, {"check", side_path}).exit_code, 0);
+
+  // Too late (25 us after), or a thread busy during it: no thread named.
+  pil::test::TraceBuilder late = base();
+  late.kernel("mm_kernel", late.call("cudaLaunchKernel", 1625, 10), 1640, 5);
+  pil::test::TraceBuilder busy = base();
+  busy.call("cudaGetDevice", 1300, 1);
+  busy.kernel("mm_kernel", busy.call("cudaLaunchKernel", 1605, 10), 1620, 5);
+  for (const auto& [name, b] : {std::pair{"late", late}, std::pair{"busy", busy}}) {
+    const std::string path = write(name, b);
+    const json j = json::parse(run_process(kTool, {"summary", path, "--json"}).out);
+    EXPECT_EQ(j["profiler_overhead"][0]["resumed_call"], nullptr) << name;
+    EXPECT_EQ(run_process(kTool, {"check", path}).exit_code, 0) << name;
+  }
+
+  pil::test::TraceBuilder unrecognized = base("Unrecognized");
+  unrecognized.kernel("mm_kernel", unrecognized.call("cudaLaunchKernel", 1090, 530), 1622, 5);
+  const json uj = json::parse(run_process(kTool, {"check", write("unrecognized", unrecognized), "--json"}).out);
+  EXPECT_EQ(uj["profiler_overhead"], 1);
+  ASSERT_EQ(uj["findings"].size(), 1u) << uj.dump();
+  EXPECT_EQ(uj["findings"][0]["examples"][0]["detail"], "530 us in ProfilerStep#2, spans Unrecognized 500 us");
+}
+
+// A kernel name can run with many launch shapes (a copy kernel's grid follows its tensor): the
+// table shows the shape with the most time, marked "+N" for the others (it showed the first
+// call's: a real A100 trace's top copy kernel read 1x1x1, 0% occupancy, for 15 grids, 81% of its
+// time at 16384 and 32768). --json lists each shape with its calls and time. Outliers (over 2x
+// the median of their name and shape: the larger copies are none) come most time over that
+// median first, with it, and --top cuts them.
+TEST(PilTraceKernels, EachLaunchShapeIsCountedAndOutliersComeWorstFirst) {
+  TempDir dir;
+  pil::test::TraceBuilder b;
+  b.step(1, 0, 2000);
+  int corr = 1;
+  double ts = 10;
+  for (int grid : {1, 1, 1, 4096, 4096}) {  // 3 x 2 us at grid 1, 2 x 50 us at grid 4096
+    const double dur = grid == 1 ? 2 : 50;
+    b.kernel_with_grid("copy_kernel", b.call("cudaLaunchKernel", ts, 5, 0, 1), ts + 10, dur, grid);
+    ts += 100;
+  }
+  for (double dur : {10, 10, 10, 10, 30, 100}) {  // median 10: 30 is 20 over, 100 is 90 over
+    b.kernel("k", b.call("cudaLaunchKernel", ts, 5), ts + 10, dur);
+    ts += 200;
+  }
+  (void)corr;
+  const std::string path = dir.path() + "/shapes.json";
+  std::ofstream(path) << b.str();
+  const std::string text = run_process(kTool, {"kernels", path}).out;
+  EXPECT_NE(text.find("4096x1x1 256x1x1 32 0 +1"), std::string::npos) << text;
+  EXPECT_NE(text.find("+N: the kernel ran with N more launch shapes; the shape and occupancy shown are those of the "
+                      "calls with the most time (--json: launch_shapes, each with its calls and time)"),
+            std::string::npos)
+      << text;
+  const json kj = json::parse(run_process(kTool, {"kernels", path, "--json"}).out);
+  const json* copy = nullptr;
+  for (const json& row : kj)
+    if (row["name"] == "copy_kernel") copy = &row;
+  ASSERT_NE(copy, nullptr) << kj.dump();
+  EXPECT_EQ((*copy)["launch"]["grid"], json::array({4096, 1, 1}));
+  ASSERT_EQ((*copy)["launch_shapes"].size(), 2u);
+  EXPECT_EQ((*copy)["launch_shapes"][0]["calls"], 2);
+  EXPECT_EQ((*copy)["launch_shapes"][0]["total_ns"], 100000);
+  EXPECT_EQ((*copy)["launch_shapes"][1]["grid"], json::array({1, 1, 1}));
+  EXPECT_EQ((*copy)["launch_shapes"][1]["calls"], 3);
+
+  const json lj = json::parse(run_process(kTool, {"launches", path, "--json"}).out);
+  ASSERT_EQ(lj["outliers"].size(), 2u) << lj["outliers"].dump();
+  EXPECT_EQ(lj["outliers"][0]["dur_ns"], 100000);
+  EXPECT_EQ(lj["outliers"][0]["median_ns"], 10000);
+  EXPECT_EQ(lj["outliers"][1]["dur_ns"], 30000);
+  const std::string top = run_process(kTool, {"launches", path, "--top", "1"}).out;
+  EXPECT_NE(top.find("2 outlier kernel(s), over 2x the median of their name and launch shape (the 1 with the most "
+                     "time over it; --top for more):\n"),
+            std::string::npos)
+      << top;
+  EXPECT_EQ(top.find("30,000"), std::string::npos) << top;
+}
+
+// Where the GPU mostly waits, the summary says whether in one long stretch (not a launch-bound
+// loop: a real A100 trace's 1.34 s first cuDNN launch was read as launch-bound) or throughout;
+// with several streams, the busiest stream's own idle split is given beside the sum (a real
+// ResNet trace's twelve near-empty side streams made "other 44%" of the sum, 0.2% of its main
+// stream's).
+TEST(PilTraceSummary, WhereTheGpuMostlyWaitsOneStretchOrThroughout) {
+  TempDir dir;
+  auto summary = [&](const pil::test::TraceBuilder& b) {
+    const std::string path = dir.path() + "/waits.json";
+    std::ofstream(path) << b.str();
+    return run_process(kTool, {"summary", path}).out;
+  };
+  pil::test::TraceBuilder stall;  // 10 kernels of 10 us, then a 3000 us gap, one more
+  stall.step(1, 0, 4000);
+  for (int k = 0; k < 10; ++k) stall.kernel("k", stall.call("cudaLaunchKernel", 20 * k, 5), 20 * k + 8, 10);
+  stall.kernel("k", stall.call("cudaLaunchKernel", 3200, 5), 3208, 10);
+  stall.kernel("side", stall.call("cudaLaunchKernel", 100, 5), 108, 5, /*stream=*/9);
+  const std::string one = summary(stall);
+  EXPECT_NE(one.find("of it in one stretch of 3.01 ms: not a launch-bound loop; `pil-trace advise` looks at what the "
+                     "host did then)"),
+            std::string::npos)
+      << one;
+  EXPECT_NE(one.find("; on the busiest, stream 7: host wait "), std::string::npos) << one;
+  pil::test::TraceBuilder loop;  // a kernel of 10 us every 100 us
+  loop.step(1, 0, 4000);
+  for (int k = 0; k < 40; ++k) loop.kernel("k", loop.call("cudaLaunchKernel", 100 * k, 5), 100 * k + 8, 10);
+  const std::string many = summary(loop);
+  EXPECT_NE(many.find("(launch/overhead bound: the GPU mostly waits)"), std::string::npos) << many;
+  EXPECT_EQ(many.find("on the busiest"), std::string::npos) << "one stream";
+}
+
 // Programmatic dependent launch starts a kernel before the one before it on its stream ends, by
 // design (Hopper and later): work launched by an extended launch or a graph's that starts at
 // most 2 us early is a line apart, not stream_overlap; a longer overlap, or one of a plain

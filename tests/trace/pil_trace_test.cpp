@@ -449,7 +449,7 @@ TEST_F(PilTrace, ATraceWithNoEventsSaysSo) {
 }
 
 // What the reader passes over is said, not silently dropped: begin/end events (the Chrome
-// format allows them; Kineto writes complete ones), the events of a device pil-trace does not
+// format allows them; Kineto writes complete ones), async ones, the events of a device pil-trace does not
 // model (MTIA's, as HTA's test traces hold them: not "a CPU run"); a lane id past int64 (an IBM
 // AIU trace's 15514734831341844875) is read; a UTF-16 file is refused by name.
 TEST_F(PilTrace, WhatTheReaderDoesNotReadIsSaid) {
@@ -464,6 +464,17 @@ TEST_F(PilTrace, WhatTheReaderDoesNotReadIsSaid) {
                          ": no event pil-trace reads; the trace holds 2 begin/end events (\"ph\": \"B\", \"E\"; "
                          "pil-trace reads complete events, \"X\", as torch.profiler and Kineto write them)\n");
   }
+  // Async events, as another tool's spans converted to the Chrome format: said so (a serving
+  // system's trace was called one with "no events", the profiler to blame).
+  std::ofstream(path) << "{\"traceEvents\": [\n{\"ph\": \"b\", \"cat\": \"req\", \"id\": 1, \"name\": \"infer\", "
+                         "\"pid\": 1, \"tid\": 2, \"ts\": 10},\n{\"ph\": \"e\", \"cat\": \"req\", \"id\": 1, "
+                         "\"name\": \"infer\", \"pid\": 1, \"tid\": 2, \"ts\": 20}\n]}\n";
+  const auto async = run_process(kTool, {"summary", path});
+  EXPECT_EQ(async.exit_code, 2);
+  EXPECT_EQ(async.err, "pil-trace: error: " + path +
+                           ": no event pil-trace reads; the trace holds 2 async events (\"ph\": \"b\", \"e\", \"n\": "
+                           "another tool's spans, not a profiler's; pil-trace reads torch.profiler's and Kineto's "
+                           "traces)\n");
   std::string mtia = "{\"traceEvents\": [\n" + be;
   mtia += ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 15514734831341844875, "
           "\"ts\": 0, \"dur\": 50}";

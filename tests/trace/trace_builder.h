@@ -92,6 +92,13 @@ class TraceBuilder {
             "\"shared memory\": 0");
     return *this;
   }
+  /// A kernel of grid [grid, 1, 1] (block [256, 1, 1], 32 registers, no shared memory).
+  TraceBuilder& kernel_with_grid(const std::string& name, int corr, double ts, double dur, int grid, int stream = 7) {
+    add("kernel", name, "0", std::to_string(stream), ts, dur,
+        gpu_args(corr, stream, 0, 0) + ", \"grid\": [" + std::to_string(grid) +
+            ", 1, 1], \"block\": [256, 1, 1], \"registers per thread\": 32, \"shared memory\": 0");
+    return *this;
+  }
   /// A copy ("Memcpy HtoD (Pageable -> Device)"...) of `bytes` (< 0: the size left out, as
   /// ROCm's traces do), launched by call `corr`.
   TraceBuilder& memcpy(const std::string& name, int corr, double ts, double dur, int64_t bytes,

@@ -200,14 +200,31 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
 // shorter than it was: its gap ends when the launch call returns (find_host_gaps).
 void host_stall(const RuleContext& c, RuleResult& out) {
   std::vector<HostGap> stalls;
-  int64_t idle = 0, saved = 0;
+  int64_t idle = 0, saved = 0, profiler = 0;
   const Loops& loops = c.loops();
+  // The profiler's own work the launching thread most likely waited for (a CUPTI overhead record
+  // one of its calls spans, or that ended just as its next call began): not the program's.
+  const std::vector<ProfilerOverhead> overhead =
+      c.host_gaps().empty() ? std::vector<ProfilerOverhead>{} : profiler_overhead(c.index);
+  auto profiler_in = [&](const HostGap& g, bool basis) {
+    const Event& call = c.trace.events[g.call];
+    int64_t n = 0;
+    for (const ProfilerOverhead& o : overhead) {
+      if (o.waiting_call() == ProfilerOverhead::npos) continue;
+      const Event &by = c.trace.events[o.waiting_call()], &e = c.trace.events[o.event];
+      if (by.pid != call.pid || by.tid != call.tid) continue;
+      const int64_t from = std::max(e.start_ns, g.start), to = std::min(e.end_ns(), g.end);
+      if (to > from) n += basis ? c.basis_overlap(from, to) : to - from;
+    }
+    return n;
+  };
   for (const HostGap& g : c.host_gaps()) {
     if (!is_stall(g)) continue;
-    const int64_t in = loops.inside(c.trace.events[g.call], g.start, g.end);
-    if (g.dur() - in <= threshold::kHostStallNs) continue;  // a loop's, mostly
-    idle += g.dur() - in;
-    saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
+    const int64_t in = loops.inside(c.trace.events[g.call], g.start, g.end), theirs = profiler_in(g, false);
+    if (g.dur() - in - theirs <= threshold::kHostStallNs) continue;  // a loop's or the profiler's, mostly
+    idle += g.dur() - in - theirs;
+    profiler += theirs;
+    saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in - profiler_in(g, true));
     stalls.push_back(g);
   }
   if (stalls.empty() || c.basis_ns <= 0) return;
@@ -230,6 +247,12 @@ void host_stall(const RuleContext& c, RuleResult& out) {
            (stalls.size() == 1 ? "" : " each");
   s.figures = {{"stall_ns", double(saved)}, {"stall_share", share}, {"stalls", double(stalls.size())},
                {"longest_ns", double(worst.front().dur())}};
+  if (profiler > 0) {
+    s.text += " (besides " + format_duration(profiler) +
+              " of the profiler's own work that the launching thread most likely waited for, left out: "
+              "summary names it)";
+    s.figures.push_back({"profiler_ns", double(profiler)});
+  }
   // Half or more of it inside one family of ranges: that is where the time went. The DataLoader's
   // kind of fetch says whose (worker processes not keeping up, or the training thread preparing
   // the data itself); compiling inside the recorded window is a first call, not the steady state.

@@ -557,8 +557,9 @@ void EventFields::read_event(od::object& obj) {
     }
   }
   // Other phases (other instant events, counters "C", ...) carry nothing the reports use;
-  // begin and end events would, and are counted to say they were not read.
+  // begin and end events would, as would async ones, and are counted to say they were not read.
   if (ph == "B" || ph == "E") out_->unread[Trace::kUnreadBeginEnd] += 1;
+  if (ph == "b" || ph == "e" || ph == "n") out_->unread[Trace::kUnreadAsync] += 1;
   if (category == Category::Other && !cat.empty() && is_unmodelled_device_category(cat))
     out_->unread[std::string(cat)] += 1;
   if (skipped) out_->skipped.events += 1;

@@ -131,14 +131,17 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                 {"processes", m.step_processes}};
   // The profiler's own work (CUPTI's overhead records): each, the step it is in, the longest CUDA
   // call during it, and the longest that spans it, synchronizes aside (its thread may have waited
-  // for the profiler), with that call's step.
+  // for the profiler), with that call's step; where none spans it, the call of a thread with none
+  // during it that began just after it (that thread most likely waited), and the operator it was in.
   j["profiler_overhead"] = json::array();
   for (const ProfilerOverhead& o : m.overhead) {
     const Event& e = t.events[o.event];
     json jo = {{"name", std::string(e.name)}, {"ts", trace_ts(e.start_ns)}, {"dur_ns", e.dur_ns},
                {"step", o.step >= 0 ? json(std::string(t.events[index.steps[size_t(o.step)]].name)) : json(nullptr)},
                {"longest_call", nullptr}, {"longest_call_ns", 0}, {"spanning_call", nullptr},
-               {"spanning_call_ns", 0}, {"spanning_call_step", nullptr}};
+               {"spanning_call_ns", 0}, {"spanning_call_step", nullptr}, {"resumed_call", nullptr},
+               {"resumed_call_ns", 0}, {"resumed_after_ns", 0}, {"resumed_call_step", nullptr},
+               {"held_op", nullptr}, {"held_op_ns", 0}};
     if (o.longest_call != ProfilerOverhead::npos) {
       jo["longest_call"] = std::string(t.events[o.longest_call].name);
       jo["longest_call_ns"] = t.events[o.longest_call].dur_ns;
@@ -147,6 +150,17 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
       jo["spanning_call"] = std::string(t.events[o.spanning_call].name);
       jo["spanning_call_ns"] = t.events[o.spanning_call].dur_ns;
       if (o.spanning_step >= 0) jo["spanning_call_step"] = std::string(t.events[index.steps[size_t(o.spanning_step)]].name);
+    }
+    if (o.resumed_call != ProfilerOverhead::npos) {
+      const Event& call = t.events[o.resumed_call];
+      jo["resumed_call"] = std::string(call.name);
+      jo["resumed_call_ns"] = call.dur_ns;
+      jo["resumed_after_ns"] = call.start_ns - e.end_ns();
+      if (o.resumed_step >= 0) jo["resumed_call_step"] = std::string(t.events[index.steps[size_t(o.resumed_step)]].name);
+    }
+    if (o.held_op != ProfilerOverhead::npos) {
+      jo["held_op"] = std::string(t.events[o.held_op].name);
+      jo["held_op_ns"] = t.events[o.held_op].dur_ns;
     }
     j["profiler_overhead"].push_back(jo);
   }
@@ -256,12 +270,16 @@ void note_skipped(const std::string& path, const SkippedFields& skipped) {
 std::string unread_text(const std::map<std::string, int64_t>& unread) {
   std::string text, devices;
   for (const auto& [kind, n] : unread) {
-    if (kind == Trace::kUnreadBeginEnd || kind == Trace::kUnreadLegacyCuda) continue;
+    if (Trace::unread_kind_of_event(kind)) continue;
     devices += std::string(devices.empty() ? "" : ", ") + grouped(n) + " " + kind;
   }
   if (const auto be = unread.find(Trace::kUnreadBeginEnd); be != unread.end())
     text = grouped(be->second) + " begin/end events (\"ph\": \"B\", \"E\"; pil-trace reads complete "
            "events, \"X\", as torch.profiler and Kineto write them)";
+  if (const auto async = unread.find(Trace::kUnreadAsync); async != unread.end())
+    text += std::string(text.empty() ? "" : "; ") + grouped(async->second) +
+            " async events (\"ph\": \"b\", \"e\", \"n\": another tool's spans, not a profiler's; "
+            "pil-trace reads torch.profiler's and Kineto's traces)";
   if (const auto legacy = unread.find(Trace::kUnreadLegacyCuda); legacy != unread.end())
     text += std::string(text.empty() ? "" : "; ") + grouped(legacy->second) +
             " \"CUDA functions\" events (the autograd profiler's GPU time of each operator, by CUDA events, "
@@ -330,13 +348,22 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
     json j = json::array();
     for (const auto& r : rows) {
       json row = {{"name", r.name}, {"share", r.share}, {"time", stats_json(r.time)}};
-      if (r.launch)
-        row["launch"] = {{"grid", r.launch->grid},
-                         {"block", r.launch->block},
-                         {"registers_per_thread", r.launch->registers},
-                         {"shared_memory_bytes", r.launch->shared_memory},
-                         {"blocks_per_sm", r.launch->blocks_per_sm},
-                         {"est_occupancy_pct", r.launch->est_occupancy_pct}};
+      auto launch = [](const KernelInfo& k) {
+        return json{{"grid", k.grid},
+                    {"block", k.block},
+                    {"registers_per_thread", k.registers},
+                    {"shared_memory_bytes", k.shared_memory},
+                    {"blocks_per_sm", k.blocks_per_sm},
+                    {"est_occupancy_pct", k.est_occupancy_pct}};
+      };
+      if (r.launch) row["launch"] = launch(*r.launch);  // the shape with the most time
+      row["launch_shapes"] = json::array();
+      for (const KernelShape& k : r.shapes) {
+        json one = launch(k.launch);
+        one["calls"] = k.calls;
+        one["total_ns"] = k.total_ns;
+        row["launch_shapes"].push_back(one);
+      }
       j.push_back(row);
     }
     std::cout << j.dump(2) << "\n";
@@ -347,15 +374,21 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
   headers.push_back("Est. occ. %");
   headers.push_back("Name");
   TextTable table(headers);
+  bool several = false;
   for (const auto& r : rows) {
     auto cells = stats_cells(r.time, r.share);
-    cells.push_back(shape(r.launch));
+    // A name that ran with several shapes: the one with the most time, marked with how many more.
+    cells.push_back(shape(r.launch) + (r.shapes.size() > 1 ? " +" + std::to_string(r.shapes.size() - 1) : ""));
+    several = several || r.shapes.size() > 1;
     cells.push_back(r.launch && r.launch->est_occupancy_pct >= 0 ? fixed(r.launch->est_occupancy_pct) : "-");
     cells.push_back(r.name);
     table.add(cells);
   }
   if (rows.empty()) std::cout << "no kernels" << (range.empty() ? "" : " launched inside " + range) << "\n";
   else std::cout << table.str();
+  if (several)
+    std::cout << "+N: the kernel ran with N more launch shapes; the shape and occupancy shown are those of the "
+                 "calls with the most time (--json: launch_shapes, each with its calls and time)\n";
   return 0;
 }
 
@@ -408,10 +441,13 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
                                      {"kind", l->kind()},
                                      {"queue_ns", l->queue_ns},
                                      {"work_items", l->work_count}});
-    for (size_t i : r.outliers)
-      j["outliers"].push_back({{"kernel", std::string(t.events[i].name)},
-                               {"start_ns", t.events[i].start_ns},
-                               {"dur_ns", t.events[i].dur_ns}});
+    for (size_t k = 0; k < r.outliers.size(); ++k) {
+      const Event& e = t.events[r.outliers[k]];
+      j["outliers"].push_back({{"kernel", std::string(e.name)},
+                               {"start_ns", e.start_ns},
+                               {"dur_ns", e.dur_ns},
+                               {"median_ns", r.outlier_median_ns[k]}});
+    }
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -450,11 +486,18 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
                "its call returned, as a copy whose call waits for it):\n"
             << table.str();
   if (!r.outliers.empty()) {
-    std::cout << r.outliers.size() << " outlier kernel(s), over 2x their median:\n";
-    for (size_t k = 0; k < std::min<size_t>(r.outliers.size(), top); ++k) {
+    const size_t shown = std::min<size_t>(r.outliers.size(), top);
+    std::cout << r.outliers.size() << " outlier kernel(s), over 2x the median of their name and launch shape"
+              << (shown < r.outliers.size() ? " (the " + std::to_string(shown) +
+                                                  " with the most time over it; --top for more)"
+                                            : std::string(" (the most time over it first)"))
+              << ":\n";
+    TextTable table({"Time (ns)", "Median (ns)", "Name"});
+    for (size_t k = 0; k < shown; ++k) {
       const Event& e = t.events[r.outliers[k]];
-      std::cout << "  " << grouped(e.dur_ns) << " ns  " << e.name << "\n";
+      table.add({grouped(e.dur_ns), grouped(r.outlier_median_ns[k]), std::string(e.name)});
     }
+    std::cout << table.str();
   }
   return 0;
 }
@@ -849,7 +892,7 @@ int main(int argc, char** argv) {
   trace_arg(api);
   auto* launches = app.add_subcommand("launches", "Launch delays, short kernels, graphs, outliers");
   trace_arg(launches);
-  launches->add_option("--top", top, "Rows of the largest delays")->check(whole_number(1));
+  launches->add_option("--top", top, "Rows of the largest delays, and of the outliers")->check(whole_number(1));
   auto* streams = app.add_subcommand("streams", "GPU busy and idle time per stream and step");
   trace_arg(streams);
   // --idle-rule by name only (a transformer from the map would also take 0 and 1, and name
@@ -1026,7 +1069,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     read_options.keep_sources = bool(*slice);
-    read_options.read_launch_shapes = bool(*kernels);  // the kernel table's Launch column only
+    // The kernel table's Launch column, and the launch report's outliers (each against its name
+    // and shape): only these.
+    read_options.read_launch_shapes = *kernels || *launches;
     // Only these read the operators' inputs: the roofline (every operator's), and advise (the
     // few its rules judge by them, with their concrete values: advise_read_options).
     read_options.read_shapes = roofline;
