@@ -893,14 +893,17 @@ def do_runs(args, runs, lesson, prefix):
                 break
             except DocsError as e:
                 raise DocsError("%s: run %s: %s" % (r["where"], name, e))
-            # A lesson that starts its own ranks prefixes each rank's lines with "[rankK] ":
-            # the first trace line (rank 0's) is the run's trace; the ranks marker reads them all.
+            # A lesson that starts its own ranks prefixes each rank's lines with "[rankK] ": rank
+            # 0's trace is the run's (whichever rank printed its path first: rank 1's usually
+            # does, rank 0 printing the across-ranks table before its own), by which the median
+            # run is chosen; the ranks marker reads them all.
             trace = re.search(r"^(?:\[rank\d+\] )?trace: (.*)$", text, re.M)
             if not trace:
                 raise DocsError("%s: run %s printed no 'trace:' line" % (r["where"], name))
             head = re.search(r"^(?:\[rank\d+\] )?== .*\| cpu \((.*?)\) \|", text, re.M)
             machine = machine or (head.group(1) if head else None)
-            traces.append(trace.group(1))
+            rank0 = re.sub(r"_rank\d+(\.pt\.trace\.json)$", r"_rank0\1", trace.group(1))
+            traces.append(rank0 if os.path.isfile(rank0) else trace.group(1))
             dirs.append(d)
         r.update(traces=traces, dirs=dirs, cmd="build/bin/%s %s" % (lesson, r["arg"]))
         if "skipped" in r:
@@ -1065,9 +1068,6 @@ def produce(args, kind, name, opts, r, lesson, prefix):
     if kind == "summary":
         return [("text", run([args.pil_trace, "summary", trace]), None)]
     if kind == "advise":
-        # A run of ranks: rank 0's trace, whichever rank printed its path first.
-        rank0 = re.sub(r"_rank\d+(\.pt\.trace\.json)$", r"_rank0\1", trace)
-        trace = rank0 if os.path.isfile(rank0) else trace
         # The trace as the reader's own run names it, not this build's folder.
         text = run([args.pil_trace, "advise", trace]).replace(trace, "traces/%s/%s" % (lesson, os.path.basename(trace)), 1)
         return [("text", text, "What `pil-trace advise` says on `%s`%s" % (r["cmd"], of_median))]

@@ -709,6 +709,24 @@ class Ranks(unittest.TestCase):
         one_line_usage_errors(self, ("<!-- run: b: -x -->\nHidden <!-- fig: b ranks hidden_pct --><!-- /fig -->\n",
                                      "<!-- run: b: -x -->\nHidden <!-- fig: b ranks rank=0 waits --><!-- /fig -->\n"))
 
+    def test_the_median_run_is_rank_0s_whichever_rank_printed_first(self):
+        # Rank 1 prints its trace first (as lesson 05's does: rank 0 prints the across-ranks table
+        # before its own line) and its steps order the runs otherwise: run 1 would be the median.
+        with open(self.exe, "w") as f:
+            f.write((FAKE_LESSON_HEAD % {"counter": self.counter}) +
+                    'echo $n > "$out/t_rank0.json"; echo $n > "$out/t_rank0.pt.trace.json"\n'
+                    'echo $(( (n + 1) % 3 )) > "$out/t_rank1.pt.trace.json"\n'
+                    'echo "[rank1] trace: $out/t_rank1.pt.trace.json"\n'
+                    'echo "[rank0] == 09_demo | cpu (Fake CPU 9000) | fp32"\n'
+                    'echo "[rank0] trace: $out/t_rank0.pt.trace.json"\n')
+        d = lesson("<!-- run: b runs=3: --ranks 2 -->\n<!-- ranks: b step=1 -->\n")
+        out = os.path.join(self.d, "out")
+        page = os.path.join(out, "page.md")
+        r = run("--lesson-dir", d, "--exe", self.exe, "--pil-trace", self.pil, "--out-dir", out, "--page", page)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(page) as f:
+            self.assertIn("ranks table of " + os.path.join(out, "runs", "b", "run2"), f.read())
+
     def test_update_source_writes_the_figures_into_the_readme(self):
         d = lesson("<!-- run: b runs=3: --ranks 2 -->\n"
                    "Hidden <!-- fig: b ranks rank=0 hidden_pct -->1%<!-- /fig --> here.\n<!-- ranks: b -->\n")
