@@ -50,6 +50,7 @@ struct Slice {
   // Counted operators: the GPU work their range launched.
   int64_t gpu_ns = 0, gpu_items = 0, device = -1;
   bool tf32_kernel = false;
+  int64_t link_copies = 0;  // of those items, copies between host and GPU or between GPUs
 };
 
 bool contains_tf32(std::string_view kernel) {
@@ -85,6 +86,11 @@ PeakKind peak_kind(std::string_view family, bool matrix, bool tf32, const PeakFi
 void hold_against_peak(RooflineRow& row, bool tf32_kernel, const Trace& t, const RooflineOptions& o,
                        std::map<int64_t, GpuMatch>& matches) {
   RooflinePeak& p = row.peak;
+  if (row.on_gpu && row.link_copies == row.gpu_work_items) {  // its time is the link's
+    row.note = "a copy between host and GPU (or between GPUs): bounded by the link (PCIe, NVLink), not "
+               "held against the GPU's peaks";
+    return;
+  }
   if (!row.on_gpu) {
     p.gflops = o.cpu_peak_gflops;
     p.gbps = o.cpu_peak_gbps;
@@ -227,6 +233,7 @@ RooflineReport roofline_report(const TraceIndex& index, const RooflineOptions& o
         op.gpu_items += 1;
         if (op.device < 0) op.device = g.pid;
         if (g.category == Category::Kernel && contains_tf32(g.name)) op.tf32_kernel = true;
+        if (g.category == Category::Memcpy && g.name.find("DtoD") == std::string_view::npos) op.link_copies += 1;
       }
     }
     // Into rows.
@@ -264,6 +271,7 @@ RooflineReport roofline_report(const TraceIndex& index, const RooflineOptions& o
         a.row.time_ns += on_gpu ? x.gpu_ns : e.dur_ns;
         a.row.gpu_work_items += x.gpu_items;
         a.tf32_kernel = a.tf32_kernel || x.tf32_kernel;
+        a.row.link_copies += x.link_copies;
         // The composites above it are counted here.
         for (int32_t up = x.parent; up >= 0; up = s[size_t(up)].parent)
           if (s[size_t(up)].counted == Counted::InCallees && s[size_t(up)].kind != FormulaKind::None) {

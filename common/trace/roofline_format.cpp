@@ -130,6 +130,7 @@ nlohmann::ordered_json roofline_json(const RooflineReport& report, const Rooflin
       row["device"] = r.on_gpu ? "cuda:" + std::to_string(r.device) : "cpu";
       row["time_ns"] = r.time_ns;
       row["gpu_work_items"] = r.gpu_work_items;
+      row["link_copies"] = r.link_copies;
       row["achieved_gflops"] = r.gflops();
       row["achieved_gbps"] = r.gbps();
       row["peak"] = {{"gflops", or_null(r.peak.gflops, r.peak.gflops > 0)},

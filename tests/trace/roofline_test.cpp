@@ -110,6 +110,30 @@ TEST(TraceRoofline, OnAnH100PcieGpu) {
   EXPECT_EQ(r.rows.size(), 6u);
 }
 
+// An operator whose GPU work is only copies between host and GPU is bounded by the link (PCIe,
+// NVLink), not by the GPU's memory: not held against its peaks (a real T4 trace's 4 MB pageable
+// copies read "memory 3.8% of 300 GB/s"). Here aten::add's kernel becomes such a copy; addmm's
+// device-to-device bias copy beside its kernel leaves it judged as before.
+TEST(TraceRoofline, ACopyBetweenHostAndGpuIsNotHeldAgainstTheGpusPeaks) {
+  std::string text = test::roofline_trace();
+  const std::string kernel = R"("cat": "kernel", "name": "vectorized_elementwise_kernel")";
+  text.replace(text.find(kernel), kernel.size(), R"x("cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)")x");
+  const Trace t = read(text);
+  const RooflineReport r = roofline_report(TraceIndex(t));
+  const RooflineRow* add = row(r, "aten::add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_TRUE(add->on_gpu);
+  EXPECT_EQ(add->link_copies, 1);
+  EXPECT_EQ(add->share, -1);
+  EXPECT_EQ(add->bound, Bound::Unknown);
+  EXPECT_NE(add->note.find("a copy between host and GPU (or between GPUs): bounded by the link"), std::string::npos)
+      << add->note;
+  const RooflineRow* addmm = row(r, "aten::addmm");
+  ASSERT_NE(addmm, nullptr);
+  EXPECT_EQ(addmm->link_copies, 0);
+  EXPECT_EQ(addmm->bound, Bound::Compute);
+}
+
 TEST(TraceRoofline, TheSameTraceOnAnH100SxmIsHeldAgainstItsOwnPeaks) {
   const RooflineReport pcie = roofline_report(TraceIndex(read(test::roofline_trace("NVIDIA H100 PCIe", 114))));
   const Trace sxm_trace = read(test::roofline_trace("NVIDIA H100 80GB HBM3", 132));
