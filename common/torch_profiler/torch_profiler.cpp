@@ -4,10 +4,13 @@
 
 #include <kineto/ActivityType.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -194,10 +197,21 @@ void TorchProfiler::save_chrome_trace(const std::filesystem::path& path) const {
   Result& r = *result_;
   if (r.saved.empty() && r.first.empty()) {
     if (!named_gz(path)) {  // straight into place: one write
-      write_file_atomically(path, [&](const std::filesystem::path& tmp) { save_once(*r.result, tmp); });
-      if (::stat(path.c_str(), &r.first_stat) != 0)
+      write_file_atomically(path, [&](const std::filesystem::path& tmp) {
+        // LibTorch counts a save that could not open its file as done (it logs the failure and
+        // returns): a file that cannot be made fails here, before the one save is spent.
+        const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) throw std::runtime_error(std::strerror(errno));
+        ::close(fd);
+        save_once(*r.result, tmp);
+      });
+      char* where = ::realpath(path.c_str(), nullptr);  // absolute: a later save may run elsewhere
+      if (!where || ::stat(where, &r.first_stat) != 0) {
+        std::free(where);
         throw std::runtime_error("cannot read back " + path.string() + " after writing it");
-      r.first = path;
+      }
+      r.first = where;
+      std::free(where);
       return;
     }
     const char* dir = std::getenv("TMPDIR");

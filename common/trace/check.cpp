@@ -383,19 +383,26 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
         by_call[o.waiting_call()].push_back(&o);
     for (const auto& [c, records] : by_call) {
       const Event& call = t.events[c];
-      const ProfilerOverhead& first = *records.front();
-      const long step = first.spanning_call == c ? first.spanning_step : first.resumed_step;
+      // Each record by its own role for this call: spanned by it, or ended just before it.
+      std::string spans, after;
+      long step = -1;
+      for (const ProfilerOverhead* o : records) {
+        const Event& e = t.events[o->event];
+        if (o->spanning_call == c) {
+          spans += (spans.empty() ? "" : ", ") + std::string(e.name) + " " + format_duration(e.dur_ns);
+          step = o->spanning_step;
+        } else {
+          after += (after.empty() ? "" : ", ") + format_duration(call.start_ns - e.end_ns()) + " after " +
+                   std::string(e.name) + " " + format_duration(e.dur_ns) + " ended";
+          if (step < 0) step = o->resumed_step;
+        }
+      }
       std::string detail = format_duration(call.dur_ns) + " in " + std::string(t.events[index.steps[size_t(step)]].name);
-      if (first.spanning_call == c) {
-        std::string spans;
-        for (const ProfilerOverhead* o : records)
-          spans += (spans.empty() ? "" : ", ") + std::string(t.events[o->event].name) + " " +
-                   format_duration(t.events[o->event].dur_ns);
-        detail += ", spans " + spans;
-      } else {
-        const Event& e = t.events[first.event];
-        detail += ", began " + format_duration(call.start_ns - e.end_ns()) + " after " + std::string(e.name) + " " +
-                  format_duration(e.dur_ns) + " ended, its thread inside " + std::string(t.events[first.held_op].name) +
+      if (!spans.empty()) detail += ", spans " + spans;
+      if (!after.empty()) {
+        const ProfilerOverhead& held = **std::find_if(records.begin(), records.end(),
+                                                      [&](const ProfilerOverhead* o) { return o->spanning_call != c; });
+        detail += ", began " + after + ", its thread inside " + std::string(t.events[held.held_op].name) +
                   " with no CUDA call during it";
       }
       f.note(waited, call.name, call.start_ns, detail);

@@ -142,6 +142,16 @@ struct Event {
   }
 };
 
+/// True for a copy across a link, not within one GPU's memory: between host and GPU (Kineto's
+/// "Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH ...", HIP's "CopyHostToDevice"...) or
+/// between GPUs ("Memcpy PtoP", "CopyDeviceToDeviceP2P"...).
+inline bool is_link_copy(const Event& e) {
+  if (e.category != Category::Memcpy) return false;
+  for (std::string_view k : {"HtoD", "DtoH", "HostToDevice", "DeviceToHost", "PtoP", "P2P", "Peer"})
+    if (e.name.find(k) != std::string_view::npos) return true;
+  return false;
+}
+
 /// True for a launch call or GPU work whose External id is its own correlation id, which links
 /// it to no operator: torch 2.0-2.2's Kineto wrote every one so (kineto b96fe09 to #873), torch
 /// 2.3-2.5's those launched outside any operator. Such work belongs to the operator around its

@@ -7,6 +7,7 @@
 #include "trace/text_table.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_set>
 #include <cmath>
 #include <cstdint>
@@ -487,12 +488,19 @@ DurationsByName durations_by_name(const Trace& t, const std::vector<size_t>& amo
   return g;
 }
 
-/// Whether two kernels ran with the same launch shape (grid, block, registers, shared memory);
-/// two without one (nullptr) do too.
-bool same_shape(const KernelInfo* a, const KernelInfo* b) {
-  if (!a || !b) return a == b;
-  return std::equal(a->grid, a->grid + 3, b->grid) && std::equal(a->block, a->block + 3, b->block) &&
-         a->registers == b->registers && a->shared_memory == b->shared_memory;
+/// A kernel's launch shape: its own, or its launch call's (HIP's traces give it on the call).
+const KernelInfo* launch_shape_of(const TraceIndex& index, size_t kernel) {
+  const Trace& t = index.trace();
+  if (const KernelInfo* k = t.kernel_info(t.events[kernel])) return k;
+  const long call = index.launch_of(kernel);
+  return call >= 0 ? t.kernel_info(t.events[size_t(call)]) : nullptr;
+}
+
+/// A launch shape as a key (grid, block, registers, shared memory); all -1 for none.
+using ShapeKey = std::array<int64_t, 8>;
+ShapeKey shape_key(const KernelInfo* k) {
+  if (!k) return {-1, -1, -1, -1, -1, -1, -1, -1};
+  return {k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2], k->registers, k->shared_memory};
 }
 
 /// The durations of events `idx`, in their order.
@@ -542,20 +550,20 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
 
   // The launch shape of each kernel kept, by its name's group (in the order durations_by_name
   // numbers them: first seen first).
+  // Calls without a shape in the trace are a bucket of their own (KernelShape::known false).
   NameIds shape_ids;
   std::vector<std::vector<KernelShape>> shapes;
+  std::vector<std::map<ShapeKey, size_t>> shape_slot;  // per name: shape -> its place in shapes
   auto add_shape = [&](size_t i) {
     const Event& e = t.events[i];
-    const KernelInfo* k = t.kernel_info(e);
-    if (!k)  // HIP's traces give the launch shape on the launch call, not on the kernel
-      if (const long call = index.launch_of(i); call >= 0) k = t.kernel_info(t.events[size_t(call)]);
+    const KernelInfo* k = launch_shape_of(index, i);
     const uint32_t g = shape_ids(e.name);
-    if (g >= shapes.size()) shapes.resize(g + 1);
-    if (!k) return;
-    auto it = std::find_if(shapes[g].begin(), shapes[g].end(), [&](const KernelShape& x) { return same_shape(k, &x.launch); });
-    if (it == shapes[g].end()) it = shapes[g].insert(shapes[g].end(), KernelShape{*k, 0, 0});
-    ++it->calls;
-    it->total_ns += e.dur_ns;
+    if (g >= shapes.size()) shapes.resize(g + 1), shape_slot.resize(g + 1);
+    auto [slot, fresh] = shape_slot[g].emplace(shape_key(k), shapes[g].size());
+    if (fresh) shapes[g].push_back(KernelShape{k ? *k : KernelInfo{}, 0, 0, k != nullptr});
+    KernelShape& x = shapes[g][slot->second];
+    ++x.calls;
+    x.total_ns += e.dur_ns;
   };
   DurationsByName kernels = durations_by_name(t, index.device_work(), [&](size_t i) {
     const Event& e = t.events[i];
@@ -580,7 +588,7 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     if (g < shapes.size()) r.shapes = std::move(shapes[g]);
     std::stable_sort(r.shapes.begin(), r.shapes.end(),
                      [](const KernelShape& a, const KernelShape& b) { return a.total_ns > b.total_ns; });
-    if (!r.shapes.empty()) r.launch = r.shapes.front().launch;
+    if (!r.shapes.empty() && r.shapes.front().known) r.launch = r.shapes.front().launch;
     all += r.time.total;
     rows.push_back(std::move(r));
   }
@@ -714,16 +722,9 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
   // tensor's size: a larger copy is no outlier).
   std::vector<std::pair<size_t, int64_t>> outliers;  // (kernel, its group's median)
   for (const auto& named : kernels.events) {
-    std::vector<std::vector<size_t>> by_shape;
-    for (size_t i : named) {
-      const KernelInfo* k = t.kernel_info(t.events[i]);
-      auto it = std::find_if(by_shape.begin(), by_shape.end(), [&](const std::vector<size_t>& g) {
-        return same_shape(k, t.kernel_info(t.events[g.front()]));
-      });
-      if (it == by_shape.end()) it = by_shape.insert(by_shape.end(), std::vector<size_t>{});
-      it->push_back(i);
-    }
-    for (const auto& idx : by_shape) {
+    std::map<ShapeKey, std::vector<size_t>> by_shape;
+    for (size_t i : named) by_shape[shape_key(launch_shape_of(index, i))].push_back(i);
+    for (const auto& [shape, idx] : by_shape) {
       if (idx.size() < 5) continue;
       const double median = DurationStats::of(durations(t, idx)).median;
       for (size_t i : idx)
@@ -1257,20 +1258,29 @@ std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
     if (o.spanning_call != ProfilerOverhead::npos) o.spanning_step = index.step_at(t.events[o.spanning_call].start_ns);
   // Where no call spans a record: a thread with no CUDA call during it whose next one begins just
   // after it ends was most likely held by it (the record ends as that thread's call begins).
-  // Per thread: its calls by start, and the longest of them.
-  std::map<std::pair<int64_t, int64_t>, std::pair<std::vector<size_t>, int64_t>> calls_of;
+  if (std::all_of(out.begin(), out.end(), [](const ProfilerOverhead& o) { return o.spanning_call != ProfilerOverhead::npos; }))
+    return out;
+  // Per thread: its calls by start, and the latest end among the first k of them (whether one
+  // that started before a time still ran at another, in a search).
+  struct ThreadCalls {
+    std::vector<size_t> calls;
+    std::vector<int64_t> reach;
+  };
+  std::map<std::pair<int64_t, int64_t>, ThreadCalls> calls_of;
   std::vector<size_t> by_start;
   for (size_t c : index.api_calls()) {
-    auto& [calls, longest] = calls_of[{t.events[c].pid, t.events[c].tid}];
-    calls.push_back(c);
-    longest = std::max(longest, t.events[c].dur_ns);
+    calls_of[{t.events[c].pid, t.events[c].tid}].calls.push_back(c);
     by_start.push_back(c);
   }
   auto earlier = [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; };
-  for (auto& [thread, calls] : calls_of) std::stable_sort(calls.first.begin(), calls.first.end(), earlier);
+  for (auto& [thread, tc] : calls_of) {
+    std::stable_sort(tc.calls.begin(), tc.calls.end(), earlier);
+    int64_t reach = std::numeric_limits<int64_t>::min();
+    for (size_t c : tc.calls) tc.reach.push_back(reach = std::max(reach, t.events[c].end_ns()));
+  }
   std::stable_sort(by_start.begin(), by_start.end(), earlier);
   auto starts_before = [&](size_t c, int64_t ts) { return t.events[c].start_ns < ts; };
-  bool any_resumed = false;
+  std::map<std::pair<int64_t, int64_t>, std::vector<ProfilerOverhead*>> resumed_on;  // by thread
   for (ProfilerOverhead& o : out) {
     if (o.spanning_call != ProfilerOverhead::npos) continue;
     const Event& e = t.events[o.event];
@@ -1278,33 +1288,34 @@ std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
     for (auto it = std::lower_bound(by_start.begin(), by_start.end(), e.end_ns(), starts_before);
          it != by_start.end() && t.events[*it].start_ns <= until; ++it) {
       const Event& call = t.events[*it];
-      // None of that thread's calls during the record: each starting before its end (back from
-      // the latest, as far as the thread's longest call reaches) ended before it began.
-      const auto& [mine, longest] = calls_of.at({call.pid, call.tid});
-      bool busy = false;
-      for (auto b = std::lower_bound(mine.begin(), mine.end(), e.end_ns(), starts_before);
-           b != mine.begin() && !busy;) {
-        const Event& prev = t.events[*--b];
-        if (prev.start_ns + longest <= e.start_ns) break;
-        busy = prev.end_ns() > e.start_ns;
-      }
-      if (busy) continue;
+      // None of that thread's calls during the record: those starting before its end all ended
+      // before it began.
+      const ThreadCalls& mine = calls_of.at({call.pid, call.tid});
+      const size_t before = size_t(std::lower_bound(mine.calls.begin(), mine.calls.end(), e.end_ns(), starts_before) -
+                                   mine.calls.begin());
+      if (before > 0 && mine.reach[before - 1] > e.start_ns) continue;
       o.resumed_call = *it;
       o.resumed_step = index.step_at(call.start_ns);
-      any_resumed = true;
+      resumed_on[{call.pid, call.tid}].push_back(&o);
       break;
     }
   }
-  if (!any_resumed) return out;
-  // The operator or range each held thread was inside, innermost (one pass over the events).
+  if (resumed_on.empty()) return out;
+  // The operator or range each held thread was inside, innermost (one pass over the events,
+  // looking only at the held threads', and at the records that start inside each: the records
+  // are in start order).
   for (size_t i = 0; i < t.events.size(); ++i) {
     const Event& x = t.events[i];
     if (!is_torch_scope(x.category) || is_step(x)) continue;
-    for (ProfilerOverhead& o : out) {
-      if (o.resumed_call == ProfilerOverhead::npos) continue;
-      const Event &e = t.events[o.event], &call = t.events[o.resumed_call];
-      if (x.pid != call.pid || x.tid != call.tid || x.start_ns > e.start_ns || x.end_ns() < e.end_ns()) continue;
-      if (o.held_op == ProfilerOverhead::npos || x.dur_ns < t.events[o.held_op].dur_ns) o.held_op = i;
+    const auto held = resumed_on.find({x.pid, x.tid});
+    if (held == resumed_on.end()) continue;
+    const std::vector<ProfilerOverhead*>& records = held->second;
+    for (auto it = std::lower_bound(records.begin(), records.end(), x.start_ns,
+                                    [&](const ProfilerOverhead* o, int64_t ts) { return t.events[o->event].start_ns < ts; });
+         it != records.end() && t.events[(*it)->event].start_ns <= x.end_ns(); ++it) {
+      ProfilerOverhead* o = *it;
+      if (x.end_ns() < t.events[o->event].end_ns()) continue;
+      if (o->held_op == ProfilerOverhead::npos || x.dur_ns < t.events[o->held_op].dur_ns) o->held_op = i;
     }
   }
   return out;
@@ -1322,34 +1333,31 @@ std::string profiler_overhead_text(const TraceIndex& index, const std::vector<Pr
     s += std::string(i ? ", " : "") + std::string(e.name) + " " + format_duration(e.dur_ns) + " " + where(overhead[i].step);
   }
   if (overhead.size() > 3) s += " and " + std::to_string(overhead.size() - 3) + " more";
-  // The longest record a thread may have waited for, of those a call spans, else of those a call
-  // began just after.
-  auto longest_of = [&](auto held) {
-    auto best = overhead.end();
-    for (auto it = overhead.begin(); it != overhead.end(); ++it)
-      if (held(*it) && (best == overhead.end() || t.events[it->event].dur_ns > t.events[best->event].dur_ns)) best = it;
-    return best;
-  };
-  const auto spanned = longest_of([](const ProfilerOverhead& o) { return o.spanning_call != ProfilerOverhead::npos; });
-  if (spanned != overhead.end()) {
-    const Event& call = t.events[spanned->spanning_call];
-    return s + "; " + std::string(call.name) + " (" + format_duration(call.dur_ns) + ", " + where(spanned->spanning_step) +
-           ") spans " + std::string(t.events[spanned->event].name) + ": its thread may have waited for the profiler" +
-           (spanned->spanning_step >= 0 ? ", and that step's time may hold the profiler's" : "");
+  // The longest record a thread most likely waited for: a call spans it, or began just after it.
+  auto waited = overhead.end();
+  for (auto it = overhead.begin(); it != overhead.end(); ++it)
+    if (it->waiting_call() != ProfilerOverhead::npos &&
+        (waited == overhead.end() || t.events[it->event].dur_ns > t.events[waited->event].dur_ns))
+      waited = it;
+  if (waited != overhead.end() && waited->spanning_call != ProfilerOverhead::npos) {
+    const Event& call = t.events[waited->spanning_call];
+    return s + "; " + std::string(call.name) + " (" + format_duration(call.dur_ns) + ", " + where(waited->spanning_step) +
+           ") spans " + std::string(t.events[waited->event].name) + " " + format_duration(t.events[waited->event].dur_ns) +
+           ": its thread may have waited for the profiler" +
+           (waited->spanning_step >= 0 ? ", and that step's time may hold the profiler's" : "");
   }
-  const auto resumed = longest_of([](const ProfilerOverhead& o) { return o.resumed_call != ProfilerOverhead::npos; });
-  if (resumed != overhead.end()) {
-    const Event &call = t.events[resumed->resumed_call], &e = t.events[resumed->event];
+  if (waited != overhead.end()) {
+    const Event &call = t.events[waited->resumed_call], &e = t.events[waited->event];
     std::string held;
-    if (resumed->held_op != ProfilerOverhead::npos) {
-      const Event& op = t.events[resumed->held_op];
+    if (waited->held_op != ProfilerOverhead::npos) {
+      const Event& op = t.events[waited->held_op];
       held = ", inside " + std::string(op.name) + " (" + format_duration(op.dur_ns) + ")";
     }
-    return s + "; " + std::string(call.name) + " (" + where(resumed->resumed_step) + ") began " +
-           format_duration(call.start_ns - e.end_ns()) + " after " + std::string(e.name) +
-           " ended, on a thread that made no CUDA call during it" + held +
+    return s + "; " + std::string(call.name) + " (" + where(waited->resumed_step) + ") began " +
+           format_duration(call.start_ns - e.end_ns()) + " after " + std::string(e.name) + " " +
+           format_duration(e.dur_ns) + " ended, on a thread that made no CUDA call during it" + held +
            ": that thread most likely waited for the profiler" +
-           (held.empty() ? std::string() : ", and " + std::string(t.events[resumed->held_op].name) + "'s time holds the profiler's");
+           (held.empty() ? std::string() : ", and " + std::string(t.events[waited->held_op].name) + "'s time holds the profiler's");
   }
   int64_t longest = -1;
   for (const ProfilerOverhead& o : overhead)
@@ -1366,7 +1374,8 @@ std::string profiler_overhead_text(const TraceIndex& index, const std::vector<Pr
 
 namespace {
 
-/// The longest stretch of the GPU window with no GPU work on any stream.
+/// The longest stretch of the GPU window with no GPU work on any stream that ends at GPU work
+/// (the time after the last work is no wait for a launch).
 int64_t longest_idle_stretch(const TraceIndex& index) {
   const Trace& t = index.trace();
   std::vector<Interval> busy;
@@ -1378,7 +1387,7 @@ int64_t longest_idle_stretch(const TraceIndex& index) {
     longest = std::max(longest, std::min(b.from, index.gpu_window_end) - reached);
     reached = std::max(reached, b.to);
   }
-  return std::max(longest, index.gpu_window_end - reached);
+  return longest;
 }
 
 }  // namespace
@@ -1580,7 +1589,9 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   if (sr.streams.size() > 1) {
     const StreamRow& main = *std::max_element(sr.streams.begin(), sr.streams.end(),
                                               [](const StreamRow& a, const StreamRow& b) { return a.busy_ns < b.busy_ns; });
-    split_line += "; on the busiest, stream " + std::to_string(main.stream) + ": " +
+    const bool devices = sr.streams.front().device != sr.streams.back().device;  // sorted by device
+    split_line += "; on the busiest, stream " + std::to_string(main.stream) +
+                  (devices ? " (device " + std::to_string(main.device) + ")" : "") + ": " +
                   split(main.host_wait_ns, main.kernel_wait_ns, main.other_idle_ns);
   }
   // Where the GPU mostly waits: throughout (launch/overhead bound), or mostly in one stretch (a

@@ -211,11 +211,14 @@ struct DurationStats {
   static DurationStats of(std::vector<int64_t> values);
 };
 
-/// One launch shape (grid, block, registers, shared memory) a kernel ran with: its calls and time.
+/// One launch shape (grid, block, registers, shared memory) a kernel ran with: its calls and
+/// time; `known` false for the calls whose shape the trace does not give (a graph's kernels in
+/// some traces), counted as one bucket.
 struct KernelShape {
   KernelInfo launch;
   int64_t calls = 0;
   int64_t total_ns = 0;
+  bool known = true;
 };
 
 struct KernelRow {
@@ -223,9 +226,9 @@ struct KernelRow {
   DurationStats time;
   double share = 0;  ///< of all kernel time in the report, 0..1
   /// The launch shapes its calls ran with, most time first (a name can run with many: a copy
-  /// kernel's grid follows its tensor's size); empty where the trace gives none.
+  /// kernel's grid follows its tensor's size), the calls without one as a bucket of their own.
   std::vector<KernelShape> shapes;
-  /// The shape with the most time (shapes.front()), or none.
+  /// The shape with the most time (shapes.front()), or none where that is the unknown bucket.
   std::optional<KernelInfo> launch;
 };
 

@@ -233,7 +233,7 @@ RooflineReport roofline_report(const TraceIndex& index, const RooflineOptions& o
         op.gpu_items += 1;
         if (op.device < 0) op.device = g.pid;
         if (g.category == Category::Kernel && contains_tf32(g.name)) op.tf32_kernel = true;
-        if (g.category == Category::Memcpy && g.name.find("DtoD") == std::string_view::npos) op.link_copies += 1;
+        if (is_link_copy(g)) op.link_copies += 1;
       }
     }
     // Into rows.

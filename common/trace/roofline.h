@@ -83,7 +83,7 @@ struct RooflineRow {
   int64_t device = -1;
   int64_t time_ns = 0;     ///< all calls: their GPU work's durations, or their CPU time
   int64_t gpu_work_items = 0;
-  /// Of its GPU work items, copies between host and GPU or between GPUs (a memcpy not DtoD).
+  /// Of its GPU work items, copies between host and GPU or between GPUs (is_link_copy).
   /// Where they are all of it, the link bounds its time: no peak of the GPU's is held against
   /// it (note says so).
   int64_t link_copies = 0;

@@ -152,7 +152,8 @@ TEST(Profile, ATraceNamedGzIsGzipCompressed) {
 // A trace exported to a plain name is written once, straight into its file (no private copy
 // in TMPDIR: a GPU trace of gigabytes was written twice); a second export copies that file, a
 // third to the same name leaves it as it is, and one after the first file changed or went
-// throws saying so and writes nothing.
+// throws saying so and writes nothing. A first export that cannot make its file fails before
+// LibTorch's one save is spent.
 TEST(Profile, APlainExportIsWrittenOnceAndALaterOneCopiesIt) {
   const fs::path dir = fresh_dir("once"), tmpdir = fresh_dir("once_tmpdir");
   fs::create_directories(dir);
@@ -166,6 +167,11 @@ TEST(Profile, APlainExportIsWrittenOnceAndALaterOneCopiesIt) {
   torch::mm(torch::ones({4, 4}), torch::ones({4, 4}));
   prof.stop();
   const fs::path first = dir / "first.pt.trace.json", second = dir / "second.pt.trace.json.gz";
+  // A folder that does not exist: the export fails saying so, and the recording is not spent
+  // (LibTorch counts a save it could not open a file for as done).
+  const std::string missing = message_of([&] { prof.export_chrome_trace(dir / "no" / "such.pt.trace.json"); });
+  EXPECT_NE(missing.find("cannot write " + (dir / "no" / "such.pt.trace.json").string() + ": "), std::string::npos)
+      << missing;
   prof.export_chrome_trace(first);
   EXPECT_EQ(fs::directory_iterator(tmpdir), fs::directory_iterator()) << "a private copy was written";
   prof.export_chrome_trace(second);

@@ -293,6 +293,18 @@ TEST(AdviseHostWait, TheProfilersOwnWorkTheLaunchingThreadWaitedForIsNoStall) {
   EXPECT_TRUE(has(s->text, " (besides 2.50 ms of the profiler's own work that the launching thread most "
                            "likely waited for, left out: summary names it)"))
       << s->text;
+  // A second record inside the first ([3000, 4999]) adds nothing: their union is left out once.
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 6000);
+  b.kernel("first_kernel", b.call("cudaLaunchKernel", 0, 5), 10, 10);
+  b.op("aten::mm", 100, 5002);
+  b.overhead("Activity Buffer Request", 2500, 2500).overhead("Buffer Flush", 3000, 1999);
+  b.kernel("next_kernel", b.call("cudaLaunchKernel", 5002, 10), 5022, 10);
+  const Advice two = advise_text(b.str());
+  const Symptom* t = symptom(two, "host_stall");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->saved_ns, 2'502'000);
 }
 
 // --- host synchronizes inside a step -------------------------------------------------------------

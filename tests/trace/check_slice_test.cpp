@@ -166,7 +166,8 @@ TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndACallThatSpansItInAStepIsAFindi
   EXPECT_NE(run_process(kTool, {"summary", write("spanned", spanned)})
                 .out.find("the profiler's own work (CUPTI's overhead records, on a lane of their own; not the "
                           "program's): Activity Buffer Request 500 us in ProfilerStep#2; cudaLaunchKernel (530 us, in "
-                          "ProfilerStep#2) spans Activity Buffer Request: its thread may have waited for the profiler, "
+                          "ProfilerStep#2) spans Activity Buffer Request 500 us: its thread may have waited for the "
+                          "profiler, "
                           "and that step's time may hold the profiler's\n"),
             std::string::npos);
 
@@ -204,8 +205,8 @@ TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndACallThatSpansItInAStepIsAFindi
   const std::string outside_path = write("outside", outside);
   EXPECT_EQ(run_process(kTool, {"check", outside_path}).exit_code, 0) << "no step's time holds it";
   const std::string text = run_process(kTool, {"summary", outside_path}).out;
-  EXPECT_NE(text.find("cudaLaunchKernel (300 us, outside the steps) spans Activity Buffer Request: its thread may "
-                      "have waited for the profiler\n"),
+  EXPECT_NE(text.find("cudaLaunchKernel (300 us, outside the steps) spans Activity Buffer Request 100 us: its thread "
+                      "may have waited for the profiler\n"),
             std::string::npos)
       << text;
 
@@ -249,7 +250,7 @@ TEST(PilTraceCheck, ACallThatBeginsJustAfterTheProfilersWorkOnAnIdleThreadWaited
   const std::string held_path = write("held", held);
   const std::string text = run_process(kTool, {"summary", held_path}).out;
   EXPECT_NE(text.find("Activity Buffer Request 500 us in ProfilerStep#2; cudaLaunchKernel (in ProfilerStep#2) began "
-                      "5.00 us after Activity Buffer Request ended, on a thread that made no CUDA call during it, "
+                      "5.00 us after Activity Buffer Request 500 us ended, on a thread that made no CUDA call during it, "
                       "inside aten::mm (700 us): that thread most likely waited for the profiler, and aten::mm's "
                       "time holds the profiler's\n"),
             std::string::npos)
@@ -277,7 +278,7 @@ TEST(PilTraceCheck, ACallThatBeginsJustAfterTheProfilersWorkOnAnIdleThreadWaited
   side.call("cudaEventQuery", 1610, 2, 0, 5);
   const std::string side_path = write("side", side);
   EXPECT_NE(run_process(kTool, {"summary", side_path}).out.find(
-                "cudaEventQuery (in ProfilerStep#2) began 10.0 us after Activity Buffer Request ended, on a thread "
+                "cudaEventQuery (in ProfilerStep#2) began 10.0 us after Activity Buffer Request 500 us ended, on a thread "
                 "that made no CUDA call during it: that thread most likely waited for the profiler\n"),
             std::string::npos);
   EXPECT_EQ(run_process(kTool, {"check", side_path}).exit_code, 0);
@@ -294,6 +295,21 @@ TEST(PilTraceCheck, ACallThatBeginsJustAfterTheProfilersWorkOnAnIdleThreadWaited
     EXPECT_EQ(j["profiler_overhead"][0]["resumed_call"], nullptr) << name;
     EXPECT_EQ(run_process(kTool, {"check", path}).exit_code, 0) << name;
   }
+
+  // The call that began just after the long record spans a short one of its own: the summary
+  // names the long one (the longest a thread waited for, of either kind); check gives both.
+  pil::test::TraceBuilder both = base();
+  both.kernel("mm_kernel", both.call("cudaLaunchKernel", 1605, 10), 1620, 5);
+  both.overhead("Buffer Flush", 1606, 2);
+  const std::string both_path = write("both", both);
+  EXPECT_NE(run_process(kTool, {"summary", both_path}).out.find(
+                "; cudaLaunchKernel (in ProfilerStep#2) began 5.00 us after Activity Buffer Request 500 us ended"),
+            std::string::npos);
+  const json bj = json::parse(run_process(kTool, {"check", both_path, "--json"}).out);
+  ASSERT_EQ(bj["findings"].size(), 1u) << bj.dump();
+  EXPECT_EQ(bj["findings"][0]["examples"][0]["detail"],
+            "10.0 us in ProfilerStep#2, spans Buffer Flush 2.00 us, began 5.00 us after Activity Buffer Request 500 us "
+            "ended, its thread inside aten::mm with no CUDA call during it");
 
   pil::test::TraceBuilder unrecognized = base("Unrecognized");
   unrecognized.kernel("mm_kernel", unrecognized.call("cudaLaunchKernel", 1090, 530), 1622, 5);
@@ -330,7 +346,8 @@ TEST(PilTraceKernels, EachLaunchShapeIsCountedAndOutliersComeWorstFirst) {
   const std::string text = run_process(kTool, {"kernels", path}).out;
   EXPECT_NE(text.find("4096x1x1 256x1x1 32 0 +1"), std::string::npos) << text;
   EXPECT_NE(text.find("+N: the kernel ran with N more launch shapes; the shape and occupancy shown are those of the "
-                      "calls with the most time (--json: launch_shapes, each with its calls and time)"),
+                      "calls with the most time, \"-\" where the trace gives theirs none (--json: launch_shapes, "
+                      "each with its calls and time)"),
             std::string::npos)
       << text;
   const json kj = json::parse(run_process(kTool, {"kernels", path, "--json"}).out);
@@ -374,7 +391,7 @@ TEST(PilTraceSummary, WhereTheGpuMostlyWaitsOneStretchOrThroughout) {
   stall.step(1, 0, 4000);
   for (int k = 0; k < 10; ++k) stall.kernel("k", stall.call("cudaLaunchKernel", 20 * k, 5), 20 * k + 8, 10);
   stall.kernel("k", stall.call("cudaLaunchKernel", 3200, 5), 3208, 10);
-  stall.kernel("side", stall.call("cudaLaunchKernel", 100, 5), 108, 5, /*stream=*/9);
+  stall.kernel("side", stall.call("cudaLaunchKernel", 100, 5), 108, 5, /*stream=*/5);  // listed first
   const std::string one = summary(stall);
   EXPECT_NE(one.find("of it in one stretch of 3.01 ms: not a launch-bound loop; `pil-trace advise` looks at what the "
                      "host did then)"),

@@ -36,6 +36,7 @@ namespace detail {
 class EventWriter {
  public:
   explicit EventWriter(Flavor f) : f_(f) {}
+  int grid = 4;  ///< the grid's x of the kernels written from now on
   /// A runtime call named by its CUDA name ("cudaLaunchKernel"); on ROCm, the HIP one.
   void call(const std::string& cuda_name, double ts, double end, int corr, int ext = 0,
             bool copy = false) {
@@ -45,8 +46,8 @@ class EventWriter {
     if (rocm) {
       args += ", \"cid\": 7, \"correlation\": " + std::to_string(corr);
       if (cuda_name == "cudaLaunchKernel")
-        args += ", \"stream\": \"0x5612a0c3e4f0\", \"grid\": [4, 1, 1], \"block\": [256, 1, 1], "
-                "\"shared memory\": 0";
+        args += ", \"stream\": \"0x5612a0c3e4f0\", \"grid\": [" + std::to_string(grid) +
+                ", 1, 1], \"block\": [256, 1, 1], \"shared memory\": 0";
       if (copy)
         args += ", \"stream\": \"0x5612a0c3e4f0\", \"src\": \"0x7f3a00000000\", \"dst\": "
                 "\"0x7f3a00100000\", \"size\": \"4096\", \"kind\": \"3\"";
@@ -65,7 +66,7 @@ class EventWriter {
       args += std::string(", \"kind\": \"") +
               (std::string(cat) == "kernel" ? "Dispatch Kernel" : "DtoD") + "\"";
     else if (std::string(cat) == "kernel" && shape)  // the shape HIP gives too (no registers)
-      args += ", \"grid\": [4, 1, 1], \"block\": [256, 1, 1], \"shared memory\": 0";
+      args += ", \"grid\": [" + std::to_string(grid) + ", 1, 1], \"block\": [256, 1, 1], \"shared memory\": 0";
     x(cat, name, "0", std::to_string(stream), ts, end, args);
   }
   void range(const char* cat, const std::string& name, const char* pid, const char* tid, double ts,
@@ -115,6 +116,20 @@ inline std::string lagging_gpu_trace(Flavor flavor = Flavor::Cuda) {
   w.work("kernel", "orphan", 9, 220, 230, 77, 0, /*shape=*/false);  // as HIP's: no call, no shape
   w.range("gpu_user_annotation", "step_range", "0", "7", 250, 550, 2);
   w.call("cudaDeviceSynchronize", 400, 560, 99);
+  return w.str();
+}
+
+/// One kernel name at two launch shapes, five calls each: 10 us at grid 1, 100 us at grid 100
+/// (no outlier against its own shape; ten by name alone).
+inline std::string two_shape_trace(Flavor flavor = Flavor::Cuda) {
+  detail::EventWriter w(flavor);
+  w.range("user_annotation", "ProfilerStep#1", "100", "1", 0, 3000, 1);
+  for (int k = 0; k < 10; ++k) {
+    w.grid = k < 5 ? 1 : 100;
+    const double at = 10 + 200.0 * k;
+    w.call("cudaLaunchKernel", at, at + 5, 10 + k, 1);
+    w.work("kernel", "copy_k", 7, at + 10, at + 10 + (k < 5 ? 10 : 100), 10 + k, 1);
+  }
   return w.str();
 }
 

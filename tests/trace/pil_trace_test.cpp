@@ -689,11 +689,11 @@ TEST_F(PilTrace, ABadIdleRuleIsOneLineAndExit2) {
 
 // A ROCm trace, as Kineto writes it there (HIP names, "stream": "0x5612a0c3e4f0" on the launch
 // call, "size" and "kind" as decimal strings, the launch shape on the call), gives the same
-// answers as its CUDA twin from every report, up to the API names; neither says anything on
-// stderr.
+// answers as its CUDA twin from every report, up to the API names (the launch shapes too: one
+// kernel at two, no outlier against its own); neither says anything on stderr.
 TEST_F(PilTrace, ARocmTraceEqualsItsCudaTwin) {
   using pil::test::Flavor;
-  for (auto make : {pil::test::lagging_gpu_trace, pil::test::two_stream_trace}) {
+  for (auto make : {pil::test::lagging_gpu_trace, pil::test::two_stream_trace, pil::test::two_shape_trace}) {
     const std::string cuda = dir.path() + "/cuda.json", rocm = dir.path() + "/rocm.json";
     std::ofstream(cuda) << make(Flavor::Cuda);
     std::ofstream(rocm) << make(Flavor::Rocm);
@@ -722,6 +722,9 @@ TEST_F(PilTrace, ARocmTraceEqualsItsCudaTwin) {
       EXPECT_EQ(same_names(r.out), same_names(c.out));
     }
     EXPECT_NE(run_process(kTool, {"api", rocm}).out.find("hipLaunchKernel"), std::string::npos);
+    if (make == pil::test::two_shape_trace)  // each kernel against its own shape, the call's on ROCm
+      for (const std::string& p : {cuda, rocm})
+        EXPECT_EQ(nlohmann::json::parse(run_process(kTool, {"launches", p, "--json"}).out)["outliers"].size(), 0u) << p;
     for (const std::string& p : {cuda, rocm}) {
       const auto svg = run_process(kTool, {"svg", p, "--out", p + ".svg", "--title", "t", "--step", "0"});
       EXPECT_EQ(svg.exit_code, make == pil::test::two_stream_trace ? 2 : 0) << svg.err;

@@ -18,14 +18,6 @@ bool is_copy(std::string_view name) {
          name == "aten::_to_copy" || name == "aten::clone";
 }
 
-// A copy between host and GPU (Kineto's "Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH ...",
-// HIP's "CopyHostToDevice"...): not a layout or dtype copy on the device.
-bool is_host_device_copy(const Event& e) {
-  if (e.category != Category::Memcpy) return false;
-  for (std::string_view k : {"HtoD", "DtoH", "HostToDevice", "DeviceToHost"})
-    if (e.name.find(k) != std::string_view::npos) return true;
-  return false;
-}
 
 }  // namespace
 
@@ -69,7 +61,7 @@ void copies(const RuleContext& c, RuleResult& out) {
   std::vector<int64_t> cost = own;
   int64_t copy_ns = 0;
   if (gpu) {
-    LaunchedWork w = launched_work(c, root, [](const Event& e) { return !is_host_device_copy(e); });
+    LaunchedWork w = launched_work(c, root, [](const Event& e) { return !is_link_copy(e); });
     cost = std::move(w.by_root);
     copy_ns = w.union_ns;
   } else {

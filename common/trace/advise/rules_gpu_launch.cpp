@@ -206,16 +206,19 @@ void host_stall(const RuleContext& c, RuleResult& out) {
   // one of its calls spans, or that ended just as its next call began): not the program's.
   const std::vector<ProfilerOverhead> overhead =
       c.host_gaps().empty() ? std::vector<ProfilerOverhead>{} : profiler_overhead(c.index);
+  // Their union inside the gap (records can overlap), all of it or the part inside the basis.
   auto profiler_in = [&](const HostGap& g, bool basis) {
     const Event& call = c.trace.events[g.call];
-    int64_t n = 0;
+    std::vector<Interval> held;
     for (const ProfilerOverhead& o : overhead) {
       if (o.waiting_call() == ProfilerOverhead::npos) continue;
       const Event &by = c.trace.events[o.waiting_call()], &e = c.trace.events[o.event];
       if (by.pid != call.pid || by.tid != call.tid) continue;
-      const int64_t from = std::max(e.start_ns, g.start), to = std::min(e.end_ns(), g.end);
-      if (to > from) n += basis ? c.basis_overlap(from, to) : to - from;
+      held.push_back({e.start_ns, e.end_ns()});
     }
+    merge(held);
+    int64_t n = 0;
+    for (const Interval& p : clip(held, g.start, g.end)) n += basis ? c.basis_overlap(p.from, p.to) : p.to - p.from;
     return n;
   };
   for (const HostGap& g : c.host_gaps()) {

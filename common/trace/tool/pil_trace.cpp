@@ -360,6 +360,8 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
       row["launch_shapes"] = json::array();
       for (const KernelShape& k : r.shapes) {
         json one = launch(k.launch);
+        if (!k.known)  // the calls whose shape the trace does not give
+          for (auto& [key, value] : one.items()) value = nullptr;
         one["calls"] = k.calls;
         one["total_ns"] = k.total_ns;
         row["launch_shapes"].push_back(one);
@@ -378,7 +380,9 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
   for (const auto& r : rows) {
     auto cells = stats_cells(r.time, r.share);
     // A name that ran with several shapes: the one with the most time, marked with how many more.
-    cells.push_back(shape(r.launch) + (r.shapes.size() > 1 ? " +" + std::to_string(r.shapes.size() - 1) : ""));
+    // "-": the calls with the most time have no shape in the trace.
+    cells.push_back((r.shapes.size() > 1 && !r.launch ? std::string("-") : shape(r.launch)) +
+                    (r.shapes.size() > 1 ? " +" + std::to_string(r.shapes.size() - 1) : ""));
     several = several || r.shapes.size() > 1;
     cells.push_back(r.launch && r.launch->est_occupancy_pct >= 0 ? fixed(r.launch->est_occupancy_pct) : "-");
     cells.push_back(r.name);
@@ -388,7 +392,8 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
   else std::cout << table.str();
   if (several)
     std::cout << "+N: the kernel ran with N more launch shapes; the shape and occupancy shown are those of the "
-                 "calls with the most time (--json: launch_shapes, each with its calls and time)\n";
+                 "calls with the most time, \"-\" where the trace gives theirs none (--json: launch_shapes, each "
+                 "with its calls and time)\n";
   return 0;
 }
 
