@@ -464,10 +464,9 @@ ByName group_by_name(const Trace& t, const std::vector<size_t>& among, Keep keep
 
 /// The durations of the events of `among` (indices in event order) that pass `keep(i)`, grouped
 /// by name as group_by_name groups them, in one pass (a report that needs no more of each event
-/// does not come back to it): each group's first event and its durations in event order.
+/// does not come back to it): each group's durations in event order.
 struct DurationsByName {
   std::vector<std::string_view> names;
-  std::vector<size_t> first;
   std::vector<std::vector<int64_t>> durations;
 };
 template <typename Keep>
@@ -481,7 +480,6 @@ DurationsByName durations_by_name(const Trace& t, const std::vector<size_t>& amo
     if (id >= g.durations.size()) {
       g.durations.resize(id + 1);
       g.names.push_back(e.name);
-      g.first.push_back(i);
     }
     g.durations[id].push_back(e.dur_ns);
   }
@@ -548,44 +546,31 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     for (size_t i = 0; i < t.events.size(); ++i)
       if (is_torch_scope(t.events[i].category)) op_by_id.add(t.events[i].external_id, long(i));
 
-  // The launch shape of each kernel kept, by its name's group (in the order durations_by_name
-  // numbers them: first seen first).
-  // Calls without a shape in the trace are a bucket of their own (KernelShape::known false).
-  NameIds shape_ids;
-  std::vector<std::vector<KernelShape>> shapes;
-  std::vector<std::map<ShapeKey, size_t>> shape_slot;  // per name: shape -> its place in shapes
-  auto add_shape = [&](size_t i) {
-    const Event& e = t.events[i];
-    const KernelInfo* k = launch_shape_of(index, i);
-    const uint32_t g = shape_ids(e.name);
-    if (g >= shapes.size()) shapes.resize(g + 1), shape_slot.resize(g + 1);
-    auto [slot, fresh] = shape_slot[g].emplace(shape_key(k), shapes[g].size());
-    if (fresh) shapes[g].push_back(KernelShape{k ? *k : KernelInfo{}, 0, 0, k != nullptr});
-    KernelShape& x = shapes[g][slot->second];
-    ++x.calls;
-    x.total_ns += e.dur_ns;
-  };
-  DurationsByName kernels = durations_by_name(t, index.device_work(), [&](size_t i) {
+  const ByName kernels = group_by_name(t, index.device_work(), [&](size_t i) {
     const Event& e = t.events[i];
     if (e.category != Category::Kernel) return false;
-    bool keep = range.empty();
-    if (keep) {
-    } else if (const long call = index.launch_of(i); call >= 0) {
-      keep = inside(spans, t.events[size_t(call)]);
-    } else {
-      const long op = links_to_itself(e) ? -1 : op_by_id[e.external_id];  // no operator's id
-      keep = op >= 0 && inside(spans, t.events[size_t(op)]);
-    }
-    if (keep) add_shape(i);
-    return keep;
+    if (range.empty()) return true;
+    if (const long call = index.launch_of(i); call >= 0) return inside(spans, t.events[size_t(call)]);
+    const long op = links_to_itself(e) ? -1 : op_by_id[e.external_id];  // no operator's id
+    return op >= 0 && inside(spans, t.events[size_t(op)]);
   });
   std::vector<KernelRow> rows;
   int64_t all = 0;
   for (size_t g = 0; g < kernels.names.size(); ++g) {
+    const std::vector<size_t>& idx = kernels.events[g];
     KernelRow r;
     r.name = std::string(kernels.names[g]);
-    r.time = DurationStats::of(std::move(kernels.durations[g]));
-    if (g < shapes.size()) r.shapes = std::move(shapes[g]);
+    r.time = DurationStats::of(durations(t, idx));
+    // Its launch shapes, most time first; calls without one in the trace a bucket of their own.
+    std::map<ShapeKey, size_t> slot;  // shape -> its place in r.shapes
+    for (size_t i : idx) {
+      const KernelInfo* k = launch_shape_of(index, i);
+      const auto [at, fresh] = slot.emplace(shape_key(k), r.shapes.size());
+      if (fresh) r.shapes.push_back(KernelShape{k ? *k : KernelInfo{}, 0, 0, k != nullptr});
+      KernelShape& x = r.shapes[at->second];
+      ++x.calls;
+      x.total_ns += t.events[i].dur_ns;
+    }
     std::stable_sort(r.shapes.begin(), r.shapes.end(),
                      [](const KernelShape& a, const KernelShape& b) { return a.total_ns > b.total_ns; });
     if (!r.shapes.empty() && r.shapes.front().known) r.launch = r.shapes.front().launch;
@@ -1381,11 +1366,11 @@ int64_t longest_idle_stretch(const TraceIndex& index) {
   std::vector<Interval> busy;
   busy.reserve(index.device_work().size());
   for (size_t i : index.device_work()) busy.push_back({t.events[i].start_ns, t.events[i].end_ns()});
-  std::sort(busy.begin(), busy.end(), [](const Interval& a, const Interval& b) { return a.from < b.from; });
+  merge(busy);
   int64_t longest = 0, reached = index.gpu_window_start;
   for (const Interval& b : busy) {
     longest = std::max(longest, std::min(b.from, index.gpu_window_end) - reached);
-    reached = std::max(reached, b.to);
+    reached = b.to;
   }
   return longest;
 }
@@ -1557,16 +1542,15 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     line(std::to_string(*m.work_items_per_step) + " GPU work items launched per step (median over steps)");
   const StreamReport& sr = m.streams;
   const StreamReport::Totals tot = sr.totals();
-  const int64_t host = tot.host_wait_ns, kwait = tot.kernel_wait_ns, other = tot.other_idle_ns,
-                idle = tot.idle_ns();
+  const int64_t host = tot.host_wait_ns, kwait = tot.kernel_wait_ns, other = tot.other_idle_ns;
   const int64_t window = sr.window_ns();
   std::string busy_line = "GPU busy " + pct(sr.busy_share()) + " of the window (any stream; the window " +
                           format_duration(window) +
                           (index.steps.empty() ? ", the whole trace" : ", the steps and every GPU work item") +
                           ") on " +
                           std::to_string(sr.streams.size()) + " stream(s)";
+  const bool devices = sr.streams.size() > 1 && sr.streams.front().device != sr.streams.back().device;  // sorted by device
   if (sr.streams.size() > 1) {
-    const bool devices = sr.streams.front().device != sr.streams.back().device;  // sorted by device
     busy_line += ": ";
     for (size_t k = 0; k < sr.streams.size(); ++k) {
       const StreamRow& row = sr.streams[k];
@@ -1589,7 +1573,6 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   if (sr.streams.size() > 1) {
     const StreamRow& main = *std::max_element(sr.streams.begin(), sr.streams.end(),
                                               [](const StreamRow& a, const StreamRow& b) { return a.busy_ns < b.busy_ns; });
-    const bool devices = sr.streams.front().device != sr.streams.back().device;  // sorted by device
     split_line += "; on the busiest, stream " + std::to_string(main.stream) +
                   (devices ? " (device " + std::to_string(main.device) + ")" : "") + ": " +
                   split(main.host_wait_ns, main.kernel_wait_ns, main.other_idle_ns);

@@ -25,6 +25,13 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 const std::string kTool = PIL_TRACE_EXE;
+
+/// Writes `b`'s trace as DIR/NAME.json; returns the path.
+std::string write_trace(const TempDir& dir, const std::string& name, const pil::test::TraceBuilder& b) {
+  const std::string path = dir.path() + "/" + name + ".json";
+  std::ofstream(path) << b.str();
+  return path;
+}
 const std::string kFixtures = PIL_FIXTURES_DIR;
 
 // A file's text, a gzipped one unpacked (zlib reads a plain file as it is).
@@ -124,11 +131,7 @@ TEST(PilTraceCheck, StepsOfSeveralProcessesAreAMerge) {
 // call's step. A user's range of a generic overhead name ("Resource") is no such record.
 TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndACallThatSpansItInAStepIsAFinding) {
   TempDir dir;
-  auto write = [&](const std::string& name, const pil::test::TraceBuilder& b) {
-    const std::string path = dir.path() + "/" + name + ".json";
-    std::ofstream(path) << b.str();
-    return path;
-  };
+  auto write = [&](const std::string& name, const pil::test::TraceBuilder& b) { return write_trace(dir, name, b); };
   auto base = [] {
     pil::test::TraceBuilder b;
     b.step(1, 0, 1000).step(2, 1000, 1000);
@@ -233,11 +236,7 @@ TEST(PilTraceCheck, TheProfilersOwnWorkIsNamedAndACallThatSpansItInAStepIsAFindi
 // names "Unrecognized" (a kind it did not know) is one.
 TEST(PilTraceCheck, ACallThatBeginsJustAfterTheProfilersWorkOnAnIdleThreadWaitedForIt) {
   TempDir dir;
-  auto write = [&](const std::string& name, const pil::test::TraceBuilder& b) {
-    const std::string path = dir.path() + "/" + name + ".json";
-    std::ofstream(path) << b.str();
-    return path;
-  };
+  auto write = [&](const std::string& name, const pil::test::TraceBuilder& b) { return write_trace(dir, name, b); };
   auto base = [](const char* record = "Activity Buffer Request") {
     pil::test::TraceBuilder b;
     b.step(1, 0, 1000).step(2, 1000, 1000);

@@ -203,31 +203,28 @@ void host_stall(const RuleContext& c, RuleResult& out) {
   int64_t idle = 0, saved = 0, profiler = 0;
   const Loops& loops = c.loops();
   // The profiler's own work the launching thread most likely waited for (a CUPTI overhead record
-  // one of its calls spans, or that ended just as its next call began): not the program's.
-  const std::vector<ProfilerOverhead> overhead =
-      c.host_gaps().empty() ? std::vector<ProfilerOverhead>{} : profiler_overhead(c.index);
-  // Their union inside the gap (records can overlap), all of it or the part inside the basis.
-  auto profiler_in = [&](const HostGap& g, bool basis) {
-    const Event& call = c.trace.events[g.call];
-    std::vector<Interval> held;
-    for (const ProfilerOverhead& o : overhead) {
-      if (o.waiting_call() == ProfilerOverhead::npos) continue;
-      const Event &by = c.trace.events[o.waiting_call()], &e = c.trace.events[o.event];
-      if (by.pid != call.pid || by.tid != call.tid) continue;
-      held.push_back({e.start_ns, e.end_ns()});
-    }
-    merge(held);
-    int64_t n = 0;
-    for (const Interval& p : clip(held, g.start, g.end)) n += basis ? c.basis_overlap(p.from, p.to) : p.to - p.from;
-    return n;
-  };
+  // one of its calls spans, or that ended just as its next call began): not the program's. Per
+  // thread, the union of those records (they can overlap).
+  std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> held;
+  if (!c.host_gaps().empty())
+    for (const ProfilerOverhead& o : profiler_overhead(c.index))
+      if (o.waiting_call() != ProfilerOverhead::npos) {
+        const Event &by = c.trace.events[o.waiting_call()], &e = c.trace.events[o.event];
+        held[{by.pid, by.tid}].push_back({e.start_ns, e.end_ns()});
+      }
+  for (auto& [thread, spans] : held) merge(spans);
   for (const HostGap& g : c.host_gaps()) {
     if (!is_stall(g)) continue;
-    const int64_t in = loops.inside(c.trace.events[g.call], g.start, g.end), theirs = profiler_in(g, false);
+    const Event& call = c.trace.events[g.call];
+    const int64_t in = loops.inside(call, g.start, g.end);
+    int64_t theirs = 0, theirs_in_basis = 0;  // the records' union inside the gap, and inside the basis
+    if (const auto h = held.find({call.pid, call.tid}); h != held.end())
+      for (const Interval& p : clip(h->second, g.start, g.end))
+        theirs += p.to - p.from, theirs_in_basis += c.basis_overlap(p.from, p.to);
     if (g.dur() - in - theirs <= threshold::kHostStallNs) continue;  // a loop's or the profiler's, mostly
     idle += g.dur() - in - theirs;
     profiler += theirs;
-    saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in - profiler_in(g, true));
+    saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in - theirs_in_basis);
     stalls.push_back(g);
   }
   if (stalls.empty() || c.basis_ns <= 0) return;
