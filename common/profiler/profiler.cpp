@@ -41,6 +41,7 @@ class LibTorchTracer : public Tracer {
   const trace::Trace& trace() const override { return profiler_.trace(); }
   void save(const fs::path& path) const override { profiler_.save_chrome_trace(path); }
   std::string name() const override { return "LibTorch profiler (Kineto)"; }
+  bool records_memory() const override { return true; }
   void add_metadata_json(const std::string& key, const std::string& value) override {
     profiler_.add_metadata_json(key, value);
   }
@@ -127,6 +128,13 @@ ActivityChoice choose_activities(const std::set<ProfilerActivity>& asked, bool c
   return c;
 }
 
+std::string unrecorded_settings(const ProfileOptions& options) {
+  if (!options.profile_memory || !options.tracer || options.tracer->records_memory()) return "";
+  return "profile_memory is on, but the recorder, " + options.tracer->name() +
+         ", records no allocations or frees: the trace will hold no memory events (LibTorch's "
+         "profiler records them)";
+}
+
 namespace {
 /// The profile holding the process's profiler (set up or recording), if any: LibTorch's profiler
 /// (and CUPTI) record the whole process.
@@ -141,6 +149,8 @@ profile::profile(ProfileOptions options) : options_(std::move(options)) {
     if (!c.warning.empty()) std::cerr << "pil::profiler: warning: " << c.warning << "\n";
     options_.activities = std::move(c.activities);
   }
+  if (const std::string w = unrecorded_settings(options_); !w.empty())
+    std::cerr << "pil::profiler: warning: " << w << "\n";
   tracer_ = options_.tracer ? options_.tracer
                             : libtorch_tracer(options_.activities, options_.record_shapes,
                                               options_.profile_memory, options_.with_stack,

@@ -77,6 +77,9 @@ class Tracer {
   /// A top-level key of the saved trace, its value JSON text, while recording; a recorder
   /// that writes no metadata ignores it.
   virtual void add_metadata_json(const std::string& /*key*/, const std::string& /*value*/) {}
+  /// Whether it records allocations and frees when ProfileOptions::profile_memory asks (LibTorch's
+  /// profiler does; the project's CUPTI tracer records none).
+  virtual bool records_memory() const { return false; }
 };
 
 /// torch.profiler.profile's arguments.
@@ -138,6 +141,12 @@ struct ActivityChoice {
   std::string warning;  ///< "" when every activity asked for is recorded
 };
 ActivityChoice choose_activities(const std::set<ProfilerActivity>& asked, bool cuda_available);
+
+/// The warning `profile` prints where a setting asked for cannot be honoured by the recorder
+/// (`options.tracer`, LibTorch's when unset), or "": profile_memory with a tracer that records no
+/// allocations would leave the trace without memory events and the table's memory columns empty,
+/// with nothing saying why.
+std::string unrecorded_settings(const ProfileOptions& options);
 
 /// `torch.profiler.profile`. start(), step() at the end of each step, stop(); or let the
 /// destructor stop it (the trace is then discarded, no handler runs). LibTorch's profiler records

@@ -443,6 +443,37 @@ TEST(Profile, ChooseActivitiesDropsCudaWithoutAGpuAsPythonDoes) {
             std::string::npos);
 }
 
+// profile_memory with a recorder that records no allocations: said, not silently empty.
+class NoMemoryTracer : public Tracer {
+ public:
+  void prepare() override {}
+  void start() override {}
+  void stop() override {}
+  const trace::Trace& trace() const override { return empty_; }
+  void save(const fs::path&) const override {}
+  std::string name() const override { return "a test recorder"; }
+
+ private:
+  trace::Trace empty_;
+};
+
+TEST(Profile, ProfileMemoryWithARecorderThatRecordsNoneIsSaid) {
+  ProfileOptions o;
+  o.profile_memory = true;
+  EXPECT_EQ(unrecorded_settings(o), "");  // LibTorch's profiler records allocations
+  o.tracer = std::make_shared<NoMemoryTracer>();
+  EXPECT_EQ(unrecorded_settings(o),
+            "profile_memory is on, but the recorder, a test recorder, records no allocations or "
+            "frees: the trace will hold no memory events (LibTorch's profiler records them)");
+  testing::internal::CaptureStderr();
+  { profile prof(o); }
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("pil::profiler: warning: profile_memory is on"),
+            std::string::npos);
+  o.profile_memory = false;
+  EXPECT_EQ(unrecorded_settings(o), "");
+  EXPECT_TRUE(libtorch_tracer({ProfilerActivity::CPU}, false, true, false)->records_memory());
+}
+
 // On this machine: CUDA alone records kernels where a GPU is, and is refused where none is.
 TEST(Profile, CudaAloneOnThisMachine) {
   ProfileOptions o;

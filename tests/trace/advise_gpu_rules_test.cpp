@@ -462,6 +462,31 @@ TEST(AdviseWithoutSteps, SharesAreOfTheWindowAndExamplesFromTheTracesStart) {
   EXPECT_TRUE(has(text, "examples at +us from the trace's start")) << text;
   EXPECT_FALSE(has(text, "of the steps")) << text;
   EXPECT_FALSE(has(text, "from the first step")) << text;
+  EXPECT_EQ(finding(a, "exposed_comm")->title,
+            "The recorded window waits for communication: the all-reduce is not hidden");
+}
+
+// A synchronize after a copy to the host, then more work, with no steps: the window's, said so
+// in the title, the symptom and the list of what was found clean.
+TEST(AdviseWithoutSteps, ASyncInTheWindowIsNotSaidOfAStep) {
+  TraceBuilder b;
+  b.kernel("kernel_A", b.call("cudaLaunchKernel", 10, 10), 30, 300);
+  b.memcpy("Memcpy DtoH (Device -> Pinned)", b.call("cudaMemcpyAsync", 40, 10), 330, 2, 4);
+  b.call("cudaStreamSynchronize", 55, 280);
+  b.kernel("kernel_B", b.call("cudaLaunchKernel", 400, 10), 420, 300);
+  b.call("cudaDeviceSynchronize", 415, 310);
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(a.steps, 0);
+  const Finding* f = finding(a, "host_sync");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->title, "The CPU stops inside the recorded window to wait for the GPU");
+  EXPECT_EQ(f->symptoms.at(0).text.substr(0, 96),
+            "1 synchronize (1 after a copy to the host) inside the window (its final synchronize "
+            "not counted)");
+  const std::string text = format_advice(a, "t.json");
+  EXPECT_FALSE(has(text, "inside a step")) << text;
+  EXPECT_FALSE(has(text, "in one step")) << text;
+  EXPECT_FALSE(has(text, "share of the step")) << text;
 }
 
 // --- copies from pageable memory -----------------------------------------------------------------

@@ -56,6 +56,22 @@ TEST(Advise, EveryCauseNamesASectionItsPageHas) {
   }
 }
 
+// Each text said otherwise on a trace without steps is still a cause's title or a rule's `what`
+// (a renamed one would be said of "a step" again), and its rewrite names no step.
+TEST(Advise, EveryTextSaidOfTheWindowIsStillInUse) {
+  std::set<std::string> texts;
+  for (const advise_rules::Cause& c : advise_rules::all_causes()) texts.insert(c.title);
+  for (const auto& family : {advise_rules::gpu_rules(), advise_rules::cpu_rules(), advise_rules::operator_rules()})
+    for (const advise_rules::Rule& r : family) texts.insert(r.what);
+  for (const auto& [with, without] : advise_rules::step_texts()) {
+    EXPECT_TRUE(texts.count(with)) << with;
+    EXPECT_EQ(std::string(without).find("step"), std::string::npos) << without;
+    EXPECT_STREQ(advise_rules::without_steps(with), without);
+  }
+  EXPECT_STREQ(advise_rules::without_steps("Memory peaks near the device's capacity"),
+               "Memory peaks near the device's capacity");
+}
+
 // ProfilerStep#1..4 at 0, 1000, 1400, 1800 us: 1000, 400, 400, 400 us.
 std::string slow_first_step(double first_us) {
   TraceBuilder b;

@@ -331,28 +331,29 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   for (const std::exception_ptr& e : failed)
     if (e) std::rethrow_exception(e);
 
+  const auto what = [&](const Rule& r) { return a.steps ? r.what : without_steps(r.what); };
   std::map<std::string, Finding> by_cause;
   for (size_t i = 0; i < rules.size(); ++i) {
     const Rule& r = rules[i];
     RuleResult& out = results[i];
     if (r.needs_gpu && !a.gpu) {
-      a.unable.push_back({r.key, r.what, "the trace has no GPU work"});
+      a.unable.push_back({r.key, what(r), "the trace has no GPU work"});
       continue;
     }
     if (r.host_time_is_cost && a.launches_without_gpu_work > 0) {
-      a.unable.push_back({r.key, r.what, not_recorded_why});
+      a.unable.push_back({r.key, what(r), not_recorded_why});
       continue;
     }
     if (!runs(r)) {
-      a.unable.push_back({r.key, r.what, offset_why});
+      a.unable.push_back({r.key, what(r), offset_why});
       continue;
     }
     if (!out.unable_why.empty()) {
-      a.unable.push_back({r.key, r.what, out.unable_why});
+      a.unable.push_back({r.key, what(r), out.unable_why});
       continue;
     }
     if (out.symptoms.empty()) {
-      a.clean.push_back({r.key, r.what, ""});
+      a.clean.push_back({r.key, what(r), ""});
       continue;
     }
     for (size_t k = 0; k < out.symptoms.size(); ++k) {
@@ -361,7 +362,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       if (f.cause.empty()) {
         const Cause& c = cause(key);
         f.cause = c.key;
-        f.title = c.title;
+        f.title = a.steps ? c.title : without_steps(c.title);
         f.fix = c.fix;
         f.lesson = c.lesson;
       }

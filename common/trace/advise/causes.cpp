@@ -1,6 +1,9 @@
 // The root causes `pil-trace advise` groups symptoms under: what each means, what to do, and the
 // lesson section that teaches the fix (a test checks that each section exists in its page).
 #include <stdexcept>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "trace/advise/rules.h"
 
@@ -113,6 +116,28 @@ const Cause& cause(const std::string& key) {
   for (const Cause& c : all_causes())
     if (key == c.key) return c;
   throw std::logic_error("pil-trace advise: no cause named '" + key + "'");
+}
+
+const std::vector<std::pair<const char*, const char*>>& step_texts() {
+  static const std::vector<std::pair<const char*, const char*>> texts = {
+      {"The CPU stops inside a step to wait for the GPU",
+       "The CPU stops inside the recorded window to wait for the GPU"},
+      {"The step waits for communication: the all-reduce is not hidden",
+       "The recorded window waits for communication: the all-reduce is not hidden"},
+      {"The step waits for exchanges (all-to-all, send/receive) that nothing hides",
+       "The recorded window waits for exchanges (all-to-all, send/receive) that nothing hides"},
+      {"The optimizer takes a large share of the step",
+       "The optimizer takes a large share of the recorded window"},
+      {"host synchronizes inside a step", "host synchronizes inside the recorded window"},
+      {"the optimizer's share of the step", "the optimizer's share of the recorded window"},
+  };
+  return texts;
+}
+
+const char* without_steps(const char* text) {
+  for (const auto& [with, without] : step_texts())
+    if (std::string_view(text) == with) return without;
+  return text;
 }
 
 }  // namespace pil::trace::advise_rules

@@ -197,6 +197,13 @@ struct Cause {
 };
 /// The cause named `key`; throws std::logic_error for a key no rule should use.
 const Cause& cause(const std::string& key);
+/// A cause's title or a rule's `what` as said of a trace with no profiled steps, where the gains
+/// are of the recorded window: "The CPU stops inside a step..." reads "...inside the recorded
+/// window..."; a text that names no step comes back as it is.
+const char* without_steps(const char* text);
+/// The texts without_steps rewrites, each with its rewrite (the tests check that each is still a
+/// cause's title or a rule's `what`).
+const std::vector<std::pair<const char*, const char*>>& step_texts();
 /// Every cause, for the tests (each lesson section named must exist in its page).
 const std::vector<Cause>& all_causes();
 

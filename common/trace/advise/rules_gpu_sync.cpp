@@ -138,9 +138,10 @@ void host_sync(const RuleContext& c, RuleResult& out) {
     kinds += (kinds.empty() ? "" : ", ") + std::to_string(sync_copies) + " synchronous cop" +
              (sync_copies == 1 ? "y" : "ies");
   Symptom s;
-  s.text = kinds + " inside the " + (c.step_ns.empty() ? "window" : "steps") + ", at most " +
-           std::to_string(most_in_a_step) + " in one " + (c.step_ns.empty() ? "window" : "step") +
-           " (" + (c.step_ns.empty() ? "its" : "each step's") +
+  s.text = kinds +
+           (c.step_ns.empty() ? " inside the window (its"
+                              : " inside the steps, at most " + std::to_string(most_in_a_step) +
+                                    " in one step (each step's") +
            " final synchronize not counted): the CPU waited " + format_duration(waited) +
            ", the GPU busy " + percent_text(waited ? double(busy) / double(waited) : 0) + " of it";
   s.figures = {{"waits", double(counted.size())},
