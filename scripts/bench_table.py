@@ -6,7 +6,8 @@ measured in the same run, and the lesson's goals checked.
   scripts/bench_table.py bench.json
   scripts/bench_table.py --goal-filter 01_matmul_add     # the rows its goals need (a filter)
 
-Exit code: 0 when every goal checkable in the run is met, 1 when one is missed.
+Exit code: 0 when every goal checkable in the run is met, 1 when one is missed, 2 for bad usage
+or a file that is not a benchmark's JSON.
 
 Rows are named variant/device/dtype/size[/manual_time]; variants named ceiling_* are the
 throughput ceilings: a plain GEMM (share in FLOP/s) or a copy (share in bytes/s, for the rows
@@ -38,11 +39,24 @@ GOAL_ROWS = {
 }
 
 
+class BadInput(Exception):
+    """A file that is not a benchmark's JSON: said in one line, exit 2."""
+
+
 def load(path):
-    with open(path) as f:
-        doc = json.load(f)
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise BadInput("%s: %s" % (path, e.strerror if isinstance(e, OSError) else "not JSON: %s" % e))
+    if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
+        raise BadInput("%s: not a Google Benchmark JSON (no \"benchmarks\" list); allowed: the file "
+                       "a *_bench program writes with --benchmark_out=FILE --benchmark_out_format=json"
+                       % path)
     rows = {}
-    for b in doc.get("benchmarks", []):
+    for b in doc["benchmarks"]:
+        if not isinstance(b, dict) or "name" not in b or "real_time" not in b:
+            continue
         if b.get("error_occurred"):
             continue
         parts = b["name"].split("/")
@@ -66,7 +80,11 @@ def main():
     if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
         print("usage: bench_table.py BENCH.json | --goal-filter LESSON", file=sys.stderr)
         return 2
-    context, rows = load(sys.argv[1])
+    try:
+        context, rows = load(sys.argv[1])
+    except BadInput as e:
+        print("bench_table.py: %s" % e, file=sys.stderr)
+        return 2
     print("host: %s, %s CPUs; date %s" % (context.get("host_name", "?"), context.get("num_cpus", "?"),
                                          context.get("date", "?")))
     groups = defaultdict(dict)

@@ -34,7 +34,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from collections import Counter, namedtuple
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree from the imports below
@@ -193,7 +192,8 @@ def main():
     ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--program", required=True,
                     help="the built C++ program: build/bin/profile_training")
-    ap.add_argument("--out", help="folder for the traces (default: a temporary one)")
+    ap.add_argument("--out", help="folder for the traces (default: compare-training beside the "
+                    "program's bin/ folder: build/compare-training)")
     args = ap.parse_args()
     if not os.access(args.program, os.X_OK) or os.path.isdir(args.program):
         print("compare_training: --program %s: not an executable; allowed: the built C++ program "
@@ -202,7 +202,10 @@ def main():
     if not python_torch():
         return SKIP
     os.environ.setdefault("KINETO_LOG_LEVEL", "5")  # no "gpuGetDeviceCount failed" without a GPU
-    out = args.out or tempfile.mkdtemp(prefix="pil_compare_training_")
+    # Beside the build, not a new temporary folder each run: the traces stay where the next run
+    # replaces them (each subfolder's old trace is removed first).
+    out = args.out or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.program))),
+                                   "compare-training")
     facts = model_facts()
 
     py_table, py_trace = run("the Python twin", [sys.executable, TWIN], os.path.join(out, "python"))

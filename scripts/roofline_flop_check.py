@@ -39,7 +39,16 @@ def main():
         print(__doc__.strip().splitlines()[-3], file=sys.stderr)
         return 2
     tool = sys.argv[1]
-    import torch
+    if not os.access(tool, os.X_OK) or os.path.isdir(tool):
+        print("roofline_flop_check.py: %s: not an executable; allowed: the built pil-trace "
+              "(build/bin/pil-trace)" % tool, file=sys.stderr)
+        return 2
+    try:
+        import torch
+    except ImportError:
+        print("roofline_flop_check.py: no Python torch to import; set PYTHONPATH to the cached wheel "
+              "(~/.cache/profiling-in-libtorch/torch-2.11.0)", file=sys.stderr)
+        return 2
     import torch.nn.functional as F
     from torch.profiler import ProfilerActivity, profile
     from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count

@@ -3,7 +3,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -20,6 +22,11 @@ bool named_gz(const fs::path& path) {
 
 namespace {
 
+/// The folder a file is made in, as an error line names it ("." for a bare name).
+std::string folder_of(const fs::path& file) {
+  return file.has_parent_path() ? file.parent_path().string() : std::string(".");
+}
+
 /// Copies file `from` into `to`, gzip-compressed or as it is (zlib's default level; no name or
 /// time in the gzip header, so the same content gives the same bytes).
 void copy_file(const fs::path& from, const fs::path& to, bool compress) {
@@ -28,25 +35,58 @@ void copy_file(const fs::path& from, const fs::path& to, bool compress) {
   std::FILE* plain = compress ? nullptr : std::fopen(to.c_str(), "wb");
   gzFile gz = compress ? gzopen(to.c_str(), "wb") : nullptr;
   if (!plain && !gz) {
+    const int err = errno;
     std::fclose(in);
-    throw std::runtime_error("cannot open " + to.string() + " for writing");
+    throw std::runtime_error("cannot make a file in " + folder_of(to) + ": " + std::strerror(err));
   }
   std::string chunk(1 << 20, '\0');
   bool ok = true;
+  errno = 0;
   for (size_t n; ok && (n = std::fread(chunk.data(), 1, chunk.size(), in)) > 0;)
     ok = gz ? gzwrite(gz, chunk.data(), unsigned(n)) == int(n) : std::fwrite(chunk.data(), 1, n, plain) == n;
   ok = ok && !std::ferror(in);
   std::fclose(in);
   if (gz ? gzclose(gz) != Z_OK : std::fclose(plain) != 0) ok = false;
-  if (!ok) throw std::runtime_error("copy of " + from.string() + " to " + to.string() + " failed");
+  if (!ok) throw std::runtime_error("copying " + from.string() + " failed" + (errno ? std::string(": ") + std::strerror(errno) : ""));
 }
 
 }  // namespace
 
-void write_file_atomically(const fs::path& path,
-                           const std::function<void(const fs::path& tmp)>& write, Gzip gzip) {
+namespace {
+
+/// The file a write to `asked` replaces: a link's target (the link stays a link), else `asked`.
+/// Throws what makes it one that cannot be written in place: a folder, a device, FIFO or socket
+/// (renamed over, /dev/null would be replaced by a plain file), a file this process may not
+/// write (read-only: renamed over, it would be replaced all the same), a missing folder.
+fs::path writable_target(const fs::path& asked) {
+  auto refuse = [&](const std::string& why) { throw std::runtime_error("cannot write " + asked.string() + ": " + why); };
+  std::error_code ec;
+  fs::path path = asked;
+  if (fs::is_symlink(fs::symlink_status(asked, ec))) {
+    const fs::path target = fs::weakly_canonical(asked, ec);
+    if (!ec) path = target;
+  }
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::exists(st)) {
+    if (fs::is_directory(st)) refuse("a folder, not a file");
+    if (!fs::is_regular_file(st)) refuse("not a regular file (a device, FIFO or socket), which writing would replace");
+    if (::access(path.c_str(), W_OK) != 0) refuse(std::strerror(errno));
+    return path;
+  }
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  const fs::path tmp = dir / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  if (!fs::is_directory(dir, ec)) refuse("no folder " + dir.string());
+  return path;
+}
+
+}  // namespace
+
+void write_file_atomically(const fs::path& asked,
+                           const std::function<void(const fs::path& tmp)>& write, Gzip gzip) {
+  const fs::path path = writable_target(asked);
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  // Hidden beside the target, named after it (at most 64 characters of its name, so that a
+  // name near the system's 255 still has room).
+  const fs::path tmp = dir / ("." + path.filename().string().substr(0, 64) + ".tmp-" + std::to_string(::getpid()));
   const bool compress = gzip == Gzip::ByName && named_gz(path);
   const fs::path plain = compress ? fs::path(tmp.string() + ".plain") : tmp;
   auto discard = [&] {
@@ -64,18 +104,18 @@ void write_file_atomically(const fs::path& path,
     }
   } catch (const std::exception& e) {
     discard();
-    throw std::runtime_error("cannot write " + path.string() + ": " + e.what());
+    throw std::runtime_error("cannot write " + asked.string() + ": " + e.what());
   }
   std::error_code ec;
   const auto size = fs::file_size(tmp, ec);
   if (ec || size == 0) {
     discard();
-    throw std::runtime_error("cannot write " + path.string() + ": nothing was written");
+    throw std::runtime_error("cannot write " + asked.string() + ": nothing was written");
   }
   fs::rename(tmp, path, ec);
   if (ec) {
     discard();
-    throw std::runtime_error("cannot write " + path.string() + ": " + ec.message());
+    throw std::runtime_error("cannot write " + asked.string() + ": " + ec.message());
   }
 }
 
@@ -87,11 +127,13 @@ void copy_file_atomically(const fs::path& from, const fs::path& path, Gzip gzip)
 void write_stream_atomically(const fs::path& path, const std::function<void(std::ostream& out)>& write,
                              Gzip gzip) {
   write_file_atomically(path, [&](const fs::path& tmp) {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot open " + tmp.string() + " for writing");
+    if (!out)
+      throw std::runtime_error("cannot make a file in " + folder_of(tmp) + (errno ? std::string(": ") + std::strerror(errno) : ""));
     write(out);
     out.flush();
-    if (!out) throw std::runtime_error("write to " + tmp.string() + " failed");
+    if (!out) throw std::runtime_error(std::string("writing failed") + (errno ? std::string(": ") + std::strerror(errno) : ""));
   }, gzip);
 }
 

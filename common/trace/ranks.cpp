@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -113,11 +114,22 @@ int rank_from_name(const std::string& path) {
   static const std::regex re("rank[-_]?([0-9]+)", std::regex::icase);
   std::smatch m;
   const std::string name = fs::path(path).filename().string();
-  if (std::regex_search(name, m, re)) return std::stoi(m[1].str());
-  return -1;
+  int rank = -1;
+  // A number too large for a rank ("rank3000000000") says no rank.
+  if (std::regex_search(name, m, re) &&
+      std::from_chars(name.data() + m.position(1), name.data() + m.position(1) + m.length(1), rank).ec != std::errc())
+    return -1;
+  return rank;
 }
 
 std::string label_of(const RankProfile& p) { return fs::path(p.label).filename().string(); }
+
+/// "a.json and b.json", by their paths where the names alone are the same (two folders'
+/// rank0.json).
+std::string two_labels(const RankProfile& a, const RankProfile& b) {
+  if (label_of(a) != label_of(b)) return label_of(a) + " and " + label_of(b);
+  return a.label + " and " + b.label;
+}
 
 }  // namespace
 
@@ -478,8 +490,10 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
     if (p.id.rank >= world)
       throw RanksError(label_of(p) + ": rank " + std::to_string(p.id.rank) + " but the run has " +
                        std::to_string(world) + " ranks (0 to " + std::to_string(world - 1) + ")");
+    if (by_rank[size_t(p.id.rank)] && by_rank[size_t(p.id.rank)]->label == p.label)
+      throw RanksError(p.label + ": given twice; allowed: each rank's trace once");
     if (by_rank[size_t(p.id.rank)])
-      throw RanksError(label_of(*by_rank[size_t(p.id.rank)]) + " and " + label_of(p) + " are both rank " +
+      throw RanksError(two_labels(*by_rank[size_t(p.id.rank)], p) + " are both rank " +
                        std::to_string(p.id.rank) + " (traces of two runs or two variants?); allowed: "
                        "each rank once");
     by_rank[size_t(p.id.rank)] = &p;
@@ -589,7 +603,10 @@ RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) 
         auto ends = [&](const std::string& s) {
           return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
         };
-        if ((ends(".json") || ends(".json.gz")) && !ends(".summary.json")) found.push_back(entry.path().string());
+        // Files only: a FIFO named rank1.json would hold the read up forever.
+        std::error_code kind;
+        if ((ends(".json") || ends(".json.gz")) && !ends(".summary.json") && entry.is_regular_file(kind))
+          found.push_back(entry.path().string());
       }
       std::sort(found.begin(), found.end());
       // Where some names say their rank, only those: other JSON files beside them are not ranks.

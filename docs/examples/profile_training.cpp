@@ -37,23 +37,8 @@ void step(torch::optim::SGD& sgd, bool name_it) {
 }
 // [optimizer_ranges]
 
-int main(int argc, char** argv) {
-  bool name_optimizer = false;
-  std::string folder = "log";
-  int folders = 0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--name-optimizer") {
-      name_optimizer = true;
-    } else if (arg.empty() || arg[0] == '-' || ++folders > 1) {
-      std::cerr << "profile_training: '" << arg
-                << "': allowed: [--name-optimizer] [trace folder]\n";
-      return 2;
-    } else {
-      folder = arg;
-    }
-  }
-
+/// The training loop, profiled: its table printed, its trace written into `folder`.
+void train(const std::string& folder, bool name_optimizer) {
   // [training]
   torch::manual_seed(0);
   namespace nn = torch::nn;
@@ -82,4 +67,39 @@ int main(int argc, char** argv) {
   prof.stop();
   std::cout << prof.key_averages().table("cpu_time_total", 15);
   // [training]
+}
+
+int main(int argc, char** argv) {
+  const std::string usage = "profile_training [--name-optimizer] [trace folder] (default folder: log)";
+  bool name_optimizer = false;
+  std::string folder = "log";
+  int folders = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << "usage: " << usage << "\n";
+      return 0;
+    }
+    if (arg == "--name-optimizer") {
+      name_optimizer = true;
+    } else if (arg.empty() || arg[0] == '-' || ++folders > 1) {
+      std::cerr << "profile_training: '" << arg << "': allowed: [--name-optimizer] [trace folder]\n";
+      return 2;
+    } else {
+      folder = arg;
+    }
+  }
+  try {  // a folder that cannot be made or written is the user's to fix: one line, exit 2
+    (void)pp::tensorboard_trace_handler(folder);
+  } catch (const std::exception& e) {
+    std::cerr << "profile_training: " << e.what() << "; allowed: a folder that can be made and written\n";
+    return 2;
+  }
+  try {
+    train(folder, name_optimizer);
+  } catch (const std::exception& e) {
+    std::cerr << "profile_training: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
 }

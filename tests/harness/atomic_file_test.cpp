@@ -2,6 +2,7 @@
 #include "base/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <fstream>
@@ -74,8 +75,37 @@ TEST(AtomicFile, MissingFolderIsAnErrorNamingThePath) {
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find(target.string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(": no folder " + target.parent_path().string()), std::string::npos) << e.what();
   }
   EXPECT_EQ(entries(dir.path()), 0u);
+}
+
+// A write renames a new file over its target: refused where that would replace something that
+// is no file (a FIFO; /dev/null as root), a link's target written and the link kept, a name near
+// the system's 255 characters written (its temporary's name was longer than allowed).
+TEST(AtomicFile, WhatIsNoFileIsRefusedALinkKeptALongNameWritten) {
+  test::TempDir dir;
+  const fs::path fifo = fs::path(dir.path()) / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  try {
+    write_text_atomically(fifo, "x");
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_THROW(write_text_atomically(dir.path(), "x"), std::runtime_error);
+
+  const fs::path real = fs::path(dir.path()) / "real.txt", link = fs::path(dir.path()) / "link.txt";
+  write_text_atomically(real, "old");
+  fs::create_symlink(real, link);
+  write_text_atomically(link, "new");
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(read(real), "new");
+
+  const fs::path long_name = fs::path(dir.path()) / (std::string(251, 'n') + ".gz");  // 254
+  write_text_atomically(long_name, "long", Gzip::ByName);
+  EXPECT_EQ(entries(dir.path()), 4u) << "fifo, real, link and the long one; no temporary left";
 }
 
 std::string gunzip(const fs::path& p) {

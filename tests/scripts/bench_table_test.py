@@ -83,5 +83,20 @@ class BenchTable(unittest.TestCase):
         self.assertIn("goals: none checkable", r.stdout)
 
 
+    def test_what_is_no_benchmark_json_is_one_line_and_exit_2(self):
+        with tempfile.TemporaryDirectory() as d:
+            cases = {"missing": os.path.join(d, "missing.json"), "folder": d}
+            for name, text in (("empty", ""), ("list", "[]"), ("trace", '{"traceEvents": []}'),
+                               ("junk", "\x88\x89")):
+                cases[name] = os.path.join(d, name + ".json")
+                with open(cases[name], "w", encoding="latin-1") as f:
+                    f.write(text)
+            for name, path in cases.items():
+                r = subprocess.run([sys.executable, SCRIPT, path], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 2, name + ": " + r.stderr)
+                self.assertEqual(r.stderr.count("\n"), 1, name + ": " + r.stderr)
+                self.assertTrue(r.stderr.startswith("bench_table.py: " + path + ": "), r.stderr)
+                self.assertNotIn("Traceback", r.stderr)
+
 if __name__ == "__main__":
     unittest.main()

@@ -117,6 +117,8 @@ TEST(PilTraceRoofline, PeaksNeedRooflineAndArePositive) {
   for (std::vector<std::string> args : {std::vector<std::string>{"ops", kPython, "--cpu-peak-gflops", "100"},
                                         {"ops", kPython, "--roofline", "--cpu-peak-gflops", "-1"},
                                         {"ops", kPython, "--roofline", "--gpu-peak-tflops", "zero"},
+                                        {"ops", kPython, "--roofline", "--gpu-peak-tflops", "1e-300"},
+                                        {"ops", kPython, "--roofline", "--cpu-peak-gbps", "1e300"},
                                         {"ops", kPython, "--roofline", "--sort", "cpu_time_total"}}) {
     const auto r = run_process(kTool, args);
     EXPECT_EQ(r.exit_code, 2) << args[2];

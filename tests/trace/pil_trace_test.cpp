@@ -2,7 +2,12 @@
 // input answered with one line and exit 2.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -19,6 +24,11 @@ using pil::test::run_process;
 using pil::test::TempDir;
 
 const std::string kTool = PIL_TRACE_EXE;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
 
 struct PilTrace : ::testing::Test {
   TempDir dir;
@@ -396,7 +406,7 @@ TEST_F(PilTrace, CommandLineMistakesAreNamedWithWhatIsAllowed) {
   EXPECT_EQ(err({"diff", trace, trace, "--tolerance", "11"}),
             "pil-trace: error: --tolerance: 11 is out of range; allowed: a number from 0 to 10\n");
   EXPECT_EQ(err({"advise", trace, "--cpu-peak-gflops", "0"}),
-            "pil-trace: error: --cpu-peak-gflops: 0 is out of range; allowed: a number above 0\n");
+            "pil-trace: error: --cpu-peak-gflops: 0 is out of range; allowed: a number from 0.001 to 1e+09\n");
   EXPECT_EQ(err({"advise", trace, "--min-share", "nan"}),
             "pil-trace: error: --min-share: 'nan' is not a number; allowed: a number from 0 to 100\n");
   EXPECT_EQ(err({"slice", trace, "--from-us", "x", "--out", dir.path() + "/s.json"}),
@@ -424,6 +434,76 @@ TEST_F(PilTrace, BadInputIsOneLineAndExit2) {
     EXPECT_EQ(r.err.rfind("pil-trace: error: ", 0), 0u) << r.err;
   }
   EXPECT_FALSE(std::ifstream(dir.path() + "/x.svg").good()) << "nothing is written on error";
+}
+
+// An --out (or --svg) is renamed over what is there: refused before reading where that would
+// replace the trace read, a device (/dev/null, as root, became a plain file) or a FIFO; a link
+// keeps being a link, its target written; a long name still has room for its temporary.
+TEST_F(PilTrace, AnOutThatWouldReplaceSomethingElseIsRefused) {
+  const std::string before = read_text(trace);
+  const std::string fifo = dir.path() + "/fifo.svg";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"svg", trace, "--out", trace}, "the trace this command reads"},
+           {{"slice", trace, "--out", "/dev/null", "--step", "0"}, "not a regular file"},
+           {{"svg", trace, "--out", fifo}, "not a regular file"},
+           {{"ranks", trace, "--svg", dir.path()}, "a folder"}}) {
+    SCOPED_TRACE(args[0] + " " + args[3]);
+    const auto r = run_process(kTool, args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "") << "refused before any report";
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_EQ(read_text(trace), before);
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+
+  const std::string real = dir.path() + "/real.svg", link = dir.path() + "/link.svg";
+  std::ofstream(real) << "old";
+  ASSERT_EQ(::symlink(real.c_str(), link.c_str()), 0);
+  ASSERT_EQ(run_process(kTool, {"svg", trace, "--out", link}).exit_code, 0);
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(read_text(real).rfind("<svg", 0), 0u);
+
+  const std::string long_name = dir.path() + "/" + std::string(250, 'n') + ".svg";  // 254 characters
+  EXPECT_EQ(run_process(kTool, {"svg", trace, "--out", long_name}).exit_code, 0);
+  EXPECT_TRUE(std::ifstream(long_name).good());
+}
+
+// A report that does not reach standard output whole is not a success; values too large for a
+// flag are refused; a million-digit number is not echoed whole; values nested deeper than JSON
+// readers allow are said (walk --fields recursed until the stack ran out).
+TEST_F(PilTrace, OutputAndValuesBeyondWhatFitsAreSaid) {
+  const std::string cmd = "'" + kTool + "' summary '" + trace + "' > /dev/full 2> " + dir.path() + "/err.txt";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_NE(read_text(dir.path() + "/err.txt").find("could not be written to standard output"),
+            std::string::npos);
+
+  const auto gap = run_process(kTool, {"streams", trace, "--gap-threshold-us", "1e20"});
+  EXPECT_EQ(gap.exit_code, 2);
+  EXPECT_NE(gap.err.find("out of range"), std::string::npos) << gap.err;
+
+  const std::string huge = dir.path() + "/huge.json";
+  std::ofstream(huge) << "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"ts\": " << std::string(100000, '1')
+                      << ", \"dur\": 1}]}";
+  const auto h = run_process(kTool, {"summary", huge});
+  EXPECT_EQ(h.exit_code, 2);
+  EXPECT_LT(h.err.size(), 300u) << h.err.substr(0, 300);
+  EXPECT_NE(h.err.find("(100000 characters)"), std::string::npos) << h.err.substr(0, 300);
+
+  const std::string deep = dir.path() + "/deep.json";
+  std::ofstream(deep) << "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 1, \"args\": "
+                      << std::string(100000, '[') << std::string(100000, ']') << "}]}";
+  const auto w = run_process(kTool, {"walk", "--fields", deep});
+  EXPECT_EQ(w.exit_code, 2);
+  EXPECT_NE(w.err.find("nested more than 1024 levels deep"), std::string::npos) << w.err;
 }
 
 // A trace with no events is valid JSON (a profiler that never reached its active steps writes
@@ -849,7 +929,21 @@ TEST_F(PilTraceRanks, BadInputsAreOneLine) {
   const std::string cut = write("t_rank1.json", full.substr(0, full.size() * 2 / 3));
   expect_refusal({"ranks", r0, cut}, "t_rank1.json");
   expect_refusal({"ranks", r0, dir.path() + "/nothing.json"}, "nothing.json");
-  expect_refusal({"ranks", r0, r0}, "both rank 0");
+  expect_refusal({"ranks", r0, r0}, "s_rank0.json: given twice");
+}
+
+// A folder's files only (a FIFO named rank1.json held the read up for ever); a rank number too
+// large for one is no rank (std::stoi threw: an internal error).
+TEST_F(PilTraceRanks, AFolderReadsItsFilesAndAHugeRankNumberIsNoRank) {
+  write("u_rank0.json", pil::test::synthetic_rank_trace(0));
+  const std::string fifo = dir.path() + "/u_rank1.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const auto r = run_process(kTool, {"ranks", dir.path()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 rank"), std::string::npos) << r.out;
+  const std::string huge = write("rank3000000000.json", pil::test::synthetic_rank_trace(0));
+  const auto h = run_process(kTool, {"ranks", huge});
+  EXPECT_EQ(h.exit_code, 0) << h.err;
 }
 
 }  // namespace

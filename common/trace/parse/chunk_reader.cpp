@@ -423,7 +423,11 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
       if (after >= end) break;
       if (walk_fields_) {
         if (obj.reset().error()) break;
-        if (walk_value_fields(obj)) break;
+        try {
+          if (walk_value_fields(obj)) break;
+        } catch (const BadEvent& bad) {
+          throw bad_event(events_, at, bad.what);
+        }
       } else if (!walk_only_) {
         if (obj.reset().error()) break;
         try {
@@ -493,29 +497,33 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
 }
 
 /// Visits every field of an object, recursively, touching each value's text (walk --fields).
-/// Returns true on a simdjson error.
-bool Reader::walk_value_fields(od::object& obj) {
+/// Returns true on a simdjson error; throws BadEvent for values nested deeper than simdjson's
+/// own documents may be (1024 levels), before the recursion could exhaust the stack.
+bool Reader::walk_value_fields(od::object& obj, int depth) {
   for (auto field : obj) {
     od::raw_json_string key;
     od::value v;
     if (field.key().get(key) || field.value().get(v)) return true;
-    if (walk_value(v)) return true;
+    if (walk_value(v, depth + 1)) return true;
   }
   return false;
 }
-bool Reader::walk_value(od::value& v) {
+bool Reader::walk_value(od::value& v, int depth) {
+  constexpr int kMaxDepth = 1024;  // simdjson's DEFAULT_MAX_DEPTH
+  if (depth > kMaxDepth)
+    throw BadEvent{"values nested more than " + std::to_string(kMaxDepth) + " levels deep"};
   od::json_type type;
   if (v.type().get(type)) return true;
   if (type == od::json_type::object) {
     od::object o;
-    return v.get_object().get(o) || walk_value_fields(o);
+    return v.get_object().get(o) || walk_value_fields(o, depth);
   }
   if (type == od::json_type::array) {
     od::array a;
     if (v.get_array().get(a)) return true;
     for (auto item : a) {
       od::value x;
-      if (item.get(x) || walk_value(x)) return true;
+      if (item.get(x) || walk_value(x, depth + 1)) return true;
     }
     return false;
   }

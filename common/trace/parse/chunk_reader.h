@@ -96,8 +96,8 @@ class Reader {
   /// before data_[at]): the file was cut short there.
   bool open_to_end(size_t at, int depth = 0) const;
   size_t parse_chunk(size_t begin, size_t end, size_t& next, bool& array_closed);
-  bool walk_value_fields(simdjson::ondemand::object& obj);
-  bool walk_value(simdjson::ondemand::value& v);
+  bool walk_value_fields(simdjson::ondemand::object& obj, int depth = 1);
+  bool walk_value(simdjson::ondemand::value& v, int depth);
   void read_tail(size_t at);
   size_t extent_end(size_t at) const;
   bool closes_before(size_t at, size_t end) const;

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <limits>
+#include <string>
+#include <string_view>
 
 #include "base/command_line.h"  // lowercase
 #include "trace/parse.h"
@@ -11,6 +13,13 @@
 namespace pil::trace::detail {
 
 namespace {
+
+/// A value as an error line shows it: at most 40 characters ("1234...", with its length), not a
+/// million-digit number echoed whole.
+std::string shown_value(std::string_view text) {
+  if (text.size() <= 40) return std::string(text);
+  return std::string(text.substr(0, 40)) + "... (" + std::to_string(text.size()) + " characters)";
+}
 
 constexpr std::string_view kLegacyCpuLane = "CPU functions", kLegacyCudaLane = Trace::kUnreadLegacyCuda;
 
@@ -386,7 +395,7 @@ void EventFields::read_event(od::object& obj) {
       }
       int64_t ns = 0;
       if (!text_to_ns(ts_text, ns))
-        throw BadEvent{"'ts' " + std::string(ts_text) + " is not a number or is too large"};
+        throw BadEvent{"'ts' " + shown_value(ts_text) + " is not a number or is too large"};
       ts_ns_ = ns;
       // A flow arrow is only counted (and its ts checked): the fields after it are passed over
       // unread (Kineto writes an arrow's ph, id, pid, tid and ts first, then its cat and
@@ -398,8 +407,8 @@ void EventFields::read_event(od::object& obj) {
       has_dur = true;
       int64_t ns = 0;
       if (!text_to_ns(dur_text, ns))
-        throw BadEvent{"'dur' " + std::string(dur_text) + " is not a number or is too large"};
-      if (ns < 0) throw BadEvent{"negative duration " + std::string(dur_text)};
+        throw BadEvent{"'dur' " + shown_value(dur_text) + " is not a number or is too large"};
+      if (ns < 0) throw BadEvent{"negative duration " + shown_value(dur_text)};
       dur_ns_ = ns;
     } else if (is_key(kr, "pid")) {
       if (is_flow_phase(ph)) continue;  // an arrow's lanes are not kept

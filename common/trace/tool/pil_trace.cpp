@@ -52,8 +52,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <stdexcept>
@@ -80,8 +83,8 @@
 
 using namespace pil::trace;
 using pil::trace::tool::number;
-using pil::trace::tool::number_above;
 using pil::trace::tool::one_of;
+using pil::trace::tool::output_problem;
 using pil::trace::tool::whole_number;
 using json = nlohmann::ordered_json;
 
@@ -839,9 +842,7 @@ std::string said_plainly(const CLI::App& app, const CLI::ParseError& e) {
   return plain.empty() ? std::string(e.what()) + " (see --help)" : plain;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"pil-trace: explain a Kineto/Chrome trace (ours or torch.profiler's)", "pil-trace"};
   app.require_subcommand(1);
   // A flag given twice is refused after parsing (given_twice), naming both values.
@@ -880,16 +881,16 @@ int main(int argc, char** argv) {
   roofline_flag->excludes(sort_opt);
   ops->add_option("--cpu-peak-gflops", roofline_options.cpu_peak_gflops,
                   "The CPU's compute peak in GFLOP/s, for the CPU rows' share (a trace carries none)")
-      ->check(number_above(0))->needs(roofline_flag);
+      ->check(number(1e-3, 1e9))->needs(roofline_flag);
   ops->add_option("--cpu-peak-gbps", roofline_options.cpu_peak_gbps,
                   "The CPU's memory bandwidth in GB/s, for the CPU rows' bound and share")
-      ->check(number_above(0))->needs(roofline_flag);
+      ->check(number(1e-3, 1e9))->needs(roofline_flag);
   ops->add_option("--gpu-peak-tflops", roofline_options.gpu_peak_tflops,
                   "A measured GPU compute ceiling in TFLOP/s, in place of the vendor table's")
-      ->check(number_above(0))->needs(roofline_flag);
+      ->check(number(1e-3, 1e6))->needs(roofline_flag);
   ops->add_option("--gpu-peak-gbps", roofline_options.gpu_peak_gbps,
                   "A measured GPU memory bandwidth in GB/s, in place of the vendor table's")
-      ->check(number_above(0))->needs(roofline_flag);
+      ->check(number(1e-3, 1e9))->needs(roofline_flag);
   auto* kernels = app.add_subcommand("kernels", "Kernel statistics");
   trace_arg(kernels);
   kernels->add_option("--range", range, "Only kernels launched inside slices of this name");
@@ -912,7 +913,7 @@ int main(int argc, char** argv) {
   idle_rule_opt(streams);
   idle_rule_opt(summary);
   streams->add_option("--gap-threshold-us", gap_us, "Largest gap counted as kernel wait")
-      ->check(number(0));
+      ->check(number(0, 1e12));
   auto* memory = app.add_subcommand("memory", "Allocations, the peak and where it came from");
   trace_arg(memory);
   auto* expect = app.add_subcommand("expect", "Check predictions: yes or no, with the figure measured");
@@ -955,11 +956,11 @@ int main(int argc, char** argv) {
   advise_cmd->add_option("--cpu-peak-gflops", advise_options.cpu_peak_gflops,
                          "The CPU's compute peak in GFLOP/s: the CPU's matrix products' roofline "
                          "figures in the evidence (a trace carries none)")
-      ->check(number_above(0));
+      ->check(number(1e-3, 1e9));
   advise_cmd->add_option("--gpu-peak-tflops", advise_options.gpu_peak_tflops,
                          "A measured GPU ceiling in TFLOP/s, in place of the table of peaks', for "
                          "the GPU's matrix products' roofline figures")
-      ->check(number_above(0));
+      ->check(number(1e-3, 1e6));
   double min_share_pct = 100 * advise_options.min_saved_share;
   advise_cmd->add_option("--min-share", min_share_pct,
                          "The floor under every finding, in % of the profiled steps: a symptom "
@@ -1013,6 +1014,11 @@ int main(int argc, char** argv) {
     if (bad.empty()) {
       app.parse(argc, argv);
       bad = given_twice(app);
+    }
+    if (bad.empty() && !out.empty()) {
+      std::vector<std::string> inputs = rank_paths;
+      inputs.push_back(path);
+      bad = output_problem(*ranks ? "--svg" : "--out", out, inputs);
     }
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
@@ -1262,4 +1268,21 @@ int main(int argc, char** argv) {
     return 70;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rc = run(argc, argv);
+  // A report that did not reach standard output whole (a full disk, a file-size limit) is not
+  // a success, though every line was "printed": said, and exit 2 as for an --out.
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+    const int err = errno;
+    std::cerr << "pil-trace: error: the report could not be written to standard output"
+              << (err ? std::string(": ") + std::strerror(err) : std::string()) << "\n";
+    return rc == 0 ? 2 : rc;
+  }
+  return rc;
 }

@@ -4,7 +4,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
+#include <system_error>
 
 namespace pil::trace::tool {
 
@@ -30,8 +32,8 @@ CLI::Validator whole_number(long long min, long long max) {
 
 namespace {
 
-/// A finite number in [min, max], or (min, max] where `above_min`, described by `range`.
-CLI::Validator finite_number(double min, double max, bool above_min, const std::string& range) {
+/// A finite number in [min, max], described by `range`.
+CLI::Validator finite_number(double min, double max, const std::string& range) {
   const std::string allowed = "; allowed: a number" + (range.empty() ? "" : " " + range);
   return CLI::Validator(
       [=](std::string& text) -> std::string {
@@ -40,7 +42,7 @@ CLI::Validator finite_number(double min, double max, bool above_min, const std::
         const auto [ptr, ec] = std::from_chars(text.data(), end, value);
         if (ec == std::errc::invalid_argument || ptr != end || !std::isfinite(value))
           return "'" + text + "' is not a number" + allowed;
-        if (ec == std::errc::result_out_of_range || value < min || (above_min && value == min) || value > max)
+        if (ec == std::errc::result_out_of_range || value < min || value > max)
           return text + " is out of range" + allowed;
         return "";
       },
@@ -50,12 +52,8 @@ CLI::Validator finite_number(double min, double max, bool above_min, const std::
 }  // namespace
 
 CLI::Validator number(double min, double max) {
-  if (std::isinf(min)) return finite_number(min, max, false, "");
-  return finite_number(min, max, false, "from " + shown(min) + (std::isinf(max) ? " up" : " to " + shown(max)));
-}
-
-CLI::Validator number_above(double min) {
-  return finite_number(min, std::numeric_limits<double>::infinity(), true, "above " + shown(min));
+  if (std::isinf(min)) return finite_number(min, max, "");
+  return finite_number(min, max, "from " + shown(min) + (std::isinf(max) ? " up" : " to " + shown(max)));
 }
 
 CLI::Validator one_of(const std::vector<std::string>& names) {
@@ -69,6 +67,29 @@ CLI::Validator one_of(const std::vector<std::string>& names) {
         return problem;
       },
       allowed);
+}
+
+std::string output_problem(const std::string& flag, const std::string& out,
+                           const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  const std::string said = flag + " " + out + ": ";
+  if (out.empty()) return said + "an empty name; allowed: a file to write";
+  std::error_code ec;
+  const fs::file_status st = fs::status(out, ec);  // through a link: what is written
+  if (fs::exists(st)) {
+    if (fs::is_directory(st)) return said + "a folder; allowed: a file name (in it: " + (fs::path(out) / "NAME").string() + ")";
+    if (!fs::is_regular_file(st))
+      return said + "not a regular file (a device, FIFO or socket), which writing would replace; "
+                    "allowed: a file";
+    for (const std::string& in : inputs)
+      if (!in.empty() && fs::equivalent(out, in, ec))
+        return said + (in == out ? "the trace" : "the trace " + in) + " this command reads; allowed: another file";
+    return "";
+  }
+  const fs::path parent = fs::path(out).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    return said + "no folder " + parent.string() + "; allowed: a file in a folder that exists";
+  return "";
 }
 
 }  // namespace pil::trace::tool

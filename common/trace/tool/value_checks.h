@@ -18,10 +18,14 @@ CLI::Validator whole_number(long long min, long long max = std::numeric_limits<l
 /// A finite number from `min` to `max` (no upper bound: infinity; no lower bound: -infinity).
 CLI::Validator number(double min, double max = std::numeric_limits<double>::infinity());
 
-/// A finite number above `min` (a peak, a rate: above 0).
-CLI::Validator number_above(double min);
-
 /// One of `names`, in any case, taken as written in `names` ("HTA" is "hta").
 CLI::Validator one_of(const std::vector<std::string>& names);
+
+/// Why `out` (the file --out or --svg names) cannot be written in place of what is there, or "":
+/// a folder, a device, FIFO or socket (a written file is renamed over its target, which would
+/// replace /dev/null itself), one of the traces read (`inputs`: an svg written over its trace),
+/// or a folder that does not exist. Said before any trace is read, as `flag` ("--out").
+std::string output_problem(const std::string& flag, const std::string& out,
+                           const std::vector<std::string>& inputs);
 
 }  // namespace pil::trace::tool
