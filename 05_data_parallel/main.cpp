@@ -59,6 +59,20 @@ int64_t model(const pil::Problem& p) { return p.options.flag("--model"); }
 int64_t hidden(const pil::Problem& p) { return p.options.flag("--hidden"); }
 int64_t layers(const pil::Problem& p) { return p.options.flag("--layers"); }
 
+/// One forward on one rank: three products of tokens x model x hidden per layer, 2 FLOP each.
+double forward_flops(const pil::Problem& p) {
+  return double(layers(p)) * 3 * 2.0 * double(p.options.size) * double(seq(p)) * double(model(p)) *
+         double(hidden(p));
+}
+
+/// One training step: the forward's 3 products a layer and backward's 6 (each weight's gradient
+/// and each product's input gradient), but for the first layer's gate and up, whose input x
+/// needs no gradient: 9 L - 2 products of the forward's 3 L (not 3 times the forward).
+double training_flops(const pil::Problem& p) {
+  const double l = double(layers(p));
+  return forward_flops(p) * (9 * l - 2) / (3 * l);
+}
+
 // The stack of GeGLU MLPs; weights per layer: gate [hidden, model], up [hidden, model],
 // down [model, hidden]. The same code runs the variants and the float64 reference.
 torch::Tensor forward(const torch::Tensor& x, const std::vector<torch::Tensor>& w) {
@@ -312,13 +326,13 @@ std::vector<pil::Variant> variants() {
   pil::Variant after{"allreduce_after", "backward, then all gradients all-reduced in one call, then SGD",
                      [](const pil::Tensors& in) { return training_step(in, false); }};
   after.collect = collect;
-  after.flops_factor = 3;
+  after.flops = training_flops;
   v.push_back(after);
   pil::Variant bucketed{"bucketed",
                         "gradients all-reduced in buckets of --bucket-kb from hooks during backward (DDP)",
                         [](const pil::Tensors& in) { return training_step(in, true); }};
   bucketed.collect = collect;
-  bucketed.flops_factor = 3;
+  bucketed.flops = training_flops;
   v.push_back(bucketed);
   return v;
 }
@@ -342,11 +356,7 @@ pil::Lesson make_lesson() {
   l.variants = variants();
   l.bench_sizes_cpu = {};  // several processes per run: no Google Benchmark suite
   l.bench_sizes_gpu = {};
-  // One forward on one rank: three products of tokens x model x hidden per layer, 2 FLOP each.
-  l.flops = [](const pil::Problem& p) {
-    return double(layers(p)) * 3 * 2.0 * double(p.options.size) * double(seq(p)) * double(model(p)) *
-           double(hidden(p));
-  };
+  l.flops = forward_flops;
   l.bytes = [](const pil::Problem& p) {
     return 3.0 * double(layers(p)) * double(model(p)) * double(hidden(p)) * double(c10::elementSize(p.dtype));
   };
