@@ -601,12 +601,21 @@ std::vector<ApiRow> api_report(const TraceIndex& index) {
   return rows;
 }
 
+std::string offset_evidence(const ClockOffset& o) {
+  if (o.late())
+    return "no GPU work starts sooner than " + format_duration(o.least_delay_ns) + " after its launch call, and " +
+           std::to_string(o.idle_waits.size()) + " item(s) waited that long on an idle GPU";
+  return std::to_string(o.early.size()) + " of " + std::to_string(o.async_launches) +
+         " launches' GPU work starts before the launch call begins, up to " + format_duration(o.most_early_ns) +
+         " before";
+}
+
 std::string offset_note(const ClockOffset& o) {
-  return "GPU times look offset from CPU times: no GPU work starts sooner than " +
-         format_duration(o.least_delay_ns) + " after its launch call, and " +
-         std::to_string(o.idle_waits.size()) +
-         " item(s) waited that long on an idle GPU (`pil-trace check`): launch delays include the "
-         "offset, and host waits come out short by as much (counted as other idle)";
+  return "GPU times look offset from CPU times: " + offset_evidence(o) + " (`pil-trace check`): " +
+         (o.late() ? "launch delays include the offset, and host waits come out short by as much (counted as "
+                     "other idle)"
+                   : "launch delays read as none, and the GPU's waits on the host cannot be told from the "
+                     "offset");
 }
 
 ClockOffset gpu_clock_offset(const TraceIndex& index) {
@@ -619,6 +628,7 @@ ClockOffset gpu_clock_offset(const TraceIndex& index) {
     int64_t calls = 0;
   };
   std::map<int64_t, Least> least;
+  ClockOffset o;
   for (size_t w : index.device_work()) {
     const long call = index.launch_of(w);
     if (call < 0) continue;
@@ -627,9 +637,16 @@ ClockOffset gpu_clock_offset(const TraceIndex& index) {
     if (!starts_gpu_work_async(l.name) || e.name.find("Pageable") != std::string_view::npos) continue;
     Least& d = least[e.pid];
     d.ns = std::min(d.ns, e.start_ns - l.end_ns());
-    d.calls += index.work_of(size_t(call)).front() == w;  // once per call (a graph's many kernels)
+    const bool first = index.work_of(size_t(call)).front() == w;  // once per call (a graph's many kernels)
+    d.calls += first;
+    if (first) {
+      ++o.async_launches;
+      if (e.start_ns < l.start_ns) {
+        o.early.push_back(w);
+        o.most_early_ns = std::max(o.most_early_ns, l.start_ns - e.start_ns);
+      }
+    }
   }
-  ClockOffset o;
   int64_t overall = std::numeric_limits<int64_t>::max(), offset = overall;
   std::map<int64_t, std::vector<Interval>> busy;  // per device that may be offset
   for (const auto& [device, d] : least) {
@@ -1361,18 +1378,29 @@ namespace {
 
 /// The longest stretch of the GPU window with no GPU work on any stream that ends at GPU work
 /// (the time after the last work is no wait for a launch).
-int64_t longest_idle_stretch(const TraceIndex& index) {
+/// The GPU's idle stretches (every stream idle) that end at GPU work, the idle after the last
+/// work left out (no launch ends it): the longest, and those over kLongIdleNs.
+struct IdleStretches {
+  int64_t longest_ns = 0;
+  int64_t long_ns = 0;  ///< over kLongIdleNs, added up
+  int64_t long_count = 0;
+};
+
+IdleStretches idle_stretches(const TraceIndex& index) {
   const Trace& t = index.trace();
   std::vector<Interval> busy;
   busy.reserve(index.device_work().size());
   for (size_t i : index.device_work()) busy.push_back({t.events[i].start_ns, t.events[i].end_ns()});
   merge(busy);
-  int64_t longest = 0, reached = index.gpu_window_start;
+  IdleStretches s;
+  int64_t reached = index.gpu_window_start;
   for (const Interval& b : busy) {
-    longest = std::max(longest, std::min(b.from, index.gpu_window_end) - reached);
+    const int64_t gap = std::min(b.from, index.gpu_window_end) - reached;
+    s.longest_ns = std::max(s.longest_ns, gap);
+    if (gap > kLongIdleNs) s.long_ns += gap, ++s.long_count;
     reached = b.to;
   }
-  return longest;
+  return s;
 }
 
 }  // namespace
@@ -1577,16 +1605,23 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
                   (devices ? " (device " + std::to_string(main.device) + ")" : "") + ": " +
                   split(main.host_wait_ns, main.kernel_wait_ns, main.other_idle_ns);
   }
-  // Where the GPU mostly waits: throughout (launch/overhead bound), or mostly in one stretch (a
-  // stall: a first call loading a library, data loading), which advise's host_stall names.
+  // Where the GPU mostly waits: throughout (launch/overhead bound), or mostly in one stretch or
+  // a few long ones (stalls: a first call loading a library, data loading), which advise's
+  // host_stall names.
   std::string waits;
   if (window && sr.busy_ns < window / 2) {
-    const int64_t gap = longest_idle_stretch(index), idle_any = window - sr.busy_ns;
-    waits = 2 * gap >= idle_any
-                ? " (the GPU mostly waits, " + pct(double(gap) / double(idle_any)) + " of it in one stretch of " +
-                      format_duration(gap) + ": not a launch-bound loop; `pil-trace advise` looks at what the "
-                      "host did then)"
-                : " (launch/overhead bound: the GPU mostly waits)";
+    const IdleStretches s = idle_stretches(index);
+    const int64_t idle_any = window - sr.busy_ns;
+    const std::string then = ": not a launch-bound loop; `pil-trace advise` looks at what the host did then)";
+    if (2 * s.longest_ns >= idle_any)
+      waits = " (the GPU mostly waits, " + pct(double(s.longest_ns) / double(idle_any)) + " of it in one stretch of " +
+              format_duration(s.longest_ns) + then;
+    else if (2 * s.long_ns >= idle_any)
+      waits = " (the GPU mostly waits, " + pct(double(s.long_ns) / double(idle_any)) + " of it in " +
+              std::to_string(s.long_count) + " stretches longer than " + format_duration(kLongIdleNs) +
+              ", the longest " + format_duration(s.longest_ns) + then;
+    else
+      waits = " (launch/overhead bound: the GPU mostly waits)";
   }
   line(busy_line + split_line + waits);
   if (!sr.steps.empty()) {

@@ -335,9 +335,22 @@ struct ClockOffset {
   /// GPU work that started kClockOffsetNs or more after its launch call returned, its device idle
   /// all that time, on a device whose every such delay is that long; in event order.
   std::vector<size_t> idle_waits;
-  bool found() const { return !idle_waits.empty(); }
+  /// The other way: GPU work that starts before its launch call even began (the first item of
+  /// each call that returns without waiting for it), in event order, out of `async_launches`
+  /// such calls. A GPU clock ahead of the CPU's (a B200 trace: 113 of 179 kernels, up to 211 us
+  /// early); a few such items are check's finding alone, a tenth of the launches is an offset.
+  std::vector<size_t> early;
+  int64_t async_launches = 0;
+  int64_t most_early_ns = 0;  ///< the earliest start before its call, as a positive time
+  bool late() const { return !idle_waits.empty(); }
+  bool ahead() const { return early.size() >= 2 && int64_t(early.size()) * 10 >= async_launches; }
+  bool found() const { return late() || ahead(); }
 };
 ClockOffset gpu_clock_offset(const TraceIndex& index);
+/// What shows the offset, in words ("no GPU work starts sooner than 1.20 ms after its launch
+/// call, some of it on an idle GPU", or "113 of 179 GPU work items start before their launch
+/// call begins, up to 211 us before").
+std::string offset_evidence(const ClockOffset& o);
 /// One line that says so, for the reports that show launch delays (summary, launches).
 std::string offset_note(const ClockOffset& o);
 
@@ -548,6 +561,12 @@ struct ProfilerOverhead {
   /// The thread that most likely waited for it: the spanning call's, else the resumed call's.
   size_t waiting_call() const { return spanning_call != npos ? spanning_call : resumed_call; }
 };
+/// An idle gap of the GPU (every stream idle) longer than this is not launch overhead (a launch
+/// takes microseconds, an operator's dispatch tens of them): the host was busy with something
+/// else. The summary says where such gaps hold most of the idle time; advise's host_stall rule
+/// reports them (threshold::kHostStallNs is this).
+inline constexpr int64_t kLongIdleNs = 1'000'000;
+
 /// How soon after a CUPTI overhead record a thread's next CUDA call must begin for the thread to
 /// count as having waited for it (ProfilerOverhead::resumed_call), at most: 20 us (three real
 /// traces of one A100 program: 0.4, 9.9 and 17 us after a record of 1.8 ms, inside one operator).

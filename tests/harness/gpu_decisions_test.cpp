@@ -1,7 +1,7 @@
 // The decisions that depend on the GPU, made from plain inputs and tested here on the CPU (a
 // torch::Device("cuda:0") is built without a GPU): which variants run where and what --list says
 // of them, whether a package takes a tensor's device, file names, AdamW's epsilon per dtype, the
-// `compiled` variant's availability, the runner going on past a variant that throws, and what a
+// `compiled` variant's availability, why no GPU is usable, the runner going on past a variant that throws, and what a
 // variant holds freed before main() returns (not at exit, after the CUDA runtime's shutdown).
 #include <gtest/gtest.h>
 
@@ -16,6 +16,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "cuda/runtime.h"
 #include "harness/aoti.h"
 #include "harness/lesson.h"
 
@@ -69,6 +70,23 @@ std::vector<Status> statuses(const std::vector<VariantChoice>& choices) {
   std::vector<Status> s;
   for (const auto& c : choices) s.push_back(c.status);
   return s;
+}
+
+// Why no GPU is usable, from what cudaGetDeviceCount answered: CUDA's "driver version is
+// insufficient" (35) on a machine with no driver at all says so, not "update your driver".
+TEST(GpuDecisions, NoUsableGpuIsSaidPlainly) {
+  using pil::cuda::describe_device_count;
+  EXPECT_EQ(describe_device_count(0, "", 1, true), "");
+  EXPECT_EQ(describe_device_count(0, "", 0, true), "no CUDA device found");
+  const std::string insufficient = "CUDA driver version is insufficient for CUDA runtime version";
+  EXPECT_EQ(describe_device_count(35, insufficient, 0, false),
+            "no NVIDIA driver on this machine (cudaGetDeviceCount: 35, " + insufficient + ")");
+  EXPECT_EQ(describe_device_count(35, insufficient, 0, true),
+            "the NVIDIA driver is older than this build's CUDA runtime needs (cudaGetDeviceCount: 35, " +
+                insufficient + ")");
+  EXPECT_EQ(describe_device_count(100, "no CUDA-capable device is detected", 0, true),
+            "no CUDA device found (cudaGetDeviceCount: 100, no CUDA-capable device is detected)");
+  EXPECT_EQ(describe_device_count(999, "unknown error", 0, true), "unknown error (cudaGetDeviceCount: 999)");
 }
 
 TEST(GpuDecisions, VariantsForTheCpu) {

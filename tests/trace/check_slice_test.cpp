@@ -403,6 +403,20 @@ TEST(PilTraceSummary, WhereTheGpuMostlyWaitsOneStretchOrThroughout) {
   const std::string many = summary(loop);
   EXPECT_NE(many.find("(launch/overhead bound: the GPU mostly waits)"), std::string::npos) << many;
   EXPECT_EQ(many.find("on the busiest"), std::string::npos) << "one stream";
+  // Three stretches of 1.5, 1.4 and 1.3 ms (a real T4 trace's three DataLoader fetches, 85% of
+  // its idle time, none of them half of it, read "launch/overhead bound"), between short gaps.
+  pil::test::TraceBuilder fetches;
+  fetches.step(1, 0, 6000);
+  double at = 0;
+  for (double stall : {1500.0, 1400.0, 1300.0}) {
+    for (int k = 0; k < 10; ++k, at += 20) fetches.kernel("k", fetches.call("cudaLaunchKernel", at, 5), at + 8, 10);
+    at += stall;
+  }
+  fetches.kernel("k", fetches.call("cudaLaunchKernel", at, 5), at + 8, 10);
+  const std::string few = summary(fetches);
+  EXPECT_NE(few.find("of it in 3 stretches longer than 1.00 ms, the longest 1.51 ms: not a launch-bound loop"),
+            std::string::npos)
+      << few;
 }
 
 // Programmatic dependent launch starts a kernel before the one before it on its stream ends, by
@@ -709,6 +723,38 @@ TEST(PilTraceCheck, GpuTimesOffsetFromCpuTimes) {
   c = waited.call("cudaLaunchKernel", 5000, 5);
   waited.kernel("prompt_kernel", c, 5008, 10);
   EXPECT_TRUE(offset_findings(check_planted(dir, "waited.json", waited)).empty());
+}
+
+// The other way: a GPU clock ahead of the CPU's, its work starting before its launch calls even
+// begin (a B200 trace: 113 of 179 kernels, up to 200 us early, read as "launch latency median
+// 0 ns" and a launch-bound loop). Ten launches, 50 us apart, each kernel 30 us before its call.
+TEST(PilTraceCheck, GpuWorkAheadOfItsLaunchesIsAnOffsetToo) {
+  TempDir dir;
+  pil::test::TraceBuilder b;
+  b.step(1, 0, 1000);
+  for (int k = 0; k < 10; ++k) b.kernel("k", b.call("cudaLaunchKernel", 100 + 50 * k, 10), 70 + 50 * k, 5);
+  const std::string path = write_trace(dir, "ahead.json", b);
+  const std::string summary = run_process(kTool, {"summary", path}).out;
+  EXPECT_NE(summary.find("GPU times look offset from CPU times: 10 of 10 launches' GPU work starts before the "
+                         "launch call begins, up to 30.0 us before"),
+            std::string::npos)
+      << summary;
+  const json j = json::parse(run_process(kTool, {"summary", path, "--json"}).out);
+  EXPECT_EQ(j["gpu"]["gpu_clock_offset"]["early_items"], 10);
+  const json a = json::parse(run_process(kTool, {"advise", path, "--json"}).out);
+  std::set<std::string> offset_rules;
+  for (const json& u : a["unable"])
+    if (u["why"].get<std::string>().find("10 of 10 launches' GPU work starts before") != std::string::npos)
+      offset_rules.insert(u["rule"].get<std::string>());
+  EXPECT_EQ(offset_rules, (std::set<std::string>{"gpu_host_wait", "short_kernels", "host_sync"}));
+  // One early item in ten is check's finding alone, not an offset.
+  pil::test::TraceBuilder one;
+  one.step(1, 0, 1000);
+  for (int k = 0; k < 10; ++k)
+    one.kernel("k", one.call("cudaLaunchKernel", 100 + 50 * k, 10), k == 0 ? 70 : 115 + 50 * k, 5);
+  const json oj = json::parse(run_process(kTool, {"summary", write_trace(dir, "one.json", one), "--json"}).out);
+  EXPECT_EQ(oj["gpu"]["gpu_clock_offset"]["found"], false);
+  EXPECT_EQ(oj["gpu"]["gpu_clock_offset"]["early_items"], 1);
 }
 
 // The capture and size rules at their edges (planted; thread 1 unless said):

@@ -278,10 +278,8 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   // GPU times offset from CPU times: the rules that set one against the other are not run.
   const ClockOffset offset = a.gpu ? gpu_clock_offset(index) : ClockOffset{};
   const std::string offset_why =
-      offset.found() ? "GPU times look offset from CPU times (no GPU work starts sooner than " +
-                           format_duration(offset.least_delay_ns) +
-                           " after its launch call, some of it on an idle GPU; pil-trace check): "
-                           "the GPU's waits on the host cannot be told from the offset"
+      offset.found() ? "GPU times look offset from CPU times (" + offset_evidence(offset) +
+                           "; pil-trace check): the GPU's waits on the host cannot be told from the offset"
                      : std::string();
   auto runs = [&](const Rule& r) { return (!r.needs_gpu || a.gpu) && !(offset.found() && r.compares_clocks); };
   a.processes = int64_t(step_processes(index));

@@ -5,6 +5,8 @@
 /// Shares are of the advice's basis (the profiled steps' wall time) unless said otherwise.
 #include <cstdint>
 
+#include "trace/reports.h"
+
 namespace pil::trace::advise_rules::threshold {
 
 /// A symptom whose upper-bound saving is under this share of the basis is not worth a finding:
@@ -23,7 +25,7 @@ inline constexpr double kShortKernelShare = 0.30;
 /// not launch overhead (a launch takes microseconds, an operator's dispatch tens of them): the
 /// host was busy with something else — loading data, a first call that loads a library or a
 /// kernel, setup. Such gaps are a stall, not a launch-bound loop; so is a launch call this long.
-inline constexpr int64_t kHostStallNs = 1'000'000;
+inline constexpr int64_t kHostStallNs = pil::trace::kLongIdleNs;
 /// Host stalls: the GPU idle in such gaps for at least this share of the basis.
 inline constexpr double kHostStallShare = 0.10;
 /// A synchronize inside a step matters when the CPU waited in it at least this long in all.

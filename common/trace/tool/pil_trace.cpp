@@ -118,6 +118,16 @@ std::string steps_allowed(size_t steps) {
   return steps ? "; allowed: 0 to " + std::to_string(steps - 1) : std::string();
 }
 
+/// ClockOffset as --json gives it: found, either way, with what shows it.
+json offset_json(const ClockOffset& o) {
+  return {{"found", o.found()},
+          {"least_delay_ns", o.least_delay_ns},
+          {"late_items", o.idle_waits.size()},
+          {"early_items", o.early.size()},
+          {"async_launches", o.async_launches},
+          {"most_early_ns", o.most_early_ns}};
+}
+
 // summary --json: the figures of "what this trace says" as data, for the docs' fig markers
 // (scripts/docs_page.py reads them by dotted key: steps.median_ns, gpu.busy_share, ...).
 // Keys ending in _ns are nanoseconds, in share or _share fractions 0..1, in _bytes bytes.
@@ -228,8 +238,7 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                  {"median_ns", int64_t(lr.waited.median)},
                  {"max_ns", lr.waited.max}};
   g["shorter_than_call"] = lr.shorter_than_call;
-  g["gpu_clock_offset"] = {{"found", m.clock_offset.found()},
-                           {"least_delay_ns", m.clock_offset.least_delay_ns}};
+  g["gpu_clock_offset"] = offset_json(m.clock_offset);
   g["synchronizes"] = json::array();
   for (const SyncRow& y : m.syncs)
     g["synchronizes"].push_back({{"call", std::string(t.events[y.call].name)},
@@ -439,7 +448,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
               {"work_shorter_than_call", r.shorter_than_call},
               {"graph_launches", r.graph_launches},
               {"graph_kernels", r.graph_kernels},
-              {"gpu_clock_offset", {{"found", offset.found()}, {"least_delay_ns", offset.least_delay_ns}}},
+              {"gpu_clock_offset", offset_json(offset)},
               {"largest_delays", json::array()},
               {"outliers", json::array()}};
     for (const Launch* l : worst)
