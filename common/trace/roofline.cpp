@@ -153,7 +153,11 @@ void hold_against_peak(RooflineRow& row, bool tf32_kernel, const Trace& t, const
     const bool given = !row.on_gpu || p.source.rfind("--", 0) == 0;
     row.note += std::string(row.note.empty() ? "" : "; ") +
                 (given ? "above the peak given: measure it with the threads and load of the traced run"
-                       : "above the datasheet's peak: a formula or a time is off");
+                 : row.share_of == Bound::Memory
+                     ? "above the datasheet's memory peak: its data may have come from the GPU's L2 "
+                       "cache (an operand the kernel before wrote, small enough to stay there), or a "
+                       "formula or a time is off"
+                     : "above the datasheet's peak: a formula or a time is off");
   }
 }
 

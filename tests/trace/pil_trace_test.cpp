@@ -475,6 +475,30 @@ TEST_F(PilTrace, AnOutThatWouldReplaceSomethingElseIsRefused) {
   EXPECT_TRUE(std::ifstream(long_name).good());
 }
 
+// Another tool's trace in the same format (a line profiler's "Line 12" slices) is said to be one,
+// not read as an empty CPU run with no findings; ops --roofline on a trace with no operators asks
+// for the CPU to be recorded, not for record_shapes (the trace had it on).
+TEST_F(PilTrace, WhatIsNoTorchProfilerTraceIsSaid) {
+  const std::string lines = dir.path() + "/lines.json";
+  std::ofstream(lines) << "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"Line 12\", \"name\": \"x = f()\", "
+                          "\"ts\": 1, \"dur\": 5, \"pid\": 0, \"tid\": 1}]}";
+  for (const std::string& cmd : {"summary", "check", "advise", "ops"}) {
+    const auto r = run_process(kTool, {cmd, lines});
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_NE(r.err.find("its 1 events are none of them an operator, range, CUDA call, GPU work or allocation"),
+              std::string::npos)
+        << r.err;
+  }
+  const std::string kernels_only = dir.path() + "/kernels.json";
+  std::ofstream(kernels_only) << "{\"record_shapes\": 1, \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", "
+                                 "\"name\": \"k\", \"ts\": 1, \"dur\": 5, \"pid\": 0, \"tid\": 7}]}";
+  const auto r = run_process(kTool, {"ops", kernels_only, "--roofline"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no operators in the trace (cpu_op), so no shapes to count: record the CPU too"),
+            std::string::npos)
+      << r.err;
+}
+
 // A report that does not reach standard output whole is not a success; values too large for a
 // flag are refused; a million-digit number is not echoed whole; values nested deeper than JSON
 // readers allow are said (walk --fields recursed until the stack ran out).

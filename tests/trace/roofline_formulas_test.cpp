@@ -73,6 +73,20 @@ TEST(TraceRooflineFormulas, MatrixProducts) {
 
 // is_matrix_formula (what advise reads the inputs of for its roofline figures) names the
 // matrix products and attention operators counted by their own formula, and no composite.
+// The out= forms (bmm.out, _softmax.out) recorded under the same name, one tensor more: that
+// tensor is written, not read (an H100 trace's were counted twice: 104% and 150% of its peak).
+TEST(TraceRooflineFormulas, AnOutFormsLastTensorIsWrittenNotRead) {
+  const OpWork plain = work("aten::bmm", inputs({{"float", {128, 128, 128}}, {"float", {128, 128, 64}}}));
+  const OpWork out =
+      work("aten::bmm", inputs({{"float", {128, 128, 128}}, {"float", {128, 128, 64}}, {"float", {128, 128, 64}}}));
+  EXPECT_DOUBLE_EQ(plain.bytes, 4.0 * (128 * 128 * 128 + 2 * 128 * 128 * 64));  // 16.8 MB
+  EXPECT_DOUBLE_EQ(out.bytes, plain.bytes);
+  EXPECT_DOUBLE_EQ(out.flops, plain.flops);
+  const OpWork softmax_out = work("aten::_softmax", inputs({{"float", {16, 8, 128, 128}}, {"Scalar", {}}, {"Scalar", {}},
+                                                            {"float", {16, 8, 128, 128}}}));
+  EXPECT_DOUBLE_EQ(softmax_out.bytes, 2 * 4.0 * 16 * 8 * 128 * 128);
+}
+
 TEST(TraceRooflineFormulas, MatrixFormulasAreTheOwnProductsAndAttention) {
   for (const char* op : {"aten::mm", "aten::addmm", "aten::_scaled_mm", "aten::bmm", "aten::baddbmm",
                          "aten::_scaled_dot_product_flash_attention", "aten::_scaled_dot_product_efficient_attention",

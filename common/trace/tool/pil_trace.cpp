@@ -338,8 +338,14 @@ int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) 
 int report_roofline(const TraceIndex& index, const std::string& path, const RooflineOptions& o,
                     int rows, bool as_json) {
   if (!has_recorded_inputs(index.trace())) {
-    std::cerr << "pil-trace: error: " << path << ": no operator input shapes in the trace (Input Dims): "
-              << "record it with shapes (the lessons' --record-shapes on, torch.profiler's record_shapes=True)\n";
+    const Trace& t = index.trace();
+    const bool ops = std::any_of(t.events.begin(), t.events.end(),
+                                 [](const Event& e) { return e.category == Category::CpuOp; });
+    std::cerr << "pil-trace: error: " << path
+              << (ops ? ": no operator input shapes in the trace (Input Dims): record it with shapes (the lessons' "
+                        "--record-shapes on, torch.profiler's record_shapes=True)\n"
+                      : ": no operators in the trace (cpu_op), so no shapes to count: record the CPU too "
+                        "(torch.profiler's ProfilerActivity.CPU)\n");
     return 2;
   }
   const RooflineReport r = roofline_report(index, o);
@@ -1117,6 +1123,15 @@ int run(int argc, char** argv) {
                 << ": the trace has no events (its traceEvents holds no slice, kernel or memory "
                    "event): the profiler recorded nothing; record at least one step in the "
                    "schedule's active phase before the trace is written\n";
+      return 2;
+    }
+    // Slices, but none of a category the reports read: another tool's trace in the same format
+    // (a line profiler's "Line 12" slices) was read as an empty CPU run, "no findings".
+    if (std::all_of(t.events.begin(), t.events.end(), [](const Event& e) { return e.category == Category::Other; })) {
+      std::cerr << "pil-trace: error: " << path << ": no event pil-trace reads: its " << t.events.size()
+                << " events are none of them an operator, range, CUDA call, GPU work or allocation (their "
+                   "categories are not torch.profiler's: cpu_op, user_annotation, cuda_runtime, kernel...); "
+                   "allowed: a trace torch.profiler or Kineto wrote\n";
       return 2;
     }
     // The summary and the predictions ask for the operator table: it starts beside the index.
