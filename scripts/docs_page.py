@@ -174,6 +174,10 @@ DETAILS_OPEN = re.compile(r"^\s*<details>\s*<summary>(.*?)</summary>\s*$")
 DETAILS_CLOSE = re.compile(r"^\s*</details>\s*$")
 DETAILS_ANY = re.compile(r"^\s*</?details\b")
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
+# A Markdown link to a page whose text runs over a line break: "[the Perfetto" then
+# "page](../docs/perfetto.md)" (GitHub joins them; the page's \\ref conversion, line by line, cannot).
+SPLIT_LINK_START = re.compile(r"\[[^\]]*$")
+SPLIT_LINK_END = re.compile(r"^[^\[]*\]\([^)]*\.md(#[^)]*)?\)")
 ANCHOR = re.compile(r"\{#([A-Za-z0-9_]+)\}")
 # A heading's page id hidden from GitHub: "# Title <!-- {#lesson01} -->" (the site gets "{#lesson01}").
 HIDDEN_ANCHOR = re.compile(r"<!--\s*(\{#[A-Za-z0-9_]+\})\s*-->")
@@ -798,6 +802,10 @@ def scan(lines, readme, lesson, root, source, source_dir, full_site=False):
                     raise DocsError("%r is Doxygen's syntax, which GitHub shows as it is: %s" % (found, DOXYGEN_ONLY_HELP), 2)
             if not in_fence and LINK.search(line):
                 links(line, source_dir, full_site)  # checked: the page turns them into \\ref
+            if (not in_fence and SPLIT_LINK_START.search(line) and i + 1 < len(lines)
+                    and SPLIT_LINK_END.match(lines[i + 1])):
+                raise DocsError("line %d: a link to a page runs over two lines (%r ...); the page turns a link "
+                                "into \\ref on one line only: keep [text](page.md) on one line" % (i + 1, line.strip()[-40:]), 2)
             if not in_fence and SITE.match(line):
                 if i + 1 >= len(lines) or not lines[i + 1].strip():
                     raise DocsError("<!-- site: TEXT --> must be followed by the one markdown line GitHub shows instead", 2)
