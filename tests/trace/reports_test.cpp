@@ -401,6 +401,19 @@ TEST(Summary, ARangeWhoseWorkOtherThreadsLaunchSaysSo) {
   EXPECT_NE(text.find(": backward 400 us / 0 ns (other threads launched 160 us meanwhile), idle 100 us / 0 ns\n"),
             std::string::npos)
       << text;
+  // A range that launched a little itself, far less than the other thread meanwhile (a B200
+  // trace's backward: 1.5 us itself, 396 us elsewhere, said nothing); a name with a space quoted
+  // ("Add & Norm 1 120 us" read as 1,120 us).
+  test::TraceBuilder c;
+  c.device("NVIDIA H100 80GB HBM3");
+  c.step(1, 0, 1000);
+  c.range("Add & Norm 1", 100, 400);
+  c.kernel("fill_kernel", c.call("cudaLaunchKernel", 110, 5), 120, 2);
+  c.kernel("mm_kernel", c.call("cudaLaunchKernel", 150, 10, 0, 2), 170, 100);
+  const std::string spaced = explain_built(c);
+  EXPECT_NE(spaced.find(": `Add & Norm 1` 400 us / 2.00 us (other threads launched 100 us meanwhile)\n"),
+            std::string::npos)
+      << spaced;
 }
 
 // A range's spans on a thread are taken as their union, and a launch as inside [start, end):
