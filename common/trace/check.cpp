@@ -430,7 +430,9 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
       if (!spans.empty()) detail += ", spans " + spans;
       if (!after.empty()) {
         const ProfilerOverhead& held = **std::find_if(records.begin(), records.end(),
-                                                      [&](const ProfilerOverhead* o) { return o->spanning_call != c; });
+                                                      [call_index = c](const ProfilerOverhead* o) {
+                                                        return o->spanning_call != call_index;
+                                                      });
         detail += ", began " + after + ", its thread inside " + std::string(t.events[held.held_op].name) +
                   " with no CUDA call during it";
       }

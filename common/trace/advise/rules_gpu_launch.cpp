@@ -200,7 +200,7 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
 // shorter than it was: its gap ends when the launch call returns (find_host_gaps).
 void host_stall(const RuleContext& c, RuleResult& out) {
   std::vector<HostGap> stalls;
-  int64_t idle = 0, saved = 0, profiler = 0;
+  int64_t saved = 0, profiler = 0;
   const Loops& loops = c.loops();
   // The profiler's own work the launching thread most likely waited for (a CUPTI overhead record
   // one of its calls spans, or that ended just as its next call began): not the program's. Per
@@ -222,7 +222,6 @@ void host_stall(const RuleContext& c, RuleResult& out) {
       for (const Interval& p : clip(h->second, g.start, g.end))
         theirs += p.to - p.from, theirs_in_basis += c.basis_overlap(p.from, p.to);
     if (g.dur() - in - theirs <= threshold::kHostStallNs) continue;  // a loop's or the profiler's, mostly
-    idle += g.dur() - in - theirs;
     profiler += theirs;
     saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in - theirs_in_basis);
     stalls.push_back(g);
