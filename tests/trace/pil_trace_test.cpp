@@ -475,6 +475,27 @@ TEST_F(PilTrace, AnOutThatWouldReplaceSomethingElseIsRefused) {
   EXPECT_TRUE(std::ifstream(long_name).good());
 }
 
+// A trace through a pipe, gzip-compressed or not (`pil-trace summary <(gzip -c t.json)`): a pipe
+// cannot be read at an offset, so gzip was not told apart ("not JSON" at byte 0).
+TEST_F(PilTrace, ATraceThroughAPipeIsReadGzipOrNot) {
+  const std::string expected = run_process(kTool, {"ops", trace}).out;
+  ASSERT_NE(expected, "");
+  for (const std::string& through : {"gzip -c", "cat"}) {
+    const std::string out = dir.path() + "/piped.txt";
+    const std::string cmd = "bash -c \"'" + kTool + "' ops <(" + through + " '" + trace + "') > '" + out + "'\"";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << through;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << through;
+    EXPECT_EQ(read_text(out), expected) << through;
+  }
+  const std::string cut = dir.path() + "/cut.txt";
+  const std::string cmd = "bash -c \"'" + kTool + "' ops <(gzip -c '" + trace + "' | head -c 40) 2> '" + cut + "'\"";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_NE(read_text(cut).find("not a readable gzip file: the stream ends early"), std::string::npos) << read_text(cut);
+}
+
 // Another tool's trace in the same format (a line profiler's "Line 12" slices) is said to be one,
 // not read as an empty CPU run with no findings; ops --roofline on a trace with no operators asks
 // for the CPU to be recorded, not for record_shapes (the trace had it on).

@@ -75,7 +75,7 @@ class Mapping {
 
  private:
   char* base_ = nullptr;
-  size_t size_ = 0, length_ = 0;
+  size_t length_ = 0;
 };
 
 }  // namespace pil::trace::detail
