@@ -55,34 +55,35 @@ void copy_file(const fs::path& from, const fs::path& to, bool compress) {
 namespace {
 
 /// The file a write to `asked` replaces: a link's target (the link stays a link), else `asked`.
-/// Throws what makes it one that cannot be written in place: a folder, a device, FIFO or socket
-/// (renamed over, /dev/null would be replaced by a plain file), a file this process may not
-/// write (read-only: renamed over, it would be replaced all the same), a missing folder.
-fs::path writable_target(const fs::path& asked) {
-  auto refuse = [&](const std::string& why) { throw std::runtime_error("cannot write " + asked.string() + ": " + why); };
+fs::path write_target(const fs::path& asked) {
   std::error_code ec;
-  fs::path path = asked;
-  if (fs::is_symlink(fs::symlink_status(asked, ec))) {
-    const fs::path target = fs::weakly_canonical(asked, ec);
-    if (!ec) path = target;
-  }
-  const fs::file_status st = fs::status(path, ec);
-  if (fs::exists(st)) {
-    if (fs::is_directory(st)) refuse("a folder, not a file");
-    if (!fs::is_regular_file(st)) refuse("not a regular file (a device, FIFO or socket), which writing would replace");
-    if (::access(path.c_str(), W_OK) != 0) refuse(std::strerror(errno));
-    return path;
-  }
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) refuse("no folder " + dir.string());
-  return path;
+  if (!fs::is_symlink(fs::symlink_status(asked, ec))) return asked;
+  const fs::path target = fs::weakly_canonical(asked, ec);
+  return ec ? asked : target;
 }
 
 }  // namespace
 
+std::string unwritable_reason(const fs::path& asked) {
+  const fs::path path = write_target(asked);
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::exists(st)) {
+    if (fs::is_directory(st)) return "a folder, not a file";
+    if (!fs::is_regular_file(st)) return "not a regular file (a device, FIFO or socket), which writing would replace";
+    if (::access(path.c_str(), W_OK) != 0) return std::strerror(errno);
+    return "";
+  }
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return "no folder " + dir.string();
+  return "";
+}
+
 void write_file_atomically(const fs::path& asked,
                            const std::function<void(const fs::path& tmp)>& write, Gzip gzip) {
-  const fs::path path = writable_target(asked);
+  if (const std::string why = unwritable_reason(asked); !why.empty())
+    throw std::runtime_error("cannot write " + asked.string() + ": " + why);
+  const fs::path path = write_target(asked);
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   // Hidden beside the target, named after it (at most 64 characters of its name, so that a
   // name near the system's 255 still has room).

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <string>
 #include <string_view>
 
 namespace pil {
@@ -17,6 +18,12 @@ enum class Gzip { No, ByName };
 
 /// True for a name ending in ".gz".
 bool named_gz(const std::filesystem::path& path);
+
+/// Why `path` cannot be written whole in place (the new file renamed over it), or "": a folder;
+/// a device, FIFO or socket (renamed over, /dev/null would become a plain file); a file this
+/// process may not write; a folder that does not exist. A link is judged by its target, which is
+/// what a write replaces (the link stays).
+std::string unwritable_reason(const std::filesystem::path& path);
 
 /// Calls `write(tmp)` to fill a temporary file in the target's folder, then renames it to
 /// `path`. If `write` throws or leaves no non-empty file, the temporary file is removed, `path`

@@ -1,5 +1,6 @@
 #include "trace/tool/value_checks.h"
 
+#include "base/atomic_file.h"
 #include "base/command_line.h"
 
 #include <charconv>
@@ -74,21 +75,11 @@ std::string output_problem(const std::string& flag, const std::string& out,
   namespace fs = std::filesystem;
   const std::string said = flag + " " + out + ": ";
   if (out.empty()) return said + "an empty name; allowed: a file to write";
+  if (const std::string why = pil::unwritable_reason(out); !why.empty()) return said + why + "; allowed: a file to write";
   std::error_code ec;
-  const fs::file_status st = fs::status(out, ec);  // through a link: what is written
-  if (fs::exists(st)) {
-    if (fs::is_directory(st)) return said + "a folder; allowed: a file name (in it: " + (fs::path(out) / "NAME").string() + ")";
-    if (!fs::is_regular_file(st))
-      return said + "not a regular file (a device, FIFO or socket), which writing would replace; "
-                    "allowed: a file";
-    for (const std::string& in : inputs)
-      if (!in.empty() && fs::equivalent(out, in, ec))
-        return said + (in == out ? "the trace" : "the trace " + in) + " this command reads; allowed: another file";
-    return "";
-  }
-  const fs::path parent = fs::path(out).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent, ec))
-    return said + "no folder " + parent.string() + "; allowed: a file in a folder that exists";
+  for (const std::string& in : inputs)
+    if (!in.empty() && fs::equivalent(out, in, ec))
+      return said + (in == out ? "the trace" : "the trace " + in) + " this command reads; allowed: another file";
   return "";
 }
 

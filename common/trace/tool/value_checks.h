@@ -21,10 +21,10 @@ CLI::Validator number(double min, double max = std::numeric_limits<double>::infi
 /// One of `names`, in any case, taken as written in `names` ("HTA" is "hta").
 CLI::Validator one_of(const std::vector<std::string>& names);
 
-/// Why `out` (the file --out or --svg names) cannot be written in place of what is there, or "":
-/// a folder, a device, FIFO or socket (a written file is renamed over its target, which would
-/// replace /dev/null itself), one of the traces read (`inputs`: an svg written over its trace),
-/// or a folder that does not exist. Said before any trace is read, as `flag` ("--out").
+/// Why `out` (the file --out or --svg names) cannot be written, or "": what the file writer
+/// refuses (pil::unwritable_reason: a folder, /dev/null, a missing folder...), or one of the
+/// traces read (`inputs`: an svg written over its trace). Said before any trace is read, as
+/// `flag` ("--out").
 std::string output_problem(const std::string& flag, const std::string& out,
                            const std::vector<std::string>& inputs);
 
