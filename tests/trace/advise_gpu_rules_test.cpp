@@ -893,6 +893,61 @@ TEST(AdviseNaiveAttention, SdpaAndAClassifierAreQuiet) {
   EXPECT_TRUE(clean(a, "naive_attention"));
 }
 
+// nn.MultiheadAttention's fast path: one operator, aten::_native_multi_head_attention, whose
+// children compute the scores (need_weights=True, or any call on a CPU): the rule looks inside
+// it, also under TransformerEncoderLayer's aten::_transformer_encoder_layer_fwd. The same
+// operator calling the fused kernel (a GPU, need_weights=False) is quiet.
+TEST(AdviseNaiveAttention, InsideMultiheadAttentionsFastPath) {
+  TraceBuilder b;
+  b.step(1, 0, 400);
+  b.op("aten::_native_multi_head_attention", 10, 90)
+      .op("aten::mm", 12, 10)
+      .op("aten::_transform_bias_rescale_qkv", 23, 5)
+      .op("aten::bmm", 30, 20)
+      .op("aten::_softmax", 52, 10)
+      .op("aten::bmm", 64, 20)
+      .op("aten::addmm", 86, 10);
+  b.op("aten::_transformer_encoder_layer_fwd", 110, 100)
+      .op("aten::_native_multi_head_attention", 111, 80)
+      .op("aten::bmm", 120, 20)
+      .op("aten::_softmax", 142, 10)
+      .op("aten::bmm", 154, 20);
+  b.op("aten::_native_multi_head_attention", 220, 90)
+      .op("aten::mm", 222, 10)
+      .op("aten::scaled_dot_product_attention", 235, 50)
+      .op("aten::_scaled_dot_product_attention_math", 236, 48)
+      .op("aten::bmm", 237, 15)
+      .op("aten::_softmax", 253, 10)
+      .op("aten::bmm", 264, 15);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "naive_attention");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "patterns"), 2);
+  EXPECT_EQ(s->saved_ns, (84 - 30 + 174 - 120) * 1000);
+  EXPECT_TRUE(has(s->text, "all inside aten::_native_multi_head_attention (nn.MultiheadAttention's fast path)"))
+      << s->text;
+  EXPECT_TRUE(has(s->text, "need_weights=False")) << s->text;
+  ASSERT_EQ(s->examples.size(), 2u);
+  EXPECT_TRUE(has(s->examples[0].detail,
+                  "aten::bmm -> aten::_softmax -> aten::bmm; inside aten::_native_multi_head_attention"))
+      << s->examples[0].detail;
+}
+
+// The same written by Python's torch.profiler (fixtures/make_python_mha_trace.py): two steps of
+// nn.MultiheadAttention on its fast path on a CPU, scores [4, 4, 256, 256], then a linear; read
+// as `pil-trace advise` reads it (the softmax's recorded inputs kept).
+TEST(AdviseNaiveAttention, PythonsMultiheadAttentionOnTheCpu) {
+  const Advice a = advise_trace(parse_trace_file(
+      std::string(PIL_SOURCE_DIR) + "/tests/trace/fixtures/python_mha.pt.trace.json.gz", advise_read_options()));
+  ASSERT_FALSE(a.findings.empty());
+  EXPECT_EQ(a.findings.front().cause, "naive_attention");
+  const Symptom* s = symptom(a, "naive_attention");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "patterns"), 2);
+  EXPECT_TRUE(has(s->text, "the score matrix [4, 4, 256, 256] written and read back")) << s->text;
+  EXPECT_TRUE(has(s->text, "all inside aten::_native_multi_head_attention")) << s->text;
+}
+
 // A GPU trace without operators: a GEMM [0, 100], the scale [100, 110] and the mask [110, 125]
 // (elementwise), softmax_warp_forward [125, 155], a GEMM [155, 255]: 255 of GPU time in a step
 // of 1000. A flash kernel, and a log-softmax between GEMMs (a loss), are not naive attention.

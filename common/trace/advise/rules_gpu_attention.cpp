@@ -12,12 +12,21 @@
 // products that is not attention would be counted too; the score shape, where the trace
 // records shapes, says which it is ([batch, heads, seq, seq]).
 //
+// nn.MultiheadAttention's fast path is one operator, aten::_native_multi_head_attention (inside
+// aten::_transformer_encoder_layer_fwd for TransformerEncoderLayer's), whose children are the
+// same steps when it returns the weights (need_weights, its default) and, on a CPU, always: the
+// rule looks inside it as if its children were the program's own (on a GPU, self-attention with
+// need_weights=False and no mask calls the fused kernel instead).
+//
 // The gain bound: the pattern's whole time (both products and the passes between): the fused
 // kernel still does both products' arithmetic, so it saves less than that.
 #include <algorithm>
+#include <map>
+#include <unordered_map>
 
 #include "trace/advise/names.h"
 #include "trace/advise/rules_gpu.h"
+#include "trace/nesting.h"
 
 namespace pil::trace::advise_rules {
 namespace {
@@ -27,7 +36,49 @@ struct Pattern {
   size_t softmax = 0;
   int64_t time = 0;
   std::string shape;  ///< the softmax's input ("[1, 16, 1024, 1024]"), where recorded
+  std::string_view wrapper;  ///< the attention operator it runs inside (is_attention_wrapper), or ""
 };
+
+/// An operator that computes attention from its own children, the score matrix written unless
+/// it picks a fused kernel: nn.MultiheadAttention's and TransformerEncoderLayer's fast paths.
+bool is_attention_wrapper(std::string_view name) {
+  return name == "aten::_native_multi_head_attention" || name == "aten::_transformer_encoder_layer_fwd";
+}
+
+/// Each thread's operators as the program called them: the top-level ones, with an attention
+/// wrapper's children in its place (after it), and which wrapper holds each of those.
+struct OpSequences {
+  std::vector<std::vector<size_t>> own;
+  const std::vector<std::vector<size_t>>* threads = &own;
+  std::unordered_map<size_t, size_t> wrapper_of;  ///< an operator -> the wrapper directly around it
+};
+OpSequences op_sequences(const RuleContext& c) {
+  const auto& ev = c.trace.events;
+  OpSequences out;
+  if (!any_name(c.trace, is_attention_wrapper)) {
+    out.threads = &c.top_ops();
+    return out;
+  }
+  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_thread;
+  for (size_t i = 0; i < ev.size(); ++i)
+    if (ev[i].category == Category::CpuOp) by_thread[{ev[i].pid, ev[i].tid}].push_back(i);
+  for (auto& [lane, ops] : by_thread) {
+    order_for_nesting(ev, ops);
+    std::vector<size_t> seq;
+    std::unordered_map<size_t, char> opened;  // a wrapper in the sequence: its children are too
+    nest(ev, ops, [&](size_t i, long parent, int) {
+      if (parent >= 0) {
+        if (!opened.count(size_t(parent))) return true;
+        out.wrapper_of[i] = size_t(parent);
+      }
+      seq.push_back(i);
+      if (is_attention_wrapper(ev[i].name)) opened[i] = 1;
+      return true;
+    });
+    out.own.push_back(std::move(seq));
+  }
+  return out;
+}
 
 /// The first dims list of an operator's recorded shapes ("[[1, 2, 16, 16], [], []]" ->
 /// "[1, 2, 16, 16]"), or "".
@@ -109,7 +160,8 @@ void naive_attention(const RuleContext& c, RuleResult& out) {
       return (is_gemm_kernel(name) ? kProduct : 0) | (is_softmax_kernel(name) ? kSoftmax : 0);
     });
   };
-  for (const std::vector<size_t>& ops : c.top_ops()) {
+  const OpSequences sequences = op_sequences(c);
+  for (const std::vector<size_t>& ops : *sequences.threads) {
     if (ops.empty()) continue;
     have_ops = true;
     std::vector<size_t> seq;
@@ -125,6 +177,8 @@ void naive_attention(const RuleContext& c, RuleResult& out) {
       const Event& b = ev[p.items.back()];
       p.time = gpu ? gpu_time_launched(c, a, a.start_ns, b.end_ns()) : b.end_ns() - a.start_ns;
       p.shape = first_shape(c.trace, ev[p.softmax]);
+      const auto w = sequences.wrapper_of.find(p.softmax);
+      if (w != sequences.wrapper_of.end()) p.wrapper = ev[w->second].name;
     }
   }
   if (!have_ops && gpu) {
@@ -158,6 +212,15 @@ void naive_attention(const RuleContext& c, RuleResult& out) {
            (on_ops ? "operators" : "kernels") + "), the score matrix " +
            (shape.empty() ? "" : shape + " ") + "written and read back; " + format_duration(time) +
            (gpu ? " of GPU time" : " of CPU time") + " in all";
+  const auto wrapped = std::find_if(found.begin(), found.end(), [](const Pattern& p) { return !p.wrapper.empty(); });
+  if (wrapped != found.end()) {
+    const auto inside = std::count_if(found.begin(), found.end(), [](const Pattern& p) { return !p.wrapper.empty(); });
+    s.text += "; " + (size_t(inside) == found.size() ? std::string("all") : std::to_string(inside)) + " inside " +
+              std::string(wrapped->wrapper) +
+              " (nn.MultiheadAttention's fast path), which writes the scores whenever it returns the "
+              "weights (need_weights=True, the default) and on a CPU always: need_weights=False "
+              "lets self-attention without a mask take the fused kernel on a GPU";
+  }
   s.figures = {{"patterns", double(found.size())}, {"pattern_ns", double(time)}};
   std::vector<const Pattern*> worst;
   for (const Pattern& p : found) worst.push_back(&p);
@@ -169,6 +232,7 @@ void naive_attention(const RuleContext& c, RuleResult& out) {
       detail += (j ? " -> " : "") + (e.on_device() ? kernel_label(e.name) : std::string(e.name));
     }
     if (!worst[k]->shape.empty()) detail += "; scores " + worst[k]->shape;
+    if (!worst[k]->wrapper.empty()) detail += "; inside " + std::string(worst[k]->wrapper);
     detail += "; " + format_duration(worst[k]->time);
     s.examples.push_back(c.example(worst[k]->items.front(), detail));
   }
