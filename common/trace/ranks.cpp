@@ -346,7 +346,17 @@ void scan_rank_file(const std::string& path, RankIdentity& id, std::vector<CommA
       }
       size_t open = std::string::npos;
       if (hit == info) {
-        open = buf.find('{', hit + kInfo.size());
+        // Its value, after the colon: an object, or the header says no rank.
+        size_t v = buf.find_first_not_of(" \t\r\n", hit + kInfo.size());
+        if (v != std::string::npos && buf[v] == ':') v = buf.find_first_not_of(" \t\r\n", v + 1);
+        if (v == std::string::npos && !eof) break;  // wait for more text
+        if (v == std::string::npos || buf[v] != '{') {
+          have_info = true;
+          id.info_problem = "is not an object";
+          pos = hit + kInfo.size();
+          continue;
+        }
+        open = v;
       } else {
         const size_t a = buf.find("\"args\"", hit), ph = buf.find("\"ph\"", hit);
         if (a == std::string::npos && !eof) break;           // its args may come in the next chunk
@@ -367,9 +377,20 @@ void scan_rank_file(const std::string& path, RankIdentity& id, std::vector<CommA
       if (j.is_object()) {
         if (hit == info) {
           have_info = true;
-          if (j.contains("rank") && j["rank"].is_number_integer()) id.rank = j["rank"].get<int>();
-          if (j.contains("world_size") && j["world_size"].is_number_integer())
-            id.world_size = j["world_size"].get<int>();
+          // A rank and a world size are whole numbers below a million (compare_ranks checks the
+          // rank against the size); a world size that is not one is left unknown.
+          auto whole = [&](const char* key, int& out) {
+            if (!j.contains(key)) return std::string("has no \"") + key + "\"";
+            const auto& v = j[key];
+            if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= 1'000'000)
+              return std::string("has \"") + key + "\": " + v.dump().substr(0, 40) + ", not a whole number from 0 to 999999";
+            out = int(v.get<int64_t>());
+            return std::string();
+          };
+          id.info_problem = whole("rank", id.rank);
+          if (!id.info_problem.empty()) id.rank = -1;
+          int size = -1;
+          if (whole("world_size", size).empty() && size > 0) id.world_size = size;
           if (j.contains("backend") && j["backend"].is_string()) id.backend = j["backend"].get<std::string>();
           if (j.contains("pil_run_id") && j["pil_run_id"].is_string())
             id.run_id = j["pil_run_id"].get<std::string>();
@@ -413,6 +434,9 @@ void scan_rank_file(const std::string& path, RankIdentity& id, std::vector<CommA
           }
           args.push_back(std::move(c));
         }
+      } else if (hit == info) {
+        have_info = true;
+        id.info_problem = "is not valid JSON";
       }
       pos = end;
     }
@@ -467,8 +491,10 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
                        " processes: several ranks' traces merged into one file (as TraceLens's "
                        "TraceFusion writes them); allowed: each rank's own trace, as the profiler wrote it");
     if (p.id.rank < 0)
-      throw RanksError(p.label + ": cannot tell which rank this is (no distributedInfo in the trace, no "
-                       "'rank<k>' in its name); allowed: traces written by torch.profiler or the "
+      throw RanksError(p.label + ": cannot tell which rank this is (" +
+                       (p.id.info_problem.empty() ? "no distributedInfo in the trace, "
+                                                  : "its distributedInfo " + p.id.info_problem + "; ") +
+                       "no 'rank<k>' in its name); allowed: traces written by torch.profiler or the "
                        "lessons, or files named ...rank<k>...");
     if (p.id.world_size > 0) {
       if (world_from && p.id.world_size != world)
@@ -676,7 +702,9 @@ std::string format_ranks(const RanksReport& r) {
   std::ostringstream o;
   const RankProfile& r0 = r.ranks.front();
   if (r.single_process)
-    o << "one process: no distributedInfo in " << label_of(r0) << ", read as rank 0 of 1\n";
+    o << "one process: " << (r0.id.info_problem.empty() ? "no distributedInfo" : "no rank in the distributedInfo")
+      << " in " << label_of(r0) << ", read as rank 0 of 1"
+      << (r0.id.info_problem.empty() ? "" : " (it " + r0.id.info_problem + ")") << "\n";
   if (r.partial()) {
     std::string missing;
     for (int m : r.missing) missing += (missing.empty() ? "" : ", ") + std::to_string(m);

@@ -64,6 +64,9 @@ struct RankStep {
 struct RankIdentity {
   int rank = -1, world_size = -1;
   std::string backend, run_id;  ///< run_id: our lessons' `pil_run_id`; empty when absent
+  /// What was wrong with a distributedInfo the trace has but that names no rank ("its rank is
+  /// \"1\", not a whole number"); empty when it names one or the trace has none.
+  std::string info_problem;
 };
 
 /// A collective's arguments, read beside the parser (which keeps no arguments): from a

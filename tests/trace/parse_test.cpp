@@ -516,7 +516,10 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"grid_not_valid_json",
             "[{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"args\": {\"grid\": [9 ,3 1, 1]}}]",
             "'grid' is not a valid array"},
-        Bad{"garbage_after", "[{\"ph\": \"X\", \"ts\": 1}] trailing", "after the event array"}),
+        Bad{"garbage_after", "[{\"ph\": \"X\", \"ts\": 1}] trailing", "after the event array"},
+        Bad{"two_documents", "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1}]}\n{\"traceEvents\": []}\n",
+            "two JSON documents in one file"},
+        Bad{"text_after_the_object", "{\"traceEvents\": [], \"a\": \"}\"} x", "after the trace's closing '}'"}),
     [](const ::testing::TestParamInfo<Bad>& i) { return i.param.name; });
 
 TEST(Parse, ATraceCutShortAtAnyByteSaysItWasTruncated) {
@@ -547,6 +550,26 @@ TEST(Parse, ATraceCutShortAtAnyByteSaysItWasTruncated) {
         EXPECT_EQ(what.rfind("t.json: truncated: ", 0), 0u) << way << ", " << cut << " bytes: " << what;
       }
     }
+}
+
+TEST(Parse, ATraceWrittenTwiceIntoOneFileIsRefusedByEveryReader) {
+  // Two runs appending to one file: the second document used to be passed over, the first read
+  // as the whole trace. One thread or several, the tail read in place or on its own.
+  std::ifstream in(std::string(PIL_TRACE_FIXTURES_DIR) + "/python_cpu_steps.pt.trace.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  ParseOptions small_chunks;
+  small_chunks.chunk_bytes = 512;
+  ParseOptions two_threads = small_chunks;
+  two_threads.threads = 2;
+  for (const ParseOptions& o : {ParseOptions{}, small_chunks, two_threads}) {
+    EXPECT_NO_THROW(parse_trace_text(text + "\n \n", "t.json", o));
+    try {
+      parse_trace_text(text + text, "t.json", o);
+      ADD_FAILURE() << "no error with " << o.threads << " threads, chunks of " << o.chunk_bytes;
+    } catch (const ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find("two JSON documents in one file"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Parse, BrokenEventInsideTheFirstChunkIsAnErrorNotACrash) {

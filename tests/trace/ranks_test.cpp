@@ -178,6 +178,49 @@ TEST_F(Ranks, AMissingRankMakesThePartialFiguresARepeatedOneIsRefused) {
   EXPECT_NE(d.find("both rank 0"), std::string::npos) << d;
 }
 
+// A distributedInfo that names no rank is said to, not read as none: a rank that is text or out
+// of range, a value that is not an object (the next '{' in the file used to be taken for it),
+// broken JSON. One trace alone is rank 0 of 1, with the reason; one of several is refused.
+TEST_F(Ranks, ADistributedInfoWithoutARankSaysWhatIsWrong) {
+  const std::string good = synthetic_rank_trace(0, 2);
+  const std::string info = "\"distributedInfo\": ";
+  const size_t at = good.find(info);
+  ASSERT_NE(at, std::string::npos);
+  const size_t close = good.find('}', at);
+  auto with_info = [&](const std::string& value) {
+    return good.substr(0, at) + info + value + good.substr(close + 1);
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {"{\"backend\": \"gloo\", \"rank\": \"1\", \"world_size\": 2}", "has \"rank\": \"1\", not a whole number"},
+      {"{\"backend\": \"gloo\", \"rank\": 3000000000, \"world_size\": 2}", "has \"rank\": 3000000000, not a whole number from 0 to 999999"},
+      {"{\"backend\": \"gloo\", \"rank\": -1}", "has \"rank\": -1"},
+      {"{\"backend\": \"gloo\", \"world_size\": 2}", "has no \"rank\""},
+      {"null", "is not an object"},
+      {"{\"rank\": 1,, \"world_size\": 2}", "is not valid JSON"},
+  };
+  int n = 0;
+  for (const auto& [value, says] : cases) {
+    const std::string name = "m" + std::to_string(n++) + ".json";
+    const std::string bad = write(name, with_info(value));
+    const std::string m = message_of({write("m_rank0.json", good), bad});
+    EXPECT_NE(m.find(name + ": cannot tell which rank this is (its distributedInfo " + says), std::string::npos)
+        << value << ": " << m;
+    const RanksReport alone = read_ranks({bad});
+    EXPECT_TRUE(alone.single_process);
+    EXPECT_NE(format_ranks(alone).find("one process: no rank in the distributedInfo in " + name +
+                                       ", read as rank 0 of 1 (it " + says),
+              std::string::npos)
+        << format_ranks(alone);
+  }
+  // Without one: as before.
+  std::string none = good;
+  none.erase(at, close + 1 - at);
+  const size_t comma = none.find_first_not_of(" ,", at);
+  none.erase(at, comma - at);
+  const std::string plain = write("plain.json", none);
+  EXPECT_NE(format_ranks(read_ranks({plain})).find("one process: no distributedInfo in plain.json"), std::string::npos);
+}
+
 TEST_F(Ranks, ATruncatedTraceNamesItsFile) {
   const std::string full = synthetic_rank_trace(1);
   const std::string cut = write("i_rank1.json", full.substr(0, full.size() / 2));

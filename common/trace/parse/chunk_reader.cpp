@@ -548,6 +548,16 @@ void Reader::read_tail(size_t at) {
       throw ParseError(label_ + ": unexpected text after the event array");
     return;
   }
+  {
+    // Text after the closing '}': a second document appended (a trace written twice into one
+    // file), which the object read below would stop before.
+    const std::string_view rest = std::string_view(tail).substr(i);
+    size_t k = detail::close_of(rest, 1);
+    if (k < rest.size())
+      for (++k; k < rest.size(); ++k)
+        if (!is_space(rest[k]))
+          throw ParseError(label_ + ": unexpected text after the trace's closing '}' (two JSON documents in one file?)");
+  }
   // `, "key": value ... }` becomes a small object of its own.
   simdjson::padded_string p(std::string("{\"_\":0") + tail.substr(i));
   od::document doc;
