@@ -55,11 +55,19 @@ void copy_file(const fs::path& from, const fs::path& to, bool compress) {
 namespace {
 
 /// The file a write to `asked` replaces: a link's target (the link stays a link), else `asked`.
+/// A link to a file not there yet is followed too (its target is created), link after link, as
+/// open(2) follows them (up to 40).
 fs::path write_target(const fs::path& asked) {
   std::error_code ec;
-  if (!fs::is_symlink(fs::symlink_status(asked, ec))) return asked;
-  const fs::path target = fs::weakly_canonical(asked, ec);
-  return ec ? asked : target;
+  fs::path at = asked;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(at, ec)); ++hops) {
+    const fs::path next = fs::read_symlink(at, ec);
+    if (ec) return asked;
+    at = next.is_absolute() ? next : at.parent_path() / next;
+  }
+  if (at == asked) return asked;
+  const fs::path target = fs::weakly_canonical(at, ec);
+  return ec ? at : target;
 }
 
 }  // namespace

@@ -81,7 +81,8 @@ TEST(AtomicFile, MissingFolderIsAnErrorNamingThePath) {
 }
 
 // A write renames a new file over its target: refused where that would replace something that
-// is no file (a FIFO; /dev/null as root), a link's target written and the link kept, a name near
+// is no file (a FIFO; /dev/null as root), a link's target written and the link kept (a target
+// not there yet made), a name near
 // the system's 255 characters written (its temporary's name was longer than allowed).
 TEST(AtomicFile, WhatIsNoFileIsRefusedALinkKeptALongNameWritten) {
   test::TempDir dir;
@@ -102,10 +103,19 @@ TEST(AtomicFile, WhatIsNoFileIsRefusedALinkKeptALongNameWritten) {
   write_text_atomically(link, "new");
   EXPECT_TRUE(fs::is_symlink(link));
   EXPECT_EQ(read(real), "new");
+  // A link (relative, through another) to a file not there yet: the file is made, the links kept.
+  const fs::path sub = fs::path(dir.path()) / "sub", later = sub / "later.txt";
+  fs::create_directory(sub);
+  fs::create_symlink("sub/later.txt", fs::path(dir.path()) / "hop.txt");
+  fs::create_symlink("hop.txt", fs::path(dir.path()) / "dangling.txt");
+  write_text_atomically(fs::path(dir.path()) / "dangling.txt", "made");
+  EXPECT_TRUE(fs::is_symlink(fs::path(dir.path()) / "dangling.txt"));
+  EXPECT_TRUE(fs::is_symlink(fs::path(dir.path()) / "hop.txt"));
+  EXPECT_EQ(read(later), "made");
 
   const fs::path long_name = fs::path(dir.path()) / (std::string(251, 'n') + ".gz");  // 254
   write_text_atomically(long_name, "long", Gzip::ByName);
-  EXPECT_EQ(entries(dir.path()), 4u) << "fifo, real, link and the long one; no temporary left";
+  EXPECT_EQ(entries(dir.path()), 7u) << "fifo, real, link, sub, hop, dangling and the long one; no temporary left";
 }
 
 std::string gunzip(const fs::path& p) {

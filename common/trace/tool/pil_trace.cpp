@@ -854,6 +854,17 @@ std::string said_plainly(const CLI::App& app, const CLI::ParseError& e) {
   if (dynamic_cast<const CLI::RequiredError*>(&e)) plain = not_given(app);
   else if (dynamic_cast<const CLI::ExtrasError*>(&e)) plain = not_expected(app);
   else if (dynamic_cast<const CLI::ValidationError*>(&e)) return e.what();
+  // CLI11 says "A excludes B" and "A requires B": the same form as the others, what is allowed.
+  const std::string what = e.what();
+  for (const char* verb : {" excludes ", " requires "}) {
+    const size_t at = what.find(verb);
+    if (at == std::string::npos || (!dynamic_cast<const CLI::ExcludesError*>(&e) &&
+                                    !dynamic_cast<const CLI::RequiresError*>(&e)))
+      continue;
+    const std::string a = what.substr(0, at), b = what.substr(at + std::strlen(verb));
+    if (verb[1] == 'e') return a + " with " + b + "; allowed: one of them, not both";
+    return a + " without " + b + "; allowed: " + a + " only with " + b;
+  }
   return plain.empty() ? std::string(e.what()) + " (see --help)" : plain;
 }
 
