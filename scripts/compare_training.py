@@ -14,9 +14,13 @@ checked to the count, are exactly the differences that come from LibTorch itself
   aten::linear                         Python's F.linear is the aten::linear operator; C++'s
                                        F::linear calls addmm (2-D input) itself: one per Linear
                                        layer in Python, none in C++
-  aten::detach_                        C++'s Optimizer::zero_grad detaches every gradient before
-                                       it drops it; Python's sets it to None: one per parameter
+  aten::detach_ (and the detach_       C++'s Optimizer::zero_grad detaches every gradient before
+  record inside it)                    it drops it; Python's sets it to None: one per parameter
                                        in C++, none in Python
+  aten::add_ inside aten::add_         C++'s BatchNorm counts batches with add_(Scalar), which
+                                       calls add_(Tensor): one more per BatchNorm in C++
+  aten::empty, aten::empty_strided     the gradient seed ones_like(loss): C++'s empty_like calls
+  (inside ones_like > empty_like)      empty, Python's (preserve_format) empty_strided
 
 Every other row must have the same calls in every recorded step, and the chains must match once
 the rows above are taken out of them. Times are not compared: they are the machine's.

@@ -541,10 +541,11 @@ int report_memory(const TraceIndex& index, bool as_json) {
     table.add({device_label(r), grouped(r.allocations),
                grouped(r.frees), format_bytes(r.allocated_bytes), format_bytes(r.peak_growth),
                format_bytes(r.end_growth), r.peak_total >= 0 ? format_bytes(r.peak_total) : "-",
-               r.peak_range, r.peak_op});
+               r.peak_range.empty() ? "-" : r.peak_range, r.peak_op.empty() ? "-" : r.peak_op});
   std::cout << table.str()
             << "Peak and held: above what was allocated when recording began; allocator peak: its "
-               "own total at that moment, where the trace records it\n";
+               "own total at that moment, where the trace records it; - where the peak came outside "
+               "every range or operator, or the trace records no total\n";
   return 0;
 }
 
