@@ -10,6 +10,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -249,6 +250,27 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
       if (it != v->second.begin()) launched_in[k->second] = *std::prev(it);
     }
   }
+  // The step each GPU item belongs to, on a GPU with steps: the one whose CPU range launched it
+  // (TraceIndex::step_of_work). The GPU runs behind the CPU: a step's range on the clock holds
+  // the previous step's kernels and loses its own last ones, and work launched before recording
+  // began (an earlier step's, still running) is in no step. As an index into p.steps, or -1.
+  std::unique_ptr<TraceIndex> index;
+  std::vector<long> step_slot;  // index.steps[k] -> its place in p.steps
+  if (p.gpu && !p.whole_trace) {
+    index = std::make_unique<TraceIndex>(t);
+    std::map<int64_t, size_t> by_start;
+    for (size_t k = 0; k < p.steps.size(); ++k) by_start.emplace(p.steps[k].start_ns, k);
+    for (size_t s : index->steps) {
+      const auto it = by_start.find(base + t.events[s].start_ns);
+      step_slot.push_back(it == by_start.end() ? -1 : long(it->second));
+    }
+  }
+  auto launched_in_step = [&](const Event* e) -> long {
+    const size_t i = size_t(e - t.events.data());
+    if (index->launched_before_recording(i)) return -1;
+    const long s = index->step_of_work(i);
+    return s < 0 ? -1 : step_slot[size_t(s)];
+  };
   size_t next_arg = 0;
   for (const Event* e : comm_events) {
     Collective c;
@@ -271,13 +293,48 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
       const auto slice = by_start.find({in->second->start_ns, std::string(in->second->name)});
       if (slice != by_start.end()) c.bytes = slice->second;
     }
-    auto it = std::upper_bound(p.steps.begin(), p.steps.end(), c.start_ns,
-                               [](int64_t x, const RankStep& s) { return x < s.start_ns; });
-    if (it != p.steps.begin() && c.start_ns < std::prev(it)->start_ns + std::prev(it)->dur_ns) {
-      c.step = std::prev(it)->number;
-      ++std::prev(it)->collectives;
+    c.event = size_t(e - t.events.data());
+    if (index) {
+      const long k = launched_in_step(e);
+      if (k >= 0) {
+        c.step = p.steps[size_t(k)].number;
+        ++p.steps[size_t(k)].collectives;
+      }
+    } else {
+      auto it = std::upper_bound(p.steps.begin(), p.steps.end(), c.start_ns,
+                                 [](int64_t x, const RankStep& s) { return x < s.start_ns; });
+      if (it != p.steps.begin() && c.start_ns < std::prev(it)->start_ns + std::prev(it)->dur_ns) {
+        c.step = std::prev(it)->number;
+        ++std::prev(it)->collectives;
+      }
     }
     p.collectives.push_back(std::move(c));
+  }
+
+  if (index) {  // each step's own GPU work, wherever on the clock it ran
+    std::vector<std::vector<Interval>> compute_of(p.steps.size()), comm_of(p.steps.size());
+    for (size_t i : index->device_work()) {
+      const Event& e = t.events[i];
+      const long k = launched_in_step(&e);
+      if (k < 0) continue;
+      (is_comm(e) ? comm_of : compute_of)[size_t(k)].push_back({base + e.start_ns, base + e.end_ns()});
+    }
+    std::vector<Interval> compute_in, comm_in;
+    for (size_t k = 0; k < p.steps.size(); ++k) {
+      RankStep& s = p.steps[k];
+      merge(compute_of[k]);
+      merge(comm_of[k]);
+      s.compute_ns = length(compute_of[k]);
+      s.comm_ns = length(comm_of[k]);
+      s.overlap_ns = overlap(compute_of[k], comm_of[k]);
+      compute_in.insert(compute_in.end(), compute_of[k].begin(), compute_of[k].end());
+      comm_in.insert(comm_in.end(), comm_of[k].begin(), comm_of[k].end());
+    }
+    merge(compute_in);
+    merge(comm_in);
+    p.compute = std::move(compute_in);
+    p.comm = std::move(comm_in);
+    return p;
   }
 
   // Unions inside each step; the picture keeps only what lies inside steps.
@@ -570,6 +627,34 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
       matched = std::min(matched, colls[r]->size());
     }
     s.matched_collectives = int64_t(matched);
+    // Matched by order: say where the k-th is not the same collective everywhere.
+    {
+      std::string note;
+      auto what = [](const Collective& c) {
+        return c.name.substr(0, c.name.find('(')) + (c.bytes >= 0 ? " of " + std::to_string(c.bytes) + " bytes" : "");
+      };
+      for (size_t k = 0; k < matched && note.empty(); ++k) {
+        const Collective& a = *(*colls[0])[k];
+        for (size_t r = 1; r < n && note.empty(); ++r) {
+          const Collective& b = *(*colls[r])[k];
+          // Sizes only for reductions: an all-to-all's split is each rank's own.
+          if (normalized(a.name) != normalized(b.name) ||
+              (!a.exchange && a.bytes >= 0 && b.bytes >= 0 && a.bytes != b.bytes))
+            note = "collective " + std::to_string(k + 1) + " is " + what(a) + " on rank " +
+                   std::to_string(out.rank_of(0)) + ", " + what(b) + " on rank " + std::to_string(out.rank_of(r));
+        }
+      }
+      for (size_t r = 1; r < n && note.empty(); ++r)
+        if (colls[r]->size() != colls[0]->size())
+          note = std::to_string(colls[0]->size()) + " collectives on rank " + std::to_string(out.rank_of(0)) + ", " +
+                 std::to_string(colls[r]->size()) + " on rank " + std::to_string(out.rank_of(r)) +
+                 ": the first " + std::to_string(matched) + " matched";
+      if (!note.empty())
+        out.match_notes.push_back((whole ? std::string("the trace") : "step #" + std::to_string(s.number)) + ": " +
+                                  note + " (collectives are matched by their order in the step: events "
+                                  "dropped from a trace, or ranks that ran different collectives, make its "
+                                  "waits compare unlike things)");
+    }
     if (whole && matched == 0) continue;  // nothing to compare
     if (matched > 0) {
       for (size_t k = 0; k < matched; ++k) {
@@ -712,6 +797,7 @@ std::string format_ranks(const RanksReport& r) {
       << "the waits are among the " << r.ranks.size() << " ranks given only\n";
   }
   for (const std::string& note : r.clock_notes) o << "clocks: " << note << "\n";
+  for (const std::string& note : r.match_notes) o << "matching: " << note << "\n";
   // The steps each rank recorded (every rank the same ones): r.steps holds only those compared
   // across ranks, and a whole trace with no collectives compares none.
   const size_t recorded = r0.steps.size();
@@ -803,7 +889,8 @@ std::string format_ranks(const RanksReport& r) {
 std::string ranks_json(const RanksReport& r) {
   nlohmann::ordered_json j = {{"world_size", r.world_size}, {"missing_ranks", r.missing},
                               {"partial", r.partial()}, {"single_process", r.single_process},
-                              {"clock_notes", r.clock_notes}, {"ranks", nlohmann::ordered_json::array()},
+                              {"clock_notes", r.clock_notes}, {"match_notes", r.match_notes},
+                              {"ranks", nlohmann::ordered_json::array()},
                               {"steps", nlohmann::ordered_json::array()}};
   for (size_t i = 0; i < r.ranks.size(); ++i) {
     const RankProfile& p = r.ranks[i];

@@ -44,7 +44,11 @@ struct Collective {
   int64_t bytes = -1;   ///< from record_param_comms ("In msg nelems" × dtype); -1 when unknown
   int64_t start_ns = 0; ///< absolute
   int64_t dur_ns = 0;
-  int64_t step = -1;    ///< the profiler step it ran in (its number), -1 outside every step
+  /// The profiler step it belongs to (its number), -1 for none: on a GPU the step that launched
+  /// it, wherever it ran (none for work launched before recording began); on the CPU the one it
+  /// ran in.
+  int64_t step = -1;
+  size_t event = SIZE_MAX;  ///< its event in the trace read (Trace::events)
   /// An exchange rather than a reduction: all-to-all or send/receive (NCCL runs all-to-all as
   /// SendRecv kernels: "ncclKernel_SendRecv_...", "ncclDevKernel_SendRecv"; Gloo's "gloo:send").
   bool exchange = false;
@@ -54,7 +58,9 @@ struct Collective {
 struct RankStep {
   int64_t number = 0;  ///< N of the step's "#N"
   int64_t start_ns = 0, dur_ns = 0;  ///< absolute
-  int64_t compute_ns = 0, comm_ns = 0, overlap_ns = 0;  ///< unions within the step
+  /// Unions within the step: on the CPU, of what ran inside its range; on a GPU, of the work
+  /// it launched, wherever on the clock that ran (the GPU runs behind the CPU).
+  int64_t compute_ns = 0, comm_ns = 0, overlap_ns = 0;
   int64_t collectives = 0;
   int64_t exposed_comm_ns() const { return comm_ns - overlap_ns; }
 };
@@ -90,7 +96,7 @@ struct RankProfile {
   /// one file (TraceLens's TraceFusion), which compare_ranks refuses.
   size_t step_processes = 0;
   std::vector<Collective> collectives;  ///< in start order
-  std::vector<Interval> compute, comm;  ///< merged unions inside the steps (for the picture)
+  std::vector<Interval> compute, comm;  ///< merged unions of the steps' own (for the picture)
   SkippedFields skipped;  ///< arguments of an unexpected type its reader skipped
   std::map<std::string, int64_t> unread;  ///< events its reader counted and did not read (Trace::unread)
 };
@@ -122,6 +128,10 @@ struct RanksReport {
   bool single_process = false;
   /// Ranks whose steps start far from the others' (clocks that disagree): one line each.
   std::vector<std::string> clock_notes;
+  /// Steps whose collectives, matched by their order, are not the same on every rank (another
+  /// count, kind or size: events dropped from a trace, or ranks that ran different collectives),
+  /// so that their waits compare unlike things: one line each.
+  std::vector<std::string> match_notes;
   /// Figures that need every rank (the slowest rank, the waits) are partial: ranks are missing.
   bool partial() const { return !missing.empty(); }
   int rank_of(size_t i) const { return ranks[i].id.rank; }

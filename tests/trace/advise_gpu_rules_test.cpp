@@ -448,7 +448,7 @@ TEST(AdviseHostSync, ASynchronousCopyIsAWait) {
 
 // Rank 1 of tugot17/tokenomics-from-first-principles (no ProfilerStep ranges): its shares are of
 // the window, its examples at +us from the trace's start, its collectives not "a step" and their
-// example on the GPU, not "outside the steps".
+// example on its stream, not "outside the steps".
 TEST(AdviseWithoutSteps, SharesAreOfTheWindowAndExamplesFromTheTracesStart) {
   const Advice a = advise_file("tests/trace/fixtures/tokenomics/trace1.json.gz");
   EXPECT_EQ(a.steps, 0);
@@ -457,7 +457,7 @@ TEST(AdviseWithoutSteps, SharesAreOfTheWindowAndExamplesFromTheTracesStart) {
   EXPECT_TRUE(has(s->text, ", 1.0 collective) ran 11.3 ms")) << s->text;
   EXPECT_TRUE(has(s->text, " of the window)")) << s->text;
   ASSERT_FALSE(s->examples.empty());
-  EXPECT_EQ(s->examples[0].where, "on the GPU");
+  EXPECT_EQ(s->examples[0].where, "GPU 1 stream 17");  // its stream; no step to name
   const std::string text = format_advice(a, "t.json");
   EXPECT_TRUE(has(text, "examples at +us from the trace's start")) << text;
   EXPECT_FALSE(has(text, "of the steps")) << text;

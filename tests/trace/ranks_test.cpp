@@ -9,6 +9,7 @@
 #include "trace/intervals.h"
 #include "trace/ranks.h"
 #include "trace/synthetic_ranks.h"
+#include "trace/trace_builder.h"
 
 namespace {
 
@@ -221,6 +222,30 @@ TEST_F(Ranks, ADistributedInfoWithoutARankSaysWhatIsWrong) {
   EXPECT_NE(format_ranks(read_ranks({plain})).find("one process: no distributedInfo in plain.json"), std::string::npos);
 }
 
+// Collectives are matched by their order in the step: where the k-th is another kind, or a
+// reduction of another size, on some rank, the report says so for that step (and not for the
+// steps that agree).
+TEST_F(Ranks, CollectivesThatDoNotMatchAcrossRanksAreSaid) {
+  std::string other = synthetic_rank_trace(1, 2);
+  const std::string dims = "\"Input Dims\": [[1000]]";
+  other.replace(other.find(dims), dims.size(), "\"Input Dims\": [[10]]");  // its first all-reduce
+  const RanksReport r = read_ranks({write("n_rank0.json", synthetic_rank_trace(0, 2)), write("n_rank1.json", other)});
+  ASSERT_EQ(r.match_notes.size(), 1u);
+  EXPECT_NE(r.match_notes[0].find("collective 1 is gloo:all_reduce of 4000 bytes on rank 0, gloo:all_reduce of 40 "
+                                  "bytes on rank 1"),
+            std::string::npos)
+      << r.match_notes[0];
+  EXPECT_NE(format_ranks(r).find("matching: step #"), std::string::npos);
+  std::string kind = synthetic_rank_trace(1, 2);
+  kind.replace(kind.find("gloo:all_reduce"), 15, "gloo:broadcast");
+  const RanksReport k = read_ranks({write("o_rank0.json", synthetic_rank_trace(0, 2)), write("o_rank1.json", kind)});
+  ASSERT_EQ(k.match_notes.size(), 1u);
+  EXPECT_NE(k.match_notes[0].find("gloo:broadcast"), std::string::npos) << k.match_notes[0];
+  EXPECT_TRUE(read_ranks({write("p_rank0.json", synthetic_rank_trace(0, 2)),
+                          write("p_rank1.json", synthetic_rank_trace(1, 2))})
+                  .match_notes.empty());
+}
+
 TEST_F(Ranks, ATruncatedTraceNamesItsFile) {
   const std::string full = synthetic_rank_trace(1);
   const std::string cut = write("i_rank1.json", full.substr(0, full.size() / 2));
@@ -329,6 +354,37 @@ TEST_F(Ranks, GpuTracesReadNcclKernelsAsCommunication) {
   EXPECT_EQ(p.steps[0].overlap_ns, 200);
   ASSERT_EQ(p.collectives.size(), 1u);
   EXPECT_EQ(p.collectives[0].step, 0);
+}
+
+// The GPU runs behind the CPU: a step's GPU work is the work it launched, wherever it ran. Step
+// #1 [0, 100) launches a GEMM [80, 160) and an all-reduce [150, 210) (both run into step #2's
+// range); step #2 [100, 200) launches a GEMM [220, 260) and an all-reduce [260, 300). An
+// all-reduce launched before recording (a smaller correlation id, no call) runs [10, 60) inside
+// step #1's range: in no step. Step #1: compute 80, comm 60, overlap 10; step #2: 40, 40, 0.
+TEST_F(Ranks, OnAGpuEachStepHasTheWorkItLaunched) {
+  pil::test::TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3").rank(0, 2).correlations_from(10);
+  b.step(1, 0, 100).step(2, 100, 100);
+  b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 3, 10, 50, 20);
+  const int g1 = b.call("cudaLaunchKernel", 20, 5), a1 = b.call("cudaLaunchKernel", 40, 5);
+  const int g2 = b.call("cudaLaunchKernel", 120, 5), a2 = b.call("cudaLaunchKernel", 140, 5);
+  b.kernel("sm90_xmma_gemm", g1, 80, 80).kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", a1, 150, 60, 20);
+  b.kernel("sm90_xmma_gemm", g2, 220, 40).kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", a2, 260, 40, 20);
+  const RankProfile p = rank_profile(parse_trace_text(b.str(), "t.json"));
+  ASSERT_TRUE(p.gpu);
+  ASSERT_EQ(p.steps.size(), 2u);
+  EXPECT_EQ(p.steps[0].compute_ns, 80'000);
+  EXPECT_EQ(p.steps[0].comm_ns, 60'000);
+  EXPECT_EQ(p.steps[0].overlap_ns, 10'000);
+  EXPECT_EQ(p.steps[0].collectives, 1);
+  EXPECT_EQ(p.steps[1].compute_ns, 40'000);
+  EXPECT_EQ(p.steps[1].comm_ns, 40'000);
+  EXPECT_EQ(p.steps[1].overlap_ns, 0);
+  EXPECT_EQ(p.steps[1].collectives, 1);
+  ASSERT_EQ(p.collectives.size(), 3u);
+  EXPECT_EQ(p.collectives[0].step, -1);  // launched before recording
+  EXPECT_EQ(p.collectives[1].step, 1);
+  EXPECT_EQ(p.collectives[2].step, 2);
 }
 
 // Several ranks' traces merged into one file (TraceLens's TraceFusion: each rank's process id

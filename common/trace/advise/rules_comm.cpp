@@ -56,11 +56,14 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
         hidden += s.overlap_ns;
       }
     }
-  } else {  // this kind's collectives, inside the steps (p.compute is already)
+  } else {  // this kind's collectives, of the steps (p.compute is already)
     std::vector<Interval> kind;
-    for (size_t i : mine) kind.push_back({p.collectives[i].start_ns, p.collectives[i].start_ns + p.collectives[i].dur_ns});
+    const bool by_launch = p.gpu && !p.whole_trace;  // a GPU's: those the steps launched
+    for (size_t i : mine)
+      if (!by_launch || p.collectives[i].step >= 0)
+        kind.push_back({p.collectives[i].start_ns, p.collectives[i].start_ns + p.collectives[i].dur_ns});
     merge(kind);
-    if (!p.steps.empty()) {
+    if (!p.steps.empty() && !by_launch) {
       std::vector<Interval> steps;
       for (const RankStep& s : p.steps) steps.push_back({s.start_ns, s.start_ns + s.dur_ns});
       merge(steps);
@@ -79,15 +82,18 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
   for (size_t i : mine) in_steps += p.steps.empty() || p.collectives[i].step >= 0;
   const double per_step =
       p.steps.empty() ? double(in_steps) : double(in_steps) / double(p.steps.size());
-  // The name it quotes: the first collective's where all are of one kind (as before the kinds
-  // were told apart), else the most common among this kind's (the earliest where several tie).
+  // The name it quotes: the one with the most time among this kind's collectives of the steps
+  // (the earliest where several tie): a few broadcasts before many all-reduces are not what
+  // the time went to.
   std::string_view name = p.collectives[mine.front()].name;
-  if (mine.size() != p.collectives.size()) {
-    std::map<std::string_view, size_t> count;
-    size_t best = 0;
-    for (size_t i : mine) best = std::max(best, ++count[p.collectives[i].name]);
+  {
+    std::map<std::string_view, int64_t> time;
+    int64_t best = -1;
     for (size_t i : mine)
-      if (count[p.collectives[i].name] == best) {
+      if (p.steps.empty() || p.collectives[i].step >= 0)
+        best = std::max(best, time[p.collectives[i].name] += p.collectives[i].dur_ns);
+    for (size_t i : mine)
+      if (time.count(p.collectives[i].name) && time[p.collectives[i].name] == best) {
         name = p.collectives[i].name;
         break;
       }
@@ -112,13 +118,18 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
   std::stable_sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.first > b.first; });
   for (size_t i = 0; i < worst.size() && i < c.options.examples; ++i) {
     const Collective& k = p.collectives[worst[i].second];
+    const std::string detail = format_duration(worst[i].first) + " of it with no computation beside it";
+    if (p.gpu && k.event < c.trace.events.size()) {  // its stream and the step that launched it
+      s.examples.push_back(c.example(k.event, detail));
+      continue;
+    }
     AdviceExample x;
     x.name = k.name;
     x.ts_ns = k.start_ns - c.trace.base_time_ns;  // the profile's times are absolute
     x.dur_ns = k.dur_ns;
     x.where = c.step_name_at(x.ts_ns);
     if (x.where.empty()) x.where = c.step_ns.empty() ? (p.gpu ? "on the GPU" : "on the CPU") : "outside the steps";
-    x.detail = format_duration(worst[i].first) + " of it with no computation beside it";
+    x.detail = detail;
     s.examples.push_back(std::move(x));
   }
   s.saved_ns = exposed;
