@@ -250,23 +250,38 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   // Work on one stream that overlaps earlier work there: Perfetto draws one of them only.
   CheckFinding& overlap = f.add("stream_overlap",
                                 "GPU work overlapping earlier work on its own stream (Perfetto hides one of them)");
-  // Not counted there: work that starts at most kDependentLaunchOverlapNs before the work before
-  // it ends, launched by an extended launch (cudaLaunchKernelExC, cuLaunchKernelEx: launch
-  // attributes, programmatic dependent launch among them) or by a graph's launch: programmatic
-  // dependent launch starts a kernel before the one it follows has ended, by design (Hopper and
-  // later; cuBLASLt's split-K reduce kernels on the H200 run). A line apart.
+  // Not counted there, each a line apart:
+  // - programmatic dependent launch: work launched by an extended launch (cudaLaunchKernelExC,
+  //   cuLaunchKernelEx: launch attributes, PDL among them) or by a graph's (whose edges may be
+  //   programmatic), on a GPU that has PDL (compute capability 9.0 and later, or not given),
+  //   starts before the work before it ends, by design: cuBLASLt's split-K reduce kernels on the
+  //   H200 runs, vLLM's MoE kernels on a B200 (up to 3.7 us early);
+  // - a graph's branches: two kernels of one graph launch side by side, on any GPU (the graph's
+  //   nodes with no edge between them run at once; CUPTI puts them on the launch's stream).
+  auto pdl_possible = [&](int64_t device) {
+    for (const DeviceInfo& d : t.devices)
+      if (d.id == device) return d.compute_capability() == 0 || d.compute_capability() >= 90;
+    return true;
+  };
   auto dependent_launch = [&](size_t w) {
     const long call = index.launch_of(w);
     if (call < 0) return false;
     const std::string_view name = t.events[size_t(call)].name;
     return name.find("LaunchKernelEx") != std::string_view::npos || is_graph_launch(name);
   };
+  auto same_graph = [&](size_t a, size_t b) {
+    const long call = index.launch_of(a);
+    return call >= 0 && call == index.launch_of(b) && index.work_of(size_t(call)).size() > 1;
+  };
   for (const TraceIndex::Stream& s : index.streams()) {
     int64_t end = std::numeric_limits<int64_t>::min();
     size_t last = 0;
+    const bool pdl = pdl_possible(s.device);
     for (size_t w : s.work) {
       const Event& e = t.events[w];
-      if (e.start_ns < end && end - e.start_ns <= kDependentLaunchOverlapNs && dependent_launch(w)) {
+      if (e.start_ns < end && same_graph(w, last)) {
+        ++r.graph_branch_overlaps;
+      } else if (e.start_ns < end && pdl && dependent_launch(w)) {
         ++r.dependent_launch_overlaps;
         r.dependent_launch_max_ns = std::max(r.dependent_launch_max_ns, end - e.start_ns);
       } else if (e.start_ns < end) {
@@ -481,9 +496,14 @@ std::string format_check(const CheckReport& r, const std::string& path) {
     o << "pdl: " << counted(r.dependent_launch_overlaps, "GPU work item") << " start up to "
       << format_duration(r.dependent_launch_max_ns)
       << " before the work before them on their stream ends, each launched by an extended launch "
-         "(cudaLaunchKernelExC, cuLaunchKernelEx) or a graph's, as programmatic dependent launch starts a "
-         "kernel early by design (Hopper and later); Perfetto draws one of each pair, busy time is the union; "
-         "not counted below\n";
+         "(cudaLaunchKernelExC, cuLaunchKernelEx) or a graph's on a GPU with programmatic dependent launch "
+         "(compute capability 9.0 and later, or not given), which starts a kernel early by design; Perfetto "
+         "draws one of each pair, busy time is the union; not counted below\n";
+  if (r.graph_branch_overlaps > 0)
+    o << "graph: " << counted(r.graph_branch_overlaps, "kernel")
+      << " of a graph launch run beside another of the same launch on its stream: the graph's branches "
+         "with no edge between them run at once by design; Perfetto draws one of each pair, busy time is "
+         "the union; not counted below\n";
   if (r.profiler_overhead > 0)
     o << "profiler: " << counted(r.profiler_overhead, "CUPTI overhead record")
       << " (Activity Buffer Request...): the profiler's own work, on a lane of its own (`pil-trace summary` "

@@ -21,10 +21,6 @@ struct CheckExample {
   std::string detail;    ///< what about it ("ends 2.000 us after its parent ProfilerStep#3")
 };
 
-/// The most a kernel launched with programmatic dependent launch is taken to start before the
-/// work before it on its stream ends (the H200 run's: 0.48 us at most).
-inline constexpr int64_t kDependentLaunchOverlapNs = 2'000;
-
 struct CheckFinding {
   std::string key;       ///< stable, for JSON and tests: "stream_overlap", ...
   std::string title;     ///< one line a user reads
@@ -62,10 +58,13 @@ struct CheckReport {
   /// apart; a CUDA call inside a step that spans one (a synchronize aside) is also a finding,
   /// once per call (profiler_overhead_in_step).
   int64_t profiler_overhead = 0;
-  /// GPU work that starts at most kDependentLaunchOverlapNs before the work before it on its
-  /// stream ends, launched by an extended launch or a graph's (programmatic dependent launch, by
-  /// design): not stream_overlap; the most such an overlap was.
+  /// GPU work that starts before the work before it on its stream ends, launched by an extended
+  /// launch or a graph's on a GPU with programmatic dependent launch (compute capability 9.0 and
+  /// later, or not given): PDL, by design, not stream_overlap; the most such an overlap was.
   int64_t dependent_launch_overlaps = 0, dependent_launch_max_ns = 0;
+  /// Kernels of one graph launch side by side on its stream (the graph's branches): not
+  /// stream_overlap either.
+  int64_t graph_branch_overlaps = 0;
   std::vector<CheckFinding> findings;  ///< only those with a count above zero
   bool clean() const { return findings.empty(); }
 };

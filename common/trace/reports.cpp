@@ -1471,7 +1471,9 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     const auto& st = m.steps;
     std::string s = std::to_string(d.size()) + (d.size() == 1 ? " profiled step, " : " profiled steps, median ") +
                     format_duration(int64_t(st.median)) + " on the CPU";
-    if (d.size() > 1 && double(d.front()) > 1.5 * st.median) {
+    // The first against the median of at least three: with two, the median is their mean, the
+    // first half of it (advise's first_step asks as many).
+    if (d.size() >= 3 && double(d.front()) > 1.5 * st.median) {
       char ratio[32];
       std::snprintf(ratio, sizeof ratio, "%.1fx", double(d.front()) / st.median);
       s += "; the first took " + format_duration(d.front()) + ", " + ratio +
@@ -1675,7 +1677,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
            "latency)";
     line(s);
     line(std::to_string(lr.shorter_than_call) + " of " + std::to_string(lr.delay.count) +
-         " GPU work items ran shorter than their launch call");
+         " launches ran GPU work shorter than the launch call (a graph launch: its first kernel)");
     if (m.clock_offset.found())
       line(offset_note(m.clock_offset));
   }

@@ -495,7 +495,8 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
                                      std::to_string(r.waited.count) + " launches, " + stats(r.waited) + "\n"
                                : std::string())
             << (r.waited.count ? "  all together: " : "  both together: ") << stats(r.delay) << "\n"
-            << r.shorter_than_call << " GPU work items ran shorter than their launch call\n";
+            << r.shorter_than_call << " launches ran GPU work shorter than the launch call (a graph launch: its "
+               "first kernel)\n";
   if (offset.found()) std::cout << offset_note(offset) << "\n";
   if (r.graph_launches)
     std::cout << r.graph_launches << " launches ran several kernels (graphs): "
@@ -671,6 +672,7 @@ int report_check(const TraceIndex& index, const std::string& path, size_t exampl
               {"gpu_work_launched_before_recording", r.launched_before_recording},
               {"profiler_overhead", r.profiler_overhead},
               {"dependent_launch_overlaps", r.dependent_launch_overlaps},
+              {"graph_branch_overlaps", r.graph_branch_overlaps},
               {"clock", {{"unit", "us"},
                          {"base", c.base_time ? "baseTimeNanoseconds" : c.absolute ? "absolute epoch" : "relative"},
                          {"base_time_ns", c.base_time_ns},
