@@ -444,6 +444,29 @@ TEST(AdviseHostSync, ASynchronousCopyIsAWait) {
   EXPECT_TRUE(has(s->examples.at(0).detail, "a copy the host waits for")) << s->examples[0].detail;
 }
 
+// A wait for GPU work the trace does not show (SGLang's prefill on an MI300X, TraceLens's test
+// data: a copy the host waited 493 ms for, behind a kernel that started 493 ms after its launch
+// on an idle stream): not the wait's own cost. Here the kernel, launched at 10 onto an idle
+// stream, starts at 3000 (waiting on something unrecorded); the copy call [20, 3100] waits for
+// it: not counted, and the rule says why it could not judge it. With the kernel started at
+// once, the same copy is a wait.
+TEST(AdviseHostSync, AWaitForWorkTheTraceDoesNotShowIsNotCounted) {
+  auto trace = [](double kernel_start) {
+    TraceBuilder b;
+    b.device("AMD Instinct MI300X", 304, 192LL << 30, 9, 4);
+    b.step(1, 0, 4000);
+    b.kernel("resolve_future_token_ids_kernel", b.call("hipLaunchKernel", 5, 5), kernel_start, 10);
+    b.memcpy("Memcpy DtoH (Device -> Host)", b.call("hipMemcpyWithStream", 20, 3080), 3090, 5, -1);
+    return advise_text(b.str());
+  };
+  const Advice unseen = trace(3000);
+  EXPECT_EQ(symptom(unseen, "host_sync"), nullptr);
+  EXPECT_TRUE(has(unable(unseen, "host_sync"), "1 wait (3.08 ms) on GPU work the trace does not show"))
+      << unable(unseen, "host_sync");
+  const Advice seen = trace(15);
+  EXPECT_NE(symptom(seen, "host_sync"), nullptr);
+}
+
 // --- a trace without steps -------------------------------------------------------------------
 
 // Rank 1 of tugot17/tokenomics-from-first-principles (no ProfilerStep ranges): its shares are of

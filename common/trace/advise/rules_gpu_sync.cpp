@@ -64,6 +64,23 @@ std::pair<int64_t, long> work_during(const RuleContext& c, int64_t from, int64_t
   return {n, longest};
 }
 
+/// Stretches in which the GPU did work the trace does not show: before an item that started more
+/// than kLatencyAfterReturnNs after its launch call returned, onto a stream idle by then (it
+/// waited on another stream's event, another process's work, or work recorded nowhere), from
+/// the call's return (or the stream's last work) to its start. In start order, not merged.
+std::vector<Interval> unseen_gpu_work(const RuleContext& c) {
+  std::vector<Interval> out;
+  for (size_t w : c.index.device_work()) {
+    const long call = c.index.launch_of(w);
+    if (call < 0) continue;
+    const Event& e = c.trace.events[w];
+    const int64_t from = std::max(c.trace.events[size_t(call)].end_ns(), c.index.stream_free_before(w));
+    if (e.start_ns - from > kLatencyAfterReturnNs) out.push_back({from, e.start_ns});
+  }
+  merge(out);
+  return out;
+}
+
 }  // namespace
 
 void host_sync(const RuleContext& c, RuleResult& out) {
@@ -104,6 +121,29 @@ void host_sync(const RuleContext& c, RuleResult& out) {
     most_in_a_step = std::max<int64_t>(most_in_a_step, int64_t(calls.size()));
     counted.insert(counted.end(), calls.begin(), calls.end());
   }
+  // A wait for GPU work the trace does not show (half of it or more in such a stretch) is not
+  // the wait's own cost: the GPU was busy with something unrecorded. Left out, and said.
+  int64_t unseen_ns = 0, unseen_waits = 0;
+  {
+    const std::vector<Interval> unseen = unseen_gpu_work(c);
+    if (!unseen.empty())
+      counted.erase(std::remove_if(counted.begin(), counted.end(),
+                                   [&](size_t i) {
+                                     const int64_t in = length(clip(unseen, ev[i].start_ns, ev[i].end_ns()));
+                                     if (2 * in < ev[i].dur_ns) return false;
+                                     unseen_ns += ev[i].dur_ns;
+                                     ++unseen_waits;
+                                     return true;
+                                   }),
+                    counted.end());
+  }
+  const std::string unseen_text =
+      unseen_waits ? pil::trace::counted(unseen_waits, "wait") + " (" + format_duration(unseen_ns) +
+                         ") on GPU work the trace does not show (work that started more than " +
+                         format_duration(kLatencyAfterReturnNs) +
+                         " after its launch call returned, onto an idle stream: another stream's event, "
+                         "another process, or work recorded nowhere)"
+                   : "";
   int64_t waited = 0, busy = 0, after_dtoh = 0;
   for (size_t i : counted) {
     waited += ev[i].dur_ns;
@@ -112,7 +152,12 @@ void host_sync(const RuleContext& c, RuleResult& out) {
     after_what(c, i, to_host);
     after_dtoh += to_host;
   }
-  if (counted.empty() || waited < threshold::kSyncMinNs) return;
+  // Where what is left finds nothing, the waits left out are why: the rule could not judge them.
+  auto none_seen = [&] {
+    if (unseen_waits && double(unseen_ns) >= c.options.min_saved_share * double(c.basis_ns))
+      out.unable("the host's waits were " + unseen_text + ": what they cost cannot be told");
+  };
+  if (counted.empty() || waited < threshold::kSyncMinNs) return none_seen();
 
   // The GPU's idle time inside the steps (or the window): without the waits the CPU launches
   // ahead, but the GPU's own work cannot get shorter, so no step gets faster by more than this.
@@ -124,7 +169,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
       gpu_idle += std::max<int64_t>(0, ev[s].dur_ns - c.gpu_busy_in(ev[s].start_ns, ev[s].end_ns()));
   }
   const int64_t saved = std::min(waited, gpu_idle);
-  if (double(saved) < c.options.min_saved_share * double(c.basis_ns)) return;
+  if (double(saved) < c.options.min_saved_share * double(c.basis_ns)) return none_seen();
 
   const size_t syncs = counted.size() - size_t(std::count_if(counted.begin(), counted.end(), [&](size_t i) {
                          return is_sync_copy_call(ev[i].name);
@@ -143,7 +188,8 @@ void host_sync(const RuleContext& c, RuleResult& out) {
                               : " inside the steps, at most " + std::to_string(most_in_a_step) +
                                     " in one step (each step's") +
            " final synchronize not counted): the CPU waited " + format_duration(waited) +
-           ", the GPU busy " + percent_text(waited ? double(busy) / double(waited) : 0) + " of it";
+           ", the GPU busy " + percent_text(waited ? double(busy) / double(waited) : 0) + " of it" +
+           (unseen_waits ? "; not counted: " + unseen_text : "");
   s.figures = {{"waits", double(counted.size())},
                {"synchronizes", double(syncs)},
                {"sync_copies", double(sync_copies)},
@@ -152,7 +198,9 @@ void host_sync(const RuleContext& c, RuleResult& out) {
                {"final_not_counted", double(excused)},
                {"waited_ns", double(waited)},
                {"gpu_busy_ns", double(busy)},
-               {"gpu_idle_ns", double(gpu_idle)}};
+               {"gpu_idle_ns", double(gpu_idle)},
+               {"unseen_waits", double(unseen_waits)},
+               {"unseen_wait_ns", double(unseen_ns)}};
   std::vector<size_t> worst = counted;
   std::stable_sort(worst.begin(), worst.end(), [&](size_t a, size_t b) { return ev[a].dur_ns > ev[b].dur_ns; });
   for (size_t k = 0; k < worst.size() && k < c.options.examples; ++k) {
