@@ -176,24 +176,36 @@ std::optional<Attention> attention(const OpInputs& in, size_t first) {
   return a;
 }
 
-std::optional<OpWork> attention_forward(const OpInputs& in) {
+/// The score entries a call computes: L x S, or, for a fused kernel's causal attention
+/// (is_causal True in the recorded "Concrete Inputs", argument `causal_at`; -1: never, as the
+/// math backend, which computes them all and masks), the mask's: top-left aligned, row i sees
+/// keys 0..i, sum of min(i + 1, S) over the L rows.
+double score_entries(const OpInputs& in, const Attention& a, int causal_at) {
+  const double l = double(a.l), s = double(a.s);
+  const bool causal = causal_at >= 0 && in.has_concrete && size_t(causal_at) < in.args.size() &&
+                      in.args[size_t(causal_at)].concrete == "True";
+  if (!causal) return l * s;
+  return l <= s ? l * (l + 1) / 2 : s * (s + 1) / 2 + (l - s) * s;
+}
+
+std::optional<OpWork> attention_forward(const OpInputs& in, int causal_at) {
   const std::optional<Attention> a = attention(in, 0);
   if (!a) return {};
   OpWork w;
-  const double b = a->batch, l = double(a->l), s = double(a->s);
-  w.flops = 2 * b * l * s * double(a->e) + 2 * b * l * s * double(a->ev);
+  const double b = a->batch, l = double(a->l), scores = score_entries(in, *a, causal_at);
+  w.flops = 2 * b * scores * double(a->e) + 2 * b * scores * double(a->ev);
   w.dtype = in.args[0].type;
   w.bytes = input_bytes(in) + b * l * double(a->ev) * dtype_bytes(w.dtype);  // + the output
   w.matrix = true;
   return w;
 }
 
-std::optional<OpWork> attention_backward(const OpInputs& in) {  // grad_out, q, k, v, ...
+std::optional<OpWork> attention_backward(const OpInputs& in, int causal_at) {  // grad_out, q, k, v, ...
   const std::optional<Attention> a = attention(in, 1);
   if (!a) return {};
   OpWork w;
-  const double b = a->batch, l = double(a->l), s = double(a->s);
-  w.flops = 2 * b * l * s * (3 * double(a->e) + 2 * double(a->ev));
+  const double b = a->batch, scores = score_entries(in, *a, causal_at);
+  w.flops = 2 * b * scores * (3 * double(a->e) + 2 * double(a->ev));
   w.dtype = in.args[1].type;
   double grads = 0;  // dq, dk, dv: the sizes of q, k, v
   for (size_t i = 1; i <= 3; ++i) grads += numel(in.args[i].dims) * dtype_bytes(in.args[i].type);
@@ -272,16 +284,18 @@ const Entry kEntries[] = {
     {"aten::baddbmm", FormulaKind::Own, [](const OpInputs& in) { return bmm(in, 1); }},
     {"aten::matmul", FormulaKind::Composite, matmul},
     {"aten::linear", FormulaKind::Composite, linear},
-    {"aten::scaled_dot_product_attention", FormulaKind::Composite, attention_forward},
-    {"aten::_scaled_dot_product_attention_math", FormulaKind::Composite, attention_forward},
-    {"aten::_scaled_dot_product_flash_attention", FormulaKind::Own, attention_forward},
-    {"aten::_scaled_dot_product_efficient_attention", FormulaKind::Own, attention_forward},
-    {"aten::_scaled_dot_product_cudnn_attention", FormulaKind::Own, attention_forward},
-    {"aten::_scaled_dot_product_flash_attention_for_cpu", FormulaKind::Own, attention_forward},
-    {"aten::_scaled_dot_product_flash_attention_backward", FormulaKind::Own, attention_backward},
-    {"aten::_scaled_dot_product_efficient_attention_backward", FormulaKind::Own, attention_backward},
-    {"aten::_scaled_dot_product_cudnn_attention_backward", FormulaKind::Own, attention_backward},
-    {"aten::_scaled_dot_product_flash_attention_for_cpu_backward", FormulaKind::Own, attention_backward},
+    // The fused kernels' is_causal, by its place in their schemas (torch 2.11); the composite
+    // and the math backend compute every score (their children carry the work anyway).
+    {"aten::scaled_dot_product_attention", FormulaKind::Composite, [](const OpInputs& in) { return attention_forward(in, -1); }},
+    {"aten::_scaled_dot_product_attention_math", FormulaKind::Composite, [](const OpInputs& in) { return attention_forward(in, -1); }},
+    {"aten::_scaled_dot_product_flash_attention", FormulaKind::Own, [](const OpInputs& in) { return attention_forward(in, 4); }},
+    {"aten::_scaled_dot_product_efficient_attention", FormulaKind::Own, [](const OpInputs& in) { return attention_forward(in, 6); }},
+    {"aten::_scaled_dot_product_cudnn_attention", FormulaKind::Own, [](const OpInputs& in) { return attention_forward(in, 6); }},
+    {"aten::_scaled_dot_product_flash_attention_for_cpu", FormulaKind::Own, [](const OpInputs& in) { return attention_forward(in, 4); }},
+    {"aten::_scaled_dot_product_flash_attention_backward", FormulaKind::Own, [](const OpInputs& in) { return attention_backward(in, 11); }},
+    {"aten::_scaled_dot_product_efficient_attention_backward", FormulaKind::Own, [](const OpInputs& in) { return attention_backward(in, 11); }},
+    {"aten::_scaled_dot_product_cudnn_attention_backward", FormulaKind::Own, [](const OpInputs& in) { return attention_backward(in, 14); }},
+    {"aten::_scaled_dot_product_flash_attention_for_cpu_backward", FormulaKind::Own, [](const OpInputs& in) { return attention_backward(in, 7); }},
     {"aten::copy_", FormulaKind::Own, [](const OpInputs& in) { return elementwise(in, Elementwise::Copy); }},
     {"aten::where", FormulaKind::Own,
      [](const OpInputs& in) { return elementwise(in, Elementwise::OutOfPlace, /*condition_first=*/true); }},

@@ -7,8 +7,11 @@
 /// for the matrix products and the attention operators the formulas are that counter's
 /// (torch 2.11, torch/utils/flop_counter.py), and agree with it on the same shapes (checked side
 /// by side with the cached torch: mm, addmm, bmm, baddbmm, the scaled-dot-product attention
-/// operators forward and backward). Like it, they count the full score matrix of a causal
-/// attention (is_causal is not in the shapes), and addmm's and baddbmm's bias add not at all.
+/// operators forward and backward). Like it, they count addmm's and baddbmm's bias add not at
+/// all; unlike it, a fused attention kernel's causal call (is_causal True in the recorded
+/// "Concrete Inputs", which torch.profiler writes with record_shapes) counts only the score
+/// entries the mask keeps (about half), which is the work such a kernel does; FlopCounterMode
+/// counts the full matrix, as this does where the trace has no concrete inputs.
 ///   - mm [M,K]x[K,N], addmm(C, [M,K], [K,N]), _scaled_mm (FP8): 2MNK
 ///   - bmm [B,M,K]x[B,K,N], baddbmm(C, ...): 2BMNK
 ///   - matmul: as mm or bmm after broadcasting the batch dimensions; a vector side is a

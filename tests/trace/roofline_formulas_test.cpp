@@ -158,6 +158,49 @@ TEST(TraceRooflineFormulas, ScaledDotProductAttention) {
   EXPECT_EQ(formula_kind("aten::_scaled_dot_product_attention_math"), FormulaKind::Composite);
 }
 
+// A fused kernel's causal call (is_causal True in the recorded "Concrete Inputs", at its place
+// in the schema) computes the entries the mask keeps: with L = 10 query rows and S = 12 keys,
+// row i sees i + 1 of them, 55 of 120; with L = 12, S = 10: 55 + 2 * 10 = 75 of 120. The
+// composite and the math backend compute every score, as FlopCounterMode counts (34560).
+TEST(TraceRooflineFormulas, ACausalFusedAttentionCountsTheEntriesItsMaskKeeps) {
+  auto with_concrete = [](std::vector<int64_t> q, std::vector<int64_t> k, std::vector<int64_t> v, size_t causal_at,
+                          std::string_view causal) {
+    OpInputs in = inputs({{"c10::Half", q}, {"c10::Half", k}, {"c10::Half", v}});
+    in.args.resize(std::max<size_t>(in.args.size(), causal_at + 1));
+    in.args[causal_at].type = "Scalar";
+    in.args[causal_at].concrete = causal;
+    in.has_concrete = true;
+    return in;
+  };
+  const std::vector<int64_t> q{2, 3, 10, 8}, k{2, 3, 12, 8}, v{2, 3, 12, 16};
+  for (const auto& [op, at] : {std::pair<const char*, size_t>{"aten::_scaled_dot_product_flash_attention", 4},
+                               {"aten::_scaled_dot_product_efficient_attention", 6},
+                               {"aten::_scaled_dot_product_cudnn_attention", 6},
+                               {"aten::_scaled_dot_product_flash_attention_for_cpu", 4}}) {
+    SCOPED_TRACE(op);
+    EXPECT_EQ(work(op, with_concrete(q, k, v, at, "True")).flops, 2 * 6 * 55 * (8 + 16));
+    EXPECT_EQ(work(op, with_concrete(q, k, v, at, "False")).flops, 34560);
+    EXPECT_EQ(work(op, with_concrete({2, 3, 12, 8}, {2, 3, 10, 8}, {2, 3, 10, 16}, at, "True")).flops,
+              2 * 6 * 75 * (8 + 16));
+  }
+  EXPECT_EQ(work("aten::scaled_dot_product_attention", with_concrete(q, k, v, 5, "True")).flops, 34560);
+  EXPECT_EQ(work("aten::_scaled_dot_product_attention_math", with_concrete(q, k, v, 5, "True")).flops, 34560);
+  // Backward: grad_out first, is_causal at 11 (flash, efficient), 14 (cudnn), 7 (the CPU's).
+  const std::vector<int64_t> go{2, 3, 10, 16};
+  for (const auto& [op, at] : {std::pair<const char*, size_t>{"aten::_scaled_dot_product_flash_attention_backward", 11},
+                               {"aten::_scaled_dot_product_efficient_attention_backward", 11},
+                               {"aten::_scaled_dot_product_cudnn_attention_backward", 14},
+                               {"aten::_scaled_dot_product_flash_attention_for_cpu_backward", 7}}) {
+    SCOPED_TRACE(op);
+    OpInputs in = inputs({{"float", go}, {"float", q}, {"float", k}, {"float", v}});
+    in.args.resize(at + 1);
+    in.args[at].type = "Scalar";
+    in.args[at].concrete = "True";
+    in.has_concrete = true;
+    EXPECT_EQ(work(op, in).flops, 2 * 6 * 55 * (3 * 8 + 2 * 16));
+  }
+}
+
 TEST(TraceRooflineFormulas, Elementwise) {
   // add([16,16], [16], alpha): one FLOP per output element; both read, [16,16] written.
   OpWork w = work("aten::add", inputs({{"float", {16, 16}}, {"float", {16}}, {"Scalar", {}}}));

@@ -1115,6 +1115,8 @@ int run(int argc, char** argv) {
     // Only these read the operators' inputs: the roofline (every operator's), and advise (the
     // few its rules judge by them, with their concrete values: advise_read_options).
     read_options.read_shapes = roofline;
+    // And the roofline the concrete values: a fused attention kernel's is_causal.
+    read_options.read_concrete = roofline;
     if (*ops && !roofline) {
       // The table's FLOPs column, in a trace recorded with_flops (its header says so): the
       // inputs of the operators Python counts, with their values (conv2d's stride...).
