@@ -39,6 +39,8 @@ bool starts_with_ci(std::string_view s, std::string_view prefix) {
 /// "gloo:all_reduce", "ncclDevKernel_AllReduce_Sum_f32", "allreduce" -> "allreduce..." lowercase
 /// letters and digits only, the backend's prefix dropped: for pairing a slice with its arguments.
 std::string normalized(std::string_view s) {
+  for (std::string_view p : {"void (anonymous namespace)::", "symm_mem::"})  // symmetric memory's
+    if (starts_with_ci(s, p)) s.remove_prefix(p.size());
   for (std::string_view p : {"gloo:", "nccl:", "nccldevkernel_", "ncclkernel_"})
     if (starts_with_ci(s, p)) {
       s.remove_prefix(p.size());
@@ -134,6 +136,21 @@ std::string two_labels(const RankProfile& a, const RankProfile& b) {
 
 }  // namespace
 
+bool is_comm_kernel(std::string_view name) {
+  if (starts_with_ci(name, "nccl")) return true;
+  // torch's symmetric memory (torch.distributed._symmetric_memory: CUDASymmetricMemoryOps.cu),
+  // whose kernels move data between GPUs themselves: "void (anonymous
+  // namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(...)", one_shot_all_reduce_kernel,
+  // two_shot_all_reduce_kernel(_inplace), multimem_one_shot_reduce_kernel, multimem_all_gather_kernel.
+  constexpr std::string_view anon = "void (anonymous namespace)::";
+  if (name.size() <= anon.size() || name.compare(0, anon.size(), anon) != 0) return false;
+  const std::string_view rest = name.substr(anon.size());
+  for (std::string_view k : {"multimem_all_reduce_kernel", "multimem_one_shot_reduce_kernel", "multimem_all_gather_kernel",
+                             "one_shot_all_reduce_kernel", "two_shot_all_reduce_kernel"})
+    if (rest.compare(0, k.size(), k) == 0) return true;
+  return false;
+}
+
 RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
   RankProfile p;
   const int64_t base = t.base_time_ns;
@@ -143,7 +160,7 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
       break;
     }
   auto is_comm = [&](const Event& e) {
-    return p.gpu ? is_device_work(e.category) && starts_with_ci(e.name, "nccl")
+    return p.gpu ? is_device_work(e.category) && is_comm_kernel(e.name)
                  : e.category != Category::Memory && starts_with_ci(e.name, "gloo:");
   };
   // CPU traces: the backend's worker threads carry communication only.
@@ -158,7 +175,7 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
             starts_with_ci(e.name, "gloo:") || starts_with_ci(e.name, "nccl:"));
   };
   auto is_compute = [&](const Event& e) {
-    if (p.gpu) return is_device_work(e.category) && !starts_with_ci(e.name, "nccl");
+    if (p.gpu) return is_device_work(e.category) && !is_comm_kernel(e.name);
     return e.category == Category::CpuOp && !comm_threads.count({e.pid, e.tid}) && !is_comm_call(e);
   };
   // CPU traces, per thread: the operators' time less the collectives' calls made inside them.

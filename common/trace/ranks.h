@@ -101,6 +101,11 @@ struct RankProfile {
   std::map<std::string, int64_t> unread;  ///< events its reader counted and did not read (Trace::unread)
 };
 
+/// A GPU kernel that is communication: NCCL's (and RCCL's) "nccl*", and torch's symmetric
+/// memory collectives ("void (anonymous namespace)::multimem_all_reduce_kernel<...>", one- and
+/// two-shot all-reduce, multimem all-gather and reduce).
+bool is_comm_kernel(std::string_view name);
+
 /// One rank's trace, analysed. `args`: its record_param_comms arguments in issue order (for the
 /// collectives' bytes); may be empty.
 RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args = {});

@@ -387,6 +387,33 @@ TEST_F(Ranks, OnAGpuEachStepHasTheWorkItLaunched) {
   EXPECT_EQ(p.collectives[2].step, 2);
 }
 
+// Communication kernels: NCCL's and RCCL's, and torch's symmetric memory's (an anonymous
+// namespace's multimem_all_reduce_kernel...), not a kernel that only has "reduce" in its name.
+TEST_F(Ranks, CommunicationKernelsOfNcclAndSymmetricMemory) {
+  EXPECT_TRUE(is_comm_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+  EXPECT_TRUE(is_comm_kernel("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, "
+                             "unsigned long, unsigned int**, unsigned long, unsigned long)"));
+  EXPECT_TRUE(is_comm_kernel("void (anonymous namespace)::two_shot_all_reduce_kernel_inplace<float, 16, 8>(float**)"));
+  EXPECT_FALSE(is_comm_kernel("void at::native::reduce_kernel<512, 1>(at::native::ReduceOp<float>)"));
+  EXPECT_FALSE(is_comm_kernel("void (anonymous namespace)::softmax_warp_forward<float, float, float, 10>(float*)"));
+  Trace t;
+  auto ev = [&](const char* name, Category c, int64_t from, int64_t to) {
+    Event e;
+    e.name = t.intern(name);
+    e.category = c;
+    e.start_ns = from;
+    e.dur_ns = to - from;
+    t.events.push_back(e);
+  };
+  ev((pil::test::step_prefix() + "0").c_str(), Category::UserAnnotation, 0, 1000);
+  ev("sm90_xmma_gemm", Category::Kernel, 100, 600);
+  ev("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*)", Category::Kernel, 600, 700);
+  const RankProfile p = rank_profile(t);
+  ASSERT_EQ(p.collectives.size(), 1u);
+  EXPECT_EQ(p.steps[0].comm_ns, 100);
+  EXPECT_EQ(p.steps[0].compute_ns, 500);
+}
+
 // Several ranks' traces merged into one file (TraceLens's TraceFusion: each rank's process id
 // offset, its steps kept): not one rank's trace, refused with one line that says so.
 TEST_F(Ranks, AMergeOfSeveralRanksIsRefused) {

@@ -29,7 +29,7 @@ namespace {
 // report counts as communication. Looked for first, so that a trace with none is not profiled.
 bool is_backend_slice(std::string_view name) {
   if (name.empty() || (std::tolower(static_cast<unsigned char>(name[0])) != 'g' &&
-                       std::tolower(static_cast<unsigned char>(name[0])) != 'n'))
+                       std::tolower(static_cast<unsigned char>(name[0])) != 'n' && name[0] != 'v'))
     return false;
   auto starts = [&](std::string_view p) {
     if (name.size() < p.size()) return false;
@@ -37,7 +37,7 @@ bool is_backend_slice(std::string_view name) {
       if (std::tolower(static_cast<unsigned char>(name[i])) != p[i]) return false;
     return true;
   };
-  return starts("gloo:") || starts("nccl");
+  return starts("gloo:") || is_comm_kernel(name);
 }
 
 void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool exchange) {
@@ -99,8 +99,9 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
       }
   }
   Symptom s;
-  s.text = std::string(exchange ? "exchanges" : "communication") + " (" + std::string(name) +
-           (p.gpu ? ", NCCL's kernels" : "") + ", " + fixed(per_step, 1) + " collective" +
+  s.text = std::string(exchange ? "exchanges" : "communication") + " (" +
+           (p.gpu ? kernel_label(name) : std::string(name)) +
+           (p.gpu ? ", GPU kernels" : "") + ", " + fixed(per_step, 1) + " collective" +
            (per_step == 1 ? "" : "s") + (p.steps.empty() || p.whole_trace ? "" : " a step") + ") ran " +
            format_duration(comm) + ", " + percent_text(1 - share) +
            " of it beside computation: " + format_duration(exposed) + " exposed (" +
