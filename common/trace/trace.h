@@ -187,6 +187,9 @@ struct Trace {
   std::map<std::pair<int64_t, int64_t>, std::string> lane_names;
   /// baseTimeNanoseconds, when the trace gives one: event times are then relative to it.
   int64_t base_time_ns = 0;
+  /// Slices of Python's own tracer (category "python_function": torch.profiler's with_stack in
+  /// Python): it lengthens every call it traces on the host.
+  int64_t python_functions = 0;
   /// The header's "with_flops": recorded with torch.profiler's with_flops=True, whose table
   /// counts the FLOPs of a few operators (python_flops.h).
   bool with_flops = false;

@@ -467,6 +467,31 @@ TEST(AdviseHostSync, AWaitForWorkTheTraceDoesNotShowIsNotCounted) {
   EXPECT_NE(symptom(seen, "host_sync"), nullptr);
 }
 
+// A trace with Python's stack tracer's slices (with_stack in Python: category python_function)
+// says so in its header: the host's times include the tracer's cost. Read by one thread or two.
+TEST(AdviseHeader, PythonsStackTracerIsSaid) {
+  TraceBuilder b;
+  b.step(1, 0, 400);
+  b.slice("python_function", "train.py(12): step", 0, 300);
+  b.slice("python_function", "torch/nn/modules/module.py(1751): _call_impl", 10, 200);
+  b.op("aten::mm", 20, 100);
+  for (unsigned threads : {1u, 2u}) {
+    ParseOptions o;
+    o.threads = threads;
+    o.chunk_bytes = 64;
+    const Trace t = parse_trace_text(b.str(), "t.json", o);
+    EXPECT_EQ(t.python_functions, 2);
+    const Advice a = advise_trace(t);
+    EXPECT_EQ(a.python_functions, 2);
+    EXPECT_TRUE(has(format_advice(a, "t.json"), "recorded with Python's stack tracer (with_stack: 2 python_function slices)"))
+        << format_advice(a, "t.json");
+  }
+  TraceBuilder plain;
+  plain.step(1, 0, 400);
+  plain.op("aten::mm", 20, 100);
+  EXPECT_FALSE(has(format_advice(advise_text(plain.str()), "t.json"), "stack tracer"));
+}
+
 // --- a trace without steps -------------------------------------------------------------------
 
 // Rank 1 of tugot17/tokenomics-from-first-principles (no ProfilerStep ranges): its shares are of

@@ -268,6 +268,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.steps = int64_t(ctx.step_ns.size());
   a.gpu = ctx.gpu();
   a.cpu_side_only_format = !a.gpu && index.trace().autograd_profiler_slices > 0;
+  a.python_functions = index.trace().python_functions;
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
   if (!a.gpu && a.launches_without_gpu_work == 0) a.sync_or_query_calls = int64_t(index.api_calls().size());
   const std::string not_recorded_why =
@@ -415,6 +416,10 @@ std::string format_advice(const Advice& a, const std::string& path) {
     o << "; findings from " << fixed(100 * a.min_share, 1) << "% of the "
       << (a.steps ? "steps" : "window") << " (--min-share)";
   o << "\n";
+  if (a.python_functions > 0)
+    o << "recorded with Python's stack tracer (with_stack: " << counted(a.python_functions, "python_function slice")
+      << "): it lengthens every call it traces, so the host's times here (gaps between launches, operators' "
+         "overhead) come out longer than without it; record again without with_stack to judge them\n";
   if (a.findings.empty()) o << "\nNo finding: every rule that could run found nothing past its threshold.\n";
   int n = 0;
   for (const Finding& f : a.findings) {
@@ -472,6 +477,7 @@ nlohmann::ordered_json advice_json(const Advice& a) {
             {"launches_without_gpu_work", a.launches_without_gpu_work},
             {"sync_or_query_calls", a.sync_or_query_calls},
             {"cpu_side_only_format", a.cpu_side_only_format},
+            {"python_functions", a.python_functions},
             {"min_share", a.min_share}, {"window_start", trace_ts(a.window_start_ns)},
             {"findings", json::array()}, {"clean", json::array()}, {"unable", json::array()}};
   for (const Finding& f : a.findings) {

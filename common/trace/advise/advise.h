@@ -125,6 +125,9 @@ struct Advice {
   /// The trace is in the autograd profiler's own format (Trace::autograd_profiler_slices), which
   /// holds a run's CPU side only: whether the run used a GPU, it cannot say.
   bool cpu_side_only_format = false;
+  /// Slices of Python's tracer in the trace (Trace::python_functions): the host's times include
+  /// its cost, which the header says.
+  int64_t python_functions = 0;
   /// The floor the findings were held to (AdviseOptions::min_saved_share).
   double min_share = advise_rules::threshold::kMinSavedShare;
   std::vector<Finding> findings;  ///< largest gain first

@@ -324,6 +324,7 @@ class ParallelRead {
     out_->skipped.add(p.t.skipped);
     for (const auto& [kind, n] : p.t.unread) out_->unread[kind] += n;
     out_->autograd_profiler_slices += p.t.autograd_profiler_slices;
+    out_->python_functions += p.t.python_functions;
     elements_ += p.elements;
   }
 

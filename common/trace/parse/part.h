@@ -106,6 +106,7 @@ struct Part {
     t.input_shapes.clear();
     t.flows = {};
     t.skipped = {};
+    t.python_functions = 0;
     names.clear();
     lanes.clear();
     lane_fixes.clear();
