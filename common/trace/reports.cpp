@@ -130,6 +130,11 @@ RangeTimes named_range_times(const TraceIndex& index, const std::vector<const Ke
     const size_t hi = size_t(std::lower_bound(c.start.begin(), c.start.end(), to) - c.start.begin());
     return c.before[hi] - c.before[lo];
   };
+  // Per step: only what lies inside the steps counts (a range called after the last step,
+  // Gloo's all-reduces on a CPU rank, would make a range longer per step than its step).
+  std::vector<Interval> steps;
+  for (size_t st : index.steps) steps.push_back({t.events[st].start_ns, t.events[st].end_ns()});
+  merge(steps);
   std::map<std::pair<Lane, std::string_view>, int64_t> counted_to;  // the union's end so far
   for (size_t i : spans) {
     const Event& e = t.events[i];
@@ -139,10 +144,13 @@ RangeTimes named_range_times(const TraceIndex& index, const std::vector<const Ke
     if (to <= from) continue;  // inside the union already (or empty)
     at->second = to;
     const size_t k = row.at(e.name);
-    out.span_ns[k] += to - from;
-    for (const auto& [other, c] : calls) {
-      if (other == lane) out.launched_ns[k] += launched_in(c, from, to);
-      else if (other.first == lane.first) out.elsewhere_ns[k] += launched_in(c, from, to);
+    const std::vector<Interval> pieces = steps.empty() ? std::vector<Interval>{{from, to}} : clip(steps, from, to);
+    for (const Interval& piece : pieces) {
+      out.span_ns[k] += piece.to - piece.from;
+      for (const auto& [other, c] : calls) {
+        if (other == lane) out.launched_ns[k] += launched_in(c, piece.from, piece.to);
+        else if (other.first == lane.first) out.elsewhere_ns[k] += launched_in(c, piece.from, piece.to);
+      }
     }
   }
   return out;
@@ -1677,7 +1685,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
            "latency)";
     line(s);
     line(std::to_string(lr.shorter_than_call) + " of " + std::to_string(lr.delay.count) +
-         " launches ran GPU work shorter than the launch call (a graph launch: its first kernel)");
+         " launches ran GPU work shorter than the launch call" +
+         (lr.graph_launches ? " (a graph launch: its first kernel)" : ""));
     if (m.clock_offset.found())
       line(offset_note(m.clock_offset));
   }

@@ -513,7 +513,8 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index);
 /// What a trace says, as figures: computed once, printed by explain() and written as JSON by
 /// `pil-trace summary --json`. Row pointers point into the index's operator table.
 /// Per range of `ranges` (by name), over the union of its spans on each thread (a span inside
-/// another of its name counted once, where the operator table counts both): their time, and the
+/// another of its name counted once, where the operator table counts both) inside the steps (the
+/// whole trace without them): their time, and the
 /// time of the GPU work whose launch call started inside them ([start, end)) on that thread. Unlike the operator table's device time (the work whose operator is the range or one
 /// inside it, as torch.profiler joins them), this counts work that an operator around the range
 /// launched inside it, as c10d's NCCL kernel under record_param_comms, launched inside its

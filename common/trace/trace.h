@@ -58,7 +58,7 @@ struct MemoryInfo {
   /// Bytes the allocator had handed out after this event, when the trace says (Kineto's files
   /// do: "Total Allocated"); -1 when not (LibTorch's in-process events carry the change only).
   int64_t total_allocated = -1;
-  bool cuda = false;       ///< a GPU allocation (Kineto's "Device Type" 1), else host memory
+  bool cuda = false;       ///< a GPU allocation (Kineto's "Device Type" 1, or 6: HIP), else host memory
   int32_t device = -1;     ///< device index; -1 for host memory
 };
 

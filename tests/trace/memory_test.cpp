@@ -101,6 +101,23 @@ TEST(Memory, EventsAreReadWithSizeDeviceAndTotal) {
   EXPECT_EQ(n, 5);
 }
 
+// ROCm builds of torch write their GPU's memory events with "Device Type" 6 (c10::DeviceType::HIP)
+// in some Kineto versions (TraceLens's MI300X Qwen trace: 1,294 allocations, a 1.06 GiB peak,
+// read as host memory before): GPU memory as CUDA's 1 is.
+TEST(Memory, HipsDeviceTypeIsGpuMemory) {
+  std::string text = memory_trace();
+  const std::string cuda = R"("Device Id": 0, "Device Type": 1)";
+  text.replace(text.find(cuda), cuda.size(), R"("Device Id": 0, "Device Type": 6)");
+  const Trace t = parse_trace_text(text);
+  int64_t gpu = 0;
+  for (const auto& e : t.events)
+    if (const MemoryInfo* m = t.memory_info(e)) gpu += m->cuda && m->device == 0;
+  EXPECT_EQ(gpu, 1);
+  const auto rows = memory_report(TraceIndex(t));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[1].cuda);
+}
+
 TEST(Memory, TableAttributesBytesToTheInnermostOperatorAndItsAncestors) {
   const KeyAverages k = key_averages(parse_trace_text(memory_trace()));
   EXPECT_TRUE(k.has_cpu_memory);

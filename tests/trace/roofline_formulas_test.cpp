@@ -85,6 +85,16 @@ TEST(TraceRooflineFormulas, AnOutFormsLastTensorIsWrittenNotRead) {
   const OpWork softmax_out = work("aten::_softmax", inputs({{"float", {16, 8, 128, 128}}, {"Scalar", {}}, {"Scalar", {}},
                                                             {"float", {16, 8, 128, 128}}}));
   EXPECT_DOUBLE_EQ(softmax_out.bytes, 2 * 4.0 * 16 * 8 * 128 * 128);
+  // mul.out of a float [4, 2798, 2798] by a 0-d double (a real A100 trace's): one tensor read,
+  // one written, the 0-d one's 8 bytes; add.out (self, other, alpha, out) the same way.
+  const double n = 4.0 * 2798 * 2798;
+  const OpWork mul_out = work("aten::mul", inputs({{"float", {4, 2798, 2798}}, {"double", {}}, {"float", {4, 2798, 2798}}}));
+  EXPECT_DOUBLE_EQ(mul_out.bytes, 2 * 4 * n + 8);
+  EXPECT_DOUBLE_EQ(mul_out.flops, n);
+  const OpWork add_out = work("aten::add", inputs({{"float", {64}}, {"float", {64}}, {"Scalar", {}}, {"float", {64}}}));
+  EXPECT_DOUBLE_EQ(add_out.bytes, 3 * 4 * 64);
+  const OpWork add = work("aten::add", inputs({{"float", {64}}, {"float", {64}}, {"Scalar", {}}}));
+  EXPECT_DOUBLE_EQ(add.bytes, 3 * 4 * 64);
 }
 
 TEST(TraceRooflineFormulas, MatrixFormulasAreTheOwnProductsAndAttention) {

@@ -197,12 +197,17 @@ void naive_attention(const RuleContext& c, RuleResult& out) {
                              }),
               found.end());
   if (found.empty()) return;
+  // The time, and the score shape of the patterns that took the most of it.
   int64_t time = 0;
-  std::string shape;
+  std::map<std::string, int64_t> by_shape;
   for (const Pattern& p : found) {
     time += p.time;
-    if (shape.empty()) shape = p.shape;
+    if (!p.shape.empty()) by_shape[p.shape] += p.time;
   }
+  std::string shape;
+  int64_t most = -1;
+  for (const auto& [sh, t] : by_shape)
+    if (t > most) most = t, shape = sh;
   if (double(time) < c.options.min_saved_share * double(c.basis_ns)) return;
 
   const bool on_ops = have_ops;

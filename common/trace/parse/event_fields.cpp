@@ -482,7 +482,8 @@ void EventFields::read_event(od::object& obj) {
           if (!optional_whole(av, minfo.total_allocated)) minfo.total_allocated = -1;
         } else if (is_key(ak, "Device Type")) {
           int64_t type = 0;
-          if (optional_whole(av, type)) minfo.cuda = type == 1;
+          // c10::DeviceType: 1 CUDA, 6 HIP (a ROCm build's GPU memory in some Kineto versions).
+          if (optional_whole(av, type)) minfo.cuda = type == 1 || type == 6;
         } else if (is_key(ak, "Device Id")) {
           int64_t device = -1;
           if (optional_whole(av, device)) minfo.device = int32_t(device);

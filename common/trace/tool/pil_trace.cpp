@@ -495,8 +495,8 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
                                      std::to_string(r.waited.count) + " launches, " + stats(r.waited) + "\n"
                                : std::string())
             << (r.waited.count ? "  all together: " : "  both together: ") << stats(r.delay) << "\n"
-            << r.shorter_than_call << " launches ran GPU work shorter than the launch call (a graph launch: its "
-               "first kernel)\n";
+            << r.shorter_than_call << " launches ran GPU work shorter than the launch call"
+            << (r.graph_launches ? " (a graph launch: its first kernel)" : "") << "\n";
   if (offset.found()) std::cout << offset_note(offset) << "\n";
   if (r.graph_launches)
     std::cout << r.graph_launches << " launches ran several kernels (graphs): "
