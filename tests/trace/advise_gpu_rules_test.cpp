@@ -444,6 +444,41 @@ TEST(AdviseHostSync, ASynchronousCopyIsAWait) {
   EXPECT_TRUE(has(s->examples.at(0).detail, "a copy the host waits for")) << s->examples[0].detail;
 }
 
+// A copy to pageable host memory returns only once copied, behind the stream's earlier work:
+// cudaMemcpyAsync's too. Kernel A [20, 620]; the copy call [30, 630] (DtoH to pageable), its
+// copy [620, 628]; kernel B launched at 650 runs [700, 900]. host_sync: a wait of 600, the GPU
+// busy 590 + 8 = 598 of it. pageable_copy: of the call's 600 only the 10 after A ended are the
+// copy's (the rest a wait for A): under 2% of the step, no finding; with --min-share 0, 10 held
+// and the 590 of waiting said. A call that returned before its copy ran is no wait.
+TEST(AdviseHostSync, ACopyToPageableMemoryIsAWaitItsQueueNotThePageablesCost) {
+  auto trace = [](double call_dur) {
+    TraceBuilder b;
+    b.device("NVIDIA H100 80GB HBM3");
+    b.step(1, 0, 1000);
+    b.kernel("kernel_A", b.call("cudaLaunchKernel", 10, 5), 20, 600);
+    b.memcpy("Memcpy DtoH (Device -> Pageable)", b.call("cudaMemcpyAsync", 30, call_dur), 620, 8, 1 << 20);
+    b.kernel("kernel_B", b.call("cudaLaunchKernel", 650, 5), 700, 200);
+    return b.str();
+  };
+  const Advice a = advise_text(trace(600));
+  const Symptom* s = symptom(a, "host_sync");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "sync_copies"), 1);
+  EXPECT_DOUBLE_EQ(figure(*s, "waited_ns"), 600'000);
+  EXPECT_DOUBLE_EQ(figure(*s, "gpu_busy_ns"), 598'000);
+  EXPECT_EQ(symptom(a, "pageable_copy"), nullptr);
+  AdviseOptions all;
+  all.min_saved_share = 0;
+  const Advice low = advise_text(trace(600), all);
+  const Symptom* p = symptom(low, "pageable_copy");
+  ASSERT_NE(p, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*p, "held_ns"), 10'000);
+  EXPECT_TRUE(has(p->examples.at(0).detail, "held the CPU 10.0 us for its copy (590 us more waiting for the stream's earlier work)"))
+      << p->examples[0].detail;
+  const Advice returned = advise_text(trace(5));  // returned at 35, its copy at 620
+  EXPECT_EQ(symptom(returned, "host_sync"), nullptr);
+}
+
 // A wait for GPU work the trace does not show (SGLang's prefill on an MI300X, TraceLens's test
 // data: a copy the host waited 493 ms for, behind a kernel that started 493 ms after its launch
 // on an idle stream): not the wait's own cost. Here the kernel, launched at 10 onto an idle

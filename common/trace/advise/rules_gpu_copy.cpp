@@ -2,7 +2,10 @@
 // Device)" and "Memcpy DtoH (Device -> Pageable)". The driver stages such a copy through a
 // pinned buffer of its own, and the call returns only when the data is staged: the CPU is held
 // for about the copy's length and the copy cannot overlap other work. (ROCm's traces name their
-// copies "Host -> Device" without saying which memory: not counted.)
+// copies "Host -> Device" without saying which memory: not counted.) A call that waited for the
+// stream's earlier work before its copy could start held the CPU that long for that work, not for
+// the copy: that part is a wait for the GPU (host_sync counts a copy to pageable host memory as
+// one), and only the rest is counted here.
 #include <algorithm>
 #include <set>
 
@@ -10,6 +13,18 @@
 #include "trace/advise/rules_gpu.h"
 
 namespace pil::trace::advise_rules {
+namespace {
+
+/// The part of copy call `call`'s time that is its copy's: from when the stream's earlier work
+/// had ended (or the call began, if later) to the call's end.
+int64_t own_hold(const RuleContext& c, size_t call, size_t copy) {
+  const Event& e = c.trace.events[call];
+  const int64_t free_at = c.index.stream_free_before(copy);
+  const int64_t waited = std::clamp<int64_t>(free_at == INT64_MIN ? 0 : free_at - e.start_ns, 0, e.dur_ns);
+  return e.dur_ns - waited;
+}
+
+}  // namespace
 
 void pageable_copy(const RuleContext& c, RuleResult& out) {
   if (!any_name(c.trace, is_pageable_copy)) return;
@@ -25,7 +40,7 @@ void pageable_copy(const RuleContext& c, RuleResult& out) {
     gpu_ns += e.dur_ns;
     if (const int64_t b = c.trace.copy_bytes_of(e); b >= 0) bytes += b, ++sized;
     if (const long call = c.index.launch_of(i); call >= 0 && calls.insert(size_t(call)).second)
-      held += ev[size_t(call)].dur_ns;
+      held += own_hold(c, size_t(call), i);
   }
   if (copies == 0) return;
   // Small copies cost little either way; where the trace gives no sizes, the time decides.
@@ -39,15 +54,22 @@ void pageable_copy(const RuleContext& c, RuleResult& out) {
                                                                       " that give their size"
                                                                 : "")
                   : "the trace gives no sizes") +
-           "): their calls held the CPU " + format_duration(held) + ", the copies ran " +
+           "): their calls held the CPU " + format_duration(held) + " for them, the copies ran " +
            format_duration(gpu_ns) + " on the GPU";
   s.figures = {{"copies", double(copies)}, {"to_device", double(to_device)},
                {"to_host", double(to_host)}, {"bytes", double(bytes)},
                {"held_ns", double(held)}, {"gpu_ns", double(gpu_ns)}};
   std::vector<size_t> worst(calls.begin(), calls.end());
-  std::stable_sort(worst.begin(), worst.end(), [&](size_t a, size_t b) { return ev[a].dur_ns > ev[b].dur_ns; });
+  auto own = [&](size_t call) {
+    const auto work = c.index.work_of(call);
+    return work.empty() ? ev[call].dur_ns : own_hold(c, call, work.front());
+  };
+  std::stable_sort(worst.begin(), worst.end(), [&](size_t a, size_t b) { return own(a) > own(b); });
   for (size_t k = 0; k < worst.size() && k < c.options.examples; ++k) {
-    std::string detail = "held the CPU " + format_duration(ev[worst[k]].dur_ns);
+    std::string detail = "held the CPU " + format_duration(own(worst[k]));
+    if (own(worst[k]) < ev[worst[k]].dur_ns)
+      detail += " for its copy (" + format_duration(ev[worst[k]].dur_ns - own(worst[k])) +
+                " more waiting for the stream's earlier work)";
     for (size_t w : c.index.work_of(worst[k])) {
       const Event& copy = ev[w];
       detail += " for " + std::string(copy.name);

@@ -67,7 +67,8 @@ std::pair<int64_t, long> work_during(const RuleContext& c, int64_t from, int64_t
 /// Stretches in which the GPU did work the trace does not show: before an item that started more
 /// than kLatencyAfterReturnNs after its launch call returned, onto a stream idle by then (it
 /// waited on another stream's event, another process's work, or work recorded nowhere), from
-/// the call's return (or the stream's last work) to its start. In start order, not merged.
+/// the call's return (or the stream's last work) to its start, less the time any stream of the
+/// trace was busy (waiting on another stream's recorded work is a wait on work it shows).
 std::vector<Interval> unseen_gpu_work(const RuleContext& c) {
   std::vector<Interval> out;
   for (size_t w : c.index.device_work()) {
@@ -77,8 +78,11 @@ std::vector<Interval> unseen_gpu_work(const RuleContext& c) {
     const int64_t from = std::max(c.trace.events[size_t(call)].end_ns(), c.index.stream_free_before(w));
     if (e.start_ns - from > kLatencyAfterReturnNs) out.push_back({from, e.start_ns});
   }
+  if (out.empty()) return out;
   merge(out);
-  return out;
+  std::vector<Interval> busy;
+  for (const BusySpan& b : c.busy_spans()) busy.push_back({b.start, b.end});
+  return subtract(out, busy);
 }
 
 }  // namespace
@@ -89,11 +93,19 @@ void host_sync(const RuleContext& c, RuleResult& out) {
   std::vector<size_t> waits;
   for (size_t i : c.index.synchronizes())
     if (c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
-  if (any_name(c.trace, is_sync_copy_call)) {
-    PerName<bool> sync_copy;
+  // A copy to pageable host memory returns only once copied, after the stream's earlier work:
+  // cudaMemcpyAsync's too ("Memcpy DtoH (Device -> Pageable)").
+  auto waits_for_copy = [&](size_t call) {
+    if (is_sync_copy_call(ev[call].name)) return true;
+    if (!is_copy_call(ev[call].name)) return false;
+    const auto work = c.index.work_of(call);
+    // ... where the call did last until its copy ran (a call that returned before is no wait).
+    return !work.empty() && is_copy_to_host(ev[work.front()].name) && is_pageable_copy(ev[work.front()].name) &&
+           ev[call].end_ns() >= ev[work.front()].start_ns;
+  };
+  if (any_name(c.trace, is_copy_call))
     for (size_t i : c.index.api_calls())
-      if (sync_copy(ev[i].name, is_sync_copy_call) && c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
-  }
+      if (is_copy_call(ev[i].name) && waits_for_copy(i) && c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
   if (waits.empty()) return;
   std::sort(waits.begin(), waits.end(), [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
 
@@ -114,7 +126,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
     const size_t last = calls.back();  // in start order
     const auto l = last_launch.find(step);
     const bool final_one = l == last_launch.end() || l->second < ev[last].end_ns();
-    if (final_one && !is_sync_copy_call(ev[last].name)) {
+    if (final_one && !waits_for_copy(last)) {
       calls.pop_back();
       ++excused;
     }
@@ -172,7 +184,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
   if (double(saved) < c.options.min_saved_share * double(c.basis_ns)) return none_seen();
 
   const size_t syncs = counted.size() - size_t(std::count_if(counted.begin(), counted.end(), [&](size_t i) {
-                         return is_sync_copy_call(ev[i].name);
+                         return waits_for_copy(i);
                        }));
   const size_t sync_copies = counted.size() - syncs;
   std::string kinds;
@@ -216,7 +228,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
     detail += ")";
     bool to_host = false;
     const std::string after = after_what(c, worst[k], to_host);
-    if (is_sync_copy_call(e.name)) detail += "; a copy the host waits for";
+    if (waits_for_copy(worst[k])) detail += "; a copy the host waits for";
     else if (!after.empty()) detail += "; " + after;
     s.examples.push_back(c.example(worst[k], detail));
   }
