@@ -244,7 +244,7 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
   // slice around its launch call on the launch's thread): torch 2.0-2.2's traces give the sizes
   // there only.
   std::unordered_map<const Event*, const Event*> launched_in;
-  if (p.gpu && !by_start.empty()) {
+  if (p.gpu) {
     std::unordered_map<uint64_t, const Event*> kernel_of;  // correlation -> the NCCL kernel
     for (const Event* e : comm_events)
       if (e->correlation) kernel_of.emplace(e->correlation, e);
@@ -295,7 +295,11 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
     c.start_ns = base + e->start_ns;
     c.dur_ns = e->dur_ns;
     const std::string kind = normalized(e->name);
-    c.exchange = is_exchange(e->name);
+    // What the collective is: the backend's slice around its launch says where there is one
+    // (NCCL runs some all-reduces as SendRecv kernels: an A100 TorchRec trace's DDP all-reduces,
+    // under nccl:all_reduce, read as all-to-all), else the kernel's name.
+    const auto around = launched_in.find(e);
+    c.exchange = is_exchange(around != launched_in.end() ? around->second->name : e->name);
     const auto exact = by_start.find({e->start_ns, c.name});
     if (exact != by_start.end()) c.bytes = exact->second;
     for (size_t k = next_arg; c.bytes < 0 && k < ordered.size() && k < next_arg + 8; ++k) {

@@ -414,6 +414,24 @@ TEST_F(Ranks, CommunicationKernelsOfNcclAndSymmetricMemory) {
   EXPECT_EQ(p.steps[0].compute_ns, 500);
 }
 
+// NCCL runs some all-reduces as SendRecv kernels: the nccl:* slice around the launch says what
+// the collective is (an A100 TorchRec trace's DDP all-reduces read as all-to-all by the kernel's
+// name); without one, the kernel's name.
+TEST_F(Ranks, TheSliceAroundALaunchSaysWhatTheCollectiveIs) {
+  pil::test::TraceBuilder b;
+  b.device("NVIDIA A100-SXM4-80GB", 108, 80LL << 30, 8, 0).rank(0, 2);
+  b.step(1, 0, 1000);
+  b.range("nccl:all_reduce", 10, 30);
+  b.kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+           b.call("cudaLaunchKernel", 15, 5), 100, 50, 20);
+  b.kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+           b.call("cudaLaunchKernel", 60, 5), 200, 50, 20);
+  const RankProfile p = rank_profile(parse_trace_text(b.str(), "t.json"));
+  ASSERT_EQ(p.collectives.size(), 2u);
+  EXPECT_FALSE(p.collectives[0].exchange);
+  EXPECT_TRUE(p.collectives[1].exchange);
+}
+
 // Several ranks' traces merged into one file (TraceLens's TraceFusion: each rank's process id
 // offset, its steps kept): not one rank's trace, refused with one line that says so.
 TEST_F(Ranks, AMergeOfSeveralRanksIsRefused) {
