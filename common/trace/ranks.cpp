@@ -830,7 +830,7 @@ std::string format_ranks(const RanksReport& r) {
             ? " (no ProfilerStep ranges: a rank's whole trace is its step 0)"
             : "")
     << "; communication read from "
-    << (r0.gpu ? "NCCL kernels (nccl*), computation from the other GPU work"
+    << (r0.gpu ? "NCCL kernels (nccl*) and symmetric memory's, computation from the other GPU work"
                : "the backend's slices (gloo:*), computation from the operators on other threads")
     << "\nper rank, medians over the steps (ns):\n";
   TextTable ranks({"Rank", "Step", "Compute", "Comm", "Overlap", "Exposed comm", "Hidden (%)",

@@ -189,6 +189,22 @@ TEST(AdviseHostWait, ALongGapIsAStallNamedByWhatTheHostDid) {
       << s.text;
 }
 
+// The same stall with no operator or range on the launching thread but Python's stack tracer's
+// slices (with_stack in Python): the innermost covering half of it names what the host did,
+// preprocess [200, 4200] (4000 of 6070) inside step [100, 6100], not read_video [300, 1300].
+TEST(AdviseHostWait, AStallCoveredByPythonsTracerIsNamedByItsCode) {
+  const Advice a = advise_text(stalled_step([](TraceBuilder& b) {
+    b.slice("python_function", "pipeline.py(10): __call__", 100, 6000);
+    b.slice("python_function", "image_processing.py(235): preprocess", 200, 4000);
+    b.slice("python_function", "video.py(50): read_video", 300, 1000);
+  }));
+  const Symptom* s = symptom(a, "host_stall");
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->examples.size(), 1u);
+  EXPECT_EQ(s->examples[0].name, "image_processing.py(235): preprocess");
+  EXPECT_TRUE(has(s->examples[0].detail, "but this Python code (Python's stack tracer's slice)")) << s->examples[0].detail;
+}
+
 // The same stall waiting on a DataLoader with worker processes ([100, 6100]), and one where the
 // fetch covers less than half of the stall ([100, 3000]: 2900 of 6070): named only when it is
 // most of the stall.

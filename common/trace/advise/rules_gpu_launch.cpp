@@ -108,15 +108,20 @@ std::vector<HostGap> longest(std::vector<HostGap> gaps, size_t n) {
 struct HostActivity {
   long slice = -1, outer = -1, partial = -1;
   int64_t partial_ns = 0;
+  /// Where no operator or range covers it: the innermost slice of Python's stack tracer
+  /// (python_function, read as Category::Other) covering half of it, or -1.
+  long python = -1;
 };
 
 std::vector<HostActivity> host_activity(const RuleContext& c, const std::vector<HostGap>& gaps) {
   std::vector<HostActivity> out(gaps.size());
   const auto& ev = c.trace.events;
   // One pass over the events for all the gaps (a handful: the worst examples).
+  const bool python = c.trace.python_functions > 0;
   for (size_t i = 0; i < ev.size(); ++i) {
     const Event& e = ev[i];
-    if (!is_cpu_slice(e.category) || is_step(e)) continue;
+    const bool python_slice = python && e.category == Category::Other && e.dur_ns > 0;
+    if (!python_slice && (!is_cpu_slice(e.category) || is_step(e))) continue;
     for (size_t g = 0; g < gaps.size(); ++g) {
       const Event& call = ev[gaps[g].call];
       if (e.pid != call.pid || e.tid != call.tid) continue;
@@ -124,6 +129,10 @@ std::vector<HostActivity> host_activity(const RuleContext& c, const std::vector<
           std::min(e.end_ns(), gaps[g].end) - std::max(e.start_ns, gaps[g].start);
       if (overlap <= 0) continue;
       HostActivity& a = out[g];
+      if (python_slice) {
+        if (2 * overlap >= gaps[g].dur() && (a.python < 0 || e.dur_ns < ev[size_t(a.python)].dur_ns)) a.python = long(i);
+        continue;
+      }
       if (2 * overlap >= gaps[g].dur()) {  // covers half: the innermost of those
         if (a.slice < 0 || e.dur_ns < ev[size_t(a.slice)].dur_ns) a.slice = long(i);
       } else if (overlap > a.partial_ns) {
@@ -273,6 +282,10 @@ void host_stall(const RuleContext& c, RuleResult& out) {
       detail += is_launch_call(in.category) ? "was inside this call" : "ran this";
       if (what[k].outer >= 0) detail += ", inside " + std::string(c.trace.events[size_t(what[k].outer)].name);
       x = c.example(size_t(what[k].slice));
+    } else if (what[k].python >= 0) {
+      detail += "ran no operator or range on the launching thread for most of it, but this Python code "
+                "(Python's stack tracer's slice)";
+      x = c.example(size_t(what[k].python));
     } else {
       detail += "ran nothing the profiler recorded on the launching thread for most of it";
       if (what[k].partial >= 0)
