@@ -56,15 +56,17 @@ namespace {
 
 /// The file a write to `asked` replaces: a link's target (the link stays a link), else `asked`.
 /// A link to a file not there yet is followed too (its target is created), link after link, as
-/// open(2) follows them (up to 40).
+/// open(2) follows them (up to 40: past that, a loop, and an empty path).
 fs::path write_target(const fs::path& asked) {
   std::error_code ec;
   fs::path at = asked;
-  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(at, ec)); ++hops) {
+  int hops = 0;
+  for (; hops < 40 && fs::is_symlink(fs::symlink_status(at, ec)); ++hops) {
     const fs::path next = fs::read_symlink(at, ec);
     if (ec) return asked;
     at = next.is_absolute() ? next : at.parent_path() / next;
   }
+  if (hops == 40 && fs::is_symlink(fs::symlink_status(at, ec))) return fs::path();  // a loop: none
   if (at == asked) return asked;
   const fs::path target = fs::weakly_canonical(at, ec);
   return ec ? at : target;
@@ -74,6 +76,7 @@ fs::path write_target(const fs::path& asked) {
 
 std::string unwritable_reason(const fs::path& asked) {
   const fs::path path = write_target(asked);
+  if (path.empty()) return std::strerror(ELOOP);  // "Too many levels of symbolic links"
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (fs::exists(st)) {

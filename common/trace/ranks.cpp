@@ -55,7 +55,26 @@ std::string normalized(std::string_view s) {
 bool is_exchange(std::string_view name) {
   const std::string kind = normalized(name);
   return kind.find("alltoall") != std::string::npos || kind.find("sendrecv") != std::string::npos ||
-         (starts_with_ci(name, "gloo:") && (kind.rfind("send", 0) == 0 || kind.rfind("recv", 0) == 0));
+         ((starts_with_ci(name, "gloo:") || starts_with_ci(name, "nccl:")) &&
+          (kind.rfind("send", 0) == 0 || kind.rfind("recv", 0) == 0));
+}
+
+/// A backend's slice that names its collective ("nccl:all_reduce", "nccl:send 0->1"), not one
+/// that groups several ("nccl:coalesced").
+bool names_a_collective(std::string_view slice) {
+  const std::string kind = normalized(slice);
+  for (std::string_view k : {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "send",
+                             "recv", "gather", "scatter", "barrier"})
+    if (kind.rfind(k, 0) == 0) return true;
+  return false;
+}
+
+/// A collective's name for a sentence: a kernel's without "void (anonymous namespace)::", its
+/// template arguments and parameters ("multimem_all_reduce_kernel").
+std::string short_name(std::string_view name) {
+  for (std::string_view p : {"void ", "(anonymous namespace)::"})
+    if (name.substr(0, p.size()) == p) name.remove_prefix(p.size());
+  return std::string(name.substr(0, std::min(name.find('('), name.find('<'))));
 }
 
 int64_t step_number(std::string_view name) {
@@ -299,7 +318,9 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
     // (NCCL runs some all-reduces as SendRecv kernels: an A100 TorchRec trace's DDP all-reduces,
     // under nccl:all_reduce, read as all-to-all), else the kernel's name.
     const auto around = launched_in.find(e);
-    c.exchange = is_exchange(around != launched_in.end() ? around->second->name : e->name);
+    c.exchange = is_exchange(around != launched_in.end() && names_a_collective(around->second->name)
+                                 ? around->second->name
+                                 : e->name);
     const auto exact = by_start.find({e->start_ns, c.name});
     if (exact != by_start.end()) c.bytes = exact->second;
     for (size_t k = next_arg; c.bytes < 0 && k < ordered.size() && k < next_arg + 8; ++k) {
@@ -355,6 +376,7 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
     merge(comm_in);
     p.compute = std::move(compute_in);
     p.comm = std::move(comm_in);
+    p.step_compute = std::move(compute_of);
     return p;
   }
 
@@ -652,7 +674,7 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
     {
       std::string note;
       auto what = [](const Collective& c) {
-        return c.name.substr(0, c.name.find('(')) + (c.bytes >= 0 ? " of " + std::to_string(c.bytes) + " bytes" : "");
+        return short_name(c.name) + (c.bytes >= 0 ? " of " + std::to_string(c.bytes) + " bytes" : "");
       };
       for (size_t k = 0; k < matched && note.empty(); ++k) {
         const Collective& a = *(*colls[0])[k];

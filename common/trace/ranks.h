@@ -97,6 +97,9 @@ struct RankProfile {
   size_t step_processes = 0;
   std::vector<Collective> collectives;  ///< in start order
   std::vector<Interval> compute, comm;  ///< merged unions of the steps' own (for the picture)
+  /// On a GPU with steps: each step's own computation (the work it launched), merged, by its
+  /// place in `steps`; empty otherwise. A step's collectives are set against their step's.
+  std::vector<std::vector<Interval>> step_compute;
   SkippedFields skipped;  ///< arguments of an unexpected type its reader skipped
   std::map<std::string, int64_t> unread;  ///< events its reader counted and did not read (Trace::unread)
 };

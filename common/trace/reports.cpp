@@ -1675,7 +1675,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     s += lr.queueing.count
              ? "; queued behind earlier work on the stream: " + std::to_string(lr.queueing.count) +
                    " launches, median wait " + format_duration(int64_t(lr.queueing.median)) +
-                   " (the CPU ran ahead: the GPU is fed)"
+                   " (the CPU ran ahead of those streams: the GPU had work then)"
              : "; none queued behind earlier work";
     if (lr.waited.count)
       s += "; " + std::to_string(lr.waited.count) + " launches onto an idle stream started more than " +

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -113,9 +115,17 @@ TEST(AtomicFile, WhatIsNoFileIsRefusedALinkKeptALongNameWritten) {
   EXPECT_TRUE(fs::is_symlink(fs::path(dir.path()) / "hop.txt"));
   EXPECT_EQ(read(later), "made");
 
+  // A loop of links is refused as open(2) refuses it, not replaced by a file.
+  const fs::path loop_a = fs::path(dir.path()) / "loop_a", loop_b = fs::path(dir.path()) / "loop_b";
+  fs::create_symlink(loop_b, loop_a);
+  fs::create_symlink(loop_a, loop_b);
+  EXPECT_EQ(unwritable_reason(loop_a), std::strerror(ELOOP));
+  EXPECT_THROW(write_text_atomically(loop_a, "x"), std::runtime_error);
+  EXPECT_TRUE(fs::is_symlink(loop_a));
+
   const fs::path long_name = fs::path(dir.path()) / (std::string(251, 'n') + ".gz");  // 254
   write_text_atomically(long_name, "long", Gzip::ByName);
-  EXPECT_EQ(entries(dir.path()), 7u) << "fifo, real, link, sub, hop, dangling and the long one; no temporary left";
+  EXPECT_EQ(entries(dir.path()), 9u) << "fifo, real, link, sub, hop, dangling, the loop's two and the long one; no temporary left";
 }
 
 std::string gunzip(const fs::path& p) {

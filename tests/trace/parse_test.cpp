@@ -519,7 +519,8 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"garbage_after", "[{\"ph\": \"X\", \"ts\": 1}] trailing", "after the event array"},
         Bad{"two_documents", "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1}]}\n{\"traceEvents\": []}\n",
             "two JSON documents in one file"},
-        Bad{"text_after_the_object", "{\"traceEvents\": [], \"a\": \"}\"} x", "after the trace's closing '}'"}),
+        Bad{"text_after_the_object", "{\"traceEvents\": [], \"a\": \"}\"} x", "after the trace's closing '}'"},
+        Bad{"stray_bracket_before_the_end", "{\"traceEvents\": []]}", "after the event array"}),
     [](const ::testing::TestParamInfo<Bad>& i) { return i.param.name; });
 
 TEST(Parse, ATraceCutShortAtAnyByteSaysItWasTruncated) {

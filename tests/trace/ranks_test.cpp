@@ -17,6 +17,16 @@ using namespace pil::trace;
 using pil::test::synthetic_rank_trace;
 using pil::test::TempDir;
 
+/// An event of `t` [from, to), in ns.
+void add_event(Trace& t, const char* name, Category c, int64_t from, int64_t to) {
+  Event e;
+  e.name = t.intern(name);
+  e.category = c;
+  e.start_ns = from;
+  e.dur_ns = to - from;
+  t.events.push_back(e);
+}
+
 struct Ranks : ::testing::Test {
   TempDir dir;
   std::string write(const std::string& name, const std::string& text) {
@@ -334,14 +344,7 @@ TEST_F(Ranks, WholeTracesWithoutCollectivesCompareNothing) {
 
 TEST_F(Ranks, GpuTracesReadNcclKernelsAsCommunication) {
   Trace t;
-  auto ev = [&](const char* name, Category c, int64_t from, int64_t to) {
-    Event e;
-    e.name = t.intern(name);
-    e.category = c;
-    e.start_ns = from;
-    e.dur_ns = to - from;
-    t.events.push_back(e);
-  };
+  auto ev = [&](const char* name, Category c, int64_t from, int64_t to) { add_event(t, name, c, from, to); };
   ev((pil::test::step_prefix() + "0").c_str(), Category::UserAnnotation, 0, 1000);
   ev("sm90_xmma_gemm", Category::Kernel, 100, 600);
   ev("ncclDevKernel_AllReduce_Sum_f32_RING_LL", Category::Kernel, 400, 900);
@@ -397,14 +400,7 @@ TEST_F(Ranks, CommunicationKernelsOfNcclAndSymmetricMemory) {
   EXPECT_FALSE(is_comm_kernel("void at::native::reduce_kernel<512, 1>(at::native::ReduceOp<float>)"));
   EXPECT_FALSE(is_comm_kernel("void (anonymous namespace)::softmax_warp_forward<float, float, float, 10>(float*)"));
   Trace t;
-  auto ev = [&](const char* name, Category c, int64_t from, int64_t to) {
-    Event e;
-    e.name = t.intern(name);
-    e.category = c;
-    e.start_ns = from;
-    e.dur_ns = to - from;
-    t.events.push_back(e);
-  };
+  auto ev = [&](const char* name, Category c, int64_t from, int64_t to) { add_event(t, name, c, from, to); };
   ev((pil::test::step_prefix() + "0").c_str(), Category::UserAnnotation, 0, 1000);
   ev("sm90_xmma_gemm", Category::Kernel, 100, 600);
   ev("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*)", Category::Kernel, 600, 700);
@@ -426,10 +422,19 @@ TEST_F(Ranks, TheSliceAroundALaunchSaysWhatTheCollectiveIs) {
            b.call("cudaLaunchKernel", 15, 5), 100, 50, 20);
   b.kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
            b.call("cudaLaunchKernel", 60, 5), 200, 50, 20);
+  // A point-to-point send's slice ("nccl:send 0->1", as ProcessGroupNCCL names it) is an
+  // exchange; a slice that groups several ("nccl:coalesced") leaves it to the kernel's name.
+  b.range("nccl:send 0->1", 300, 30);
+  b.kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", b.call("cudaLaunchKernel", 305, 5), 400, 50, 20);
+  b.range("nccl:coalesced", 500, 30);
+  b.kernel("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", b.call("cudaLaunchKernel", 505, 5), 600,
+           50, 20);
   const RankProfile p = rank_profile(parse_trace_text(b.str(), "t.json"));
-  ASSERT_EQ(p.collectives.size(), 2u);
+  ASSERT_EQ(p.collectives.size(), 4u);
   EXPECT_FALSE(p.collectives[0].exchange);
   EXPECT_TRUE(p.collectives[1].exchange);
+  EXPECT_TRUE(p.collectives[2].exchange);
+  EXPECT_FALSE(p.collectives[3].exchange);
 }
 
 // Several ranks' traces merged into one file (TraceLens's TraceFusion: each rank's process id

@@ -143,7 +143,7 @@ bool is_view_op(std::string_view op) {
 }
 
 bool is_softmax_op(std::string_view op) {
-  return one_of(op, {"aten::softmax", "aten::_softmax", "aten::_safe_softmax"});
+  return one_of(op, {"aten::softmax", "aten::_softmax", "aten::_safe_softmax", "aten::_masked_softmax"});
 }
 
 bool is_fused_attention_op(std::string_view op) {

@@ -16,6 +16,7 @@
 #include <cctype>
 #include <map>
 #include <string_view>
+#include <unordered_map>
 
 #include "trace/advise/names.h"  // any_name
 #include "trace/advise/rules_cpu.h"
@@ -56,14 +57,21 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
         hidden += s.overlap_ns;
       }
     }
-  } else {  // this kind's collectives, of the steps (p.compute is already)
+  } else if (!p.step_compute.empty()) {  // a GPU's: each step's of this kind against its own work
+    for (size_t k = 0; k < p.steps.size(); ++k) {
+      std::vector<Interval> kind;
+      for (size_t i : mine)
+        if (p.collectives[i].step == p.steps[k].number)
+          kind.push_back({p.collectives[i].start_ns, p.collectives[i].start_ns + p.collectives[i].dur_ns});
+      merge(kind);
+      comm += length(kind);
+      hidden += overlap(p.step_compute[k], kind);
+    }
+  } else {  // this kind's collectives, inside the steps (p.compute is already)
     std::vector<Interval> kind;
-    const bool by_launch = p.gpu && !p.whole_trace;  // a GPU's: those the steps launched
-    for (size_t i : mine)
-      if (!by_launch || p.collectives[i].step >= 0)
-        kind.push_back({p.collectives[i].start_ns, p.collectives[i].start_ns + p.collectives[i].dur_ns});
+    for (size_t i : mine) kind.push_back({p.collectives[i].start_ns, p.collectives[i].start_ns + p.collectives[i].dur_ns});
     merge(kind);
-    if (!p.steps.empty() && !by_launch) {
+    if (!p.steps.empty()) {
       std::vector<Interval> steps;
       for (const RankStep& s : p.steps) steps.push_back({s.start_ns, s.start_ns + s.dur_ns});
       merge(steps);
@@ -110,11 +118,17 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
                {"exposed_ns", double(exposed)}, {"exposed_share", share},
                {"exposed_of_steps", of_steps},  {"collectives_per_step", per_step}};
   // The collectives that left the most exposed, with the trace's own timestamps.
+  std::unordered_map<int64_t, size_t> step_place;  // a step's number -> its place, with step_compute
+  if (!p.step_compute.empty())
+    for (size_t s = 0; s < p.steps.size(); ++s) step_place.emplace(p.steps[s].number, s);
   std::vector<std::pair<int64_t, size_t>> worst;
   for (size_t i : mine) {
     const Collective& k = p.collectives[i];
     if (!p.steps.empty() && k.step < 0) continue;
-    worst.push_back({k.dur_ns - length(clip(p.compute, k.start_ns, k.start_ns + k.dur_ns)), i});
+    // Against its own step's work on a GPU (the work that step launched), else all of it.
+    const std::vector<Interval>* compute = &p.compute;
+    if (const auto s = step_place.find(k.step); s != step_place.end()) compute = &p.step_compute[s->second];
+    worst.push_back({k.dur_ns - length(clip(*compute, k.start_ns, k.start_ns + k.dur_ns)), i});
   }
   std::stable_sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.first > b.first; });
   for (size_t i = 0; i < worst.size() && i < c.options.examples; ++i) {

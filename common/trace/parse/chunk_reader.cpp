@@ -553,7 +553,7 @@ void Reader::read_tail(size_t at) {
     // file), which the object read below would stop before.
     const std::string_view rest = std::string_view(tail).substr(i);
     size_t k = detail::close_of(rest, 1);
-    if (k < rest.size())
+    if (k < rest.size() && rest[k] == '}')  // a stray ']' is the parse's to report, below
       for (++k; k < rest.size(); ++k)
         if (!is_space(rest[k]))
           throw ParseError(label_ + ": unexpected text after the trace's closing '}' (two JSON documents in one file?)");
