@@ -259,9 +259,8 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   // - a graph's branches: two kernels of one graph launch side by side, on any GPU (the graph's
   //   nodes with no edge between them run at once; CUPTI puts them on the launch's stream).
   auto pdl_possible = [&](int64_t device) {
-    for (const DeviceInfo& d : t.devices)
-      if (d.id == device) return d.compute_capability() == 0 || d.compute_capability() >= 90;
-    return true;
+    const DeviceInfo* d = t.device_info(device);
+    return !d || d->compute_capability() == 0 || d->compute_capability() >= 90;
   };
   auto dependent_launch = [&](size_t w) {
     const long call = index.launch_of(w);

@@ -99,8 +99,8 @@ void hold_against_peak(RooflineRow& row, bool tf32_kernel, const Trace& t, const
     auto found = matches.find(row.device);
     if (found == matches.end()) {
       GpuMatch m;
-      if (row.device >= 0 && size_t(row.device) < t.devices.size()) {
-        m = match_gpu(t.devices[size_t(row.device)]);
+      if (const DeviceInfo* d = t.device_info(row.device)) {
+        m = match_gpu(*d);
       } else {
         m.line = "GPU " + std::to_string(row.device) + ": not in the trace's deviceProperties: no peak figures";
       }

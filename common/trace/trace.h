@@ -206,9 +206,29 @@ struct Trace {
   std::unique_ptr<NamePool> names = std::make_unique<NamePool>();
 
   std::string_view intern(std::string_view s) { return names->intern(s); }
-  /// Device `d`'s compute capability (DeviceInfo::compute_capability); 0 where unknown.
-  int32_t compute_capability(size_t d) const {
-    return d < devices.size() ? devices[d].compute_capability() : 0;
+  /// Where GPU `id`'s description is in device_names (and devices): at `id`; or, in a trace that
+  /// describes one GPU only, that one whatever id its work carries (a process's GPUs are the ones
+  /// it sees, and ROCm's traces number its one visible GPU otherwise: an MI300X's kernels on
+  /// "device 9"); kNoDevice for none.
+  static constexpr size_t kNoDevice = size_t(-1);
+  size_t described(int64_t id) const {
+    if (id >= 0 && size_t(id) < device_names.size()) return size_t(id);
+    return id >= 0 && device_names.size() == 1 ? 0 : kNoDevice;
+  }
+  /// GPU `id`'s name, or "" where the trace does not describe it.
+  std::string_view device_name(int64_t id) const {
+    const size_t k = described(id);
+    return k < device_names.size() ? std::string_view(device_names[k]) : std::string_view();
+  }
+  /// GPU `id`'s description in full, or nullptr.
+  const DeviceInfo* device_info(int64_t id) const {
+    const size_t k = described(id);
+    return k < devices.size() ? &devices[k] : nullptr;
+  }
+  /// GPU `id`'s compute capability (DeviceInfo::compute_capability); 0 where unknown.
+  int32_t compute_capability(int64_t id) const {
+    const DeviceInfo* d = device_info(id);
+    return d ? d->compute_capability() : 0;
   }
   const KernelInfo* kernel_info(const Event& e) const {
     return e.kernel_info < kernels.size() ? &kernels[e.kernel_info] : nullptr;

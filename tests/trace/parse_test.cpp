@@ -81,6 +81,26 @@ TEST(Parse, KinetoObjectWithItsFields) {
 // Without launch shapes (summary, advise) a kernel's args are left unread after its device,
 // stream and correlation: the same events, none of the shapes; a kernel whose fields come in
 // another order (its stream after its grid), a CUDA and a HIP launch call alike.
+// A trace that describes one GPU: its work is on that GPU whatever id it carries (ROCm's traces
+// number a process's one visible GPU otherwise: TraceLens's MI300X traces, kernels on device 9
+// or 2, deviceProperties id 0). With two described, an id that is neither is none of them.
+TEST(Parse, OneDescribedGpuIsTheGpuOfAllTheWork) {
+  const std::string one = R"({"deviceProperties": [{"id": 0, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
+    "computeMajor": 9, "computeMinor": 4, "numSms": 304}], "traceEvents": []})";
+  const Trace t = parse_trace_text(one, "t.json");
+  ASSERT_NE(t.device_info(9), nullptr);
+  EXPECT_EQ(t.device_info(9)->name, "AMD Instinct MI300X");
+  EXPECT_EQ(t.compute_capability(9), 94);
+  EXPECT_EQ(t.device_name(2), "AMD Instinct MI300X");
+  EXPECT_EQ(t.device_info(-1), nullptr);
+  const std::string two = R"({"deviceProperties": [{"id": 0, "name": "A", "computeMajor": 9, "computeMinor": 0},
+    {"id": 1, "name": "B", "computeMajor": 8, "computeMinor": 0}], "traceEvents": []})";
+  const Trace u = parse_trace_text(two, "t.json");
+  EXPECT_EQ(u.device_name(1), "B");
+  EXPECT_EQ(u.device_info(9), nullptr);
+  EXPECT_EQ(u.compute_capability(9), 0);
+}
+
 TEST(Parse, LaunchShapesOnlyWhenAsked) {
   ParseOptions without;
   without.read_launch_shapes = false;

@@ -47,8 +47,8 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
   // The devices that ran kernels: all AMD, or none with a compute capability: not checked.
   bool nvidia = false, known = false;
   for (const TraceIndex::Stream& s : c.index.streams()) {
-    const size_t d = size_t(s.device);
-    const bool amd = d < t.device_names.size() && is_amd(t.device_names[d]);
+    const int64_t d = s.device;
+    const bool amd = is_amd(std::string(t.device_name(d)));
     nvidia = nvidia || !amd;
     known = known || (!amd && t.compute_capability(d) > 0);
   }
@@ -70,9 +70,9 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
   for (size_t i : c.index.device_work()) {
     const Event& e = t.events[i];
     if (e.category != Category::Kernel || !c.in_basis_work(i)) continue;
-    const size_t d = size_t(e.pid);
+    const int64_t d = e.pid;
     if (t.compute_capability(d) < kTf32Compute) continue;
-    if (d < t.device_names.size() && is_amd(t.device_names[d])) continue;
+    if (is_amd(std::string(t.device_name(d)))) continue;
     if (!fp32_simt(e.name, is_fp32_simt_gemm_kernel)) continue;
     total += e.dur_ns;
     ++kernels;
@@ -88,7 +88,7 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
   if (share < threshold::kFp32GemmShare) return;
   if (double(total) < c.options.min_saved_share * double(c.basis_ns)) return;
 
-  const std::string name = size_t(device) < t.device_names.size() ? t.device_names[size_t(device)] : "";
+  const std::string name(t.device_name(device));
   const std::string cc = std::to_string(compute / 10) + "." + std::to_string(compute % 10);
   Symptom s;
   s.text = counted(kernels, "fp32 GEMM kernel") +

@@ -9,7 +9,8 @@ namespace {
 
 /// Bytes of memory GPU `device` has, from the trace's deviceProperties; 0 when it does not say.
 int64_t device_capacity(const Trace& t, int32_t device) {
-  return device >= 0 && size_t(device) < t.devices.size() ? t.devices[size_t(device)].total_global_mem : 0;
+  const DeviceInfo* d = t.device_info(device);
+  return d ? d->total_global_mem : 0;
 }
 
 std::string gigabytes(int64_t bytes) {
