@@ -502,6 +502,28 @@ TEST(AdviseCpu, OnAGpuTheCopiesGpuTime) {
   EXPECT_EQ(s->examples[0].name, "aten::contiguous");
 }
 
+// torch.compile's cudagraphs: CompiledFunction [5, 95) copies its input (aten::copy_ [10, 20),
+// a device-to-device copy of 30 us [25, 55)), then replays its graph (cudaGraphLaunch [60, 65),
+// a kernel [70, 80)). The copies' 30 us are the graph's inputs copied into its buffers: said so.
+// The same copy in a range that launches no graph is not.
+TEST(AdviseCpu, CopiesIntoACudaGraphsInputsAreSaidSo) {
+  for (const bool graph : {true, false}) {
+    TraceBuilder b;
+    b.device("NVIDIA V100-SXM2-16GB", 80, 16LL << 30, 7, 0);
+    b.step(1, 0, 100);
+    b.range("CompiledFunction", 5, 90);
+    int64_t id = 0;
+    b.op("aten::copy_", 10, 10, "", "", 1, &id);
+    b.memcpy("Memcpy DtoD (Device -> Device)", b.call("cudaMemcpyAsync", 12, 5, id), 25, 30, 1 << 20);
+    b.kernel("graph_kernel", b.call(graph ? "cudaGraphLaunch" : "cudaLaunchKernel", 60, 5), 70, 10);
+    const Advice a = advise_text(b.str());
+    const Symptom* s = symptom(a, "copies");
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->text.find("then launch a CUDA graph") != std::string::npos, graph) << s->text;
+    EXPECT_DOUBLE_EQ(figure(*s, "into_graphs_ns"), graph ? 30.0 * kUs : 0);
+  }
+}
+
 // --- optimizer --------------------------------------------------------------------------------
 
 // Two steps of 1000 us, each with the optimizer's range [600, 900): four aten::addcdiv_ of 40 us

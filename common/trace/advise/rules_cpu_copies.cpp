@@ -98,16 +98,46 @@ void copies(const RuleContext& c, RuleResult& out) {
     from += (i ? ", " : "") + callers[i].first + " " +
             percent_text(double(callers[i].second) / double(std::max<int64_t>(total, 1)));
 
+  // Copies made by an operator or range that then launches a CUDA graph (torch.compile's
+  // CompiledFunction with cudagraphs): the graph's inputs copied into the fixed buffers it
+  // replays from, the price of the graph, not a layout to fix.
+  int64_t into_graphs = 0;
+  if (gpu && any_name(t, is_graph_launch)) {
+    auto launches_a_graph = [&](long p) {
+      if (p < 0) return false;
+      const Event& in = t.events[cs.event(size_t(p))];
+      const auto it = c.calls_by_thread().find({in.pid, in.tid});
+      if (it == c.calls_by_thread().end()) return false;
+      auto k = std::lower_bound(it->second.begin(), it->second.end(), in.start_ns,
+                                [&](size_t a, int64_t v) { return t.events[a].start_ns < v; });
+      for (; k != it->second.end() && t.events[*k].start_ns < in.end_ns(); ++k)
+        if (is_graph_launch(t.events[*k].name)) return true;
+      return false;
+    };
+    std::map<long, bool> known;  // per caller
+    for (size_t o : outer) {
+      const long p = cs.caller(o);
+      const auto [at, fresh] = known.try_emplace(p, false);
+      if (fresh) at->second = launches_a_graph(p);
+      if (at->second) into_graphs += cost[o];
+    }
+  }
   Symptom s;
   s.text = std::to_string(outer.size()) +
            " copies (copy_, contiguous, to, _to_copy, clone; the outermost of each nest) took " +
            (gpu ? "GPU time for " : "") + percent_text(share) + " of " + c.basis_noun() + " (" +
            format_duration(copy_ns) + "); called from " + from;
+  if (2 * into_graphs >= total && into_graphs > 0)
+    s.text += "; " + percent_text(double(into_graphs) / double(std::max<int64_t>(total, 1))) +
+              " of it by operators or ranges that then launch a CUDA graph: its inputs copied into "
+              "the fixed buffers it replays from (torch.compile's cudagraphs), the graph's price, not a "
+              "layout to fix: inputs that already live in those buffers (or no graph) save it";
   s.figures = {
       {"copy_share", share},
       {"copy_ns", double(copy_ns)},
       {"copies", double(outer.size())},
-      {"top_caller_share", double(callers[0].second) / double(std::max<int64_t>(total, 1))}};
+      {"top_caller_share", double(callers[0].second) / double(std::max<int64_t>(total, 1))},
+      {"into_graphs_ns", double(into_graphs)}};
   std::vector<size_t> worst = outer;
   std::stable_sort(worst.begin(), worst.end(),
                    [&](size_t a, size_t b) { return cost[a] > cost[b]; });

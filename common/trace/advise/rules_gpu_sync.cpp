@@ -201,7 +201,9 @@ void host_sync(const RuleContext& c, RuleResult& out) {
                                     " in one step (each step's") +
            " final synchronize not counted): the CPU waited " + format_duration(waited) +
            ", the GPU busy " + percent_text(waited ? double(busy) / double(waited) : 0) + " of it" +
-           (unseen_waits ? "; not counted: " + unseen_text : "");
+           (unseen_waits && double(unseen_ns) >= c.options.min_saved_share * double(c.basis_ns)
+                ? "; not counted: " + unseen_text
+                : "");
   s.figures = {{"waits", double(counted.size())},
                {"synchronizes", double(syncs)},
                {"sync_copies", double(sync_copies)},
