@@ -170,7 +170,7 @@ bool is_comm_kernel(std::string_view name) {
   return false;
 }
 
-RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
+RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args, const TraceIndex* given) {
   RankProfile p;
   const int64_t base = t.base_time_ns;
   for (const Event& e : t.events)
@@ -290,10 +290,12 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args) {
   // (TraceIndex::step_of_work). The GPU runs behind the CPU: a step's range on the clock holds
   // the previous step's kernels and loses its own last ones, and work launched before recording
   // began (an earlier step's, still running) is in no step. As an index into p.steps, or -1.
-  std::unique_ptr<TraceIndex> index;
+  std::unique_ptr<TraceIndex> own;
+  const TraceIndex* index = nullptr;
   std::vector<long> step_slot;  // index.steps[k] -> its place in p.steps
   if (p.gpu && !p.whole_trace) {
-    index = std::make_unique<TraceIndex>(t);
+    if (!given) own = std::make_unique<TraceIndex>(t);
+    index = given ? given : own.get();
     std::map<int64_t, size_t> by_start;
     for (size_t k = 0; k < p.steps.size(); ++k) by_start.emplace(p.steps[k].start_ns, k);
     for (size_t s : index->steps) {

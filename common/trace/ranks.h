@@ -32,6 +32,8 @@
 
 namespace pil::trace {
 
+class TraceIndex;  // trace/reports.h
+
 /// Traces that cannot be read together (ranks of different runs, a missing or repeated rank):
 /// one line saying which files and what is allowed.
 struct RanksError : std::runtime_error {
@@ -110,8 +112,9 @@ struct RankProfile {
 bool is_comm_kernel(std::string_view name);
 
 /// One rank's trace, analysed. `args`: its record_param_comms arguments in issue order (for the
-/// collectives' bytes); may be empty.
-RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args = {});
+/// collectives' bytes); may be empty. `index`: the trace's index where the caller has one (on a
+/// GPU the steps' work is found through it); else one is made when needed.
+RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args = {}, const TraceIndex* index = nullptr);
 
 /// The rank identity and the collectives' arguments of a trace file, in one pass over its text
 /// (plain or gzip). Throws ParseError when the file cannot be read.

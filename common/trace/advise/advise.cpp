@@ -156,8 +156,8 @@ int64_t RuleContext::gpu_busy_in(int64_t from, int64_t to) const {
   return sum;
 }
 
-const std::vector<std::vector<size_t>>& RuleContext::top_ops() const {
-  return top_ops_.get([&] {
+const std::vector<std::vector<size_t>>& RuleContext::ops_by_thread() const {
+  return ops_by_thread_.get([&] {
     std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_thread;
     for (size_t i = 0; i < trace.events.size(); ++i)
       if (trace.events[i].category == Category::CpuOp)
@@ -165,6 +165,16 @@ const std::vector<std::vector<size_t>>& RuleContext::top_ops() const {
     std::vector<std::vector<size_t>> out;
     for (auto& [lane, ops] : by_thread) {
       order_for_nesting(trace.events, ops);
+      out.push_back(std::move(ops));
+    }
+    return out;
+  });
+}
+
+const std::vector<std::vector<size_t>>& RuleContext::top_ops() const {
+  return top_ops_.get([&] {
+    std::vector<std::vector<size_t>> out;
+    for (const std::vector<size_t>& ops : ops_by_thread()) {
       std::vector<size_t> top;
       nest(trace.events, ops, [&](size_t i, long parent, int) {
         if (parent < 0) top.push_back(i);

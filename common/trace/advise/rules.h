@@ -115,6 +115,8 @@ class RuleContext {
   const Loops& loops() const;
   /// The GPU's busy time (any stream) inside [from, to).
   int64_t gpu_busy_in(int64_t from, int64_t to) const;
+  /// The operators of each CPU thread, each thread's in nesting order (order_for_nesting).
+  const std::vector<std::vector<size_t>>& ops_by_thread() const;
   /// The operators of each CPU thread that no other operator holds (what the program called;
   /// what they call inside is theirs), each thread's in start order.
   const std::vector<std::vector<size_t>>& top_ops() const;
@@ -143,7 +145,7 @@ class RuleContext {
   Lazy<std::vector<RooflineRow>> roofline_;
   Lazy<std::vector<HostGap>> host_gaps_;
   Lazy<Loops> loops_;
-  Lazy<std::vector<std::vector<size_t>>> top_ops_;
+  Lazy<std::vector<std::vector<size_t>>> ops_by_thread_, top_ops_;
   Lazy<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> calls_by_thread_;
 };
 

@@ -29,9 +29,6 @@ namespace {
 // A slice of the backend's own (gloo:all_reduce, ncclDevKernel_AllReduce...): what the ranks
 // report counts as communication. Looked for first, so that a trace with none is not profiled.
 bool is_backend_slice(std::string_view name) {
-  if (name.empty() || (std::tolower(static_cast<unsigned char>(name[0])) != 'g' &&
-                       std::tolower(static_cast<unsigned char>(name[0])) != 'n' && name[0] != 'v'))
-    return false;
   auto starts = [&](std::string_view p) {
     if (name.size() < p.size()) return false;
     for (size_t i = 0; i < p.size(); ++i)
@@ -166,7 +163,7 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
 
 void exposed_comm(const RuleContext& c, RuleResult& out) {
   if (!any_name(c.trace, is_backend_slice)) return;  // no communication: none exposed
-  const RankProfile p = rank_profile(c.trace);
+  const RankProfile p = rank_profile(c.trace, {}, &c.index);
   if (p.collectives.empty()) return;  // no communication: none exposed
   exposed(c, p, out, false);
   exposed(c, p, out, true);

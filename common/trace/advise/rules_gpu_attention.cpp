@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "trace/advise/names.h"
 #include "trace/advise/rules_gpu.h"
@@ -59,20 +60,16 @@ OpSequences op_sequences(const RuleContext& c) {
     out.threads = &c.top_ops();
     return out;
   }
-  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_thread;
-  for (size_t i = 0; i < ev.size(); ++i)
-    if (ev[i].category == Category::CpuOp) by_thread[{ev[i].pid, ev[i].tid}].push_back(i);
-  for (auto& [lane, ops] : by_thread) {
-    order_for_nesting(ev, ops);
+  for (const std::vector<size_t>& ops : c.ops_by_thread()) {
     std::vector<size_t> seq;
-    std::unordered_map<size_t, char> opened;  // a wrapper in the sequence: its children are too
+    std::unordered_set<size_t> opened;  // a wrapper in the sequence: its children are too
     nest(ev, ops, [&](size_t i, long parent, int) {
       if (parent >= 0) {
         if (!opened.count(size_t(parent))) return true;
         out.wrapper_of[i] = size_t(parent);
       }
       seq.push_back(i);
-      if (is_attention_wrapper(ev[i].name)) opened[i] = 1;
+      if (is_attention_wrapper(ev[i].name)) opened.insert(i);
       return true;
     });
     out.own.push_back(std::move(seq));

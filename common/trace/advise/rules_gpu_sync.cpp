@@ -103,9 +103,11 @@ void host_sync(const RuleContext& c, RuleResult& out) {
     return !work.empty() && is_copy_to_host(ev[work.front()].name) && is_pageable_copy(ev[work.front()].name) &&
            ev[call].end_ns() >= ev[work.front()].start_ns;
   };
-  if (any_name(c.trace, is_copy_call))
+  if (any_name(c.trace, is_copy_call)) {
+    PerName<bool> copy_call;  // once per name: every runtime call is asked
     for (size_t i : c.index.api_calls())
-      if (is_copy_call(ev[i].name) && waits_for_copy(i) && c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
+      if (copy_call(ev[i].name, is_copy_call) && waits_for_copy(i) && c.in_basis_at(ev[i].start_ns)) waits.push_back(i);
+  }
   if (waits.empty()) return;
   std::sort(waits.begin(), waits.end(), [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
 
@@ -149,6 +151,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
                                    }),
                     counted.end());
   }
+  const bool unseen_said = unseen_waits && double(unseen_ns) >= c.options.min_saved_share * double(c.basis_ns);
   const std::string unseen_text =
       unseen_waits ? pil::trace::counted(unseen_waits, "wait") + " (" + format_duration(unseen_ns) +
                          ") on GPU work the trace does not show (work that started more than " +
@@ -166,8 +169,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
   }
   // Where what is left finds nothing, the waits left out are why: the rule could not judge them.
   auto none_seen = [&] {
-    if (unseen_waits && double(unseen_ns) >= c.options.min_saved_share * double(c.basis_ns))
-      out.unable("the host's waits were " + unseen_text + ": what they cost cannot be told");
+    if (unseen_said) out.unable("the host's waits were " + unseen_text + ": what they cost cannot be told");
   };
   if (counted.empty() || waited < threshold::kSyncMinNs) return none_seen();
 
@@ -201,9 +203,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
                                     " in one step (each step's") +
            " final synchronize not counted): the CPU waited " + format_duration(waited) +
            ", the GPU busy " + percent_text(waited ? double(busy) / double(waited) : 0) + " of it" +
-           (unseen_waits && double(unseen_ns) >= c.options.min_saved_share * double(c.basis_ns)
-                ? "; not counted: " + unseen_text
-                : "");
+           (unseen_said ? "; not counted: " + unseen_text : "");
   s.figures = {{"waits", double(counted.size())},
                {"synchronizes", double(syncs)},
                {"sync_copies", double(sync_copies)},
