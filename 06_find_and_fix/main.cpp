@@ -488,20 +488,21 @@ torch::Tensor reference(const pil::Tensors&) {
 // ranks share theirs: the machine's cores less --workers, at least one (on this project's 2-core
 // machine, one). OMP_NUM_THREADS, when set, decides instead. The same for every variant, so that
 // slow and its fixes are compared on the same threads.
-void share_cores(const pil::Problem& p, const Shape& s) {
-  if (p.device.is_cuda() || std::getenv("OMP_NUM_THREADS")) return;
+std::string share_cores(const pil::Problem& p) {
+  const Shape s = shape_of(p);
+  if (p.device.is_cuda() || std::getenv("OMP_NUM_THREADS")) return "";
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
   const int threads = int(std::max<int64_t>(1, cores - s.workers));
-  if (at::get_num_threads() == threads) return;
+  if (at::get_num_threads() == threads) return "";
   at::set_num_threads(threads);
-  std::cout << "intra-op threads: " << threads << " of " << cores << " cores, the rest for the loader's "
-            << s.workers << " worker(s) (OMP_NUM_THREADS=N decides instead)\n";
+  return "intra-op threads: " + std::to_string(threads) + " of " + std::to_string(cores) +
+         " cores, the rest for the loader's " + std::to_string(s.workers) +
+         " worker(s) (OMP_NUM_THREADS=N decides instead)";
 }
 
 // Inputs: the first batch's input ids ([batch, seq], for reading); the steps make their own.
 pil::Tensors make_inputs(const pil::Problem& p) {
   g_state.reset();  // stops the last run's loader
-  share_cores(p, shape_of(p));
   g_state = std::make_shared<State>(p, shape_of(p));
   // Freed when the variant's run is over (its loader stopped first), while the CUDA runtime is
   // still up: a pinned batch a stream used records an event when freed, which fails once the
@@ -581,6 +582,7 @@ pil::Lesson make_lesson() {
   // On the CPU a model 64 wide, so that a default run takes seconds, and book-length documents,
   // so that making a batch takes about as long as the fixed program's step.
   l.flag_defaults_cpu = {{"--heads", 4}, {"--head-dim", 16}, {"--layers", 2}, {"--doc", 40960}, {"--workers", 1}};
+  l.cpu_threads = share_cores;
   l.make_inputs = make_inputs;
   l.memory_need = memory_need;
   l.reference = reference;

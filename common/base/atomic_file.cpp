@@ -1,5 +1,6 @@
 #include "base/atomic_file.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -87,6 +88,17 @@ std::string unwritable_reason(const fs::path& asked) {
   }
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec)) return "no folder " + dir.string();
+  return "";
+}
+
+std::string folder_unwritable_reason(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return "not a folder";
+  const fs::path probe = dir / (".pil-write-check.tmp-" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return std::strerror(errno);
+  ::close(fd);
+  fs::remove(probe, ec);
   return "";
 }
 

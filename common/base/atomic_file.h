@@ -25,6 +25,12 @@ bool named_gz(const std::filesystem::path& path);
 /// what a write replaces (the link stays).
 std::string unwritable_reason(const std::filesystem::path& path);
 
+/// Why no file can be made in folder `dir`, or "": found by making (and removing) an empty hidden
+/// file there, as a write will, so that a folder this process may not write, a read-only file
+/// system or a /proc folder is said before a long run rather than after it (access(2) says yes
+/// to root everywhere).
+std::string folder_unwritable_reason(const std::filesystem::path& dir);
+
 /// Calls `write(tmp)` to fill a temporary file in the target's folder, then renames it to
 /// `path`. If `write` throws or leaves no non-empty file, the temporary file is removed, `path`
 /// is left as it was, and std::runtime_error says what went wrong in one line. With

@@ -87,6 +87,7 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
   const Problem p{o, device, dtype};
   try {
     if (!case_runs(state, v, p)) return;
+    if (lesson.cpu_threads && !device.is_cuda()) (void)lesson.cpu_threads(p);  // the note is for runs
     if (v.prepare) v.prepare(p);
     at::manual_seed(0);
     const Tensors in = lesson.make_inputs(p);

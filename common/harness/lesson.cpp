@@ -8,8 +8,11 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -67,11 +70,25 @@ void synchronize(const c10::Device& device) {
 
 void check_memory(const Lesson& lesson, const Problem& p) {
   const MemoryNeed need = lesson.memory_need(p);
-  const std::string size = "--size " + std::to_string(p.options.size);
+  // What sets the size: --size and the lesson's number flags given (--seq, --hidden); the
+  // remedy names those that can still shrink (not "a smaller --size" when it is already 1).
+  std::string shape = "--size " + std::to_string(p.options.size);
+  std::vector<std::string> can_shrink;
+  if (p.options.size > 1) can_shrink.push_back("--size");
+  for (const LessonFlag& f : lesson.flags) {
+    if (!f.choices.empty() || !p.options.extra.count(f.name)) continue;
+    const int64_t value = p.options.flag(f.name);
+    if (p.options.given.count(f.name)) shape += " " + f.name + " " + std::to_string(value);
+    if (value > f.min) can_shrink.push_back(f.name);
+  }
+  std::string remedy;
+  for (size_t i = 0; i < can_shrink.size(); ++i)
+    remedy += (i == 0 ? "" : i + 1 == can_shrink.size() ? " or " : ", ") + can_shrink[i];
+  remedy = remedy.empty() ? "a machine with more memory" : "a smaller " + remedy;
   auto fail = [&](double needed, const std::string& where, uint64_t available) {
     auto bytes = [](double b) { return trace::format_bytes(int64_t(std::min(b, 9e18))); };
-    throw UsageError{size + ": needs " + bytes(needed) + " on " + where + " but " +
-                     bytes(double(available)) + " is available; allowed: a smaller --size"};
+    throw UsageError{shape + ": needs " + bytes(needed) + " on " + where + " but " +
+                     bytes(double(available)) + " is available; allowed: " + remedy};
   };
   const uint64_t host = available_host_memory();
   if (p.device.is_cuda()) {
@@ -245,6 +262,7 @@ struct VariantCall {
 VariantCall set_up(const Lesson& lesson, const Variant& variant, const Problem& p,
                    const std::string& device_name) {
   const Options& o = p.options;
+  const std::string threads_note = lesson.cpu_threads && !p.device.is_cuda() ? lesson.cpu_threads(p) : "";
   std::cout << "\n== " << lesson.name << " | variant " << variant.name << " | " << p.device.str()
             << " (" << device_name << ") | " << dtype_name(p.dtype) << " | size " << o.size
             << " | seed " << o.seed;
@@ -253,6 +271,7 @@ VariantCall set_up(const Lesson& lesson, const Variant& variant, const Problem& 
     std::cout << " | " << threads << " intra-op thread" << (threads == 1 ? "" : "s");
   }
   std::cout << "\n";
+  if (!threads_note.empty()) std::cout << threads_note << "\n";
   if (variant.prepare) variant.prepare(p);
   at::manual_seed(o.seed);
   return {lesson, variant, lesson.make_inputs(p)};
@@ -601,6 +620,8 @@ int run_parsed(const Lesson& lesson, const Options& given) {
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec) throw UsageError{"--out: cannot create " + o.out_dir + ": " + ec.message()};
+  if (const std::string why = folder_unwritable_reason(o.out_dir); !why.empty())
+    throw UsageError{"--out: cannot make a file in " + o.out_dir + ": " + why};
 
   // Several variants: one that throws is that variant's FAILED line, and the others still run
   // (not a data-parallel lesson's, where the other ranks would wait on this one).
@@ -838,6 +859,19 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
 }
 #endif
 
+/// A run whose report did not reach standard output whole (a full disk, a closed pipe, a
+/// file-size limit) is not a success, though the trace was written: said on standard error, and
+/// exit 2 as for an --out that cannot be written; a failed run keeps its own code.
+int with_stdout_checked(const Lesson& lesson, int code) {
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout) return code;
+  const int err = errno;
+  std::cerr << lesson.name << ": error: the report could not be written to standard output"
+            << (err ? std::string(": ") + std::strerror(err) : std::string()) << std::endl;
+  return code == kPassed ? kUsage : code;
+}
+
 }  // namespace
 
 int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
@@ -849,18 +883,18 @@ int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
     for (auto& f : distributed_flags()) info.flags.push_back(f);
   for (const auto& v : lesson.variants) info.variants.push_back({v.name, v.summary});
   const ParsedArgs parsed = parse_options(info, argc, argv);
-  if (parsed.list) return guarded(lesson, [&] { return print_list(lesson, parsed.options); });
+  if (parsed.list)
+    return with_stdout_checked(lesson, guarded(lesson, [&] { return print_list(lesson, parsed.options); }));
   if (!parsed.run) {
     (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.text
                                                      << (parsed.exit_code ? "\n" : "");
-    return parsed.exit_code;
+    return with_stdout_checked(lesson, parsed.exit_code);
   }
   if (lesson.distributed) {
 #if PIL_HAVE_DISTRIBUTED
-    const int code = run_distributed(lesson, parsed.options, argc, argv);
+    const int code = with_stdout_checked(lesson, run_distributed(lesson, parsed.options, argc, argv));
     // A rank leaves at once: c10d's threads may still wait on a peer that died, and a rank's
     // files are written whole already.
-    std::cout.flush();
     std::cerr.flush();
     std::_Exit(code);
 #else
@@ -868,7 +902,7 @@ int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
     return kUsage;
 #endif
   }
-  return guarded(lesson, [&] { return run_parsed(lesson, parsed.options); });
+  return with_stdout_checked(lesson, guarded(lesson, [&] { return run_parsed(lesson, parsed.options); }));
 }
 
 }  // namespace pil

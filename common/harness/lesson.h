@@ -120,6 +120,11 @@ struct Lesson {
   /// always. Only for variants checked against `reference` on their own output (no collect()).
   std::vector<size_t> row_inputs;
   bool profile_memory = false;  ///< --profile-memory's default (allocations in the trace)
+  /// On the CPU, sets the intra-op threads a run uses (at::set_num_threads), before the header
+  /// line that prints them and before the inputs are made; runs and benchmarks alike. Returns a
+  /// line saying why, printed under the header ("" where nothing changed). Unset: LibTorch's
+  /// choice (OMP_NUM_THREADS, else the cores). Lesson 06 leaves its loader's workers their cores.
+  std::function<std::string(const Problem&)> cpu_threads;
   std::function<Tensors(const Problem&)> make_inputs;
   /// The expected result in float64, computed from the same inputs (on their device or the CPU),
   /// after the variant's calls.

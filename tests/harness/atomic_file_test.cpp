@@ -82,6 +82,20 @@ TEST(AtomicFile, MissingFolderIsAnErrorNamingThePath) {
   EXPECT_EQ(entries(dir.path()), 0u);
 }
 
+// A folder's writability is found by making a file there (access(2) says yes to root
+// everywhere): a writable folder leaves nothing behind; /proc/self and a plain file are refused.
+TEST(AtomicFile, AFolderNoFileCanBeMadeInIsSaid) {
+  test::TempDir dir;
+  EXPECT_EQ(folder_unwritable_reason(dir.path()), "");
+  EXPECT_EQ(entries(dir.path()), 0u) << "the probe file was left";
+  write_text_atomically(fs::path(dir.path()) / "f.txt", "x");
+  EXPECT_EQ(folder_unwritable_reason(fs::path(dir.path()) / "f.txt"), "not a folder");
+  EXPECT_EQ(folder_unwritable_reason(fs::path(dir.path()) / "missing"), "not a folder");
+  if (fs::is_directory("/proc/self")) {
+    EXPECT_NE(folder_unwritable_reason("/proc/self"), "");
+  }
+}
+
 // A write renames a new file over its target: refused where that would replace something that
 // is no file (a FIFO; /dev/null as root), a link's target written and the link kept (a target
 // not there yet made), a name near

@@ -2,12 +2,15 @@
 // teaches (ranges, operator nesting, step count), its table counts match, bad flags are refused.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <utility>
+
+#include <sys/wait.h>
 
 #include "support/lesson_run.h"
 
@@ -229,6 +232,33 @@ TEST(Lesson01, WrongFlagsExit2WithOneLineAndWriteNothing) {
       {"--profiler", "maybe"}, {"--expect", "steps=3", "--profiler", "off"}};
   for (const auto& args : bad) {
     pil::test::expect_usage_error(kExe, args);
+  }
+}
+
+// An --out folder where no file can be made is said before the run (it was found after the
+// profiled steps, when the first file was written: exit 1).
+TEST(Lesson01, AnOutFolderThatCannotBeWrittenIsAUsageError) {
+  if (!std::filesystem::is_directory("/proc/self")) GTEST_SKIP() << "no /proc/self on this system";
+  const auto r = run_process(kExe, {"--device", "cpu", "--size", "16", "--out", "/proc/self"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("01_matmul_add: error: --out: cannot make a file in /proc/self: "), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("RESULT:"), std::string::npos) << r.out;
+}
+
+// A run whose report cannot reach standard output (a full disk) is not a pass, though the
+// check and the trace succeeded: said on standard error, exit 2; --help as well.
+TEST(Lesson01, AReportThatCannotBeWrittenIsNotAPass) {
+  TempDir dir;
+  for (const std::string& args : {"--device cpu --size 16 --active 1 --out '" + dir.path() + "/o'",
+                                 std::string("--help")}) {
+    const std::string cmd = "'" + kExe + "' " + args + " > /dev/full 2> '" + dir.path() + "/err.txt'";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << args;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << args;
+    std::ifstream in(dir.path() + "/err.txt");
+    const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(err.find("01_matmul_add: error: the report could not be written to standard output"),
+              std::string::npos) << args << ": " << err;
   }
 }
 

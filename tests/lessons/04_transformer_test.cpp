@@ -212,6 +212,14 @@ TEST(Lesson04, BadShapeFlagsExit2) {
     pil::test::expect_usage_error(kExe, args);
 }
 
+// Too large for memory at --size 1: the line names the flags that set the size and offers only
+// those that can still shrink (it said "a smaller --size" to a --size already 1).
+TEST(Lesson04, TooLargeForMemoryNamesTheFlagsThatCanShrink) {
+  const auto r = pil::test::expect_usage_error(kExe, {"--size", "1", "--seq", "131072", "--heads", "256"});
+  EXPECT_NE(r.err.find("--size 1 --seq 131072 --heads 256: needs "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; allowed: a smaller --seq, --heads or --head-dim"), std::string::npos) << r.err;
+}
+
 }  // namespace
 
 // --- On a GPU (ctest 04_transformer.gpu_checks; exits 77 where no GPU is usable) ---------------

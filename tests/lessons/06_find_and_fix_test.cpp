@@ -14,6 +14,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -95,6 +96,17 @@ TEST(Lesson06, EveryVariantPassesAndAgreesWithSlow) {
   // Every variant trained on the same weights and batches: slow's losses were kept, not replayed.
   EXPECT_EQ(run.r.out.find("slow's losses, replayed"), std::string::npos) << run.r.out;
   EXPECT_NE(run.r.out.find("variant fix5 runs on CUDA only: left out"), std::string::npos) << run.r.out;
+  // Every header shows the threads its variant ran on, the same for all; where the lesson set
+  // them, its line says the same number (the first header printed LibTorch's count before).
+  const std::regex header(R"(\| (\d+) intra-op threads?\n)"), set(R"(\nintra-op threads: (\d+) of )");
+  std::set<std::string> counts;
+  for (std::sregex_iterator it(run.r.out.begin(), run.r.out.end(), header), end; it != end; ++it)
+    counts.insert((*it)[1]);
+  EXPECT_EQ(counts.size(), 1u) << run.r.out;
+  std::smatch m;
+  if (std::regex_search(run.r.out, m, set)) {
+    EXPECT_EQ(counts, std::set<std::string>{m[1]}) << run.r.out;
+  }
 }
 
 TEST(Lesson06, AVariantAloneReplaysSlowToCompare) {
