@@ -224,7 +224,7 @@ torch::Tensor lt_linear_training(const pil::Tensors& in) {
 
 std::vector<pil::Variant> variants() {
   std::vector<pil::Variant> v;
-  v.push_back({"inference", "forward under NoGradGuard: linear -> t -> addmm", linear_inference});
+  v.push_back({"inference", "forward under NoGradGuard: nn::Linear -> aten::t -> aten::addmm", linear_inference});
   pil::Variant training{"training", "forward and backward from a fixed upstream gradient",
                         linear_training};
   training.collect = [](const pil::Tensors& in) {

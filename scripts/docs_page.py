@@ -97,7 +97,7 @@ Figures, inline, anywhere in a prose line (several per line):
                                 gpu.idle.host_wait_share|kernel_wait_share|other_share,
                                 gpu.launches, gpu.launch_latency.median_ns|max_ns|count,
                                 gpu.queueing.median_ns|count, gpu.waited.median_ns|max_ns|count,
-                                gpu.shorter_than_call,
+                                gpu.kernel_launches, gpu.shorter_than_call,
                                 gpu.top_kernel.name|share|calls|median_ns,
                                 gpu.synchronizes.K.dur_ns|gpu_busy_ns|gpu_idle_share.
                                 Keys ending in _ns are times, in _share or share are shares,
@@ -1275,7 +1275,7 @@ def update_source(args):
             out.extend(lines[i:nxt])
             continue
         what = ("the committed trace %s" % r["arg"] if r["kind"] == "trace" else
-                "`%sbuild/bin/%s --device cpu --seed 0 %s`%s" % (env, lesson, r["arg"], " (the median of %d runs)"
+                "`%sbuild/bin/%s --device cpu --seed 0 %s`%s" % (env, lesson, r["arg"], " (of %d runs, the one with the median step time)"
                                                                  % len(r["traces"]) if len(r["traces"]) > 1 else ""))
         out.append(lines[i])
         out.append("<!-- made: sha256=%s -->" % made_hash(args, lines[i], r))
@@ -1288,7 +1288,11 @@ def update_source(args):
                 rel = "%s/%s" % (folder, body)
                 pictures[rel] = os.path.join(args.out_dir, body)
                 out.extend(["![%s](%s)" % (caption.replace("`", ""), rel), ""])  # the line below its own paragraph
-        out.append("*Reference run committed with this page: %s, %s. The built site shows its own runs.*" % (what, on))
+        # A table is cut to its first rows (the run's own table has up to --row-limit, 15): said.
+        rows = (" The table's first %s rows (`pil-trace ops --row-limit %s` on its trace; the run prints up to 15)."
+                % (opts.get("rows", "12"), opts.get("rows", "12")) if kind == "table" else "")
+        out.append("*Reference run committed with this page: %s, %s.%s The built site shows its own runs.*"
+                   % (what, on, rows))
         out.append("<!-- /%s -->" % kind)
     out.extend(lines[pos:])
     for rel, made_at in pictures.items():

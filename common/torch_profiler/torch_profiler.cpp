@@ -8,11 +8,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "base/atomic_file.h"
 
@@ -190,6 +194,35 @@ void save_once(tap::ProfilerResult& result, const std::string& file) {
   }
 }
 
+/// Kineto names a trace after the file it saved it in (its last field, "traceName"): where the
+/// save went to a temporary file, that file's path, which is gone once the trace is in place.
+/// The field is set to `name`, the file the trace is written as, by rewriting the file's tail in
+/// place (a trace of any size: the last few kilobytes only). A trace without the field is left.
+void name_trace(const std::string& file, const std::string& name) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  if (!f) return;
+  f.seekg(0, std::ios::end);
+  const std::streamoff size = f.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - 8192);
+  std::string tail(size_t(size - from), '\0');
+  f.seekg(from);
+  if (!f.read(tail.data(), std::streamsize(tail.size()))) return;
+  const std::string key = "\"traceName\": \"";
+  const size_t at = tail.rfind(key);
+  if (at == std::string::npos) return;
+  const size_t value = at + key.size();
+  size_t end = value;  // the closing quote: past escaped characters (a name set before)
+  while (end < tail.size() && tail[end] != '"') end += tail[end] == '\\' ? 2 : 1;
+  if (end >= tail.size()) return;
+  const std::string quoted = nlohmann::json(name).dump();  // "name", escaped as JSON
+  const std::string rewritten = quoted.substr(1, quoted.size() - 2) + tail.substr(end);
+  f.seekp(from + std::streamoff(value));
+  f.write(rewritten.data(), std::streamsize(rewritten.size()));
+  f.close();
+  if (!f || ::truncate(file.c_str(), off_t(from + std::streamoff(value + rewritten.size()))) != 0)
+    throw std::runtime_error("cannot set the trace's name in " + file + ": " + std::strerror(errno));
+}
+
 }  // namespace
 
 void TorchProfiler::save_chrome_trace(const std::filesystem::path& path) const {
@@ -204,6 +237,7 @@ void TorchProfiler::save_chrome_trace(const std::filesystem::path& path) const {
         if (fd < 0) throw std::runtime_error(std::strerror(errno));
         ::close(fd);
         save_once(*r.result, tmp);
+        name_trace(tmp, path.string());
       });
       char* where = ::realpath(path.c_str(), nullptr);  // absolute: a later save may run elsewhere
       if (!where || ::stat(where, &r.first_stat) != 0) {
@@ -228,6 +262,7 @@ void TorchProfiler::save_chrome_trace(const std::filesystem::path& path) const {
     r.saved = name;
   }
   if (!r.saved.empty()) {
+    name_trace(r.saved, path.string());  // the private copy, named for each file made from it
     copy_file_atomically(r.saved, path, Gzip::ByName);  // compressed in the copy's one pass
     return;
   }

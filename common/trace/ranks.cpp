@@ -59,6 +59,11 @@ bool is_exchange(std::string_view name) {
           (kind.rfind("send", 0) == 0 || kind.rfind("recv", 0) == 0));
 }
 
+bool is_sharded(std::string_view name) {
+  const std::string kind = normalized(name);
+  return kind.find("allgather") != std::string::npos || kind.find("reducescatter") != std::string::npos;
+}
+
 /// A backend's slice that names its collective ("nccl:all_reduce", "nccl:send 0->1"), not one
 /// that groups several ("nccl:coalesced").
 bool names_a_collective(std::string_view slice) {
@@ -320,9 +325,11 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args, cons
     // (NCCL runs some all-reduces as SendRecv kernels: an A100 TorchRec trace's DDP all-reduces,
     // under nccl:all_reduce, read as all-to-all), else the kernel's name.
     const auto around = launched_in.find(e);
-    c.exchange = is_exchange(around != launched_in.end() && names_a_collective(around->second->name)
-                                 ? around->second->name
-                                 : e->name);
+    const std::string_view says = around != launched_in.end() && names_a_collective(around->second->name)
+                                      ? std::string_view(around->second->name)
+                                      : std::string_view(e->name);
+    c.exchange = is_exchange(says);
+    c.sharded = !c.exchange && is_sharded(says);
     const auto exact = by_start.find({e->start_ns, c.name});
     if (exact != by_start.end()) c.bytes = exact->second;
     for (size_t k = next_arg; c.bytes < 0 && k < ordered.size() && k < next_arg + 8; ++k) {
@@ -820,11 +827,7 @@ RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) 
 }
 
 namespace {
-int64_t median(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
+int64_t median(std::vector<int64_t> v) { return median_ns(std::move(v)); }  // as every report's
 std::string pct(int64_t part, int64_t whole) { return whole > 0 ? fixed(100.0 * double(part) / double(whole)) : "-"; }
 }  // namespace
 

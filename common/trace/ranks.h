@@ -54,6 +54,10 @@ struct Collective {
   /// An exchange rather than a reduction: all-to-all or send/receive (NCCL runs all-to-all as
   /// SendRecv kernels: "ncclKernel_SendRecv_...", "ncclDevKernel_SendRecv"; Gloo's "gloo:send").
   bool exchange = false;
+  /// A sharded collective: all-gather or reduce-scatter (FSDP's and ZeRO's parameters and
+  /// gradients, tensor and sequence parallelism's activations), neither an exchange nor an
+  /// all-reduce.
+  bool sharded = false;
 };
 
 /// One profiler step on one rank.

@@ -421,6 +421,15 @@ int64_t TraceIndex::stream_free_before(size_t i) const {
              : std::numeric_limits<int64_t>::min();
 }
 
+int64_t median_ns(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  const size_t n = v.size();
+  std::nth_element(v.begin(), v.begin() + long(n / 2), v.end());
+  const int64_t upper = v[n / 2];
+  if (n % 2) return upper;
+  return (*std::max_element(v.begin(), v.begin() + long(n / 2)) + upper) / 2;
+}
+
 DurationStats DurationStats::of(std::vector<int64_t> v) {
   DurationStats s;
   if (v.empty()) return s;
@@ -706,7 +715,10 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     l.queued = free_at > call.end_ns();
     if (l.queued) l.queue_ns = std::min(free_at, first.start_ns) - call.end_ns();
     l.waited = !l.queued && waited_after_return(l.delay_ns);
-    if (l.work_shorter_than_call) ++r.shorter_than_call;
+    if (first.category == Category::Kernel) {
+      ++r.kernel_launches;
+      if (l.work_shorter_than_call) ++r.shorter_than_call;
+    }
     if (work.size() > 1 || is_graph_launch(call.name)) {
       ++r.graph_launches;
       r.graph_kernels += int64_t(work.size());
@@ -1588,12 +1600,16 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   const StreamReport::Totals tot = sr.totals();
   const int64_t host = tot.host_wait_ns, kwait = tot.kernel_wait_ns, other = tot.other_idle_ns;
   const int64_t window = sr.window_ns();
-  std::string busy_line = "GPU busy " + pct(sr.busy_share()) + " of the window (any stream; the window " +
-                          format_duration(window) +
+  const bool devices = sr.streams.size() > 1 && sr.streams.front().device != sr.streams.back().device;  // sorted by device
+  std::set<int64_t> gpus;
+  for (const StreamRow& row : sr.streams) gpus.insert(row.device);
+  // Several GPUs: "busy" is any stream of any of them (each stream's own share follows).
+  std::string busy_line = "GPU busy " + pct(sr.busy_share()) + " of the window (any stream" +
+                          (devices ? " of " + std::to_string(gpus.size()) + " GPUs, as one" : std::string()) +
+                          "; the window " + format_duration(window) +
                           (index.steps.empty() ? ", the whole trace" : ", the steps and every GPU work item") +
                           ") on " +
                           std::to_string(sr.streams.size()) + " stream(s)";
-  const bool devices = sr.streams.size() > 1 && sr.streams.front().device != sr.streams.back().device;  // sorted by device
   if (sr.streams.size() > 1) {
     busy_line += ": ";
     for (size_t k = 0; k < sr.streams.size(); ++k) {
@@ -1684,9 +1700,10 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
            " (waiting on another stream's event, or on work or a clock the trace does not show: not "
            "latency)";
     line(s);
-    line(std::to_string(lr.shorter_than_call) + " of " + std::to_string(lr.delay.count) +
-         " launches ran GPU work shorter than the launch call" +
-         (lr.graph_launches ? " (a graph launch: its first kernel)" : ""));
+    if (lr.kernel_launches)
+      line(std::to_string(lr.shorter_than_call) + " of " + std::to_string(lr.kernel_launches) +
+           " kernel launches ran a kernel shorter than the launch call" +
+           (lr.graph_launches ? " (a graph launch: its first kernel)" : ""));
     if (m.clock_offset.found())
       line(offset_note(m.clock_offset));
   }

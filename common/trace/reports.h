@@ -211,6 +211,10 @@ struct DurationStats {
   static DurationStats of(std::vector<int64_t> values);
 };
 
+/// The median of `v` (the lower middle's and upper middle's mean for an even count, as
+/// DurationStats and nsys take it), in whole nanoseconds; 0 if empty. Every report's median.
+int64_t median_ns(std::vector<int64_t> v);
+
 /// One launch shape (grid, block, registers, shared memory) a kernel ran with: its calls and
 /// time; `known` false for the calls whose shape the trace does not give (a graph's kernels in
 /// some traces), counted as one bucket.
@@ -298,7 +302,10 @@ struct LaunchReport {
   DurationStats waited;
   /// Queueing: the delays of launches onto a stream still busy with earlier work.
   DurationStats queueing;
-  int64_t shorter_than_call = 0;
+  /// Launches of kernels (a graph's: its first), and those whose kernel took less time than its
+  /// launch call; a copy's or a set's call is left out (a pageable copy's call lasts as long as
+  /// the copy: no launch overhead).
+  int64_t kernel_launches = 0, shorter_than_call = 0;
   int64_t graph_launches = 0, graph_kernels = 0;
   /// Kernels much slower than others of the same name and launch shape (> 2x their median, at
   /// least 5 calls), the most time over that median first; outlier_median_ns: it, for each.

@@ -9,6 +9,7 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -146,6 +147,38 @@ TEST(Profile, ATraceNamedGzIsGzipCompressed) {
                      json = trace::parse_trace_file(plain.string());
   EXPECT_EQ(gz.events.size(), json.events.size());
   EXPECT_EQ(step_names(gz), (std::vector<std::string>{"ProfilerStep#0"}));
+  remove_tree(dir);
+}
+
+// The "traceName" Kineto writes (the file it saved to) is the file the trace is, plain or .gz,
+// first or copied: the saves went through a temporary file whose path it held, gone since.
+TEST(Profile, TheTraceIsNamedAfterItsFile) {
+  const fs::path dir = fresh_dir("named");
+  fs::create_directories(dir);
+  profile prof{ProfileOptions{}};
+  prof.start();
+  torch::mm(torch::ones({4, 4}), torch::ones({4, 4}));
+  prof.stop();
+  auto trace_name = [](const fs::path& file) {
+    std::string text;
+    gzFile in = gzopen(file.c_str(), "rb");  // reads a plain file as it is
+    char chunk[4096];
+    for (int n; in && (n = gzread(in, chunk, sizeof chunk)) > 0;) text.append(chunk, size_t(n));
+    if (in) gzclose(in);
+    return nlohmann::json::parse(text).value("traceName", std::string("(none)"));
+  };
+  const fs::path gz = dir / "a \"quoted\" name.pt.trace.json.gz", plain = dir / "b.pt.trace.json";
+  prof.export_chrome_trace(gz);
+  prof.export_chrome_trace(plain);
+  EXPECT_EQ(trace_name(gz), gz.string());
+  EXPECT_EQ(trace_name(plain), plain.string());
+  profile again{ProfileOptions{}};
+  again.start();
+  torch::mm(torch::ones({4, 4}), torch::ones({4, 4}));
+  again.stop();
+  const fs::path first = dir / "c.pt.trace.json";
+  again.export_chrome_trace(first);
+  EXPECT_EQ(trace_name(first), first.string());
   remove_tree(dir);
 }
 

@@ -408,9 +408,11 @@ class Figures(unittest.TestCase):
         self.assertIn("A step took <!-- fig: e step_time -->100 µs (90.0–120 µs)<!-- /fig -->.", text)
         self.assertRegex(text, r"<!-- table: e rows=3 -->\n<!-- made: sha256=[0-9a-f]{16} -->\n```text\n"
                                r"ops of .*/runs/e/run1/t.json\n```\n\*Reference run committed with this page: "
-                               r"`build/bin/09_demo --device cpu --seed 0 --size 64` \(the median of 3 runs\), on Fake CPU "
-                               r"9000 \(\d+ cores; 2 shared cores, a build beside; load average [0-9.]+ when the runs began\), "
-                               r"\d{4}-\d\d-\d\d\. The built site shows its own runs\.\*\n<!-- /table -->\n\nProse\.\n")
+                               r"`build/bin/09_demo --device cpu --seed 0 --size 64` \(of 3 runs, the one with the median step "
+                               r"time\), on Fake CPU 9000 \(\d+ cores; 2 shared cores, a build beside; load average [0-9.]+ "
+                               r"when the runs began\), \d{4}-\d\d-\d\d\. The table's first 3 rows \(`pil-trace ops "
+                               r"--row-limit 3` on its trace; the run prints up to 15\)\. The built site shows its own "
+                               r"runs\.\*\n<!-- /table -->\n\nProse\.\n")
         self.assertIn("![Timeline of build/bin/09_demo --size 64 (step 1 of the median run of 3; an arrow at aten::mm)]"
                       "(docs/09_demo_e_step1_aten_mm.svg)", text)
         self.assertTrue(os.path.isfile(os.path.join(d, "docs", "09_demo_e_step1_aten_mm.svg")))

@@ -1154,6 +1154,58 @@ TEST(AdviseCpu, AllToAllExposedApartFromTheAllReduce) {
   EXPECT_EQ(f->lesson.link(), "docs/pil-trace.md#several-ranks-at-once");
 }
 
+// All-gathers and reduce-scatters apart from all-reduces: FSDP's parameters and gradients, or
+// tensor parallelism's activations (tugot17/tokenomics-from-first-principles's forward-only
+// 2-GPU Llama: 9 ReduceScatter and 10 AllGather kernels were told to overlap "the all-reduce"
+// with backward). One step of 1000 us: a compute kernel [100, 400), a reduce-scatter [400, 600)
+// and an all-gather [600, 700) with nothing beside them: 300 exposed, under their own cause.
+TEST(AdviseCpu, AllGathersAndReduceScattersAreTheirOwnFinding) {
+  TraceBuilder b;
+  b.device("NVIDIA GeForce RTX 4090");
+  b.rank(0, 2, "nccl");
+  b.step(1, 0, 1000);
+  b.kernel("sm89_xmma_gemm_f32", b.call("cudaLaunchKernel", 10, 5), 100, 300, 7);
+  b.kernel("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+           b.call("cudaLaunchKernel", 20, 5), 400, 200, 17);
+  b.kernel("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", b.call("cudaLaunchKernel", 30, 5),
+           600, 100, 17);
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(finding(a, "exposed_comm"), nullptr);
+  EXPECT_EQ(finding(a, "exposed_exchange"), nullptr);
+  const Finding* f = finding(a, "exposed_sharded");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->symptoms.size(), 1u);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_EQ(s.rule, "exposed_comm");
+  EXPECT_DOUBLE_EQ(figure(s, "comm_ns"), 300.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "collectives_per_step"), 2);
+  EXPECT_NE(s.text.find("all-gathers and reduce-scatters (ncclDevKernel_ReduceScatter_Sum_f32_RING_LL and 1 other "
+                        "name, GPU kernels, 2 collectives a step)"),
+            std::string::npos) << s.text;
+  EXPECT_EQ(f->title, "The step waits for all-gathers and reduce-scatters that nothing hides");
+}
+
+// An all-reduce in a trace with no backward pass is no gradient's (tensor parallelism's, an
+// evaluation's): the finding says that buckets do not hide it; with autograd's nodes in the
+// trace it does not.
+TEST(AdviseCpu, AnAllReduceWithoutBackwardIsSaidNotToBeGradients) {
+  for (const bool backward : {false, true}) {
+    TraceBuilder b;
+    b.device("NVIDIA H100 80GB HBM3");
+    b.rank(0, 2, "nccl");
+    b.step(1, 0, 1000);
+    if (backward) b.range("autograd::engine::evaluate_function: MmBackward0", 5, 30);
+    b.kernel("sm90_xmma_gemm_f32", b.call("cudaLaunchKernel", 10, 5), 100, 300, 7);
+    b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", b.call("cudaLaunchKernel", 20, 5), 400, 300, 20);
+    const Advice a = advise_text(b.str());
+    const Symptom* s = symptom(a, "exposed_comm");
+    ASSERT_NE(s, nullptr) << backward;
+    EXPECT_EQ(s->text.find("the trace has no backward pass, so these are not gradients' all-reduces") !=
+                  std::string::npos,
+              !backward) << s->text;
+  }
+}
+
 // A real DLRM step (PARAM's test data, torch 2.1, 8 V100s; fixtures/param): its embeddings'
 // all-to-alls (NCCL's SendRecv kernels, 5 in the step) and its dense gradients' all-reduces (3)
 // are each their own finding, and the two kinds' time adds up to the step's communication as

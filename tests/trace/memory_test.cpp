@@ -189,6 +189,23 @@ std::string alloc(int tid, int ts, long long bytes, const char* extra = "") {
          std::to_string(bytes) + R"(, "Device Type": 1, "Device Id": 0)" + extra + "}}";
 }
 
+// torch 1.9's Kineto (pytorch/kineto's tb_plugin sample resnet50_num_workers_4) wrote the
+// operators' tids as strings ("5786") and the memory events' as numbers (5786): one thread,
+// whose allocations belong to its operators (they were in none: 0 B in every row).
+TEST(Memory, ATidWrittenAsAStringIsThatThread) {
+  const Trace t = events(R"({"ph": "X", "cat": "Operator", "name": "aten::empty", "pid": 1, "tid": "7", "ts": 10, "dur": 10},)" +
+                         alloc(7, 15, 4 * MiB));
+  const KeyAverages k = key_averages(t);
+  const KeyAverage* empty = k.find("aten::empty");
+  ASSERT_NE(empty, nullptr);
+  EXPECT_EQ(empty->self_device_mem, 4 * MiB);
+  const auto rows = memory_report(TraceIndex(t));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].peak_op, "aten::empty");
+  // A name stays a name: "stream 7" is no thread 7.
+  EXPECT_LT(events(R"({"ph": "X", "name": "k", "pid": 1, "tid": "stream 7", "ts": 1, "dur": 1})").events[0].tid, 0);
+}
+
 TEST(Memory, NoRiseNamesNoPlaceAndAnswersNo) {
   const Trace t = events(slice("user_annotation", "attn", 1, 1, 20) + "," +
                          slice("cpu_op", "aten::empty", 1, 2, 4) + "," + alloc(1, 3, -4096) + "," +

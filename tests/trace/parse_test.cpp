@@ -175,10 +175,13 @@ TEST(Parse, TheLowerCaseExternalIdOfOldTracesLinksToo) {
   // The committed ResNet-50 step (torch 1.8, V100): its convolutions have GPU time.
   const Trace resnet = parse_trace_file(std::string(PIL_SOURCE_DIR) +
                                         "/docs/traces/kineto-samples/resnet50_v100_step.pt.trace.json.gz");
-  int64_t conv = 0;
+  int64_t conv = 0, conv_memory = 0;
   for (const KeyAverage& r : key_averages(resnet).rows)
-    if (r.name == "aten::cudnn_convolution") conv = r.device_total_ns;
+    if (r.name == "aten::cudnn_convolution") conv = r.device_total_ns, conv_memory = r.device_mem;
   EXPECT_GT(conv, 0);
+  // Its operators' tids are strings ("25738"), its memory events' numbers: the same threads, so
+  // the convolutions' outputs are theirs.
+  EXPECT_GT(conv_memory, 0);
 }
 
 TEST(TraceInputs, ReadOnlyWhenAsked) {
@@ -282,6 +285,17 @@ std::string concrete_trace(const std::string& odd_concrete) {
      "args": {"External id": 5, "Input Dims": [[], [], []], "Input type": ["ScalarList", "Scalar", "Scalar"],
               "Concrete Inputs": )" + odd_concrete + R"(}}
   ]})";
+}
+
+// torch 1.7's profiler (pytorch/kineto's 2020 ResNet-50 sample, a bare event array) spelt the
+// shapes "Input dims": read as "Input Dims" (the roofline and advise said the trace had none).
+TEST(TraceInputs, TheOldInputDimsSpellingIsRead) {
+  ParseOptions o;
+  o.read_shapes = true;
+  const Trace t = parse_trace_text(R"([{"ph": "X", "cat": "Operator", "name": "aten::mm", "pid": 1, "tid": "1", "ts": 1,
+    "dur": 2, "args": {"Input dims": [[4, 8], [8, 2]], "Input type": [], "External id": 2}}])", "t.json", o);
+  ASSERT_EQ(t.op_inputs.size(), 1u);
+  EXPECT_EQ(t.op_inputs[0].dims_text, "[[4, 8], [8, 2]]");
 }
 
 TEST(TraceInputs, ConcreteInputsTellFactorySizesApart) {

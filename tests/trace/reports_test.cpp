@@ -31,6 +31,23 @@ struct Fixture : ::testing::Test {
 
 using Reports = Fixture;
 
+// Work on two GPUs: summary's busy share is any stream of either, said so (a 2080 Ti trace
+// with a copy on GPU 2 and kernels on GPU 0 read as one GPU 91.5% busy); each stream's own share
+// names its device.
+TEST(ReportsSummary, BusyOverSeveralGpusIsSaidToBeThemAll) {
+  test::TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.kernel("k0", b.call("cudaLaunchKernel", 10, 5), 100, 300, 7, 0, 0);
+  b.kernel("k2", b.call("cudaLaunchKernel", 20, 5), 500, 300, 7, 0, 2);
+  const std::string text = explain_built(b);
+  EXPECT_NE(text.find("GPU busy 60.0% of the window (any stream of 2 GPUs, as one;"), std::string::npos) << text;
+  EXPECT_NE(text.find("stream 7 (device 0) 30.0%, stream 7 (device 2) 30.0%"), std::string::npos) << text;
+  test::TraceBuilder one;
+  one.step(1, 0, 1000);
+  one.kernel("k0", one.call("cudaLaunchKernel", 10, 5), 100, 300);
+  EXPECT_NE(explain_built(one).find("(any stream; the window"), std::string::npos) << explain_built(one);
+}
+
 TEST_F(Reports, WindowIsTheProfiledSteps) {
   EXPECT_EQ(index.window_start, 0);
   EXPECT_EQ(index.window_end, 200 * us);
@@ -137,6 +154,7 @@ TEST_F(Reports, LaunchDelaysByHand) {
   EXPECT_EQ(r.delay.max, 76 * us);
   EXPECT_EQ(r.delay.min, 2 * us);
   EXPECT_EQ(r.shorter_than_call, 1);  // kernel_b: 5 us of work after a 10 us launch
+  EXPECT_EQ(r.kernel_launches, 5);    // all but the memcpy
   EXPECT_EQ(r.graph_launches, 1);
   EXPECT_EQ(r.graph_kernels, 2);
   EXPECT_TRUE(r.outliers.empty());

@@ -60,6 +60,13 @@ const std::vector<Cause>& all_causes() {
        "ready (DDP's bucket_cap_mb; the lesson's bucketed variant), not one all-reduce after "
        "backward.",
        {"05_data_parallel", "Bucket sizes", "./run-lesson 05_data_parallel --variant all"}},
+      {"exposed_sharded", "The step waits for all-gathers and reduce-scatters that nothing hides",
+       "Start each before its result is needed: FSDP's prefetch of the next layer's parameters "
+       "(forward_prefetch and backward_prefetch; FSDP2's explicit prefetching), the gradients' "
+       "reduce-scatters overlapped with the rest of backward. Tensor or sequence parallelism's, "
+       "between a layer's matrix products, hide behind those products cut into pieces (an "
+       "asynchronous, micro-pipelined tensor parallel), or shrink with fewer ranks per layer.",
+       {"docs/pil-trace.md", "Several ranks at once", "build/bin/pil-trace ranks TRACES_FOLDER"}},
       {"exposed_exchange", "The step waits for exchanges (all-to-all, send/receive) that nothing hides",
        "Start the next exchange while this one's work computes. Sharded embeddings: a pipelined "
        "input distribution (TorchRec's TrainPipelineSparseDist runs the next batch's all-to-all "
@@ -124,6 +131,8 @@ const std::vector<std::pair<const char*, const char*>>& step_texts() {
        "The CPU stops inside the recorded window to wait for the GPU"},
       {"The step waits for communication: the all-reduce is not hidden",
        "The recorded window waits for communication: the all-reduce is not hidden"},
+      {"The step waits for all-gathers and reduce-scatters that nothing hides",
+       "The recorded window waits for all-gathers and reduce-scatters that nothing hides"},
       {"The step waits for exchanges (all-to-all, send/receive) that nothing hides",
        "The recorded window waits for exchanges (all-to-all, send/receive) that nothing hides"},
       {"The optimizer takes a large share of the step",

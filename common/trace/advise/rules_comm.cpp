@@ -5,13 +5,16 @@
 // its worker threads) against the operators on the other threads, less the collectives' own
 // calls. Per profiled step, added up over the steps.
 //
-// Two symptoms, by what the collectives do, since the fixes differ: reductions (all-reduce of
-// gradients, and the rest: all-gather, reduce-scatter, broadcast) under the cause exposed_comm,
-// whose fix is to overlap them with backward; exchanges (all-to-all, send/receive: embedding
-// lookups sharded across ranks, experts) under exposed_exchange, whose fix is to start the next
-// batch's exchange while this one computes. A rank whose collectives are all of one kind is
-// judged on the ranks report's own step figures; with both kinds, each kind's collectives are
-// cut to the steps and set against the same computation.
+// Three symptoms, by what the collectives do, since the fixes differ: all-reduces (of gradients,
+// and broadcasts, reduces, barriers) under the cause exposed_comm, whose fix is to overlap them
+// with backward; all-gathers and reduce-scatters (FSDP's and ZeRO's parameters and gradients,
+// tensor parallelism's activations) under exposed_sharded, whose fix is to start them before
+// their result is needed; exchanges (all-to-all, send/receive: embedding lookups sharded across
+// ranks, experts) under exposed_exchange, whose fix is to start the next batch's exchange while
+// this one computes. A rank whose collectives are all of one kind is judged on the ranks
+// report's own step figures; with several kinds, each kind's collectives are cut to the steps
+// and set against the same computation. A trace with no backward pass gets a note on its
+// all-reduces: they are not gradients', and buckets do not hide them.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -38,10 +41,28 @@ bool is_backend_slice(std::string_view name) {
   return starts("gloo:") || is_comm_kernel(name);
 }
 
-void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool exchange) {
+/// What a collective does, for the cause its exposure goes under.
+enum class Kind { AllReduce, Sharded, Exchange };
+
+Kind kind_of(const Collective& k) {
+  return k.exchange ? Kind::Exchange : k.sharded ? Kind::Sharded : Kind::AllReduce;
+}
+
+/// Whether the trace holds a backward pass (autograd's nodes: "autograd::engine::evaluate_function:
+/// MmBackward0", or a node itself, "MmBackward0", as older traces name it).
+bool has_backward(const Trace& t) {
+  return any_name(t, [](std::string_view n) {
+    return n.rfind("autograd::engine::evaluate_function", 0) == 0 ||
+           (n.size() > 9 && (n.find("Backward0") != std::string_view::npos ||
+                             n.compare(n.size() - 8, 8, "Backward") == 0));
+  });
+}
+
+void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, Kind kind) {
+  const bool exchange = kind == Kind::Exchange;
   std::vector<size_t> mine;  // the collectives of this rule's kind
   for (size_t i = 0; i < p.collectives.size(); ++i)
-    if (p.collectives[i].exchange == exchange) mine.push_back(i);
+    if (kind_of(p.collectives[i]) == kind) mine.push_back(i);
   if (mine.empty()) return;
   int64_t comm = 0, hidden = 0;
   if (mine.size() == p.collectives.size()) {  // all of one kind: the report's own figures
@@ -91,8 +112,8 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
   // (the earliest where several tie): a few broadcasts before many all-reduces are not what
   // the time went to.
   std::string_view name = p.collectives[mine.front()].name;
+  std::map<std::string_view, int64_t> time;
   {
-    std::map<std::string_view, int64_t> time;
     int64_t best = -1;
     for (size_t i : mine)
       if (p.steps.empty() || p.collectives[i].step >= 0)
@@ -103,10 +124,15 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
         break;
       }
   }
+  // Other names of this kind (another collective, dtype or algorithm): counted, not listed.
+  const size_t others = time.size() > 1 ? time.size() - 1 : 0;
+  const bool whole = per_step == double(int64_t(per_step));
   Symptom s;
-  s.text = std::string(exchange ? "exchanges" : "communication") + " (" +
-           (p.gpu ? kernel_label(name) : std::string(name)) +
-           (p.gpu ? ", GPU kernels" : "") + ", " + fixed(per_step, 1) + " collective" +
+  s.text = std::string(exchange ? "exchanges" : kind == Kind::Sharded ? "all-gathers and reduce-scatters"
+                                                                         : "communication") +
+           " (" + (p.gpu ? kernel_label(name) : std::string(name)) +
+           (others ? " and " + std::to_string(others) + " other name" + (others == 1 ? "" : "s") : "") +
+           (p.gpu ? ", GPU kernels" : "") + ", " + fixed(per_step, whole ? 0 : 1) + " collective" +
            (per_step == 1 ? "" : "s") + (p.steps.empty() || p.whole_trace ? "" : " a step") + ") ran " +
            format_duration(comm) + ", " + percent_text(1 - share) +
            " of it beside computation: " + format_duration(exposed) + " exposed (" +
@@ -150,13 +176,33 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, bool e
   const std::string wait_note =
       "; part of it may be this rank waiting for a slower one, which one rank's trace cannot tell "
       "from the transfer (pil-trace ranks on every rank's trace measures the wait)";
-  s.how = exchange ? "the exposed exchanges (" + format_duration(exposed) +
-                         "), an upper bound: started for the next batch while this one computes, "
-                         "none of it would be left on the step" + wait_note
-                   : "the exposed communication (" + format_duration(exposed) +
-                         "), an upper bound: hidden behind backward (buckets started as their "
-                         "gradients are ready), none of it would be left on the step" + wait_note;
-  out.symptom(std::move(s), exchange ? "exposed_exchange" : nullptr);
+  switch (kind) {
+    case Kind::Exchange:
+      s.how = "the exposed exchanges (" + format_duration(exposed) +
+              "), an upper bound: started for the next batch while this one computes, none of it "
+              "would be left on the step" + wait_note;
+      break;
+    case Kind::Sharded:
+      s.how = "the exposed all-gathers and reduce-scatters (" + format_duration(exposed) +
+              "), an upper bound: started before their result is needed, none of it would be "
+              "left on the step" + wait_note;
+      break;
+    case Kind::AllReduce:
+      s.how = "the exposed communication (" + format_duration(exposed) +
+              "), an upper bound: hidden behind backward (buckets started as their gradients are "
+              "ready), none of it would be left on the step" + wait_note;
+      // Without a backward pass they are no gradients' (tensor parallelism's all-reduces
+      // between a layer's products, an evaluation's): buckets do not apply.
+      if (!has_backward(c.trace))
+        s.text += "; the trace has no backward pass, so these are not gradients' all-reduces: "
+                  "buckets do not hide them (tensor parallelism's, between a layer's matrix "
+                  "products, hide only behind other work: an asynchronous tensor parallel, or "
+                  "fewer ranks per layer)";
+      break;
+  }
+  out.symptom(std::move(s), kind == Kind::Exchange  ? "exposed_exchange"
+                            : kind == Kind::Sharded ? "exposed_sharded"
+                                                    : nullptr);
 }
 
 }  // namespace
@@ -165,8 +211,7 @@ void exposed_comm(const RuleContext& c, RuleResult& out) {
   if (!any_name(c.trace, is_backend_slice)) return;  // no communication: none exposed
   const RankProfile p = rank_profile(c.trace, {}, &c.index);
   if (p.collectives.empty()) return;  // no communication: none exposed
-  exposed(c, p, out, false);
-  exposed(c, p, out, true);
+  for (const Kind kind : {Kind::AllReduce, Kind::Sharded, Kind::Exchange}) exposed(c, p, out, kind);
 }
 
 }  // namespace pil::trace::advise_rules

@@ -53,7 +53,4 @@ LaunchedWork launched_work(const RuleContext& c, const std::vector<long>& root,
 /// does: the `root` launched_work takes. `is_root` is asked only of slots outside every marked one.
 std::vector<long> outermost_roots(const CpuSlices& cs, const std::function<bool(size_t)>& is_root);
 
-/// The median of `v` (the lower middle's and upper middle's mean for an even count); 0 if empty.
-int64_t median_ns(std::vector<int64_t> v);
-
 }  // namespace pil::trace::advise_rules

@@ -303,15 +303,6 @@ const Loops& RuleContext::loops() const {
   return loops_.get([&] { return find_loops(*this); });
 }
 
-int64_t median_ns(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  const size_t n = v.size();
-  std::nth_element(v.begin(), v.begin() + long(n / 2), v.end());
-  const int64_t upper = v[n / 2];
-  if (n % 2) return upper;
-  return (*std::max_element(v.begin(), v.begin() + long(n / 2)) + upper) / 2;
-}
-
 void op_overhead(const RuleContext& c, RuleResult& out) {
   if (c.gpu()) {
     out.unable(kGpuJudgesHostTime);

@@ -1,6 +1,7 @@
 #include "trace/parse/event_fields.h"
 
 #include <cctype>
+#include <charconv>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -146,6 +147,12 @@ simdjson_inline int64_t EventFields::lane_id(od::value& v, bool& named) {
     case od::json_type::string: {
       std::string_view s;
       if (v.get_string().get(s)) throw BadEvent{"bad pid/tid string"};
+      // A number written as a string is that number: torch 1.9's Kineto wrote operators' tids
+      // as "5786" and memory events' as 5786, the same thread.
+      if (int64_t id = 0; !s.empty() && s.size() <= 18 &&
+                          s.find_first_not_of("0123456789", s[0] == '-' ? 1 : 0) == std::string_view::npos &&
+                          std::from_chars(s.data(), s.data() + s.size(), id).ec == std::errc())
+        return id;
       // Named lanes ("Spans", "PyTorch Profiler") get negative ids of their own.
       const std::string_view name = intern(s);
       last_lane_name_ = name;
@@ -489,7 +496,7 @@ void EventFields::read_event(od::object& obj) {
           if (optional_whole(av, device)) minfo.device = int32_t(device);
         } else if (is_key(ak, "bytes")) {
           if (!optional_whole(av, copy_bytes)) copy_bytes = -1;
-        } else if (is_key(ak, "Input Dims") && wants_inputs()) {
+        } else if ((is_key(ak, "Input Dims") || is_key(ak, "Input dims")) && wants_inputs()) {  // torch 1.7's: "dims"
           read_input_dims(av);
         } else if (is_key(ak, "Input type") && wants_inputs()) {
           read_input_types(av);

@@ -237,6 +237,7 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
   g["waited"] = {{"count", lr.waited.count},
                  {"median_ns", int64_t(lr.waited.median)},
                  {"max_ns", lr.waited.max}};
+  g["kernel_launches"] = lr.kernel_launches;
   g["shorter_than_call"] = lr.shorter_than_call;
   g["gpu_clock_offset"] = offset_json(m.clock_offset);
   g["synchronizes"] = json::array();
@@ -451,6 +452,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
               {"launch_latency", stats_json(r.latency)},
               {"queueing", stats_json(r.queueing)},
               {"waited", stats_json(r.waited)},
+              {"kernel_launches", r.kernel_launches},
               {"work_shorter_than_call", r.shorter_than_call},
               {"graph_launches", r.graph_launches},
               {"graph_kernels", r.graph_kernels},
@@ -495,7 +497,8 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
                                      std::to_string(r.waited.count) + " launches, " + stats(r.waited) + "\n"
                                : std::string())
             << (r.waited.count ? "  all together: " : "  both together: ") << stats(r.delay) << "\n"
-            << r.shorter_than_call << " launches ran GPU work shorter than the launch call"
+            << r.shorter_than_call << " of " << r.kernel_launches
+            << " kernel launches ran a kernel shorter than the launch call"
             << (r.graph_launches ? " (a graph launch: its first kernel)" : "") << "\n";
   if (offset.found()) std::cout << offset_note(offset) << "\n";
   if (r.graph_launches)
