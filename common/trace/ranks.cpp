@@ -330,6 +330,9 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args, cons
                                       : std::string_view(e->name);
     c.exchange = is_exchange(says);
     c.sharded = !c.exchange && is_sharded(says);
+    if (says.data() != e->name.data() &&
+        (c.exchange != is_exchange(e->name) || c.sharded != (!is_exchange(e->name) && is_sharded(e->name))))
+      c.kind_from = std::string(says);
     const auto exact = by_start.find({e->start_ns, c.name});
     if (exact != by_start.end()) c.bytes = exact->second;
     for (size_t k = next_arg; c.bytes < 0 && k < ordered.size() && k < next_arg + 8; ++k) {

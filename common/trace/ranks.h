@@ -58,6 +58,10 @@ struct Collective {
   /// gradients, tensor and sequence parallelism's activations), neither an exchange nor an
   /// all-reduce.
   bool sharded = false;
+  /// The backend's slice around the launch ("nccl:_all_gather_base") where its name, not the
+  /// kernel's, said what the collective is (NCCL runs some all-gathers and all-reduces as
+  /// SendRecv kernels); empty where the two agree or there is none.
+  std::string kind_from;
 };
 
 /// One profiler step on one rank.

@@ -1183,6 +1183,23 @@ TEST(AdviseCpu, AllGathersAndReduceScattersAreTheirOwnFinding) {
                         "name, GPU kernels, 2 collectives a step)"),
             std::string::npos) << s.text;
   EXPECT_EQ(f->title, "The step waits for all-gathers and reduce-scatters that nothing hides");
+
+  // NCCL ran an all-gather as a SendRecv kernel (HTA's sampled TorchRec ranks): the backend's
+  // slice around the launch says what it is, and both names are quoted.
+  TraceBuilder g;
+  g.device("NVIDIA A100-SXM4-80GB");
+  g.rank(0, 2, "nccl");
+  g.step(1, 0, 1000);
+  g.kernel("sm80_xmma_gemm_f32", g.call("cudaLaunchKernel", 10, 5), 100, 300, 7);
+  g.range("nccl:_all_gather_base", 18, 10);
+  g.kernel("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+           g.call("cudaLaunchKernel", 20, 5), 400, 300, 17);
+  const Advice ag = advise_text(g.str());
+  const Symptom* sg = symptom(ag, "exposed_comm");
+  ASSERT_NE(sg, nullptr);
+  EXPECT_NE(sg->text.find("all-gathers and reduce-scatters (nccl:_all_gather_base run as "
+                          "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t, GPU kernels"),
+            std::string::npos) << sg->text;
 }
 
 // An all-reduce in a trace with no backward pass is no gradient's (tensor parallelism's, an

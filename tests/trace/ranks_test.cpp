@@ -435,6 +435,14 @@ TEST_F(Ranks, TheSliceAroundALaunchSaysWhatTheCollectiveIs) {
   EXPECT_TRUE(p.collectives[1].exchange);
   EXPECT_TRUE(p.collectives[2].exchange);
   EXPECT_FALSE(p.collectives[3].exchange);
+  // The slice that said otherwise than the kernel's name is kept, to name both; an all-gather
+  // (here by its kernel's name) is sharded, neither an all-reduce nor an exchange.
+  EXPECT_EQ(p.collectives[0].kind_from, "nccl:all_reduce");
+  EXPECT_EQ(p.collectives[1].kind_from, "");
+  EXPECT_EQ(p.collectives[2].kind_from, "");
+  EXPECT_FALSE(p.collectives[0].sharded);
+  EXPECT_TRUE(p.collectives[3].sharded);
+  EXPECT_EQ(p.collectives[3].kind_from, "");
 }
 
 // Several ranks' traces merged into one file (TraceLens's TraceFusion: each rank's process id

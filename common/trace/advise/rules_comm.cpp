@@ -124,13 +124,21 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, Kind k
         break;
       }
   }
+  // Where the backend's slice said what the kernel is ("nccl:_all_gather_base" around a
+  // SendRecv kernel), both are named.
+  std::string label = p.gpu ? kernel_label(name) : std::string(name);
+  for (size_t i : mine)
+    if (p.collectives[i].name == name && !p.collectives[i].kind_from.empty()) {
+      label = p.collectives[i].kind_from + " run as " + label;
+      break;
+    }
   // Other names of this kind (another collective, dtype or algorithm): counted, not listed.
   const size_t others = time.size() > 1 ? time.size() - 1 : 0;
   const bool whole = per_step == double(int64_t(per_step));
   Symptom s;
   s.text = std::string(exchange ? "exchanges" : kind == Kind::Sharded ? "all-gathers and reduce-scatters"
                                                                          : "communication") +
-           " (" + (p.gpu ? kernel_label(name) : std::string(name)) +
+           " (" + label +
            (others ? " and " + std::to_string(others) + " other name" + (others == 1 ? "" : "s") : "") +
            (p.gpu ? ", GPU kernels" : "") + ", " + fixed(per_step, whole ? 0 : 1) + " collective" +
            (per_step == 1 ? "" : "s") + (p.steps.empty() || p.whole_trace ? "" : " a step") + ") ran " +
