@@ -1,11 +1,11 @@
 #include "base/atomic_file.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -94,8 +94,10 @@ std::string unwritable_reason(const fs::path& asked) {
 std::string folder_unwritable_reason(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return "not a folder";
-  const fs::path probe = dir / (".pil-write-check.tmp-" + std::to_string(::getpid()));
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  // A name no other run takes (mkstemp: a leftover of a killed run, or another machine's run
+  // of the same pid in a shared folder, is passed over).
+  std::string probe = (dir / ".pil-write-check-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
   if (fd < 0) return std::strerror(errno);
   ::close(fd);
   fs::remove(probe, ec);

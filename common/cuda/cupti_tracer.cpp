@@ -232,8 +232,8 @@ void CuptiTracer::collect(const void* record) {
 const trace::Trace& CuptiTracer::trace() const { return state_->trace; }
 
 void CuptiTracer::save(const std::filesystem::path& path) const {
-  trace::write_chrome_trace_file(state_->trace, path,
-                                 {path.filename().string(), "pil CUPTI tracer (not Kineto)"});
+  // Named as Kineto names its traces: by the path given.
+  trace::write_chrome_trace_file(state_->trace, path, {path.string(), "pil CUPTI tracer (not Kineto)"});
 }
 
 }  // namespace pil::cuda

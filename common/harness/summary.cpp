@@ -38,7 +38,7 @@ std::string to_json(const RunSummary& s) {
   j["operators"] = trace::operators_json(s.operators);
   j["memory"] = trace::memory_json(s.memory);
   if (s.cuda_peak_allocated >= 0) j["cuda_peak_allocated_bytes"] = s.cuda_peak_allocated;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // a path not UTF-8: replaced
 }
 
 }  // namespace pil

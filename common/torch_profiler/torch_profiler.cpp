@@ -194,33 +194,49 @@ void save_once(tap::ProfilerResult& result, const std::string& file) {
   }
 }
 
-/// Kineto names a trace after the file it saved it in (its last field, "traceName"): where the
-/// save went to a temporary file, that file's path, which is gone once the trace is in place.
-/// The field is set to `name`, the file the trace is written as, by rewriting the file's tail in
-/// place (a trace of any size: the last few kilobytes only). A trace without the field is left.
-void name_trace(const std::string& file, const std::string& name) {
-  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
-  if (!f) return;
-  f.seekg(0, std::ios::end);
-  const std::streamoff size = f.tellg();
-  const std::streamoff from = std::max<std::streamoff>(0, size - 8192);
-  std::string tail(size_t(size - from), '\0');
-  f.seekg(from);
-  if (!f.read(tail.data(), std::streamsize(tail.size()))) return;
-  const std::string key = "\"traceName\": \"";
-  const size_t at = tail.rfind(key);
-  if (at == std::string::npos) return;
-  const size_t value = at + key.size();
-  size_t end = value;  // the closing quote: past escaped characters (a name set before)
-  while (end < tail.size() && tail[end] != '"') end += tail[end] == '\\' ? 2 : 1;
-  if (end >= tail.size()) return;
-  const std::string quoted = nlohmann::json(name).dump();  // "name", escaped as JSON
-  const std::string rewritten = quoted.substr(1, quoted.size() - 2) + tail.substr(end);
-  f.seekp(from + std::streamoff(value));
-  f.write(rewritten.data(), std::streamsize(rewritten.size()));
-  f.close();
-  if (!f || ::truncate(file.c_str(), off_t(from + std::streamoff(value + rewritten.size()))) != 0)
-    throw std::runtime_error("cannot set the trace's name in " + file + ": " + std::strerror(errno));
+/// Kineto names a trace after the file it saved it in (its last field, "traceName", on a line
+/// of its own): where the save went to a temporary file, that file's path, which is gone once
+/// the trace is in place. The field is set to `name`, the file the trace is written as, by
+/// rewriting the file's tail in place (a trace of any size: the last few kilobytes only), as
+/// JSON (Kineto writes the path unescaped: a quote in it made the file unreadable). Best effort:
+/// a trace without the field, or one this cannot rewrite, is left as it was; never throws, since
+/// LibTorch's one save is already spent.
+void name_trace(const std::string& file, const std::string& name) noexcept {
+  try {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    if (!f) return;
+    f.seekg(0, std::ios::end);
+    const std::streamoff size = f.tellg();
+    const std::streamoff from = std::max<std::streamoff>(0, size - 8192);
+    std::string tail(size_t(size - from), '\0');
+    f.seekg(from);
+    if (!f.read(tail.data(), std::streamsize(tail.size()))) return;
+    const std::string key = "\"traceName\": \"";
+    const size_t at = tail.rfind(key);
+    if (at == std::string::npos) return;
+    const size_t value = at + key.size();
+    // The value ends at the last quote of its line: a quote inside an unescaped path, or an
+    // escaped one of a name set before, comes earlier.
+    const size_t line_end = std::min(tail.find('\n', value), tail.size());
+    const size_t end = line_end > value ? tail.rfind('"', line_end - 1) : std::string::npos;
+    if (end == std::string::npos || end < value) return;
+    // Not UTF-8 (a path's bytes): replaced by U+FFFD, as a JSON reader needs text.
+    const std::string quoted = nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string rewritten = quoted.substr(1, quoted.size() - 2) + tail.substr(end);
+    f.seekp(from + std::streamoff(value));
+    f.write(rewritten.data(), std::streamsize(rewritten.size()));
+    f.flush();
+    const bool written = bool(f);
+    if (written && ::truncate(file.c_str(), off_t(from + std::streamoff(value + rewritten.size()))) == 0) return;
+    // Put the old tail back (the file as LibTorch wrote it).
+    f.clear();
+    f.seekp(from + std::streamoff(value));
+    f.write(tail.data() + value, std::streamsize(tail.size() - value));
+    f.flush();
+    (void)::truncate(file.c_str(), off_t(size));
+  } catch (...) {
+    // The trace stays as LibTorch wrote it.
+  }
 }
 
 }  // namespace

@@ -513,7 +513,7 @@ std::string format_check(const CheckReport& r, const std::string& path) {
   if (r.self_linked > 0)
     o << "links: " << grouped(r.self_linked) << " of " << grouped(r.gpu_work)
       << " GPU work items carry their own correlation id as External id, not their operator's "
-      << (r.self_linked == r.gpu_work ? "(Kineto wrote all work so until torch 2.3: traces from 2022 to 2024 have it)"
+      << (r.self_linked == r.gpu_work ? "(torch 2.0-2.2's Kineto wrote all work so, and its nightlies from 2022: traces from 2022 to 2024)"
                                       : "(as torch 2.3-2.5's Kineto wrote work launched outside any operator)")
       << "; pil-trace gives each to the operator around its launch call, a script that joins on "
          "External id gives it to no operator or to an unrelated one\n";

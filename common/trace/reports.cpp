@@ -427,7 +427,8 @@ int64_t median_ns(std::vector<int64_t> v) {
   std::nth_element(v.begin(), v.begin() + long(n / 2), v.end());
   const int64_t upper = v[n / 2];
   if (n % 2) return upper;
-  return (*std::max_element(v.begin(), v.begin() + long(n / 2)) + upper) / 2;
+  const int64_t lower = *std::max_element(v.begin(), v.begin() + long(n / 2));
+  return lower + (upper - lower + 1) / 2;  // the middles' mean, rounded half up (5 and 6: 6)
 }
 
 DurationStats DurationStats::of(std::vector<int64_t> v) {

@@ -150,8 +150,11 @@ TEST(Profile, ATraceNamedGzIsGzipCompressed) {
   remove_tree(dir);
 }
 
-// The "traceName" Kineto writes (the file it saved to) is the file the trace is, plain or .gz,
-// first or copied: the saves went through a temporary file whose path it held, gone since.
+// The "traceName" Kineto writes (the file it saved to) is the file the trace is: the first
+// export's, plain or .gz, and each copy of a .gz export's private file (the saves went through
+// a temporary file whose path it held, gone since), as JSON even where the path has a quote
+// (Kineto wrote it unescaped: the file did not parse). A later export copied from a plain first
+// one keeps the first's name (renaming it would write a trace of gigabytes twice).
 TEST(Profile, TheTraceIsNamedAfterItsFile) {
   const fs::path dir = fresh_dir("named");
   fs::create_directories(dir);
@@ -176,9 +179,11 @@ TEST(Profile, TheTraceIsNamedAfterItsFile) {
   again.start();
   torch::mm(torch::ones({4, 4}), torch::ones({4, 4}));
   again.stop();
-  const fs::path first = dir / "c.pt.trace.json";
+  const fs::path first = dir / "c \"q\".pt.trace.json", copy = dir / "d.pt.trace.json";
   again.export_chrome_trace(first);
   EXPECT_EQ(trace_name(first), first.string());
+  again.export_chrome_trace(copy);
+  EXPECT_EQ(trace_name(copy), first.string());
   remove_tree(dir);
 }
 

@@ -1202,24 +1202,30 @@ TEST(AdviseCpu, AllGathersAndReduceScattersAreTheirOwnFinding) {
             std::string::npos) << sg->text;
 }
 
-// An all-reduce in a trace with no backward pass is no gradient's (tensor parallelism's, an
-// evaluation's): the finding says that buckets do not hide it; with autograd's nodes in the
-// trace it does not.
+// An all-reduce in a trace whose operators have no backward pass is no gradient's (tensor
+// parallelism's, an evaluation's): the finding says that the buckets of its fix do not apply,
+// and its bound is other computation, not backward. With autograd's nodes in the trace it does
+// not, nor where the trace recorded no operators (GPU work alone cannot tell).
 TEST(AdviseCpu, AnAllReduceWithoutBackwardIsSaidNotToBeGradients) {
-  for (const bool backward : {false, true}) {
-    TraceBuilder b;
-    b.device("NVIDIA H100 80GB HBM3");
-    b.rank(0, 2, "nccl");
-    b.step(1, 0, 1000);
-    if (backward) b.range("autograd::engine::evaluate_function: MmBackward0", 5, 30);
-    b.kernel("sm90_xmma_gemm_f32", b.call("cudaLaunchKernel", 10, 5), 100, 300, 7);
-    b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", b.call("cudaLaunchKernel", 20, 5), 400, 300, 20);
-    const Advice a = advise_text(b.str());
-    const Symptom* s = symptom(a, "exposed_comm");
-    ASSERT_NE(s, nullptr) << backward;
-    EXPECT_EQ(s->text.find("the trace has no backward pass, so these are not gradients' all-reduces") !=
-                  std::string::npos,
-              !backward) << s->text;
+  for (const int ops : {100, 0}) {
+    for (const bool backward : {false, true}) {
+      TraceBuilder b;
+      b.device("NVIDIA H100 80GB HBM3");
+      b.rank(0, 2, "nccl");
+      b.step(1, 0, 1000);
+      for (int k = 0; k < ops; ++k) b.op("aten::add", 1 + k * 0.05, 0.04);
+      if (backward) b.range("autograd::engine::evaluate_function: MmBackward0", 5, 30);
+      b.kernel("sm90_xmma_gemm_f32", b.call("cudaLaunchKernel", 10, 5), 100, 300, 7);
+      b.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", b.call("cudaLaunchKernel", 20, 5), 400, 300, 20);
+      const Advice a = advise_text(b.str());
+      const Symptom* s = symptom(a, "exposed_comm");
+      ASSERT_NE(s, nullptr) << backward;
+      const bool said = ops > 0 && !backward;
+      EXPECT_EQ(s->text.find("the trace's operators have no backward pass, so these are not gradients' all-reduces") !=
+                    std::string::npos,
+                said) << s->text;
+      EXPECT_EQ(s->how.find("hidden behind other computation") != std::string::npos, said) << s->how;
+    }
   }
 }
 

@@ -555,8 +555,9 @@ TEST(AdviseWithoutSteps, SharesAreOfTheWindowAndExamplesFromTheTracesStart) {
   ASSERT_NE(s, nullptr);
   EXPECT_TRUE(has(s->text, ", 1 collective) ran 11.3 ms")) << s->text;
   EXPECT_TRUE(has(s->text, " of the window)")) << s->text;
-  // A forward-only run: its all-reduce is no gradient's, which buckets would hide.
-  EXPECT_TRUE(has(s->text, "the trace has no backward pass, so these are not gradients' all-reduces")) << s->text;
+  // A forward-only run (its operators have no backward): its all-reduce is no gradient's.
+  EXPECT_TRUE(has(s->text, "the trace's operators have no backward pass, so these are not gradients' all-reduces"))
+      << s->text;
   ASSERT_FALSE(s->examples.empty());
   EXPECT_EQ(s->examples[0].where, "GPU 1 stream 17");  // its stream; no step to name
   const std::string text = format_advice(a, "t.json");

@@ -539,7 +539,7 @@ TEST(PilTraceCheck, TheLessonsTracesAndTheSyntheticGpuTracesAreClean) {
 TEST(PilTraceCheck, SaysWhenGpuWorkCarriesItsCorrelationIdAsExternalId) {
   const auto alexnet = run_process(kTool, {"check", kFixtures + "/hta/alexnet_two_streams.json.gz"});
   EXPECT_NE(alexnet.out.find("\nlinks: 98 of 98 GPU work items carry their own correlation id as External id, "
-                             "not their operator's (Kineto wrote all work so until torch 2.3: traces from 2022 to 2024 have it)"),
+                             "not their operator's (torch 2.0-2.2's Kineto wrote all work so, and its nightlies from 2022: traces from 2022 to 2024)"),
             std::string::npos) << alexnet.out;
   EXPECT_EQ(alexnet.exit_code, 0);  // its two sets of 0 and 1 us with no GPU work: a sizes: line
   const json j = json::parse(run_process(kTool, {"check", kFixtures + "/hta/alexnet_two_streams.json.gz", "--json"}).out);

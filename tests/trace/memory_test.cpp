@@ -202,8 +202,15 @@ TEST(Memory, ATidWrittenAsAStringIsThatThread) {
   const auto rows = memory_report(TraceIndex(t));
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].peak_op, "aten::empty");
-  // A name stays a name: "stream 7" is no thread 7.
+  // A name stays a name: "stream 7" is no thread 7, and "-1" no named lane's id; 19 digits are
+  // the number's 19 digits.
   EXPECT_LT(events(R"({"ph": "X", "name": "k", "pid": 1, "tid": "stream 7", "ts": 1, "dur": 1})").events[0].tid, 0);
+  const Trace lanes = events(R"({"ph": "X", "name": "a", "pid": 1, "tid": "loader", "ts": 1, "dur": 9},
+    {"ph": "X", "name": "b", "pid": 1, "tid": "-1", "ts": 2, "dur": 1},
+    {"ph": "X", "name": "c", "pid": 1, "tid": "1234567890123456789", "ts": 3, "dur": 1})");
+  ASSERT_EQ(lanes.events.size(), 3u);
+  EXPECT_NE(lanes.events[0].tid, lanes.events[1].tid);
+  EXPECT_EQ(lanes.events[2].tid, 1234567890123456789);
 }
 
 TEST(Memory, NoRiseNamesNoPlaceAndAnswersNo) {

@@ -14,7 +14,8 @@
 // this one computes. A rank whose collectives are all of one kind is judged on the ranks
 // report's own step figures; with several kinds, each kind's collectives are cut to the steps
 // and set against the same computation. A trace with no backward pass gets a note on its
-// all-reduces: they are not gradients', and buckets do not hide them.
+// all-reduces: they are not gradients', and buckets do not hide them (said only where the
+// trace recorded operators: a trace of GPU work alone cannot tell).
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -48,10 +49,14 @@ Kind kind_of(const Collective& k) {
   return k.exchange ? Kind::Exchange : k.sharded ? Kind::Sharded : Kind::AllReduce;
 }
 
-/// Whether the trace holds a backward pass (autograd's nodes: "autograd::engine::evaluate_function:
-/// MmBackward0", or a node itself, "MmBackward0", as older traces name it).
-bool has_backward(const Trace& t) {
-  return any_name(t, [](std::string_view n) {
+/// Whether the trace shows a forward pass with no backward: operators recorded (a trace of GPU
+/// work alone, or of few operators, cannot tell) and none of autograd's nodes
+/// ("autograd::engine::evaluate_function: MmBackward0", or "MmBackward0" as older traces name it).
+bool forward_only(const Trace& t) {
+  int64_t operators = 0;
+  for (const Event& e : t.events) operators += e.category == Category::CpuOp;
+  if (operators < 100) return false;
+  return !any_name(t, [](std::string_view n) {
     return n.rfind("autograd::engine::evaluate_function", 0) == 0 ||
            (n.size() > 9 && (n.find("Backward0") != std::string_view::npos ||
                              n.compare(n.size() - 8, 8, "Backward") == 0));
@@ -196,16 +201,22 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, Kind k
               "left on the step" + wait_note;
       break;
     case Kind::AllReduce:
-      s.how = "the exposed communication (" + format_duration(exposed) +
-              "), an upper bound: hidden behind backward (buckets started as their gradients are "
-              "ready), none of it would be left on the step" + wait_note;
       // Without a backward pass they are no gradients' (tensor parallelism's all-reduces
-      // between a layer's products, an evaluation's): buckets do not apply.
-      if (!has_backward(c.trace))
-        s.text += "; the trace has no backward pass, so these are not gradients' all-reduces: "
-                  "buckets do not hide them (tensor parallelism's, between a layer's matrix "
-                  "products, hide only behind other work: an asynchronous tensor parallel, or "
-                  "fewer ranks per layer)";
+      // between a layer's products, an evaluation's): the fix below, buckets of gradients, is
+      // then not theirs, and the text says so.
+      if (forward_only(c.trace)) {
+        s.how = "the exposed communication (" + format_duration(exposed) +
+                "), an upper bound: hidden behind other computation, none of it would be left on "
+                "the step" + wait_note;
+        s.text += "; the trace's operators have no backward pass, so these are not gradients' "
+                  "all-reduces and the buckets below do not apply (tensor parallelism's, between "
+                  "a layer's matrix products, hide only behind other work: an asynchronous tensor "
+                  "parallel, or fewer ranks per layer)";
+      } else {
+        s.how = "the exposed communication (" + format_duration(exposed) +
+                "), an upper bound: hidden behind backward (buckets started as their gradients "
+                "are ready), none of it would be left on the step" + wait_note;
+      }
       break;
   }
   out.symptom(std::move(s), kind == Kind::Exchange  ? "exposed_exchange"

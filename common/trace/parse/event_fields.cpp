@@ -147,12 +147,13 @@ simdjson_inline int64_t EventFields::lane_id(od::value& v, bool& named) {
     case od::json_type::string: {
       std::string_view s;
       if (v.get_string().get(s)) throw BadEvent{"bad pid/tid string"};
-      // A number written as a string is that number: torch 1.9's Kineto wrote operators' tids
-      // as "5786" and memory events' as 5786, the same thread.
-      if (int64_t id = 0; !s.empty() && s.size() <= 18 &&
-                          s.find_first_not_of("0123456789", s[0] == '-' ? 1 : 0) == std::string_view::npos &&
-                          std::from_chars(s.data(), s.data() + s.size(), id).ec == std::errc())
-        return id;
+      // A whole number written as a string is that number: torch 1.9's Kineto wrote operators'
+      // tids as "5786" and memory events' as 5786, the same thread. Digits only, as a number
+      // within uint64 is read (kept by its bits); "-1" stays a name (named lanes' ids are
+      // negative: it would be taken for one).
+      if (uint64_t id = 0; !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos &&
+                           std::from_chars(s.data(), s.data() + s.size(), id).ec == std::errc())
+        return int64_t(id);
       // Named lanes ("Spans", "PyTorch Profiler") get negative ids of their own.
       const std::string_view name = intern(s);
       last_lane_name_ = name;

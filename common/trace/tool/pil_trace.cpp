@@ -497,9 +497,10 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
                                      std::to_string(r.waited.count) + " launches, " + stats(r.waited) + "\n"
                                : std::string())
             << (r.waited.count ? "  all together: " : "  both together: ") << stats(r.delay) << "\n"
-            << r.shorter_than_call << " of " << r.kernel_launches
-            << " kernel launches ran a kernel shorter than the launch call"
-            << (r.graph_launches ? " (a graph launch: its first kernel)" : "") << "\n";
+            << (r.kernel_launches ? std::to_string(r.shorter_than_call) + " of " + std::to_string(r.kernel_launches) +
+                                        " kernel launches ran a kernel shorter than the launch call" +
+                                        (r.graph_launches ? " (a graph launch: its first kernel)" : "") + "\n"
+                                  : std::string("no kernel launches (copies and sets only)\n"));
   if (offset.found()) std::cout << offset_note(offset) << "\n";
   if (r.graph_launches)
     std::cout << r.graph_launches << " launches ran several kernels (graphs): "
