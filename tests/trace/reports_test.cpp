@@ -48,6 +48,21 @@ TEST(ReportsSummary, BusyOverSeveralGpusIsSaidToBeThemAll) {
   EXPECT_NE(explain_built(one).find("(any stream; the window"), std::string::npos) << explain_built(one);
 }
 
+// "Kernel launches ran a kernel shorter than the launch call" counts kernels only: a copy's
+// call (a pageable copy's lasts as long as the copy) and a set's are no launch overhead.
+TEST(ReportsLaunches, OnlyKernelsAreCountedShorterThanTheirCall) {
+  test::TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.kernel("tiny", b.call("cudaLaunchKernel", 10, 8), 30, 2);
+  b.memcpy("Memcpy HtoD (Pageable -> Device)", b.call("cudaMemcpyAsync", 50, 40), 60, 20, 1 << 20);
+  b.memset(b.call("cudaMemsetAsync", 120, 9), 140, 1);
+  const Trace t = parse_trace_text(b.str());
+  const LaunchReport r = launch_report(TraceIndex(t));
+  EXPECT_EQ(r.delay.count, 3);
+  EXPECT_EQ(r.kernel_launches, 1);
+  EXPECT_EQ(r.shorter_than_call, 1) << "the kernel: 2 us after an 8 us call; the copy and the set not counted";
+}
+
 TEST_F(Reports, WindowIsTheProfiledSteps) {
   EXPECT_EQ(index.window_start, 0);
   EXPECT_EQ(index.window_end, 200 * us);
