@@ -64,6 +64,16 @@ bool is_sharded(std::string_view name) {
   return kind.find("allgather") != std::string::npos || kind.find("reducescatter") != std::string::npos;
 }
 
+/// What a collective's name says it is: an exchange, sharded, or neither (an all-reduce).
+struct KindSaid {
+  bool exchange = false, sharded = false;
+  bool operator==(const KindSaid& o) const { return exchange == o.exchange && sharded == o.sharded; }
+};
+KindSaid kind_said(std::string_view name) {
+  const bool exchange = is_exchange(name);
+  return {exchange, !exchange && is_sharded(name)};
+}
+
 /// A backend's slice that names its collective ("nccl:all_reduce", "nccl:send 0->1"), not one
 /// that groups several ("nccl:coalesced").
 bool names_a_collective(std::string_view slice) {
@@ -328,11 +338,10 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args, cons
     const std::string_view says = around != launched_in.end() && names_a_collective(around->second->name)
                                       ? std::string_view(around->second->name)
                                       : std::string_view(e->name);
-    c.exchange = is_exchange(says);
-    c.sharded = !c.exchange && is_sharded(says);
-    if (says.data() != e->name.data() &&
-        (c.exchange != is_exchange(e->name) || c.sharded != (!is_exchange(e->name) && is_sharded(e->name))))
-      c.kind_from = std::string(says);
+    const KindSaid said = kind_said(says);
+    c.exchange = said.exchange;
+    c.sharded = said.sharded;
+    if (says.data() != e->name.data() && !(said == kind_said(e->name))) c.kind_from = std::string(says);
     const auto exact = by_start.find({e->start_ns, c.name});
     if (exact != by_start.end()) c.bytes = exact->second;
     for (size_t k = next_arg; c.bytes < 0 && k < ordered.size() && k < next_arg + 8; ++k) {

@@ -1601,9 +1601,9 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   const StreamReport::Totals tot = sr.totals();
   const int64_t host = tot.host_wait_ns, kwait = tot.kernel_wait_ns, other = tot.other_idle_ns;
   const int64_t window = sr.window_ns();
-  const bool devices = sr.streams.size() > 1 && sr.streams.front().device != sr.streams.back().device;  // sorted by device
   std::set<int64_t> gpus;
   for (const StreamRow& row : sr.streams) gpus.insert(row.device);
+  const bool devices = gpus.size() > 1;
   // Several GPUs: "busy" is any stream of any of them (each stream's own share follows).
   std::string busy_line = "GPU busy " + pct(sr.busy_share()) + " of the window (any stream" +
                           (devices ? " of " + std::to_string(gpus.size()) + " GPUs, as one" : std::string()) +
