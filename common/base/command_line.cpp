@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <limits>
 
 namespace pil {
@@ -96,6 +100,60 @@ std::string whole_number_problem(std::string_view text, int64_t min, int64_t max
     return std::string(text) + " is out of range" + allowed;
   value = parsed;
   return "";
+}
+
+// What std::cout writes, passed on to its own buffer unchanged; the errno of the first write
+// that fails is kept (std::cout's buffer writes through C's stdout, whose failure sets errno).
+class StdoutCheck::Watch : public std::streambuf {
+ public:
+  explicit Watch(std::streambuf* to) : to_(to) {}
+  std::streambuf* to() const { return to_; }
+  int first_errno() const { return errno_; }
+
+ private:
+  // Calls `write`; where `failed` says so, keeps the errno it set (the first such only);
+  // elsewhere errno is left as it was.
+  template <class Write, class Failed>
+  auto kept(Write write, Failed failed) {
+    const int before = errno;
+    errno = 0;
+    const auto r = write();
+    if (failed(r) && errno_ == 0) errno_ = errno;
+    if (!failed(r)) errno = before;
+    return r;
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return sync() == 0 ? traits_type::not_eof(c) : c;
+    return kept([&] { return to_->sputc(traits_type::to_char_type(c)); },
+                [](int_type r) { return traits_type::eq_int_type(r, traits_type::eof()); });
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    return kept([&] { return to_->sputn(s, n); }, [n](std::streamsize r) { return r < n; });
+  }
+  int sync() override {
+    return kept([&] { return to_->pubsync(); }, [](int r) { return r != 0; });
+  }
+
+ private:
+  std::streambuf* to_;
+  int errno_ = 0;
+};
+
+StdoutCheck::StdoutCheck() : watch_(std::make_unique<Watch>(std::cout.rdbuf())) { std::cout.rdbuf(watch_.get()); }
+
+StdoutCheck::~StdoutCheck() { std::cout.rdbuf(watch_->to()); }
+
+std::string StdoutCheck::problem() {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  int err = watch_->first_errno();
+  if (err == 0 && !flushed) err = errno;
+  if (std::cout && flushed && !std::ferror(stdout)) return "";
+  return std::string("the report could not be written to standard output") +
+         (err ? std::string(": ") + std::strerror(err) : std::string());
 }
 
 }  // namespace pil

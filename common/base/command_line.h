@@ -6,6 +6,7 @@
 /// listed.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -54,5 +55,26 @@ std::vector<size_t> flags_without_value(const std::vector<std::string>& words, c
 /// range; allowed: ...", "no value given; allowed: ..." (with `max` INT64_MAX the range reads
 /// "from MIN up").
 std::string whole_number_problem(std::string_view text, int64_t min, int64_t max, int64_t& value);
+
+/// Whether standard output took the whole report (a full disk or a closed descriptor stop it; a
+/// closed pipe or a file-size limit end the process by signal, as for any tool), watched from construction to destruction: it stands between std::cout and its
+/// buffer, so that the system's reason is kept from the first write that failed (C's stdout
+/// forgets it; by the final flush errno says nothing). A tool says the problem after its work
+/// and exits 2 rather than 0: every line was "printed", yet the reader has not got them.
+class StdoutCheck {
+ public:
+  StdoutCheck();
+  ~StdoutCheck();
+  StdoutCheck(const StdoutCheck&) = delete;
+  StdoutCheck& operator=(const StdoutCheck&) = delete;
+
+  /// Flushes std::cout and C's stdout, and says why they did not take everything, or "":
+  /// "the report could not be written to standard output: No space left on device".
+  std::string problem();
+
+ private:
+  class Watch;
+  std::unique_ptr<Watch> watch_;
+};
 
 }  // namespace pil

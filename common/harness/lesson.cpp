@@ -8,11 +8,9 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -22,6 +20,7 @@
 #include <variant>
 
 #include "base/atomic_file.h"
+#include "base/command_line.h"
 #include "base/system_info.h"
 #include "cuda/check.h"
 #include "cuda/runtime.h"
@@ -68,36 +67,55 @@ void synchronize(const c10::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
-void check_memory(const Lesson& lesson, const Problem& p) {
-  const MemoryNeed need = lesson.memory_need(p);
-  // What sets the size: --size and the lesson's number flags given (--seq, --hidden); the
-  // remedy names those that can still shrink (not "a smaller --size" when it is already 1).
-  std::string shape = "--size " + std::to_string(p.options.size);
+/// The line for a problem too large for memory: "--size 1 --seq 131072: needs 12.00 GB on the host
+/// but 8.00 GB is available; allowed: a smaller --seq or --heads". The flags that set the size
+/// are --size and the lesson's number flags that memory_need reads, each found by asking it again
+/// with the flag at its least (05's --bucket-kb and 06's --workers move no byte): the line names
+/// those given, the remedy those that can still shrink the side that is short (not "a smaller
+/// --size" when it is already 1). `side` picks that side from a MemoryNeed.
+std::string too_large(const Lesson& lesson, const Problem& p, double (*side)(const MemoryNeed&),
+                      const std::string& where, uint64_t available) {
+  const double need = side(lesson.memory_need(p));
+  auto need_with = [&](const std::function<void(Options&)>& set) {
+    Options o = p.options;
+    set(o);
+    try {
+      return side(lesson.memory_need(Problem{o, p.device, p.dtype}));
+    } catch (const std::exception&) {
+      return need;  // a shape the lesson cannot size says nothing about this flag
+    }
+  };
+  std::string shape = "--size " + std::to_string(p.options.size), remedy;
   std::vector<std::string> can_shrink;
-  if (p.options.size > 1) can_shrink.push_back("--size");
+  if (need_with([](Options& o) { o.size = 1; }) < need) can_shrink.push_back("--size");
   for (const LessonFlag& f : lesson.flags) {
     if (!f.choices.empty() || !p.options.extra.count(f.name)) continue;
-    const int64_t value = p.options.flag(f.name);
-    if (p.options.given.count(f.name)) shape += " " + f.name + " " + std::to_string(value);
-    if (value > f.min) can_shrink.push_back(f.name);
+    const double least = need_with([&](Options& o) { o.extra[f.name] = f.min; });
+    const bool moves = least != need || need_with([&](Options& o) { o.extra[f.name] *= 2; }) != need;
+    if (moves && p.options.given.count(f.name)) shape += " " + f.name + " " + std::to_string(p.options.flag(f.name));
+    if (least < need) can_shrink.push_back(f.name);
   }
-  std::string remedy;
   for (size_t i = 0; i < can_shrink.size(); ++i)
     remedy += (i == 0 ? "" : i + 1 == can_shrink.size() ? " or " : ", ") + can_shrink[i];
   remedy = remedy.empty() ? "a machine with more memory" : "a smaller " + remedy;
-  auto fail = [&](double needed, const std::string& where, uint64_t available) {
-    auto bytes = [](double b) { return trace::format_bytes(int64_t(std::min(b, 9e18))); };
-    throw UsageError{shape + ": needs " + bytes(needed) + " on " + where + " but " +
-                     bytes(double(available)) + " is available; allowed: " + remedy};
-  };
+  auto bytes = [](double b) { return trace::format_bytes(int64_t(std::min(b, 9e18))); };
+  return shape + ": needs " + bytes(need) + " on " + where + " but " + bytes(double(available)) +
+         " is available; allowed: " + remedy;
+}
+
+void check_memory(const Lesson& lesson, const Problem& p) {
+  const MemoryNeed need = lesson.memory_need(p);
   const uint64_t host = available_host_memory();
   if (p.device.is_cuda()) {
     const uint64_t dev = cuda::free_memory(p.device.index());
-    if (dev > 0 && need.device_bytes > double(dev)) fail(need.device_bytes, "the GPU", dev);
-    if (host > 0 && need.host_bytes > double(host)) fail(need.host_bytes, "the host", host);
-  } else {
-    const double total = need.device_bytes + need.host_bytes;
-    if (host > 0 && total > double(host)) fail(total, "the host", host);
+    if (dev > 0 && need.device_bytes > double(dev))
+      throw UsageError{too_large(lesson, p, [](const MemoryNeed& n) { return n.device_bytes; }, "the GPU", dev)};
+    if (host > 0 && need.host_bytes > double(host))
+      throw UsageError{too_large(lesson, p, [](const MemoryNeed& n) { return n.host_bytes; }, "the host", host)};
+  } else if (host > 0 && need.device_bytes + need.host_bytes > double(host)) {
+    // On the CPU both are the host's.
+    throw UsageError{too_large(lesson, p, [](const MemoryNeed& n) { return n.device_bytes + n.host_bytes; },
+                               "the host", host)};
   }
 }
 
@@ -859,22 +877,20 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
 }
 #endif
 
-/// A run whose report did not reach standard output whole (a full disk, a closed pipe, a
-/// file-size limit) is not a success, though the trace was written: said on standard error, and
-/// exit 2 as for an --out that cannot be written; a failed run keeps its own code.
-int with_stdout_checked(const Lesson& lesson, int code) {
-  std::cout.flush();
-  errno = 0;
-  if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout) return code;
-  const int err = errno;
-  std::cerr << lesson.name << ": error: the report could not be written to standard output"
-            << (err ? std::string(": ") + std::strerror(err) : std::string()) << std::endl;
+/// A run whose report did not reach standard output whole (a full disk, a closed descriptor) is
+/// not a success, though the trace was written: said on standard error, and exit 2 as for an
+/// --out that cannot be written; a failed run keeps its own code.
+int with_stdout_checked(const Lesson& lesson, StdoutCheck& out, int code) {
+  const std::string problem = out.problem();
+  if (problem.empty()) return code;
+  std::cerr << lesson.name << ": error: " << problem << std::endl;
   return code == kPassed ? kUsage : code;
 }
 
 }  // namespace
 
 int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
+  StdoutCheck out;
   LessonInfo info{lesson.name,      lesson.description,   lesson.default_size,
                   lesson.max_size,  {},                   lesson.size_help,
                   lesson.flags,     lesson.profile_memory, lesson.default_size_cpu,
@@ -884,15 +900,15 @@ int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
   for (const auto& v : lesson.variants) info.variants.push_back({v.name, v.summary});
   const ParsedArgs parsed = parse_options(info, argc, argv);
   if (parsed.list)
-    return with_stdout_checked(lesson, guarded(lesson, [&] { return print_list(lesson, parsed.options); }));
+    return with_stdout_checked(lesson, out, guarded(lesson, [&] { return print_list(lesson, parsed.options); }));
   if (!parsed.run) {
     (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.text
                                                      << (parsed.exit_code ? "\n" : "");
-    return with_stdout_checked(lesson, parsed.exit_code);
+    return with_stdout_checked(lesson, out, parsed.exit_code);
   }
   if (lesson.distributed) {
 #if PIL_HAVE_DISTRIBUTED
-    const int code = with_stdout_checked(lesson, run_distributed(lesson, parsed.options, argc, argv));
+    const int code = with_stdout_checked(lesson, out, run_distributed(lesson, parsed.options, argc, argv));
     // A rank leaves at once: c10d's threads may still wait on a peer that died, and a rank's
     // files are written whole already.
     std::cerr.flush();
@@ -902,7 +918,7 @@ int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
     return kUsage;
 #endif
   }
-  return with_stdout_checked(lesson, guarded(lesson, [&] { return run_parsed(lesson, parsed.options); }));
+  return with_stdout_checked(lesson, out, guarded(lesson, [&] { return run_parsed(lesson, parsed.options); }));
 }
 
 }  // namespace pil

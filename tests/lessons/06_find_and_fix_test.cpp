@@ -255,6 +255,16 @@ TEST(Lesson06, BadFlagsAreRefused) {
   pil::test::expect_usage_error(kExe, {"--variant", "fix5"});  // a GPU fix, asked for on the CPU
 }
 
+// Too large for memory: the line names the flags that set the bytes, and offers only those that
+// can shrink them; the loader's threads and the document's length move no byte (it offered
+// "a smaller --size, --seq, ..., --doc or --workers").
+TEST(Lesson06, TooLargeForMemoryNamesOnlyTheFlagsThatSetTheBytes) {
+  const auto r = pil::test::expect_usage_error(
+      kExe, {"--size", "1", "--seq", "16384", "--heads", "256", "--workers", "4", "--doc", "50000"});
+  EXPECT_NE(r.err.find("06_find_and_fix: error: --size 1 --seq 16384 --heads 256: needs "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; allowed: a smaller --seq, --heads, --head-dim or --layers\n"), std::string::npos) << r.err;
+}
+
 // --- What `pil-trace advise` says -----------------------------------------------------------------
 // Which findings pass their thresholds, and in which order, is a matter of time, and a loaded
 // machine changes time: that each planted problem leads before its fix and is gone from it on is

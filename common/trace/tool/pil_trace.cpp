@@ -52,11 +52,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <limits>
 #include <stdexcept>
@@ -1317,15 +1315,13 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  pil::StdoutCheck out;
   const int rc = run(argc, argv);
-  // A report that did not reach standard output whole (a full disk, a file-size limit) is not
+  // A report that did not reach standard output whole (a full disk, a closed descriptor) is not
   // a success, though every line was "printed": said, and exit 2 as for an --out.
-  std::cout.flush();
-  errno = 0;
-  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
-    const int err = errno;
-    std::cerr << "pil-trace: error: the report could not be written to standard output"
-              << (err ? std::string(": ") + std::strerror(err) : std::string()) << "\n";
+  const std::string problem = out.problem();
+  if (!problem.empty()) {
+    std::cerr << "pil-trace: error: " << problem << "\n";
     return rc == 0 ? 2 : rc;
   }
   return rc;
