@@ -684,12 +684,15 @@ def section_id(path, fragment):
 
 
 def nav_line(line, source_dir):
-    """A nav line's links to pages of the project as \\ref ID (link text dropped)."""
+    """A nav line's links to pages of the project as \\ref ID (link text dropped: the site shows
+    the page's title, or the section's for a link to one: [..](../01_x/README.md#a-section) refers
+    to that heading's id, as a link in prose does)."""
     def ref(m):
-        target = m.group(2).split("#", 1)[0]
+        target, _, fragment = m.group(2).partition("#")
         if "://" in target or not target.endswith(".md"):
             raise DocsError("nav: link %r is not to a page of the project (a .md file)" % m.group(2), 2)
-        anchor = anchor_of(os.path.normpath(os.path.join(source_dir, target)))
+        path = os.path.normpath(os.path.join(source_dir, target))
+        anchor = section_id(path, fragment) if fragment else anchor_of(path)
         if not anchor:
             raise DocsError("nav: %r has no page id ({#ID} in its first heading) to refer to" % target, 2)
         return "\\ref %s" % anchor

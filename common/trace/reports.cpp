@@ -1500,6 +1500,22 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
       s += "; the first took " + format_duration(d.front()) + ", " + ratio +
            " the median (one-time costs: warm-up hides them, it does not remove them)";
     }
+    // A later step far longer than the rest: a pause outside the step's usual work, which the
+    // per-step figures below (totals over the steps) carry as much as the work (a CPU trace's
+    // second step took 8.5x the median, and its range "per step" was 3.5x the median step). Not
+    // with GPU work: a step that waits for the queued GPU (the last, synchronizing) is longer by
+    // design, and the synchronize lines below say so.
+    if (d.size() >= 3 && !m.gpu) {
+      const auto slowest = std::max_element(d.begin() + 1, d.end());
+      if (double(*slowest) > 2 * st.median) {
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, "%.1fx", double(*slowest) / st.median);
+        s += "; " + std::string(t.events[index.steps[size_t(slowest - d.begin())]].name) + " took " +
+             format_duration(*slowest) + ", " + ratio +
+             " the median (a pause the others did not have: another process, I/O, a wait; the "
+             "per-step figures below are totals over the steps, so they hold it too)";
+      }
+    }
     if (m.step_processes > 1)
       s += "; recorded by " + std::to_string(m.step_processes) +
            " processes (several processes' traces merged into one file? the per-step figures mix them: "

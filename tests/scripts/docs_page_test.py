@@ -563,6 +563,27 @@ class Figures(unittest.TestCase):
         one_line_usage_errors(self, ("<!-- nav -->\nPrevious: [x](../07_none/README.md)\n", "<!-- nav -->\nno links\n",
                     "<!-- nav -->\n[site](https://example.com)\n", "<!-- nav -->\n"))
 
+    def test_a_nav_link_to_a_section_refers_to_its_heading(self):
+        # Another lesson's section: the site refers to the heading's id and shows its title
+        # (lesson 03 named lesson 01's section in words, with a link to the page's top).
+        d = lesson("# Demo <!-- {#lesson09} -->\n\n<!-- nav -->\n"
+                   "The map: lesson 08's section [Compiled: the map](../08_prev/README.md#compiled-the-map).\n")
+        os.makedirs(os.path.join(d, "..", "08_prev"))
+        with open(os.path.join(d, "..", "08_prev", "README.md"), "w") as f:
+            f.write("# 08_prev — before <!-- {#lesson08} -->\n\n### Compiled: the map <!-- {#lesson08_map} -->\n\n"
+                    "### No id\n")
+        self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("\\if full_site\nThe map: lesson 08's section \\ref lesson08_map.\n\\endif\n", text)
+        for fragment, said in (("no-id", "give that heading a page id"), ("none-such", "no heading with that GitHub anchor")):
+            with open(os.path.join(d, "README.md"), "w") as f:
+                f.write("# Demo <!-- {#lesson09} -->\n\n<!-- nav -->\nSee [x](../08_prev/README.md#%s)\n" % fragment)
+            r = run("--lesson-dir", d, "--check")
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertIn(said, r.stderr)
+
 
 
 class PageOfItsOwn(unittest.TestCase):

@@ -374,6 +374,40 @@ TEST(PilTraceKernels, EachLaunchShapeIsCountedAndOutliersComeWorstFirst) {
   EXPECT_EQ(top.find("30,000"), std::string::npos) << top;
 }
 
+// A later step far longer than the median is named with its ratio on a CPU run (a Python trace's
+// second step took 8.5x the median, and its range's "per step" time, a total over the steps,
+// was read as the step's); a step within twice the median is not, and a GPU run's steps that
+// wait for the queued GPU are left to the synchronize lines.
+TEST(PilTraceSummary, ALaterStepFarLongerThanTheMedianIsNamed) {
+  TempDir dir;
+  auto summary = [&](const pil::test::TraceBuilder& b) {
+    const std::string path = dir.path() + "/steps.json";
+    std::ofstream(path) << b.str();
+    return run_process(kTool, {"summary", path}).out;
+  };
+  auto steps = [](std::vector<double> durs) {
+    pil::test::TraceBuilder b;
+    double ts = 0;
+    for (size_t k = 0; k < durs.size(); ++k) {
+      b.step(int(k) + 1, ts, durs[k]).op("aten::mm", ts + 1, 10);
+      ts += durs[k] + 5;
+    }
+    return b;
+  };
+  const std::string paused = summary(steps({700, 5800, 630}));
+  EXPECT_NE(paused.find("3 profiled steps, median 700 us on the CPU; ProfilerStep#2 took 5.80 ms, 8.3x the median "
+                        "(a pause the others did not have"),
+            std::string::npos) << paused;
+  for (const auto& durs : {std::vector<double>{700, 1300, 630}, std::vector<double>{700, 5800}}) {
+    const std::string even = summary(steps(durs));
+    EXPECT_EQ(even.find("the median (a pause"), std::string::npos) << even;
+  }
+  pil::test::TraceBuilder gpu = steps({700, 630, 5800});
+  gpu.kernel("k", gpu.call("cudaLaunchKernel", 20, 5), 28, 10);
+  const std::string waits = summary(gpu);
+  EXPECT_EQ(waits.find("the median (a pause"), std::string::npos) << waits;
+}
+
 // Where the GPU mostly waits, the summary says whether in one long stretch (not a launch-bound
 // loop: a real A100 trace's 1.34 s first cuDNN launch was read as launch-bound) or throughout;
 // with several streams, the busiest stream's own idle split is given beside the sum (a real
@@ -1084,10 +1118,14 @@ TEST(PilTraceCheckSlice, BadInputIsOneLineAndExit2) {
   EXPECT_EQ(past.exit_code, 2);
   EXPECT_NE(past.err.find("--from-us 100000: past the recorded window, which ends "), std::string::npos) << past.err;
   EXPECT_EQ(past.err.find("--to-us"), std::string::npos) << past.err;
-  for (const char* command : {"svg", "slice"})
-    EXPECT_EQ(run_process(kTool, {command, gpu, "--out", out, "--range", "matmul_add", "--instance", "1"}).err,
+  // chain as well (it said "no slice named 'matmul_add' (instance 1)" of a name the trace has).
+  for (const char* command : {"svg", "slice", "chain"}) {
+    std::vector<std::string> args = {command, gpu, "--range", "matmul_add", "--instance", "1"};
+    if (std::string(command) != "chain") args.insert(args.end(), {"--out", out});
+    EXPECT_EQ(run_process(kTool, args).err,
               "pil-trace: error: --range: 1 slice named 'matmul_add', no instance 1; allowed: --instance 0\n")
         << command;
+  }
   EXPECT_NE(run_process(kTool, {"svg", gpu, "--out", out, "--from-us", "1e9", "--to-us", "2e9"})
                 .err.find("the span lies outside the recorded window"),
             std::string::npos);

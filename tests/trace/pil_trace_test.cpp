@@ -264,6 +264,26 @@ TEST_F(PilTrace, DiffOfARunWithItselfIsAllSame) {
   for (const auto& r : j["rows"]) EXPECT_EQ(r["change"], "same") << r.dump();
 }
 
+// diff compares each trace's totals: traces of different step counts are said to differ in that
+// (a 3-step trace against one of its steps read as every operator faster, without a word).
+TEST_F(PilTrace, DiffOfDifferentStepCountsSaysTheTimesAreTotals) {
+  const std::string three = std::string(PIL_FIXTURES_DIR) + "/python_cpu_steps.pt.trace.json";
+  const std::string one = dir.path() + "/one.json";
+  ASSERT_EQ(run_process(kTool, {"slice", three, "--step", "1", "--out", one}).exit_code, 0);
+  const auto same = run_process(kTool, {"diff", three, three, "--json"});
+  EXPECT_EQ(same.err, "");
+  const auto steps = nlohmann::json::parse(same.out)["steps"];
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_GT(steps[0].get<int>(), 1) << steps;
+  EXPECT_EQ(steps[0], steps[1]);
+  const auto d = run_process(kTool, {"diff", three, one, "--json"});
+  EXPECT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_EQ(nlohmann::json::parse(d.out)["steps"], nlohmann::json({steps[0], 1})) << d.out;
+  EXPECT_EQ(d.err, "pil-trace: note: A has " + std::to_string(steps[0].get<int>()) +
+                       " profiled steps and B 1: the times are each trace's totals, so they differ by the steps' "
+                       "count too; compare traces of as many steps (pil-trace slice --step K cuts one out)\n");
+}
+
 TEST_F(PilTrace, SvgIsWrittenWhole) {
   const std::string out = dir.path() + "/t.svg";
   const auto r = run_process(kTool, {"svg", trace, "--out", out, "--range", "matmul_add"});
@@ -571,6 +591,28 @@ TEST_F(PilTrace, ATraceWithNoEventsSaysSo) {
       EXPECT_NE(r.err.find(": the trace has no events"), std::string::npos) << r.err;
     }
     EXPECT_TRUE(pil::trace::parse_trace_text(text).events.empty());
+  }
+}
+
+// torch.profiler's trace of a cycle with no recorded step (exported before its active steps, or
+// after it ended) holds the span Kineto writes over every trace and its markers: the profiler
+// recorded nothing, and says so (it was told "not torch.profiler's categories").
+TEST_F(PilTrace, ATraceOfTheProfilersSpanAloneSaysNothingWasRecorded) {
+  const std::string path = dir.path() + "/span.json";
+  std::ofstream(path) << R"js({"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "Trace", "ts": 5681270025838.656, "dur": 55763.707, "pid": "Spans", "tid": "PyTorch Profiler",
+   "name": "PyTorch Profiler (0)", "args": {"Op count": 0}},
+  {"name": "process_sort_index", "ph": "M", "ts": 5681270025838.656, "pid": "Spans", "tid": 0, "args": {"sort_index": 536870912}},
+  {"name": "Iteration Start: PyTorch Profiler", "ph": "i", "s": "g", "pid": "Traces", "tid": "Trace PyTorch Profiler", "ts": 5681270025838.656},
+  {"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": 5681270081810.201}],
+  "traceName": "span.json"})js";
+  for (const char* cmd : {"summary", "ops", "advise"}) {
+    const auto r = run_process(kTool, {cmd, path});
+    EXPECT_EQ(r.exit_code, 2) << cmd << r.out << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(": the trace holds only the profiler's own span (its traceEvents holds no operator, range, "
+                         "kernel or memory event): the profiler recorded nothing; record at least one step"),
+              std::string::npos) << cmd << r.err;
   }
 }
 

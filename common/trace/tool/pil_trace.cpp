@@ -695,12 +695,22 @@ int report_check(const TraceIndex& index, const std::string& path, size_t exampl
   return r.clean() ? 0 : 1;
 }
 
+// --range NAME --instance K where the trace has no K-th slice named NAME: how many it has.
+void say_no_instance(const Trace& t, const std::string& name, size_t k) {
+  const auto n = static_cast<long long>(slices_named(t, name).size());
+  std::cerr << "pil-trace: error: --range: ";
+  if (n == 0)
+    std::cerr << "no slice named '" << name << "'\n";
+  else
+    std::cerr << counted(n, "slice") << " named '" << name << "', no instance " << k << "; allowed: --instance 0"
+              << (n > 1 ? " to " + std::to_string(n - 1) : std::string()) << "\n";
+}
+
 int report_chain(const TraceIndex& index, const std::string& range, size_t instance, bool as_json) {
   const Trace& t = index.trace();
   const auto lines = chain_report(index, range, instance);
-  if (lines.empty()) {
-    std::cerr << "pil-trace: error: --range: no slice named '" << range << "' (instance "
-              << instance << ") in the trace\n";
+  if (lines.empty()) {  // chain_report's slices are slices_named's
+    say_no_instance(t, range, instance);
     return 2;
   }
   if (as_json) {
@@ -736,8 +746,17 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
 
 int report_diff(const Trace& a, const Trace& b, double tolerance, bool as_json) {
   const DiffReport d = diff_report(a, b, tolerance);
+  // The times are each trace's totals: traces of different step counts differ by that alone
+  // (a 3-step trace against a 1-step slice of itself read as every operator "faster").
+  auto steps = [](const Trace& t) { return std::count_if(t.events.begin(), t.events.end(), is_step); };
+  const auto steps_a = steps(a), steps_b = steps(b);
+  if (steps_a != steps_b)
+    std::cerr << "pil-trace: note: A has " << counted(steps_a, "profiled step") << " and B " << steps_b
+              << ": the times are each trace's totals, so they differ by the steps' count too; "
+                 "compare traces of as many steps (pil-trace slice --step K cuts one out)\n";
   if (as_json) {
-    json j = {{"cpu_total_ns", {d.cpu_a, d.cpu_b}},
+    json j = {{"steps", {steps_a, steps_b}},
+              {"cpu_total_ns", {d.cpu_a, d.cpu_b}},
               {"device_total_ns", {d.device_a, d.device_b}},
               {"kernels", {d.kernels_a, d.kernels_b}},
               {"rows", json::array()}};
@@ -1136,11 +1155,20 @@ int run(int argc, char** argv) {
       return 2;
     }
     note_unread(path, t.unread);
-    if (t.events.empty()) {  // a valid trace, with nothing any command could say of
+    // Nothing but the span Kineto writes over every trace ("PyTorch Profiler (0)", cat "Trace"):
+    // a schedule whose active steps were never reached, or a cycle exported after it ended, is
+    // torch.profiler's empty trace, not another tool's (the check below said so).
+    const bool only_profiler_span =
+        !t.events.empty() && std::all_of(t.events.begin(), t.events.end(), [](const Event& e) {
+          return e.category == Category::Other && e.name.rfind("PyTorch Profiler (", 0) == 0;
+        });
+    if (t.events.empty() || only_profiler_span) {  // a valid trace, with nothing any command could say of
       std::cerr << "pil-trace: error: " << path
-                << ": the trace has no events (its traceEvents holds no slice, kernel or memory "
-                   "event): the profiler recorded nothing; record at least one step in the "
-                   "schedule's active phase before the trace is written\n";
+                << (only_profiler_span ? ": the trace holds only the profiler's own span ("
+                                       : ": the trace has no events (")
+                << "its traceEvents holds no operator, range, kernel or memory event): the profiler "
+                   "recorded nothing; record at least one step in the schedule's active phase "
+                   "before the trace is written\n";
       return 2;
     }
     // Slices, but none of a category the reports read: another tool's trace in the same format
@@ -1182,15 +1210,6 @@ int run(int argc, char** argv) {
       return true;
     };
     // --range NAME --instance K where there is no K-th slice of that name: which it is.
-    auto no_instance = [&](const std::string& name, size_t k) {
-      const auto n = static_cast<long long>(slices_named(t, name).size());
-      std::cerr << "pil-trace: error: --range: ";
-      if (n == 0)
-        std::cerr << "no slice named '" << name << "'\n";
-      else
-        std::cerr << counted(n, "slice") << " named '" << name << "', no instance " << k << "; allowed: --instance 0"
-                  << (n > 1 ? " to " + std::to_string(n - 1) : std::string()) << "\n";
-    };
     if (*summary) {
       if (as_json) {
         std::cout << summary_json(index, idle_rule).dump(2) << "\n";
@@ -1243,7 +1262,7 @@ int run(int argc, char** argv) {
         // The range's own CPU span (svg's range window also reaches to its GPU work).
         const std::vector<const Event*> found = slices_named(t, range);
         if (instance >= found.size()) {
-          no_instance(range, instance);
+          say_no_instance(t, range, instance);
           return 2;
         }
         from = found[instance]->start_ns, to = found[instance]->end_ns();
@@ -1279,7 +1298,7 @@ int run(int argc, char** argv) {
         return 2;
       }
       if (*svg_window.range && !range_window(index, range, instance, o.from_ns, o.to_ns)) {
-        no_instance(range, instance);
+        say_no_instance(t, range, instance);
         return 2;
       }
       if (*svg_window.from && !us_window(svg_window, o.from_ns, o.to_ns)) return 2;
