@@ -374,17 +374,20 @@ TEST(PilTraceKernels, EachLaunchShapeIsCountedAndOutliersComeWorstFirst) {
   EXPECT_EQ(top.find("30,000"), std::string::npos) << top;
 }
 
+// What `pil-trace summary` prints of the trace `b` builds (written into `dir`).
+std::string summary_of(const TempDir& dir, const pil::test::TraceBuilder& b) {
+  const std::string path = dir.path() + "/built.json";
+  std::ofstream(path) << b.str();
+  return run_process(kTool, {"summary", path}).out;
+}
+
 // A later step far longer than the median is named with its ratio on a CPU run (a Python trace's
 // second step took 8.5x the median, and its range's "per step" time, a total over the steps,
 // was read as the step's); a step within twice the median is not, and a GPU run's steps that
 // wait for the queued GPU are left to the synchronize lines.
 TEST(PilTraceSummary, ALaterStepFarLongerThanTheMedianIsNamed) {
   TempDir dir;
-  auto summary = [&](const pil::test::TraceBuilder& b) {
-    const std::string path = dir.path() + "/steps.json";
-    std::ofstream(path) << b.str();
-    return run_process(kTool, {"summary", path}).out;
-  };
+  auto summary = [&](const pil::test::TraceBuilder& b) { return summary_of(dir, b); };
   auto steps = [](std::vector<double> durs) {
     pil::test::TraceBuilder b;
     double ts = 0;
@@ -415,11 +418,7 @@ TEST(PilTraceSummary, ALaterStepFarLongerThanTheMedianIsNamed) {
 // stream's).
 TEST(PilTraceSummary, WhereTheGpuMostlyWaitsOneStretchOrThroughout) {
   TempDir dir;
-  auto summary = [&](const pil::test::TraceBuilder& b) {
-    const std::string path = dir.path() + "/waits.json";
-    std::ofstream(path) << b.str();
-    return run_process(kTool, {"summary", path}).out;
-  };
+  auto summary = [&](const pil::test::TraceBuilder& b) { return summary_of(dir, b); };
   pil::test::TraceBuilder stall;  // 10 kernels of 10 us, then a 3000 us gap, one more
   stall.step(1, 0, 4000);
   for (int k = 0; k < 10; ++k) stall.kernel("k", stall.call("cudaLaunchKernel", 20 * k, 5), 20 * k + 8, 10);

@@ -921,7 +921,7 @@ int run(int argc, char** argv) {
   auto* ops = app.add_subcommand("ops", "Operator table (key_averages layout)");
   trace_arg(ops);
   auto* sort_opt = ops->add_option("--sort", sort, "Sort key: " + sort_key_names());
-  ops->add_option("--row-limit", rows, "Rows shown")->check(whole_number(1, std::numeric_limits<int>::max()));
+  ops->add_option("--row-limit", rows, "Rows shown")->capture_default_str()->check(whole_number(1, std::numeric_limits<int>::max()));
   bool roofline = false;
   RooflineOptions roofline_options;
   auto* roofline_flag = ops->add_flag(
@@ -948,7 +948,7 @@ int run(int argc, char** argv) {
   trace_arg(api);
   auto* launches = app.add_subcommand("launches", "Launch delays, short kernels, graphs, outliers");
   trace_arg(launches);
-  launches->add_option("--top", top, "Rows of the largest delays, and of the outliers")->check(whole_number(1));
+  launches->add_option("--top", top, "Rows of the largest delays, and of the outliers")->capture_default_str()->check(whole_number(1));
   auto* streams = app.add_subcommand("streams", "GPU busy and idle time per stream and step");
   trace_arg(streams);
   // --idle-rule by name only (a transformer from the map would also take 0 and 1, and name
@@ -963,6 +963,7 @@ int run(int argc, char** argv) {
   idle_rule_opt(streams);
   idle_rule_opt(summary);
   streams->add_option("--gap-threshold-us", gap_us, "Largest gap counted as kernel wait")
+      ->capture_default_str()
       ->check(number(0, 1e12));
   auto* memory = app.add_subcommand("memory", "Allocations, the peak and where it came from");
   trace_arg(memory);
@@ -974,11 +975,12 @@ int run(int argc, char** argv) {
   auto* chain = app.add_subcommand("chain", "A range down to its GPU work");
   trace_arg(chain);
   chain->add_option("--range", range, "Range or operator name")->required();
-  chain->add_option("--instance", instance, "Which occurrence (0 = first)")->check(whole_number(0));
+  chain->add_option("--instance", instance, "Which occurrence (0 = first)")->capture_default_str()->check(whole_number(0));
   auto* diff = app.add_subcommand("diff", "Compare two runs: A, then B");
   diff->add_option("a", path, "Trace A (.json or .json.gz)")->required();
   diff->add_option("b", path_b, "Trace B (.json or .json.gz)")->required();
   diff->add_option("--tolerance", tolerance, "Relative change counted as the same")
+      ->capture_default_str()
       ->check(number(0, 10));
   diff->add_flag("--json", as_json, "Print JSON instead of a table");
   threads_opt(diff);
@@ -997,11 +999,12 @@ int run(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Can I trust this trace? What makes its figures wrong (exit 1 with findings)");
   trace_arg(check);
   size_t examples = 3;
-  check->add_option("--examples", examples, "Examples shown per finding")->check(whole_number(0));
+  check->add_option("--examples", examples, "Examples shown per finding")->capture_default_str()->check(whole_number(0));
   auto* advise_cmd = app.add_subcommand("advise", "What to fix: findings with evidence, gain and the lesson that teaches the fix");
   trace_arg(advise_cmd);
   AdviseOptions advise_options;
   advise_cmd->add_option("--examples", advise_options.examples, "Worst examples shown per symptom")
+      ->capture_default_str()
       ->check(whole_number(0));
   advise_cmd->add_option("--cpu-peak-gflops", advise_options.cpu_peak_gflops,
                          "The CPU's compute peak in GFLOP/s: the CPU's matrix products' roofline "
@@ -1029,7 +1032,7 @@ int run(int argc, char** argv) {
   auto window_options = [&](CLI::App* sub, const std::string& noun) {
     WindowOptions w{sub->add_option("--step", step, noun + ": the K-th profiled step (0 = first)")->check(whole_number(0)),
                     sub->add_option("--range", range, noun + ": a slice of this name"), nullptr, nullptr};
-    sub->add_option("--instance", instance, "Which occurrence of --range (0 = first)")->check(whole_number(0));
+    sub->add_option("--instance", instance, "Which occurrence of --range (0 = first)")->capture_default_str()->check(whole_number(0));
     w.from = sub->add_option("--from-us", from_us,
                              noun + " start, us after the trace window's start (the first step's, or the "
                                     "first event's without steps)")
@@ -1051,7 +1054,7 @@ int run(int argc, char** argv) {
   svg->add_option("--out", out, "SVG file to write")->required();
   threads_opt(svg);
   const WindowOptions svg_window = window_options(svg, "Window");
-  svg->add_option("--width", width, "Picture width in pixels")->check(whole_number(400, 20000));
+  svg->add_option("--width", width, "Picture width in pixels")->capture_default_str()->check(whole_number(400, 20000));
   svg->add_option("--title", title, "Title shown at the top");
   std::vector<std::string> marks;
   svg->add_option("--mark", marks,
