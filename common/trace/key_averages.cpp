@@ -84,6 +84,10 @@ void python_float_times(KeyAverages& table, const Trace& trace) {
       found = true;
       break;
     }
+  // The autograd profiler's own format (prof.events().export_chrome_trace) writes each slice's
+  // start in µs from the profiler's start already, and its duration as Python's own end minus
+  // start: from 0, the same doubles (an average exactly halfway printed 6.183us for 6.182us).
+  if (!found && trace.autograd_profiler_slices > 0) found = true;
   if (!found) return;
   const CpuRows rows(table);
   for (KeyAverage& r : table.rows)
@@ -508,7 +512,15 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
   constexpr size_t kColumn = 12, kSpacing = 2, kMaxName = 55;
   std::vector<const KeyAverage*> rows;
   for (const auto& r : table.rows) rows.push_back(&r);
+  // Python sorts by its own floating-point CPU total where it is known (python_float_times): two
+  // rows of the same whole ns can differ there (20.0 against 19.999999999999886 µs, both printed
+  // 20.000us, came in Python's order only by the doubles). One key for every row: the double,
+  // else the exact ns in µs.
+  auto cpu_total_us = [](const KeyAverage& r) {
+    return r.python_cpu_total_us >= 0 ? r.python_cpu_total_us : double(r.cpu_total_ns) / 1000;
+  };
   std::stable_sort(rows.begin(), rows.end(), [&](const KeyAverage* a, const KeyAverage* b) {
+    if (options.sort == SortKey::CpuTotal) return cpu_total_us(*a) > cpu_total_us(*b);
     return sort_value(*a, options.sort) > sort_value(*b, options.sort);
   });
   if (options.row_limit > 0 && rows.size() > size_t(options.row_limit))

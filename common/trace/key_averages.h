@@ -78,10 +78,11 @@ KeyAverages key_averages(const Trace& trace, bool group_by_input_shape = false);
 
 /// Python's own arithmetic for the "CPU time avg" column, for the table of a trace Python wrote:
 /// each CPU slice's time as its end minus its start, each in microseconds from the profiler's
-/// start (the trace's "PyTorch Profiler (N)" span) as a double, added up per row in order of
-/// start (longer first), over the slices the table keeps (not `dropped`). An average that falls
-/// halfway between two printed digits then rounds as Python's did, which exact nanoseconds
-/// cannot say. Without that span, nothing is done (the average is the exact one, halves up).
+/// start (the trace's "PyTorch Profiler (N)" span; 0 in the autograd profiler's format, whose
+/// times are written from that start) as a double, added up per row in order of start (longer
+/// first), over the slices the table keeps (not `dropped`). An average that falls halfway between
+/// two printed digits then rounds as Python's did, which exact nanoseconds cannot say. Without
+/// either, nothing is done (the average is the exact one, halves up).
 void python_float_times(KeyAverages& table, const Trace& trace);
 
 /// What the table is sorted by (descending), with the names Python's profiler uses.

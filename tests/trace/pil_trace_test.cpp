@@ -180,6 +180,31 @@ TEST(PilTracePython, OpsPrintsPythonsTableToTheByte) {
 // prof.events().export_chrome_trace() write it) is read: Python's table for the same run, byte for
 // byte, and its ProfilerStep#N slices as the steps. Its torch 1.7 GPU side, "CUDA functions" (each
 // operator's time by CUDA events), is said not to be read, not taken for a CPU run.
+// In the autograd profiler's format a slice's start is written in µs from the profiler's start
+// and its duration as Python's own end minus start (399.0550000000512): Python's average is the
+// sum of those doubles, which prints 249.236us where the exact 249.2365 would round up (a cold
+// read's own trace printed 6.183us for Python's 6.182us). The two slices are Python's arithmetic
+// on starts and ends in whole ns: (700042685 - 699643630) ns and (700145642 - 700046224) ns.
+TEST(PilTracePython, AnEventListAverageIsPythonsFloatingPointAverage) {
+  TempDir tmp;
+  const std::string path = tmp.path() + "/half.json";
+  std::ofstream(path) << R"js([{"name": "x", "ph": "X", "ts": 699643.63, "dur": 399.0550000000512, "tid": 1, "pid": "CPU functions", "args": {}},
+{"name": "x", "ph": "X", "ts": 700046.224, "dur": 99.41799999994691, "tid": 1, "pid": "CPU functions", "args": {}}])js";
+  const auto r = run_process(kTool, {"ops", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("    x       100.00%     498.473us       100.00%     498.473us     249.236us             2  \n"),
+            std::string::npos) << r.out;
+  // Python sorts by the same doubles: two slices of 20,000 ns each, `first` written first, whose
+  // times are 19.999999999999886 and 20.000000000000227 µs, come `second` first (they came in
+  // the file's order, a cold read's own table's two last rows swapped).
+  const std::string tie = tmp.path() + "/tie.json";
+  std::ofstream(tie) << R"js([{"name": "first", "ph": "X", "ts": 1004.003, "dur": 19.999999999999886, "tid": 1, "pid": "CPU functions", "args": {}},
+{"name": "second", "ph": "X", "ts": 2028.001, "dur": 20.000000000000227, "tid": 1, "pid": "CPU functions", "args": {}}])js";
+  const auto sorted = run_process(kTool, {"ops", tie, "--sort", "cpu_time_total"});
+  ASSERT_EQ(sorted.exit_code, 0) << sorted.err;
+  EXPECT_LT(sorted.out.find(" second "), sorted.out.find(" first ")) << sorted.out;
+}
+
 TEST(PilTracePython, TheAutogradProfilersOwnFormatIsRead) {
   const std::string dir = PIL_FIXTURES_DIR;
   std::ifstream in(dir + "/python_event_list.table.txt");
