@@ -906,6 +906,10 @@ TEST(PilTraceSlice, EachStepOfTheLessonsTracesReadsBackTheSame) {
       const std::string out = dir.path() + "/s.json";
       const auto r = run_process(kTool, {"slice", path, "--out", out, "--step", std::to_string(k)});
       ASSERT_EQ(r.exit_code, 0) << r.err;
+      // How far the window's GPU work ran, said where it has some (a CPU step had "0 GPU work
+      // items ... GPU work to" its own end).
+      const bool gpu_work = r.out.find(" 0 GPU work items, ") == std::string::npos;
+      EXPECT_EQ(r.out.find(", GPU work to ") != std::string::npos, gpu_work) << r.out;
       const json part = json::parse(run_process(kTool, {"summary", out, "--json"}).out);
       EXPECT_EQ(part["steps"]["count"], 1);
       EXPECT_EQ(part["steps"]["durations_ns"][0], whole["steps"]["durations_ns"][k]);
@@ -945,7 +949,9 @@ TEST(PilTraceSlice, AGpuStepKeepsItsTailAndReadsBackTheSameFiguresBothWays) {
   // The synthetic trace's one step, with its graph launch and its copy.
   const std::string gpu = dir.path() + "/gpu.json", out = dir.path() + "/g.json";
   std::ofstream(gpu) << pil::test::synthetic_gpu_trace();
-  ASSERT_EQ(run_process(kTool, {"slice", gpu, "--out", out, "--step", "0"}).exit_code, 0);
+  const auto sliced_gpu = run_process(kTool, {"slice", gpu, "--out", out, "--step", "0"});
+  ASSERT_EQ(sliced_gpu.exit_code, 0);
+  EXPECT_NE(sliced_gpu.out.find(" us, GPU work to "), std::string::npos) << sliced_gpu.out;
   EXPECT_EQ(step_figures(out, 0), step_figures(gpu, 0));
   expect_copied_byte_for_byte(read(gpu), read(out));
   // Flow arrows only with both ends kept: ac2g 7 (launch to gemm) as start and finish, not the

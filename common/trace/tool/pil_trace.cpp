@@ -1280,8 +1280,10 @@ int run(int argc, char** argv) {
       write_out(out, slice_text(index, bytes.text(), from, to, &n), pil::Gzip::ByName);
       std::cout << "slice: " << out << ": " << n.events << " events (" << n.cpu << " on the CPU, "
                 << n.gpu_work << " GPU work items, " << n.flows << " flow arrow ends, " << n.metadata
-                << " names) from ts " << trace_ts(from) << " to " << trace_ts(to) << " us, GPU work to "
-                << trace_ts(std::max(n.gpu_end_ns, to)) << " us\n";
+                << " names) from ts " << trace_ts(from) << " to " << trace_ts(to) << " us"
+                // Where the window launched GPU work, how far past the window it ran.
+                << (n.gpu_work ? ", GPU work to " + trace_ts(std::max(n.gpu_end_ns, to)) + " us" : std::string())
+                << "\n";
       return 0;
     }
     if (*diff) {
