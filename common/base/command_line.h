@@ -57,9 +57,10 @@ std::vector<size_t> flags_without_value(const std::vector<std::string>& words, c
 std::string whole_number_problem(std::string_view text, int64_t min, int64_t max, int64_t& value);
 
 /// Whether standard output took the whole report (a full disk or a closed descriptor stop it; a
-/// closed pipe or a file-size limit end the process by signal, as for any tool), watched from construction to destruction: it stands between std::cout and its
-/// buffer, so that the system's reason is kept from the first write that failed (C's stdout
-/// forgets it; by the final flush errno says nothing). A tool says the problem after its work
+/// closed pipe or a file-size limit end the process by signal, as for any tool), watched from
+/// construction to destruction: it stands between std::cout and its buffer, so that the system's
+/// reason is kept from the first write that failed (C's stdout forgets it; by the final flush
+/// errno says nothing). A tool says the problem after its work
 /// and exits 2 rather than 0: every line was "printed", yet the reader has not got them.
 class StdoutCheck {
  public:

@@ -158,6 +158,12 @@ inline bool is_link_copy(const Event& e) {
 /// launch call.
 inline bool links_to_itself(const Event& e) { return e.correlation != 0 && e.external_id == e.correlation; }
 
+/// True for the span Kineto draws over the whole trace ("PyTorch Profiler (0)", cat "Trace"):
+/// where it starts, the profiler started.
+inline bool is_profiler_span(const Event& e) {
+  return e.category == Category::Other && e.name.rfind("PyTorch Profiler (", 0) == 0;
+}
+
 /// True for a profiler step's range.
 inline bool is_step(const Event& e) {
   return e.category == Category::UserAnnotation && is_step_name(e.name);

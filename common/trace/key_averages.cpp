@@ -76,19 +76,13 @@ KeyAverages key_averages(const Trace& trace, bool group_by_input_shape) {
 
 void python_float_times(KeyAverages& table, const Trace& trace) {
   // The profiler's start: the span Kineto writes over the whole trace ("PyTorch Profiler (0)").
-  int64_t start = 0;
-  bool found = false;
-  for (const Event& e : trace.events)
-    if (e.category == Category::Other && e.name.rfind("PyTorch Profiler (", 0) == 0) {
-      start = e.start_ns;
-      found = true;
-      break;
-    }
-  // The autograd profiler's own format (prof.events().export_chrome_trace) writes each slice's
-  // start in µs from the profiler's start already, and its duration as Python's own end minus
-  // start: from 0, the same doubles (an average exactly halfway printed 6.183us for 6.182us).
-  if (!found && trace.autograd_profiler_slices > 0) found = true;
-  if (!found) return;
+  // The autograd profiler's own format (prof.events().export_chrome_trace) has none: it writes
+  // each slice's start in µs from the profiler's start already, and its duration as Python's
+  // own end minus start, so from 0 the doubles are the same (an average exactly halfway printed
+  // 6.183us for 6.182us).
+  const auto span = std::find_if(trace.events.begin(), trace.events.end(), is_profiler_span);
+  if (span == trace.events.end() && trace.autograd_profiler_slices == 0) return;
+  const int64_t start = span == trace.events.end() ? 0 : span->start_ns;
   const CpuRows rows(table);
   for (KeyAverage& r : table.rows)
     if (!r.device_work) r.python_cpu_total_us = 0;
@@ -428,13 +422,18 @@ constexpr SortName kSortNames[] = {
     {"count", SortKey::Count},
 };
 
-int64_t sort_value(const KeyAverage& r, SortKey k) {
+// A row's place under key `k`, larger first. Python sorts by its own floating-point CPU total,
+// which a table of a trace Python wrote holds (python_float_times): two rows of the same whole ns
+// can differ there (20.0 against 19.999999999999886 µs, both printed 20.000us, came in Python's
+// order only by the doubles). One unit per key: the CPU total in µs, the double where known.
+double sort_value(const KeyAverage& r, SortKey k) {
   switch (k) {
-    case SortKey::CpuTotal: return r.cpu_total_ns;
-    case SortKey::SelfCpu: return r.self_cpu_ns;
-    case SortKey::DeviceTotal: return r.device_total_ns;
-    case SortKey::SelfDevice: return r.self_device_ns;
-    case SortKey::Count: return r.calls;
+    case SortKey::CpuTotal:
+      return r.python_cpu_total_us >= 0 ? r.python_cpu_total_us : double(r.cpu_total_ns) / 1000;
+    case SortKey::SelfCpu: return double(r.self_cpu_ns);
+    case SortKey::DeviceTotal: return double(r.device_total_ns);
+    case SortKey::SelfDevice: return double(r.self_device_ns);
+    case SortKey::Count: return double(r.calls);
     case SortKey::Unsorted: return 0;
   }
   return 0;
@@ -512,15 +511,7 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
   constexpr size_t kColumn = 12, kSpacing = 2, kMaxName = 55;
   std::vector<const KeyAverage*> rows;
   for (const auto& r : table.rows) rows.push_back(&r);
-  // Python sorts by its own floating-point CPU total where it is known (python_float_times): two
-  // rows of the same whole ns can differ there (20.0 against 19.999999999999886 µs, both printed
-  // 20.000us, came in Python's order only by the doubles). One key for every row: the double,
-  // else the exact ns in µs.
-  auto cpu_total_us = [](const KeyAverage& r) {
-    return r.python_cpu_total_us >= 0 ? r.python_cpu_total_us : double(r.cpu_total_ns) / 1000;
-  };
   std::stable_sort(rows.begin(), rows.end(), [&](const KeyAverage* a, const KeyAverage* b) {
-    if (options.sort == SortKey::CpuTotal) return cpu_total_us(*a) > cpu_total_us(*b);
     return sort_value(*a, options.sort) > sort_value(*b, options.sort);
   });
   if (options.row_limit > 0 && rows.size() > size_t(options.row_limit))

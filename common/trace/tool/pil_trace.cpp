@@ -1162,9 +1162,7 @@ int run(int argc, char** argv) {
     // a schedule whose active steps were never reached, or a cycle exported after it ended, is
     // torch.profiler's empty trace, not another tool's (the check below said so).
     const bool only_profiler_span =
-        !t.events.empty() && std::all_of(t.events.begin(), t.events.end(), [](const Event& e) {
-          return e.category == Category::Other && e.name.rfind("PyTorch Profiler (", 0) == 0;
-        });
+        !t.events.empty() && std::all_of(t.events.begin(), t.events.end(), is_profiler_span);
     if (t.events.empty() || only_profiler_span) {  // a valid trace, with nothing any command could say of
       std::cerr << "pil-trace: error: " << path
                 << (only_profiler_span ? ": the trace holds only the profiler's own span ("
@@ -1212,7 +1210,6 @@ int run(int argc, char** argv) {
       }
       return true;
     };
-    // --range NAME --instance K where there is no K-th slice of that name: which it is.
     if (*summary) {
       if (as_json) {
         std::cout << summary_json(index, idle_rule).dump(2) << "\n";
