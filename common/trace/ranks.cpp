@@ -925,7 +925,7 @@ std::string format_ranks(const RanksReport& r) {
     }
     for (size_t i = 0; i < r.ranks.size(); ++i)
       o << "rank " << r.rank_of(i) << ": the slowest in " << slowest[i] << " of " << r.steps.size()
-        << " steps; waited " << format_time_ns(waited[i]) << " for others in all\n";
+        << " steps; waited " << format_duration(waited[i]) << " for others in all\n";
   }
   // Collectives per rank, grouped by name and size.
   TextTable colls({"Rank", "Calls", "Bytes", "Median (ns)", "Total (ns)", "Collective"});
@@ -1037,7 +1037,7 @@ std::string render_ranks_svg(const RanksReport& r, int width, long step, const s
     << "<text x=\"" << label_w + 16 << "\" y=\"" << ly + 10 << "\">computation</text>\n"
     << "<rect x=\"" << label_w + 120 << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\"#f58518\"/>"
     << "<text x=\"" << label_w + 136 << "\" y=\"" << ly + 10 << "\">communication (where both show: overlap)</text>\n"
-    << "<text x=\"" << label_w << "\" y=\"" << ly + 30 << "\">window " << format_time_ns(to - from)
+    << "<text x=\"" << label_w << "\" y=\"" << ly + 30 << "\">window " << format_duration(to - from)
     << "; lines: step starts</text>\n</svg>\n";
   return s.str();
 }

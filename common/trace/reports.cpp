@@ -622,7 +622,7 @@ std::vector<ApiRow> api_report(const TraceIndex& index) {
 std::string offset_evidence(const ClockOffset& o) {
   if (o.late())
     return "no GPU work starts sooner than " + format_duration(o.least_delay_ns) + " after its launch call, and " +
-           std::to_string(o.idle_waits.size()) + " item(s) waited that long on an idle GPU";
+           count_of(int64_t(o.idle_waits.size()), "item", "items") + " waited that long on an idle GPU";
   return std::to_string(o.early.size()) + " of " + std::to_string(o.async_launches) +
          " launches' GPU work starts before the launch call begins, up to " + format_duration(o.most_early_ns) +
          " before";
@@ -1556,7 +1556,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     line(std::string(r.cuda ? "GPU " + std::to_string(r.device) : "host") + " memory: peak " +
          format_bytes(r.peak_growth) + " above what was held when recording began" + where +
          (r.peak_total >= 0 ? " (allocator total then " + format_bytes(r.peak_total) + ")" : "") +
-         "; " + std::to_string(r.allocations) + " allocations, " + format_bytes(r.allocated_bytes) +
+         "; " + count_of(r.allocations, "allocation", "allocations") + ", " + format_bytes(r.allocated_bytes) +
          " in all");
   }
   if (index.device_work().empty()) {
@@ -1612,7 +1612,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
          (low != high ? " (" + low + " to " + high + ")" : std::string()));
   }
   if (m.work_items_per_step)
-    line(std::to_string(*m.work_items_per_step) + " GPU work items launched per step (median over steps)");
+    line(count_of(*m.work_items_per_step, "GPU work item", "GPU work items") + " launched per step (median over steps)");
   const StreamReport& sr = m.streams;
   const StreamReport::Totals tot = sr.totals();
   const int64_t host = tot.host_wait_ns, kwait = tot.kernel_wait_ns, other = tot.other_idle_ns;
@@ -1626,7 +1626,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
                           "; the window " + format_duration(window) +
                           (index.steps.empty() ? ", the whole trace" : ", the steps and every GPU work item") +
                           ") on " +
-                          std::to_string(sr.streams.size()) + " stream(s)";
+                          count_of(int64_t(sr.streams.size()), "stream", "streams");
   if (sr.streams.size() > 1) {
     busy_line += ": ";
     for (size_t k = 0; k < sr.streams.size(); ++k) {
@@ -1691,9 +1691,9 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     if (after > 0)
       line("the GPU ran " + format_duration(after) + " past the last step's CPU end");
     if (sr.outside_steps_work_items > 0)
-      line(std::to_string(sr.outside_steps_work_items) + " GPU work items (" +
-           format_duration(sr.outside_steps_busy_ns) +
-           " busy) belong to no step (launched outside every step or before recording began; "
+      line(count_of(sr.outside_steps_work_items, "GPU work item", "GPU work items") + " (" +
+           format_duration(sr.outside_steps_busy_ns) + " busy) " +
+           (sr.outside_steps_work_items == 1 ? "belongs" : "belong") + " to no step (launched outside every step or before recording began; "
            "without a launch call, started outside every step; in the totals above)");
   }
   const LaunchReport& lr = m.launches;
@@ -1703,15 +1703,15 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     s += lr.latency.count
              ? "launch latency (stream idle when the call returned) median " +
                    format_duration(int64_t(lr.latency.median)) + ", max " + format_duration(lr.latency.max) +
-                   " over " + std::to_string(lr.latency.count) + " launches"
+                   " over " + count_of(lr.latency.count, "launch", "launches")
              : "no launch onto an idle stream";
     s += lr.queueing.count
-             ? "; queued behind earlier work on the stream: " + std::to_string(lr.queueing.count) +
-                   " launches, median wait " + format_duration(int64_t(lr.queueing.median)) +
+             ? "; queued behind earlier work on the stream: " +
+                   count_of(lr.queueing.count, "launch", "launches") + ", median wait " + format_duration(int64_t(lr.queueing.median)) +
                    " (the CPU ran ahead of those streams: the GPU had work then)"
              : "; none queued behind earlier work";
     if (lr.waited.count)
-      s += "; " + std::to_string(lr.waited.count) + " launches onto an idle stream started more than " +
+      s += "; " + count_of(lr.waited.count, "launch", "launches") + " onto an idle stream started more than " +
            format_duration(kLatencyAfterReturnNs) + " after the call returned, up to " +
            format_duration(lr.waited.max) +
            " (waiting on another stream's event, or on work or a clock the trace does not show: not "
@@ -1736,8 +1736,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     for (const SyncRow& sr : syncs) {
       const Event& e = t.events[sr.call];
       line(std::string(e.name) + " " + format_duration(e.dur_ns) + " covered " +
-           format_duration(sr.gpu_busy_ns) + " of GPU work (" + std::to_string(sr.work_items) +
-           " items); GPU idle " + pct(sr.idle_share(t)) + " of the wait: " + verdict(sr.idle_share(t)));
+           format_duration(sr.gpu_busy_ns) + " of GPU work (" + count_of(sr.work_items, "item", "items") +
+           "); GPU idle " + pct(sr.idle_share(t)) + " of the wait: " + verdict(sr.idle_share(t)));
     }
   } else if (!syncs.empty()) {
     int64_t wait = 0, busy = 0;
@@ -1755,8 +1755,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
          ", covered " + format_duration(longest->gpu_busy_ns));
   }
   if (lr.graph_launches)
-    line(std::to_string(lr.graph_launches) + " graph launch(es) ran " +
-         std::to_string(lr.graph_kernels) + " kernels");
+    line(count_of(lr.graph_launches, "graph launch", "graph launches") + " ran " +
+         count_of(lr.graph_kernels, "kernel", "kernels"));
   return out;
 }
 

@@ -61,6 +61,10 @@ std::string counted(long long n, const std::string& noun) {
   return grouped(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
+std::string count_of(long long n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 std::string fixed(double value, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, value);

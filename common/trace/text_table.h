@@ -24,6 +24,8 @@ std::string grouped(long long value);
 std::string fixed(double value, int decimals = 1);
 /// A count and its noun, the noun's plural an "s" added: "1 step", "12 steps", "1,234 launch calls".
 std::string counted(long long n, const std::string& noun);
+/// A count and its noun for a summary line, the digits not grouped: "1 launch", "3 launches".
+std::string count_of(long long n, const std::string& one, const std::string& many);
 
 /// A duration for people to read, three significant figures in the unit that keeps the number
 /// between 1 and 1000: "812 ns", "26.0 us", "1.54 ms", "3.19 s" (past 1000 s, whole seconds).

@@ -85,7 +85,7 @@ TEST_F(LaggingGpu, SummarySaysTheTailAndTheUnion) {
   EXPECT_NE(text.find("the GPU ran 150 us past the last step's CPU end"), std::string::npos) << text;
   EXPECT_NE(text.find("busy 100 us, its last item done 150 us after the step's CPU end"),
             std::string::npos) << text;
-  EXPECT_NE(text.find("1 GPU work items (10.0 us busy) belong to no step"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 GPU work item (10.0 us busy) belongs to no step"), std::string::npos) << text;
 }
 
 TEST_F(LaggingGpu, SvgStepWindowShowsTheStepsGpuTail) {
