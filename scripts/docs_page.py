@@ -105,6 +105,16 @@ Figures, inline, anywhere in a prose line (several per line):
   The page's footer then says: "figures in the text: median (range) over N runs of each named
   run, on MACHINE".
 
+A comparison, inline, where the prose says which of two figures is the larger (the page's runs
+decide, so a built page never says "faster" of runs that show otherwise):
+
+  <!-- cmp: NAME QUERY vs NAME QUERY | LESS | OVERLAP | MORE -->TEXT<!-- /cmp -->
+                                the page shows OVERLAP when the two figures' ranges over their
+                                runs overlap, else LESS or MORE as the first's median is below
+                                or above the second's; TEXT (what GitHub shows) is one of the
+                                three, the one the reference run chose (--update-source writes
+                                it). Both QUERYs as a fig's, of the same unit; no '|' in a text.
+
 Lines of their own:
 
   <details><summary>Answer</summary>   a folded answer, as GitHub shows it; the two tag lines
@@ -169,6 +179,8 @@ MARKER = re.compile(r"^<!--\s*(%s):\s*(.*?)\s*-->\s*$" % MARKER_KINDS)
 MAYBE_MARKER = re.compile(r"^\s*<!--\s*(%s)\b" % MARKER_KINDS)
 FIG = re.compile(r"<!--\s*fig:\s*(.*?)\s*-->(.*?)<!--\s*/fig\s*-->")
 FIG_START = re.compile(r"<!--\s*/?fig\b")
+CMP = re.compile(r"<!--\s*cmp:\s*(.*?)\s*-->(.*?)<!--\s*/cmp\s*-->")
+CMP_START = re.compile(r"<!--\s*/?cmp\b")
 NAV = re.compile(r"^<!--\s*nav\s*-->\s*$")
 DETAILS_OPEN = re.compile(r"^\s*<details>\s*<summary>(.*?)</summary>\s*$")
 DETAILS_CLOSE = re.compile(r"^\s*</details>\s*$")
@@ -298,6 +310,44 @@ def options(text, kind=None):
             raise DocsError("marker option %s=%s: expected a %s integer" % (
                 k, opts[k], "non-negative" if k == "step" else "positive"), 2)
     return parts[0], opts
+
+
+def parse_compare(text, shown):
+    """A cmp marker's body 'NAME QUERY vs NAME QUERY | LESS | OVERLAP | MORE' and the text GitHub
+    shows -> (first NAME, query dict of kind cmp). Raises DocsError (2) when bad."""
+    parts = [p.strip() for p in text.split("|")]
+    sides = parts[0].split(" vs ")
+    if len(parts) != 4 or len(sides) != 2 or not all(parts[1:]):
+        raise DocsError("cmp %r: expected 'NAME QUERY vs NAME QUERY | LESS | OVERLAP | MORE', three texts "
+                        "none empty" % text, 2)
+    (a_name, a_q), (b_name, b_q) = parse_query(sides[0]), parse_query(sides[1])
+    if shown not in parts[1:]:
+        raise DocsError("cmp %r: the text it shows, %r, is none of its three; run docs_page.py --update-source"
+                        % (parts[0], shown), 2)
+    return a_name, {"kind": "cmp", "text": parts[0], "a": a_q, "b_name": b_name, "b": b_q,
+                    "texts": tuple(parts[1:])}
+
+
+def compare_figures(q, runs, a_name):
+    """The text a cmp marker shows: its OVERLAP text when the two figures' ranges over their runs
+    overlap, else LESS or MORE by the medians (format_figure's median). Raises DocsError (1) when
+    a figure is in no run or the two are of different units."""
+    sides = []
+    for name, query in ((a_name, q["a"]), (q["b_name"], q["b"])):
+        values = [figure_value(rep, query) for rep in runs[name]["reports"]]
+        present = sorted(v for _, v in values if v is not None)
+        if not present:
+            raise DocsError("cmp %r: %s %s is in none of its runs" % (q["text"], name, query["text"]))
+        n = len(present)
+        median = present[n // 2] if n % 2 else (present[n // 2 - 1] + present[n // 2]) / 2
+        sides.append((values[0][0], present[0], present[-1], median))
+    (ka, lo_a, hi_a, med_a), (kb, lo_b, hi_b, med_b) = sides
+    if ka != kb or ka == "text":
+        raise DocsError("cmp %r: its two figures must be numbers of one unit (%s, %s)" % (q["text"], ka, kb))
+    less, overlap, more = q["texts"]
+    if lo_a <= hi_b and lo_b <= hi_a:
+        return overlap
+    return less if med_a < med_b else more
 
 
 def parse_query(text):
@@ -850,12 +900,21 @@ def scan(lines, readme, lesson, root, source, source_dir, full_site=False):
             spans = list(FIG.finditer(line))
             if len(FIG_START.findall(line)) != 2 * len(spans):
                 raise DocsError("a fig marker must be '<!-- fig: NAME QUERY -->TEXT<!-- /fig -->' on one line", 2)
-            if spans:
+            compares = list(CMP.finditer(line))
+            if len(CMP_START.findall(line)) != 2 * len(compares):
+                raise DocsError("a cmp marker must be '<!-- cmp: NAME QUERY vs NAME QUERY | LESS | OVERLAP | MORE "
+                                "-->TEXT<!-- /cmp -->' on one line", 2)
+            if spans or compares:
                 parsed = []
                 for s in spans:
                     name, q = parse_query(s.group(1))
                     parsed.append((s, name, q))
                     figs.append((where, name))
+                for s in compares:
+                    name, q = parse_compare(s.group(1), s.group(2))
+                    parsed.append((s, name, q))
+                    figs.extend([(where, name), (where, q["b_name"])])
+                parsed.sort(key=lambda p: p[0].start())
                 items.append(("figs", i, i + 1, parsed))
         except DocsError as e:
             raise DocsError("%s: %s" % (where, e), e.code)
@@ -938,9 +997,16 @@ def fill_figures(line, figs, runs, keep_markers):
     group = 2 if keep_markers else 0
     text, pos, shown = "", 0, []
     for span, name, q in figs:
-        if "skipped" in runs[name]:  # the source keeps the figure it had; the page says why not
+        names = [name, q["b_name"]] if q["kind"] == "cmp" else [name]
+        if any("skipped" in runs[n] for n in names):  # the source keeps what it had; the page says why not
             value = span.group(2) if keep_markers else "(not run in this build)"
-            shown.append((name, q, value))
+            shown.extend((n, q, value) for n in names)
+            text += line[pos:span.start(group)] + value
+            pos = span.end(group)
+            continue
+        if q["kind"] == "cmp":
+            value = compare_figures(q, runs, name)
+            shown.extend((n, q, value) for n in names)
             text += line[pos:span.start(group)] + value
             pos = span.end(group)
             continue
@@ -1238,7 +1304,8 @@ def update_source(args):
     if only and not only <= set(OUTPUT_KINDS):
         raise DocsError("--only %s: the output markers are %s" % (args.only, ", ".join(OUTPUT_KINDS)), 2)
     updated = lambda kind: kind in OUTPUT_KINDS if only is None else kind in only
-    used = set() if only else {name for kind, _, _, data in items if kind == "figs" for (_, name, _) in data}
+    used = set() if only else {n for kind, _, _, data in items if kind == "figs" for (_, name, q) in data
+                               for n in ([name, q["b_name"]] if q["kind"] == "cmp" else [name])}
     used |= {data[0] for kind, _, _, data in items if updated(kind)}
     runs = {n: r for n, r in runs.items() if n in used}
     os.makedirs(args.out_dir, exist_ok=True)

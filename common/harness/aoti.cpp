@@ -234,8 +234,11 @@ Variant compiled_variant(Spec spec, Build build) {
       if ((" " + build.built_packages + " ").find(" " + name + " ") != std::string::npos)
         return "its package " + name + " is one the build makes, and it has not been built yet; "
                "build it with: " + build.build_command;
-      return "no AOTInductor package for this shape and dtype (the build makes the ones the tests "
-             "and docs use); compile it with: " + cmd;
+      // Named by its file, device, dtype and any static flags: "for this shape" misled where
+      // the export's shapes are dynamic (03: one package serves every batch in fp32).
+      return "no AOTInductor package " + name + " (the build makes the ones the tests and docs use" +
+             (build.built_packages.empty() ? std::string() : ": " + build.built_packages) +
+             "); compile it with: " + cmd;
     }
     if (const std::string why = refusal(path, expected_for(build, spec, p)); !why.empty())
       return why + " (with: " + cmd + ")";

@@ -205,7 +205,7 @@ TEST(GpuDecisions, CompiledIsAvailableOnAGpuWithoutItsPackageAndOnTheCpuOnlyWith
   const Variant v = pil::aoti::compiled_variant(spec, build);
   Options o;
   EXPECT_EQ(v.unavailable(Problem{o, kCuda, at::kBFloat16}), "") << "prepare() compiles it on the GPU";
-  EXPECT_NE(v.unavailable(Problem{o, kCpu, at::kBFloat16}).find("no AOTInductor package for this shape and dtype"),
+  EXPECT_NE(v.unavailable(Problem{o, kCpu, at::kBFloat16}).find("no AOTInductor package cpu_bf16.pt2 (the build makes the ones the tests and docs use: cpu_fp32.pt2); compile it with: python3 compile.py"),
             std::string::npos);
   // A compile that failed at build time is said, with the command that reruns it; on a GPU,
   // prepare() tries again.

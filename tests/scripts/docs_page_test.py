@@ -338,6 +338,47 @@ class Figures(unittest.TestCase):
         with open(os.path.join(d, "README.md")) as f:
             self.assertIn("<!-- fig: compiled step_time -->1.00 ms<!-- /fig -->", f.read())
 
+    def test_a_comparison_says_what_the_runs_show(self):
+        # Per run (k counts runs across the page): a's steps 100 and 120 us, b's first-step gaps
+        # 475 and 310 us: apart, a the less; a against itself overlaps.
+        cmp = "<!-- cmp: a step_time vs b gap range=matmul_add op=aten::matmul | shorter | as long | longer -->%s<!-- /cmp -->"
+        back = "<!-- cmp: b gap range=matmul_add op=aten::matmul vs a step_time | shorter | as long | longer -->longer<!-- /cmp -->"
+        same = "<!-- cmp: a step_time vs a step_time | shorter | as long | longer -->as long<!-- /cmp -->"
+        d = lesson("<!-- run: a runs=2: --size 1 -->\n<!-- run: b runs=2: --size 2 -->\n"
+                   "A step was " + cmp % "longer" + " than the gap (<!-- fig: a step_time --><!-- /fig -->); "
+                   + back + "; " + same + ".\n")
+        self.assertEqual(run("--lesson-dir", d, "--check", "--skip-outputs").returncode, 0)
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("A step was shorter than the gap (110 µs (100–120 µs)); longer; as long.", text)
+        self.assertNotIn("cmp:", text)
+        # --update-source writes the runs' choice into the text GitHub shows (the same runs again).
+        fake_tools(self, FAKE_LESSON, FAKE_PIL_TRACE)
+        u = run("--lesson-dir", d, "--update-source", "--exe", self.exe, "--pil-trace", self.pil, "--out-dir",
+                os.path.join(self.d, "upd"))
+        self.assertEqual(u.returncode, 0, u.stderr)
+        with open(os.path.join(d, "README.md")) as f:
+            self.assertIn(cmp % "shorter", f.read())
+        # A text that is none of the three, a bad shape or query: one line, exit 2.
+        for bad in (cmp % "quicker", "<!-- cmp: a step_time vs b step_time | x | y -->x<!-- /cmp -->",
+                    "<!-- cmp: a step_time | x | y | z -->x<!-- /cmp -->",
+                    "<!-- cmp: a step_time vs c step_time | x | y | z -->x<!-- /cmp -->",
+                    "<!-- cmp: a step_time vs b bogus | x | y | z -->x<!-- /cmp -->",
+                    "<!-- cmp: a step_time vs b step_time | x | | z -->x<!-- /cmp -->",
+                    "<!-- cmp: a step_time vs b step_time | x | y | z -->x with no end"):
+            d = lesson("<!-- run: a: --size 1 -->\n<!-- run: b: --size 2 -->\nText " + bad + ".\n")
+            r = run("--lesson-dir", d, "--check")
+            self.assertEqual(r.returncode, 2, bad + ": " + r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        # Two units cannot be compared: the build fails and writes nothing.
+        fake_tools(self, FAKE_LESSON, FAKE_PIL_TRACE)
+        d = lesson("<!-- run: a: --size 1 -->\nText <!-- cmp: a step_time vs a op=aten::mm self_pct | x | y | z "
+                   "-->x<!-- /cmp -->.\n")
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("one unit", r.stderr)
+        self.assertIsNone(text)
+
     def test_bad_fig_markers_are_one_line_and_exit_2(self):
         for body in ("a op=aten::mm bogus", "a op=aten::mm", "a step_time step=x", "a gap range=r",
                      "a summary", "a summary ..x", "a range=r time op=x", "b step_time", "a", "a frobnicate"):

@@ -45,7 +45,7 @@ const std::vector<Cause>& all_causes() {
       {"fusion", "Chains of elementwise passes between the matrix products",
        "Fuse them: the compiled variant (AOTInductor) or a fused operator makes one kernel of a "
        "chain, one pass over memory instead of one per operator.",
-       {"03_mlp", "What did compiling change?", "./run-lesson 03_mlp --variant all"}},
+       {"03_mlp", "What did compiling change?", "./run-lesson 03_mlp --size 8 --variant all"}},
       {"gemm_epilogue", "A separate elementwise pass right after a matrix product",
        "Let the product apply it on its way out: addmm for a bias (torch::linear on a 2-D "
        "input), cuBLASLt's epilogues for a bias, relu or gelu on a GPU, or the compiled "
@@ -100,7 +100,7 @@ const std::vector<Cause>& all_causes() {
       {"optimizer", "The optimizer takes a large share of the step",
        "Fewer, larger parameter tensors, a fused optimizer where the API has one, or fewer "
        "optimizer steps (gradient accumulation).",
-       {"03_mlp", "Then look", "./run-lesson 03_mlp"}},
+       {"03_mlp", "Then look", "./run-lesson 03_mlp --size 8 --variant training"}},
       {"untraced", "Time in the step outside the model's operators: untraced work, data loading",
        "Work the profiler does not see ran on the training thread: data preparation, Python or "
        "C++ code between operators. Wrap it in a named range (pil::profiler::record_function) to "
