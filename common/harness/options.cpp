@@ -114,9 +114,17 @@ ParsedArgs parse_options(const LessonInfo& lesson, int argc, const char* const a
       ->capture_default_str();
   app.add_option("--warmup-calls", warmup_calls, "Plain calls before the schedule starts")
       ->capture_default_str();
-  app.add_option("--out", out,
-                 "Folder for the trace, table and summary, named VARIANT_DEVICE_DTYPE_nSIZE and each lesson "
-                 "flag set away from its default (_seq128)")->capture_default_str();
+  // The file name's example: the lesson's first own flag at another value (04: "_seq256").
+  std::string named = "named VARIANT_DEVICE_DTYPE_nSIZE";
+  if (!lesson.flags.empty()) {
+    const LessonFlag& f = lesson.flags.front();
+    const int64_t other = !f.choices.empty() ? (f.default_value == 0 ? 1 : 0)
+                          : f.default_value * 2 <= f.max ? f.default_value * 2
+                                                         : f.min;
+    named += " and each of the lesson's flags set away from its default (" +
+             flags_in_name({f}, {}, {{f.name, other}}, false) + ")";
+  }
+  app.add_option("--out", out, "Folder for the trace, table and summary, " + named)->capture_default_str();
   app.add_option("--row-limit", row_limit, "Rows shown in the operator table")
       ->capture_default_str();
   app.add_option("--sort", sort, "Table order: " + trace::sort_key_names() +

@@ -232,6 +232,20 @@ TEST(Options, HelpListsEveryFlagAndExits0) {
     EXPECT_NE(p.text.find(flag), std::string::npos) << flag;
 }
 
+// --out's help shows a file name with the lesson's own first flag changed, as a run names it
+// (it read "_seq128" in every lesson, 02 with no --seq), and none where the lesson has no flags.
+TEST(Options, OutHelpNamesTheLessonsOwnFlag) {
+  const ParsedArgs p = parse({"--help"});
+  EXPECT_NE(p.text.find("set away from its default (_in-features64)"), std::string::npos) << p.text;
+  EXPECT_EQ(p.text.find("_seq128"), std::string::npos) << p.text;
+  LessonInfo plain = lesson();
+  plain.flags.clear();
+  const char* argv[] = {"00_demo", "--help"};
+  const ParsedArgs q = parse_options(plain, 2, argv);
+  EXPECT_NE(q.text.find("named VARIANT_DEVICE_DTYPE_nSIZE"), std::string::npos) << q.text;
+  EXPECT_EQ(q.text.find("set away from its default"), std::string::npos) << q.text;
+}
+
 // --list is the lesson's to print (it knows which variants would run); parsing checks the flags
 // it is given with, so a bad one is still a usage error.
 TEST(Options, ListIsAskedWithTheOptionsChecked) {

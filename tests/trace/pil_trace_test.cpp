@@ -437,6 +437,13 @@ TEST_F(PilTrace, CommandLineMistakesAreNamedWithWhatIsAllowed) {
             0u);
   EXPECT_EQ(err({"chain", trace}), "pil-trace: error: --range: not given; allowed: --range VALUE (Range or operator "
                                    "name)\n");
+  // A typo of the required flag is the reason it was not given (it read "--range: not given"); a
+  // bare value where the flag's should be is said beside it.
+  EXPECT_EQ(err({"chain", trace, "--rang", "step"}),
+            "pil-trace: error: --rang: not a flag of pil-trace chain (did you mean --range?); allowed: what "
+            "`pil-trace chain --help` lists\n");
+  EXPECT_EQ(err({"chain", trace, "step"}), "pil-trace: error: --range: not given; allowed: --range VALUE (Range or "
+                                           "operator name); 'step' came with no flag before it\n");
   // A flag's value: the value and what is allowed, in the lessons' words (CLI11 wrapped a negative
   // step round to 18446744073709551615, said "Could not convert", or ended a range in a 309-digit
   // number).

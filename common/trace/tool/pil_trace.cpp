@@ -830,6 +830,16 @@ std::string given_twice(const CLI::App& app) {
   return "";
 }
 
+/// The first word the parsed command did not take, or "".
+std::string first_not_taken(const CLI::App& app) {
+  for (const CLI::App* command : app.get_subcommands()) {
+    auto left = command->remaining();
+    if (left.empty()) left = app.remaining();
+    if (!left.empty()) return left.front();
+  }
+  return "";
+}
+
 /// The first word the parsed command did not take (CLI11 listed them all, last first): a flag it
 /// lacks, with the one a typo away, or a value with no flag before it.
 std::string not_expected(const CLI::App& app) {
@@ -875,7 +885,14 @@ std::string not_given(const CLI::App& app) {
 /// needs, or one it did not take), value_checks.h's line as it is, else CLI11's own.
 std::string said_plainly(const CLI::App& app, const CLI::ParseError& e) {
   std::string plain;
-  if (dynamic_cast<const CLI::RequiredError*>(&e)) plain = not_given(app);
+  // A flag the command did not take comes first ("--rang x" is why --range was not given); a bare
+  // value is likely the missing flag's ("chain T matmul_add"): said with it.
+  if (dynamic_cast<const CLI::RequiredError*>(&e)) {
+    const std::string word = first_not_taken(app), missing = not_given(app);
+    plain = word.rfind("--", 0) == 0 || missing.empty() ? not_expected(app)
+            : word.empty()                               ? missing
+                : missing + "; '" + word + "' came with no flag before it";
+  }
   else if (dynamic_cast<const CLI::ExtrasError*>(&e)) plain = not_expected(app);
   else if (dynamic_cast<const CLI::ValidationError*>(&e)) return e.what();
   // CLI11 says "A excludes B" and "A requires B": the same form as the others, what is allowed.
