@@ -367,7 +367,7 @@ TEST(PilTraceKernels, EachLaunchShapeIsCountedAndOutliersComeWorstFirst) {
   EXPECT_EQ(lj["outliers"][0]["median_ns"], 10000);
   EXPECT_EQ(lj["outliers"][1]["dur_ns"], 30000);
   const std::string top = run_process(kTool, {"launches", path, "--top", "1"}).out;
-  EXPECT_NE(top.find("2 outlier kernel(s), over 2x the median of their name and launch shape (the 1 with the most "
+  EXPECT_NE(top.find("2 outlier kernels, over 2x the median of their name and launch shape (the 1 with the most "
                      "time over it; --top for more):\n"),
             std::string::npos)
       << top;

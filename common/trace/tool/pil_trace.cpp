@@ -482,17 +482,17 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
     return "median " + grouped((long long)d.median) + " ns, mean " + grouped((long long)d.mean) +
            " ns, max " + grouped(d.max) + " ns";
   };
-  std::cout << r.launches.size() << " launches; delay = GPU work start - launch call end "
+  std::cout << count_of(int64_t(r.launches.size()), "launch", "launches") << "; delay = GPU work start - launch call end "
             << "(clipped at 0), in " << (r.waited.count ? "three" : "two") << " kinds:\n"
-            << "  launch latency (the stream was idle when the call returned): " << r.latency.count
-            << " launches" << (r.latency.count ? ", " + stats(r.latency) : "") << "\n"
-            << "  queueing (earlier work still ran on the stream): " << r.queueing.count
-            << " launches" << (r.queueing.count ? ", " + stats(r.queueing) : "") << "\n"
+            << "  launch latency (the stream was idle when the call returned): "
+            << count_of(r.latency.count, "launch", "launches") << (r.latency.count ? ", " + stats(r.latency) : "") << "\n"
+            << "  queueing (earlier work still ran on the stream): "
+            << count_of(r.queueing.count, "launch", "launches") << (r.queueing.count ? ", " + stats(r.queueing) : "") << "\n"
             << (r.waited.count ? "  waited (the stream idle, the work started more than " +
                                      format_duration(kLatencyAfterReturnNs) +
                                      " after the call returned: on another stream's event, or on "
                                      "work or a clock the trace does not show): " +
-                                     std::to_string(r.waited.count) + " launches, " + stats(r.waited) + "\n"
+                                     count_of(r.waited.count, "launch", "launches") + ", " + stats(r.waited) + "\n"
                                : std::string())
             << (r.waited.count ? "  all together: " : "  both together: ") << stats(r.delay) << "\n"
             << (r.kernel_launches ? std::to_string(r.shorter_than_call) + " of " + std::to_string(r.kernel_launches) +
@@ -501,7 +501,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
                                   : std::string("no kernel launches (copies and sets only)\n"));
   if (offset.found()) std::cout << offset_note(offset) << "\n";
   if (r.graph_launches)
-    std::cout << r.graph_launches << " launches ran several kernels (graphs): "
+    std::cout << count_of(r.graph_launches, "launch", "launches") << " ran several kernels (graphs): "
               << r.graph_kernels << " kernels in all\n";
   TextTable table({"Delay (ns)", "Queued (ns)", "Kind", "Items", "Launch", "GPU work"});
   for (const Launch* l : worst)
@@ -513,7 +513,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
             << table.str();
   if (!r.outliers.empty()) {
     const size_t shown = std::min<size_t>(r.outliers.size(), top);
-    std::cout << r.outliers.size() << " outlier kernel(s), over 2x the median of their name and launch shape"
+    std::cout << count_of(int64_t(r.outliers.size()), "outlier kernel", "outlier kernels") << ", over 2x the median of their name and launch shape"
               << (shown < r.outliers.size() ? " (the " + std::to_string(shown) +
                                                   " with the most time over it; --top for more)"
                                             : std::string(" (the most time over it first)"))
