@@ -1330,8 +1330,11 @@ def update_source(args):
         if kind == "figs":
             line, shown = fill_figures(lines[i], data, runs, keep_markers=True)
             out.append(line)
+            printed = []  # a cmp is shown once per run it names: printed once
             for name, q, value in shown:
-                print("%-12s %-50s %s" % (name, q["text"], value))
+                if not any(q is p for p in printed):
+                    printed.append(q)
+                    print("%-12s %-50s %s" % (name, q["text"], value))
             continue
         if not updated(kind):
             out.extend(lines[i:nxt])

@@ -280,5 +280,28 @@ TEST(ParallelParse, TruncatedAndEmptyAreRefusedInOneLine) {
   }
 }
 
+// What a bad field is, said so the reader can find it: an object or array where a number goes is
+// named as one (the message showed its first character, "'dur' {"), and a field that does not
+// parse is placed after the one before it (it said "malformed field").
+TEST(ParallelParse, ABadFieldIsNamedWhereItIs) {
+  auto error_of = [](const std::string& event) {
+    const std::string text = R"({"traceEvents": [)" + event + "]}";
+    try {
+      parse_trace_text(text, "t.json");
+    } catch (const ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of(R"({"ph": "X", "name": "a", "ts": 1, "dur": {"v": 2}, "pid": 1, "tid": 1})")
+                .find("'dur' (an object) is not a number"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"ph": "X", "name": "a", "ts": [1], "dur": 2, "pid": 1, "tid": 1})")
+                .find("'ts' (an array) is not a number"),
+            std::string::npos);
+  const std::string malformed = error_of(R"({"ph": "X", "name": "a", "ts": 1 "dur": 2, "pid": 1, "tid": 1})");
+  EXPECT_NE(malformed.find("malformed field after 'ts'"), std::string::npos) << malformed;
+}
+
 }  // namespace
 }  // namespace pil::trace

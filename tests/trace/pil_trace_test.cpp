@@ -548,6 +548,19 @@ TEST_F(PilTrace, ATraceThroughAPipeIsReadGzipOrNot) {
   EXPECT_NE(read_text(cut).find("not a readable gzip file: the stream ends early"), std::string::npos) << read_text(cut);
 }
 
+// A damaged gzip file: zlib's reason without its "<fd:3>: " (the file is named already).
+TEST_F(PilTrace, ADamagedGzipFileIsSaidPlainly) {
+  const std::string gz = dir.path() + "/t.json.gz";
+  ASSERT_EQ(std::system(("gzip -c '" + trace + "' > '" + gz + "'").c_str()), 0);
+  std::string bytes = read_text(gz);
+  ASSERT_GT(bytes.size(), 40u);
+  bytes[bytes.size() - 6] = char(bytes[bytes.size() - 6] ^ 0xff);  // the trailer's checksum
+  std::ofstream(gz, std::ios::binary | std::ios::trunc) << bytes;
+  const auto r = run_process(kTool, {"summary", gz});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "pil-trace: error: " + gz + ": not a readable gzip file: incorrect data check (the file is damaged)\n");
+}
+
 // Another tool's trace in the same format (a line profiler's "Line 12" slices) is said to be one,
 // not read as an empty CPU run with no findings; ops --roofline on a trace with no operators asks
 // for the CPU to be recorded, not for record_shapes (the trace had it on).

@@ -22,6 +22,23 @@ std::string shown_value(std::string_view text) {
   return std::string(text.substr(0, 40)) + "... (" + std::to_string(text.size()) + " characters)";
 }
 
+/// A field's value as the message shows it: its text, or what it is where the token is only its
+/// first character (an object's "{", an array's "[").
+std::string shown_token(std::string_view text) {
+  if (!text.empty() && text.front() == '{') return "(an object)";
+  if (!text.empty() && text.front() == '[') return "(an array)";
+  return shown_value(text);
+}
+
+/// The field a malformed one follows, for the message: "after 'ts'", or "(the event's first)".
+/// key: the previous field's raw key (just past its opening quote), or null.
+std::string after_field(const char* key) {
+  if (!key) return "(the event's first)";
+  std::string name;
+  for (const char* c = key; *c && *c != '"' && name.size() < 40; ++c) name += *c;
+  return "after '" + name + "'";
+}
+
 constexpr std::string_view kLegacyCpuLane = "CPU functions", kLegacyCudaLane = Trace::kUnreadLegacyCuda;
 
 /// A flow arrow's phase: start, finish, or step.
@@ -379,14 +396,16 @@ void EventFields::read_event(od::object& obj) {
                            (shapes_also_for && shapes_also_for(name)));
   };
   bool arrow_done = false;
+  const char* previous_key = nullptr;  // for the message of a malformed field
   for (auto result : obj) {
     // The field used in place: each copy of simdjson's field or value (key(), value() on the
     // result) is a store-to-load stall in this loop, the parser's hottest.
-    if (result.error()) throw BadEvent{"malformed field"};
+    if (result.error()) throw BadEvent{"malformed field " + after_field(previous_key)};
     if (arrow_done) continue;
     od::field& field = result.value_unsafe();
     od::value& v = field.value();
     const char* kr = field.key().raw();
+    previous_key = kr;
     if (is_key(kr, "ph")) {
       if (!string_of(v, ph)) throw BadEvent{"'ph' is not a string"};
     } else if (is_key(kr, "name")) {
@@ -403,7 +422,7 @@ void EventFields::read_event(od::object& obj) {
       }
       int64_t ns = 0;
       if (!text_to_ns(ts_text, ns))
-        throw BadEvent{"'ts' " + shown_value(ts_text) + " is not a number or is too large"};
+        throw BadEvent{"'ts' " + shown_token(ts_text) + " is not a number or is too large"};
       ts_ns_ = ns;
       // A flow arrow is only counted (and its ts checked): the fields after it are passed over
       // unread (Kineto writes an arrow's ph, id, pid, tid and ts first, then its cat and
@@ -415,7 +434,7 @@ void EventFields::read_event(od::object& obj) {
       has_dur = true;
       int64_t ns = 0;
       if (!text_to_ns(dur_text, ns))
-        throw BadEvent{"'dur' " + shown_value(dur_text) + " is not a number or is too large"};
+        throw BadEvent{"'dur' " + shown_token(dur_text) + " is not a number or is too large"};
       if (ns < 0) throw BadEvent{"negative duration " + shown_value(dur_text)};
       dur_ns_ = ns;
     } else if (is_key(kr, "pid")) {

@@ -45,7 +45,14 @@ class GzipSource : public Source {
     const int got = gzread(f_, dst, want);
     int err = Z_OK;
     const char* why = gzerror(f_, &err);
-    if (got < 0) throw ParseError(label_ + ": not a readable gzip file: " + why);
+    if (got < 0) {
+      // zlib names the stream by its descriptor ("<fd:3>: incorrect data check"): the file is
+      // named already.
+      std::string reason = why ? why : "read error";
+      if (reason.rfind("<fd:", 0) == 0 && reason.find(">: ") != std::string::npos)
+        reason = reason.substr(reason.find(">: ") + 3);
+      throw ParseError(label_ + ": not a readable gzip file: " + reason + " (the file is damaged)");
+    }
     // At the end, zlib's reader returns 0 and keeps a cut stream's error to be asked for: a
     // stream cut before any of its text read as an empty file. Cut later, the JSON reader says
     // where (the event it ends inside).
