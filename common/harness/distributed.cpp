@@ -169,7 +169,7 @@ RankEnv read_rank_env() {
 int launch_ranks(int ranks, const std::vector<std::string>& args, std::chrono::seconds grace) {
   const std::string addr = env("MASTER_ADDR").value_or("127.0.0.1");
   const int port = env("MASTER_PORT") ? env_int("MASTER_PORT", 0, 1, 65535) : free_port();
-  std::cout << "launcher: " << ranks << " ranks, store at " << addr << ":" << port
+  std::cout << "launcher: " << ranks << (ranks == 1 ? " rank" : " ranks") << ", store at " << addr << ":" << port
             << " (one process each; output prefixed [rankK])" << std::endl;
 
   std::vector<std::string> argv_s{"/proc/self/exe"};
@@ -294,7 +294,7 @@ int launch_ranks(int ranks, const std::vector<std::string>& args, std::chrono::s
     all_skipped = all_skipped && skipped(c.status);
   }
   if (all_passed) {
-    std::cout << "RESULT: PASSED (" << ranks << " ranks)" << std::endl;
+    std::cout << "RESULT: PASSED (" << ranks << (ranks == 1 ? " rank)" : " ranks)") << std::endl;
     return 0;
   }
   if (all_skipped) {

@@ -207,7 +207,8 @@ void report_across_ranks(const fs::path& dir, const std::string& stem) {
   std::vector<std::string> paths;
   for (int r = 0; r < me.size; ++r)
     paths.push_back((dir / (stem + "_rank" + std::to_string(r) + ".pt.trace.json")).string());
-  std::cout << "\n== across ranks (pil-trace ranks on the " << me.size << " traces)\n";
+  std::cout << "\n== across ranks (pil-trace ranks on the "
+            << (me.size == 1 ? std::string("one trace") : std::to_string(me.size) + " traces") << ")\n";
   try {
     const trace::RanksReport report = trace::read_ranks(paths);
     std::cout << trace::format_ranks(report);
@@ -323,7 +324,7 @@ Recording record_steps(const Variant& variant, const VariantCall& call, const Pr
   const profiler::Schedule schedule(o.wait, o.warmup, o.active, /*repeat=*/1);
   std::cout << "schedule: " << o.warmup_calls << " warm-up calls, then wait " << o.wait
             << ", warmup " << o.warmup << ", active " << o.active << " ("
-            << schedule.total_steps() << " steps)\n";
+            << trace::count_of(schedule.total_steps(), "step", "steps") << ")\n";
   if (p.device.is_cuda()) at::accelerator::resetPeakStats(p.device.index());
   Recording rec;
   // [profile-steps]

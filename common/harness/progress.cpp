@@ -59,7 +59,10 @@ void Progress::show(bool last) {
   const int64_t elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count();
   std::string line = what_;
   if (total_ > 0) line += " " + std::to_string(done_) + "/" + std::to_string(total_);
-  line += (last ? ", done in " : ", ") + trace::format_duration(elapsed);
+  // A last line short of the total is a phase an error ended (the destructor's, unwinding): not
+  // "done".
+  const bool stopped = last && total_ > 0 && done_ < total_;
+  line += (stopped ? ", stopped after " : last ? ", done in " : ", ") + trace::format_duration(elapsed);
   if (terminal_)
     out_ << "\r\033[K" << line << (last ? "\n" : "") << std::flush;  // one line, rewritten
   else

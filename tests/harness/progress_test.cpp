@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 namespace pil {
@@ -39,6 +40,23 @@ TEST(Progress, ASlowPhaseIntoAPipePrintsPlainLines) {
   // Plain lines, each whole; a duration in ms, not a count of microseconds.
   EXPECT_NE(s.find(" ms\n"), std::string::npos) << s;
   EXPECT_EQ(s.find(" us\n"), std::string::npos) << s;
+}
+
+// A phase an error ends (the destructor finishing it while the exception unwinds) is said to
+// have stopped where it was, not to be done ("warm-up calls 1/3, done in 5.14 s" on a rank
+// that failed).
+TEST(Progress, APhaseCutShortSaysWhereItStopped) {
+  std::ostringstream out;
+  try {
+    Progress p("warm-up calls", 3, out, /*terminal=*/false, 20ms);
+    p.update(1);
+    std::this_thread::sleep_for(150ms);
+    throw std::runtime_error("peer gone");
+  } catch (const std::runtime_error&) {
+  }
+  const std::string s = out.str();
+  EXPECT_NE(s.find("\nwarm-up calls 1/3, stopped after "), std::string::npos) << s;
+  EXPECT_EQ(s.find("done in"), std::string::npos) << s;
 }
 
 TEST(Progress, OnATerminalOneLineIsRewritten) {

@@ -126,6 +126,11 @@ TEST(Lesson01, ScheduleDecidesHowManyStepsAreRecorded) {
   const auto steps = named(read_trace_slices(run.trace), "ProfilerStep#");
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].name, "ProfilerStep#0");
+  EXPECT_NE(run.r.out.find("active 2 (2 steps)\n"), std::string::npos) << run.r.out;
+  // One step is said as one ("(1 steps)" before).
+  LessonRun one({"--wait", "0", "--warmup", "0", "--active", "1", "--warmup-calls", "0"});
+  ASSERT_EQ(one.r.exit_code, 0) << one.r.out << one.r.err;
+  EXPECT_NE(one.r.out.find("active 1 (1 step)\n"), std::string::npos) << one.r.out;
 }
 
 TEST(Lesson01, TableCallCountsEqualTheActiveSteps) {

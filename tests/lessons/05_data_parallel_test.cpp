@@ -127,6 +127,15 @@ TEST(DataParallel, Bf16TrainsWithFp32MasterWeights) {
       << run.r.out;
 }
 
+// One rank (the page's Try this): counted as one, not "1 ranks".
+TEST(DataParallel, OneRankIsCountedInWords) {
+  const RanksRun run({"--ranks", "1", "--variant", "bucketed", "--comm-timeout-s", "30"});
+  EXPECT_EQ(run.r.exit_code, 0) << run.r.out << run.r.err;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "launcher: 1 rank, store at "), 1) << run.r.out;
+  EXPECT_EQ(count_lines_starting_with(run.r.out, "RESULT: PASSED (1 rank)"), 1) << run.r.out;
+  EXPECT_NE(run.r.out.find("(pil-trace ranks on the one trace)"), std::string::npos) << run.r.out;
+}
+
 TEST(DataParallel, ARankThatExitsStopsTheOthers) {
   const ScopedEnv fail("PIL_TEST_RANK_FAIL", "1:exit");
   const RanksRun run({"--ranks", "2", "--comm-timeout-s", "10"});
