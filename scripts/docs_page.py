@@ -338,9 +338,7 @@ def compare_figures(q, runs, a_name):
         present = sorted(v for _, v in values if v is not None)
         if not present:
             raise DocsError("cmp %r: %s %s is in none of its runs" % (q["text"], name, query["text"]))
-        n = len(present)
-        median = present[n // 2] if n % 2 else (present[n // 2 - 1] + present[n // 2]) / 2
-        sides.append((values[0][0], present[0], present[-1], median))
+        sides.append((values[0][0], present[0], present[-1], median_of(present)))
     (ka, lo_a, hi_a, med_a), (kb, lo_b, hi_b, med_b) = sides
     if ka != kb or ka == "text":
         raise DocsError("cmp %r: its two figures must be numbers of one unit (%s, %s)" % (q["text"], ka, kb))
@@ -477,13 +475,24 @@ def size_unit(b):
     return 1, "B"
 
 
+def median_of(ordered):
+    """The median of sorted values: the middle one, or the mean of the two middle ones."""
+    n = len(ordered)
+    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+
+
+def query_runs(name, q):
+    """The runs a figure's or a comparison's query reads: its run, and a cmp's second."""
+    return [name, q["b_name"]] if q["kind"] == "cmp" else [name]
+
+
 def format_figure(kind, values):
     """values: one per run. 'median (min–max)' in the kind's unit; the median alone when every
     run rounds to the same text or there is one run."""
     if kind == "text":
         return str(values[len(values) // 2])
     ordered = sorted(values)
-    med = ordered[(len(ordered) - 1) // 2] if len(ordered) % 2 else (ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2
+    med = median_of(ordered)
     lo, hi = ordered[0], ordered[-1]
     if kind == "pct":
         f = lambda v: "%.0f" % (100 * v)
@@ -913,7 +922,7 @@ def scan(lines, readme, lesson, root, source, source_dir, full_site=False):
                 for s in compares:
                     name, q = parse_compare(s.group(1), s.group(2))
                     parsed.append((s, name, q))
-                    figs.extend([(where, name), (where, q["b_name"])])
+                    figs.extend((where, n) for n in query_runs(name, q))
                 parsed.sort(key=lambda p: p[0].start())
                 items.append(("figs", i, i + 1, parsed))
         except DocsError as e:
@@ -993,32 +1002,25 @@ def do_runs(args, runs, lesson, prefix):
 def fill_figures(line, figs, runs, keep_markers):
     """A prose line with each fig marker's figure computed from its runs: the whole marker replaced
     (the page), or only the text between its two comments (the source, --update-source). Returns
-    the line and [(run name, query, figure shown)]."""
+    the line and [(the runs it read, query, figure shown)]."""
     group = 2 if keep_markers else 0
     text, pos, shown = "", 0, []
     for span, name, q in figs:
-        names = [name, q["b_name"]] if q["kind"] == "cmp" else [name]
+        names = query_runs(name, q)
         if any("skipped" in runs[n] for n in names):  # the source keeps what it had; the page says why not
             value = span.group(2) if keep_markers else "(not run in this build)"
-            shown.extend((n, q, value) for n in names)
-            text += line[pos:span.start(group)] + value
-            pos = span.end(group)
-            continue
-        if q["kind"] == "cmp":
+        elif q["kind"] == "cmp":
             value = compare_figures(q, runs, name)
-            shown.extend((n, q, value) for n in names)
-            text += line[pos:span.start(group)] + value
-            pos = span.end(group)
-            continue
-        values = [figure_value(rep, q) for rep in runs[name]["reports"]]
-        present = [v for _, v in values if v is not None]
-        if not present:
-            value = "not named in these runs"
         else:
-            value = format_figure(values[0][0], present)
-            if len(present) < len(values):
-                value += " (named in %d of %d runs)" % (len(present), len(values))
-        shown.append((name, q, value))
+            values = [figure_value(rep, q) for rep in runs[name]["reports"]]
+            present = [v for _, v in values if v is not None]
+            if not present:
+                value = "not named in these runs"
+            else:
+                value = format_figure(values[0][0], present)
+                if len(present) < len(values):
+                    value += " (named in %d of %d runs)" % (len(present), len(values))
+        shown.append((names, q, value))
         text += line[pos:span.start(group)] + value
         pos = span.end(group)
     return text + line[pos:], shown
@@ -1224,7 +1226,7 @@ def make_page(args):
                 pass
             elif kind == "figs":
                 text, shown = fill_figures(lines[it[1]], data, runs, keep_markers=False)
-                used_figs.update(name for name, _, _ in shown)
+                used_figs.update(n for names, _, _ in shown for n in names)
                 out.append(links(text, source_dir, args.full_site))
             else:
                 name, opts = data[:2]
@@ -1305,7 +1307,7 @@ def update_source(args):
         raise DocsError("--only %s: the output markers are %s" % (args.only, ", ".join(OUTPUT_KINDS)), 2)
     updated = lambda kind: kind in OUTPUT_KINDS if only is None else kind in only
     used = set() if only else {n for kind, _, _, data in items if kind == "figs" for (_, name, q) in data
-                               for n in ([name, q["b_name"]] if q["kind"] == "cmp" else [name])}
+                               for n in query_runs(name, q)}
     used |= {data[0] for kind, _, _, data in items if updated(kind)}
     runs = {n: r for n, r in runs.items() if n in used}
     os.makedirs(args.out_dir, exist_ok=True)
@@ -1330,11 +1332,8 @@ def update_source(args):
         if kind == "figs":
             line, shown = fill_figures(lines[i], data, runs, keep_markers=True)
             out.append(line)
-            printed = []  # a cmp is shown once per run it names: printed once
-            for name, q, value in shown:
-                if not any(q is p for p in printed):
-                    printed.append(q)
-                    print("%-12s %-50s %s" % (name, q["text"], value))
+            for names, q, value in shown:
+                print("%-12s %-50s %s" % (names[0], q["text"], value))
             continue
         if not updated(kind):
             out.extend(lines[i:nxt])

@@ -830,31 +830,28 @@ std::string given_twice(const CLI::App& app) {
   return "";
 }
 
-/// The first word the parsed command did not take, or "".
-std::string first_not_taken(const CLI::App& app) {
+/// The parsed command and the first word it did not take (a word after "--" is left to
+/// pil-trace itself), or {nullptr, ""}.
+std::pair<const CLI::App*, std::string> first_not_taken(const CLI::App& app) {
   for (const CLI::App* command : app.get_subcommands()) {
     auto left = command->remaining();
     if (left.empty()) left = app.remaining();
-    if (!left.empty()) return left.front();
+    if (!left.empty()) return {command, left.front()};
   }
-  return "";
+  return {nullptr, ""};
 }
 
 /// The first word the parsed command did not take (CLI11 listed them all, last first): a flag it
 /// lacks, with the one a typo away, or a value with no flag before it.
 std::string not_expected(const CLI::App& app) {
-  for (const CLI::App* command : app.get_subcommands()) {
-    auto left = command->remaining();
-    if (left.empty()) left = app.remaining();  // a word after "--" is left to pil-trace itself
-    if (left.empty()) continue;
-    std::vector<std::string> flags;
-    for (const CLI::Option* opt : command->get_options())
-      for (const auto& n : opt->get_lnames()) flags.push_back("--" + n);
-    const std::string where = "pil-trace " + command->get_name();
-    const std::string help = "what `" + where + " --help` lists";
-    return pil::word_not_taken(left.front(), flags, where, help, help);
-  }
-  return "";
+  const auto [command, word] = first_not_taken(app);
+  if (!command) return "";
+  std::vector<std::string> flags;
+  for (const CLI::Option* opt : command->get_options())
+    for (const auto& n : opt->get_lnames()) flags.push_back("--" + n);
+  const std::string where = "pil-trace " + command->get_name();
+  const std::string help = "what `" + where + " --help` lists";
+  return pil::word_not_taken(word, flags, where, help, help);
 }
 
 /// The first word the parsed command needs and was not given (CLI11 said "trace is required", or
@@ -888,12 +885,11 @@ std::string said_plainly(const CLI::App& app, const CLI::ParseError& e) {
   // A flag the command did not take comes first ("--rang x" is why --range was not given); a bare
   // value is likely the missing flag's ("chain T matmul_add"): said with it.
   if (dynamic_cast<const CLI::RequiredError*>(&e)) {
-    const std::string word = first_not_taken(app), missing = not_given(app);
-    plain = word.rfind("--", 0) == 0 || missing.empty() ? not_expected(app)
-            : word.empty()                               ? missing
-                : missing + "; '" + word + "' came with no flag before it";
-  }
-  else if (dynamic_cast<const CLI::ExtrasError*>(&e)) plain = not_expected(app);
+    const std::string word = first_not_taken(app).second, missing = not_given(app);
+    if (word.rfind("--", 0) == 0 || missing.empty()) plain = not_expected(app);
+    else if (word.empty()) plain = missing;
+    else plain = missing + "; '" + word + "' came with no flag before it";
+  } else if (dynamic_cast<const CLI::ExtrasError*>(&e)) plain = not_expected(app);
   else if (dynamic_cast<const CLI::ValidationError*>(&e)) return e.what();
   // CLI11 says "A excludes B" and "A requires B": the same form as the others, what is allowed.
   const std::string what = e.what();
