@@ -496,8 +496,10 @@ std::string share_cores(const pil::Problem& p) {
   if (at::get_num_threads() == threads) return "";
   at::set_num_threads(threads);
   return "intra-op threads: " + std::to_string(threads) + " of " + std::to_string(cores) +
-         " cores, the rest for the loader's " + std::to_string(s.workers) +
-         " worker(s) (OMP_NUM_THREADS=N decides instead)";
+         " cores, the rest kept for the loader's " + std::to_string(s.workers) +
+         (s.workers == 1 ? " worker" : " workers") +
+         " (a loader from fix2 on; every variant keeps them, so that they compare; OMP_NUM_THREADS=N "
+         "decides instead)";
 }
 
 // Inputs: the first batch's input ids ([batch, seq], for reading); the steps make their own.

@@ -105,6 +105,13 @@ Figures, inline, anywhere in a prose line (several per line):
   The page's footer then says: "figures in the text: median (range) over N runs of each named
   run, on MACHINE".
 
+  Two figures joined, of one unit:
+      NAME QUERY minus NAME QUERY   the difference of the two medians (a gain: the step before a
+                                fix less the step after), in brackets the least and the most over
+                                every pairing of a run of each: "517 ms (471–718 ms)", "-33.0 ms
+                                (-41.6 to -7.90 ms)"
+      NAME QUERY over NAME QUERY    their ratio, the same way: "5.18× (4.76–6.30×)"
+
 A comparison, inline, where the prose says which of two figures is the larger (the page's runs
 decide, so a built page never says "faster" of runs that show otherwise):
 
@@ -348,6 +355,20 @@ def compare_figures(q, runs, a_name):
     return less if med_a < med_b else more
 
 
+def parse_figure(text):
+    """A fig marker's body: 'NAME QUERY', or two of them joined by 'minus' or 'over' (a difference
+    or a ratio of medians) -> (NAME, query dict). Raises DocsError (2) when bad."""
+    words = text.split()
+    ops = [w for w in words if w in ("minus", "over")]
+    if not ops:
+        return parse_query(text)
+    if len(ops) > 1:
+        raise DocsError("fig %r: one 'minus' or 'over' joins two figures, not more" % text, 2)
+    a_text, b_text = (" ".join(side) for side in (words[:words.index(ops[0])], words[words.index(ops[0]) + 1:]))
+    (a_name, a_q), (b_name, b_q) = parse_query(a_text), parse_query(b_text)
+    return a_name, {"kind": ops[0], "text": text, "a": a_q, "b_name": b_name, "b": b_q}
+
+
 def parse_query(text):
     """A fig marker's body 'NAME QUERY' -> (NAME, query dict). Raises DocsError (2) when bad."""
     try:
@@ -482,8 +503,9 @@ def median_of(ordered):
 
 
 def query_runs(name, q):
-    """The runs a figure's or a comparison's query reads: its run, and a cmp's second."""
-    return [name, q["b_name"]] if q["kind"] == "cmp" else [name]
+    """The runs a figure's or a comparison's query reads: its run, and a cmp's, a minus's or an
+    over's second."""
+    return [name, q["b_name"]] if "b_name" in q else [name]
 
 
 def format_figure(kind, values):
@@ -492,9 +514,16 @@ def format_figure(kind, values):
     if kind == "text":
         return str(values[len(values) // 2])
     ordered = sorted(values)
-    med = median_of(ordered)
-    lo, hi = ordered[0], ordered[-1]
-    if kind == "pct":
+    return format_span(kind, median_of(ordered), ordered[0], ordered[-1])
+
+
+def format_span(kind, med, lo, hi):
+    """'med (lo–hi)' in the kind's unit (the median's), or med alone where lo and hi print alike;
+    'lo to hi' where one is negative (a difference)."""
+    if kind == "ratio":
+        f = lambda v: number(v)
+        unit = "×"
+    elif kind == "pct":
         f = lambda v: "%.0f" % (100 * v)
         unit = "%"
     elif kind == "ns":
@@ -512,9 +541,30 @@ def format_figure(kind, values):
         f = lambda v: number(v)
         unit = ""
     m, a, b = f(med), f(lo), f(hi)
-    if len(values) == 1 or a == b:
+    if a == b:
         return m + unit
-    return "%s%s (%s–%s%s)" % (m, unit, a, b, unit)
+    return "%s%s (%s%s%s%s)" % (m, unit, a, " to " if min(lo, hi) < 0 else "–", b, unit)
+
+
+def combine_figures(q, runs, a_name):
+    """A 'minus' or 'over' figure: the first figure's median less (or over) the second's, in
+    brackets the least and most over every pairing of a run of each (the ranges' ends). Raises
+    DocsError (1) when a figure is in no run or the two are of different units."""
+    sides = []
+    for name, query in ((a_name, q["a"]), (q["b_name"], q["b"])):
+        values = [figure_value(rep, query) for rep in runs[name]["reports"]]
+        present = sorted(v for _, v in values if v is not None)
+        if not present:
+            raise DocsError("fig %r: %s %s is in none of its runs" % (q["text"], name, query["text"]))
+        sides.append((values[0][0], present[0], present[-1], median_of(present)))
+    (ka, lo_a, hi_a, med_a), (kb, lo_b, hi_b, med_b) = sides
+    if ka != kb or ka == "text":
+        raise DocsError("fig %r: its two figures must be numbers of one unit (%s, %s)" % (q["text"], ka, kb))
+    if q["kind"] == "minus":
+        return format_span(ka, med_a - med_b, lo_a - hi_b, hi_a - lo_b)
+    if min(lo_a, lo_b) <= 0:
+        raise DocsError("fig %r: a ratio of figures that reach zero" % q["text"])
+    return format_span("ratio", med_a / med_b, lo_a / hi_b, hi_a / lo_b)
 
 
 class Reports:
@@ -916,9 +966,9 @@ def scan(lines, readme, lesson, root, source, source_dir, full_site=False):
             if spans or compares:
                 parsed = []
                 for s in spans:
-                    name, q = parse_query(s.group(1))
+                    name, q = parse_figure(s.group(1))
                     parsed.append((s, name, q))
-                    figs.append((where, name))
+                    figs.extend((where, n) for n in query_runs(name, q))
                 for s in compares:
                     name, q = parse_compare(s.group(1), s.group(2))
                     parsed.append((s, name, q))
@@ -1011,6 +1061,8 @@ def fill_figures(line, figs, runs, keep_markers):
             value = span.group(2) if keep_markers else "(not run in this build)"
         elif q["kind"] == "cmp":
             value = compare_figures(q, runs, name)
+        elif q["kind"] in ("minus", "over"):
+            value = combine_figures(q, runs, name)
         else:
             values = [figure_value(rep, q) for rep in runs[name]["reports"]]
             present = [v for _, v in values if v is not None]

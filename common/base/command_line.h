@@ -14,6 +14,10 @@
 
 namespace pil {
 
+/// `word` as one word of a POSIX shell's command line: unchanged where it holds only letters,
+/// digits and `_./+:=@,%-`; else in single quotes (a quote inside as '\''), "" as ''.
+std::string shell_word(const std::string& word);
+
 /// The edits (insert, delete or replace one character) that turn `a` into `b`.
 size_t edit_distance(std::string_view a, std::string_view b);
 

@@ -1,6 +1,7 @@
 #include "harness/distributed.h"
 
 #include "harness/error_text.h"
+#include "trace/text_table.h"  // count_of
 
 #include <c10/util/Exception.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -169,7 +170,7 @@ RankEnv read_rank_env() {
 int launch_ranks(int ranks, const std::vector<std::string>& args, std::chrono::seconds grace) {
   const std::string addr = env("MASTER_ADDR").value_or("127.0.0.1");
   const int port = env("MASTER_PORT") ? env_int("MASTER_PORT", 0, 1, 65535) : free_port();
-  std::cout << "launcher: " << ranks << (ranks == 1 ? " rank" : " ranks") << ", store at " << addr << ":" << port
+  std::cout << "launcher: " << trace::count_of(ranks, "rank", "ranks") << ", store at " << addr << ":" << port
             << " (one process each; output prefixed [rankK])" << std::endl;
 
   std::vector<std::string> argv_s{"/proc/self/exe"};
@@ -294,7 +295,7 @@ int launch_ranks(int ranks, const std::vector<std::string>& args, std::chrono::s
     all_skipped = all_skipped && skipped(c.status);
   }
   if (all_passed) {
-    std::cout << "RESULT: PASSED (" << ranks << (ranks == 1 ? " rank)" : " ranks)") << std::endl;
+    std::cout << "RESULT: PASSED (" << trace::count_of(ranks, "rank", "ranks") << ")" << std::endl;
     return 0;
   }
   if (all_skipped) {

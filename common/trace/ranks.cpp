@@ -919,13 +919,23 @@ std::string format_ranks(const RanksReport& r) {
     }
     o << steps.str();
     std::vector<int64_t> slowest(r.ranks.size(), 0), waited(r.ranks.size(), 0);
+    size_t matched_steps = 0;
     for (const StepAcross& s : r.steps) {
       ++slowest[size_t(s.slowest)];
+      matched_steps += s.matched_collectives > 0;
       for (size_t i = 0; i < s.wait_ns.size(); ++i) waited[i] += s.wait_ns[i];
     }
+    // Without a collective matched, no rank waited in one: a wait is then the step's shortfall
+    // against the slowest rank's, what it would wait at the next synchronization.
+    if (matched_steps < r.steps.size())
+      o << "(" << (matched_steps ? count_of(int64_t(r.steps.size() - matched_steps), "step", "steps") + " with "
+                                 : std::string())
+        << "no collective matched: there a rank's wait is its step's shortfall against the slowest rank's, "
+           "what it would wait at the next synchronization, not a wait the traces show)\n";
     for (size_t i = 0; i < r.ranks.size(); ++i)
       o << "rank " << r.rank_of(i) << ": the slowest in " << slowest[i] << " of " << r.steps.size()
-        << " steps; waited " << format_duration(waited[i]) << " for others in all\n";
+        << " steps; " << (matched_steps ? "waited " : "shorter than the slowest by ") << format_duration(waited[i])
+        << (matched_steps ? " for others in all\n" : " in all\n");
   }
   // Collectives per rank, grouped by name and size.
   TextTable colls({"Rank", "Calls", "Bytes", "Median (ns)", "Total (ns)", "Collective"});

@@ -1348,12 +1348,14 @@ std::string profiler_overhead_text(const TraceIndex& index, const std::vector<Pr
   if (overhead.empty()) return "";
   const Trace& t = index.trace();
   auto where = [&](long step) {
-    return step >= 0 ? "in " + std::string(t.events[index.steps[size_t(step)]].name) : std::string("outside the steps");
+    if (step >= 0) return "in " + std::string(t.events[index.steps[size_t(step)]].name);
+    return std::string(index.steps.empty() ? "" : "outside the steps");  // no steps: nothing to be outside
   };
+  auto then = [](const std::string& text, const char* before) { return text.empty() ? text : before + text; };
   std::string s = "the profiler's own work (CUPTI's overhead records, on a lane of their own; not the program's): ";
   for (size_t i = 0; i < std::min<size_t>(3, overhead.size()); ++i) {
     const Event& e = t.events[overhead[i].event];
-    s += std::string(i ? ", " : "") + std::string(e.name) + " " + format_duration(e.dur_ns) + " " + where(overhead[i].step);
+    s += std::string(i ? ", " : "") + std::string(e.name) + " " + format_duration(e.dur_ns) + then(where(overhead[i].step), " ");
   }
   if (overhead.size() > 3) s += " and " + std::to_string(overhead.size() - 3) + " more";
   // The longest record a thread most likely waited for: a call spans it, or began just after it.
@@ -1364,7 +1366,7 @@ std::string profiler_overhead_text(const TraceIndex& index, const std::vector<Pr
       waited = it;
   if (waited != overhead.end() && waited->spanning_call != ProfilerOverhead::npos) {
     const Event& call = t.events[waited->spanning_call];
-    return s + "; " + std::string(call.name) + " (" + format_duration(call.dur_ns) + ", " + where(waited->spanning_step) +
+    return s + "; " + std::string(call.name) + " (" + format_duration(call.dur_ns) + then(where(waited->spanning_step), ", ") +
            ") spans " + std::string(t.events[waited->event].name) + " " + format_duration(t.events[waited->event].dur_ns) +
            ": its thread may have waited for the profiler" +
            (waited->spanning_step >= 0 ? ", and that step's time may hold the profiler's" : "");
@@ -1376,7 +1378,8 @@ std::string profiler_overhead_text(const TraceIndex& index, const std::vector<Pr
       const Event& op = t.events[waited->held_op];
       held = ", inside " + std::string(op.name) + " (" + format_duration(op.dur_ns) + ")";
     }
-    return s + "; " + std::string(call.name) + " (" + where(waited->resumed_step) + ") began " +
+    const std::string in = where(waited->resumed_step);
+    return s + "; " + std::string(call.name) + (in.empty() ? "" : " (" + in + ")") + " began " +
            format_duration(call.start_ns - e.end_ns()) + " after " + std::string(e.name) + " " +
            format_duration(e.dur_ns) + " ended, on a thread that made no CUDA call during it" + held +
            ": that thread most likely waited for the profiler" +
@@ -1642,7 +1645,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     return "host wait " + pct(all ? double(h) / double(all) : 0) + ", kernel wait " +
            pct(all ? double(k) / double(all) : 0) + ", other " + pct(all ? double(o) / double(all) : 0);
   };
-  std::string split_line = "; idle split over the streams" +
+  std::string split_line = std::string(sr.streams.size() > 1 ? "; idle split over the streams" : "; idle split") +
                            (idle_rule == IdleRule::Hta ? std::string(" (Holistic Trace Analysis's rule)") : std::string()) +
                            ": " + split(host, kwait, other);
   // With several streams the sum can be the side streams' (a few items each, idle nearly all the

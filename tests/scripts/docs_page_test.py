@@ -320,6 +320,37 @@ class Figures(unittest.TestCase):
             r = run("--lesson-dir", lesson(bad), "--check")
             self.assertEqual(r.returncode, 2, bad + r.stderr)
 
+    def test_a_difference_or_a_ratio_is_of_the_medians_with_the_pairings_ends(self):
+        # Per run (k counts runs across the page): a's median steps 100 and 120 us, its first
+        # steps 200 and 240 us; b's median steps 90 and 110 us.
+        d = lesson("<!-- run: a runs=2: --size 1 -->\n<!-- run: b runs=2: --size 2 -->\n"
+                   "First <!-- fig: a step_time step=0 minus a step_time -->1 ms<!-- /fig -->, gain "
+                   "<!-- fig: a step_time minus b step_time --><!-- /fig -->, back "
+                   "<!-- fig: a step_time minus a step_time step=0 --><!-- /fig -->, ratio "
+                   "<!-- fig: a step_time over b step_time --><!-- /fig -->.\n")
+        self.assertEqual(run("--lesson-dir", d, "--check", "--skip-outputs").returncode, 0)
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("First 110 µs (80.0–140 µs), gain 10.0 µs (-10.0 to 30.0 µs), back -110 µs (-140 to -80.0 µs), "
+                      "ratio 1.10× (0.91–1.33×).", text)
+        # Both figures of one unit, one operator, each side a query: else one line, exit 2 (or 1
+        # where only the runs can tell).
+        for bad in ("<!-- fig: a step_time minus b step_time over a step_time --><!-- /fig -->",
+                    "<!-- fig: a step_time minus --><!-- /fig -->",
+                    "<!-- fig: a step_time minus c step_time --><!-- /fig -->",
+                    "<!-- fig: a step_time over b bogus --><!-- /fig -->"):
+            d = lesson("<!-- run: a: --size 1 -->\n<!-- run: b: --size 2 -->\nText " + bad + ".\n")
+            r = run("--lesson-dir", d, "--check")
+            self.assertEqual(r.returncode, 2, bad + ": " + r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        fake_tools(self, FAKE_LESSON, FAKE_PIL_TRACE)
+        d = lesson("<!-- run: a: --size 1 -->\nText <!-- fig: a step_time minus a op=aten::mm self_pct "
+                   "--><!-- /fig -->.\n")
+        r, text = self.make(d)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("one unit", r.stderr)
+        self.assertIsNone(text)
+
     def test_a_run_the_build_cannot_make_is_said_not_fatal(self):
         fake_tools(self, FAKE_SKIPPING_LESSON, FAKE_PIL_TRACE)
         d = lesson("<!-- run: compiled runs=3: --variant compiled -->\n"

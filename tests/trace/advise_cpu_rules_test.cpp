@@ -184,6 +184,27 @@ TEST(AdviseCpu, ALoopOfSmallOperatorsIsNamedWithItsCalls) {
   EXPECT_EQ(symptom(a, "op_overhead"), nullptr);
 }
 
+// With no caller, a loop is the step's; on a trace without steps, the thread's top level's (a
+// real A100 trace with none, GPUPuzzlers' .item() loop, read "4,096 calls under the step").
+TEST(AdviseCpu, ALoopWithNoCallerIsTheStepsOrTheTopLevels) {
+  auto loop = [](bool steps) {
+    TraceBuilder b;
+    if (steps) b.step(1, 0, 10'000);
+    b.op("aten::mm", 100, 3000);
+    for (int i = 0; i < 300; ++i) b.op("aten::neg", 4000 + 10 * i, 8);
+    return b.str();
+  };
+  const Advice in_step = advise_text(loop(true));
+  const Symptom* s = symptom(in_step, "op_loop");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->text.rfind("a loop of small operators in the step: ", 0), 0u) << s->text;
+  const Advice without = advise_text(loop(false));
+  const Symptom* w = symptom(without, "op_loop");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->text.rfind("a loop of small operators in the top level: ", 0), 0u) << w->text;
+  EXPECT_EQ(w->examples.at(0).detail.rfind("300 calls under the top level", 0), 0u) << w->examples[0].detail;
+}
+
 TEST(AdviseCpu, AnIterationThatTookLongerStaysInItsLoop) {
   // The 30 us neg is longer than a short call, but the loop called neg short before: the same
   // loop, 24 us longer each step.
@@ -304,7 +325,7 @@ TEST(AdviseCpu, ALoopOnAGpuCostsWhatTheGpuSpentOnIt) {
   EXPECT_DOUBLE_EQ(figure(*s, "cost_share"), 0.30);
   EXPECT_EQ(s->saved_ns, 3000 * kUs);
   EXPECT_NE(s->text.find("; the GPU waited 2.40 ms for the loops' launches and ran 600 us of the work they "
-                         "launched (30% of the steps)"),
+                         "launched: 3.00 ms together, 30% of the steps"),
             std::string::npos)
       << s->text;
   EXPECT_EQ(symptom(a, "gpu_host_wait"), nullptr);
@@ -417,6 +438,12 @@ TEST(AdviseCpu, CopiesTakingALargeShareAndWhoCalledThem) {
   EXPECT_EQ(s.examples[0].detail, "called from aten::matmul");
   EXPECT_EQ(s.examples[2].name, "aten::to");
   EXPECT_EQ(s.examples[2].detail, "called from the step itself");
+  // The command to look closer lists what the first caller runs, in the trace advise read.
+  EXPECT_EQ(f->lesson.command, "build/bin/pil-trace chain traces/TRACE.pt.trace.json --range aten::matmul");
+  AdviseOptions named;
+  named.trace_path = "t.json";
+  const Advice in_range = advise_text(copies_trace("my range#1"), named);
+  EXPECT_EQ(finding(in_range, "copies")->lesson.command, "build/bin/pil-trace chain t.json --range 'my range#1'");
   // Without steps (a trace of other projects' making, often), the copy with no caller is called
   // from the thread's top level: there is no step.
   const Advice without_steps = advise_text(copies_trace("aten::matmul", false));
@@ -425,6 +452,13 @@ TEST(AdviseCpu, CopiesTakingALargeShareAndWhoCalledThem) {
   EXPECT_NE(w->symptoms.at(0).text.find("called from aten::matmul 51%, the top level 49%"), std::string::npos)
       << w->symptoms.at(0).text;
   EXPECT_EQ(w->symptoms.at(0).examples.at(2).detail, "called from the top level");
+  // First caller the top level (or the step itself): chain cannot take it; the cause's command.
+  TraceBuilder top;
+  top.op("aten::copy_", 0, 60);
+  top.op("aten::mm", 60, 40);
+  const Advice at_top = advise_text(top.str());
+  EXPECT_EQ(finding(at_top, "copies")->lesson.command,
+            "build/bin/pil-trace chain traces/TRACE.pt.trace.json --range aten::copy_");
   // With steps on thread 1, a copy on thread 2 with no caller (autograd's thread, a loader's) is
   // at its own thread's top level, not in a step there.
   TraceBuilder b;
@@ -661,6 +695,24 @@ TEST(AdviseCpu, TimeInAStepThatNoOperatorCovers) {
   EXPECT_EQ(s.examples[0].detail, "after load, before aten::relu");
   EXPECT_EQ(s.examples[1].ts_ns, 45 * kUs);
   EXPECT_EQ(s.examples[1].detail, "after aten::add, before aten::relu");
+}
+
+// The finding's "see the effect" command names the trace advise read, not a placeholder; its
+// folder where the command reads every rank's trace; quoted where a shell would split it.
+TEST(AdviseCpu, TheCommandToSeeTheEffectNamesTheTrace) {
+  const Advice unnamed = advise_text(untraced_trace());
+  EXPECT_EQ(finding(unnamed, "untraced")->lesson.command,
+            "build/bin/pil-trace ops traces/TRACE.pt.trace.json");  // no path given: as written
+  AdviseOptions o;
+  o.trace_path = "runs/a.json";
+  const Advice named = advise_text(untraced_trace(), o);
+  EXPECT_EQ(finding(named, "untraced")->lesson.command, "build/bin/pil-trace ops runs/a.json");
+  EXPECT_EQ(command_for_trace("build/bin/pil-trace ranks TRACES_FOLDER", "runs/r0.json"),
+            "build/bin/pil-trace ranks runs");
+  EXPECT_EQ(command_for_trace("build/bin/pil-trace ranks TRACES_FOLDER", "r0.json"), "build/bin/pil-trace ranks .");
+  EXPECT_EQ(command_for_trace("pil-trace ops traces/TRACE.pt.trace.json", "my runs/it's.json"),
+            "pil-trace ops 'my runs/it'\\''s.json'");
+  EXPECT_EQ(command_for_trace("./run-lesson 01_matmul_add", "a.json"), "./run-lesson 01_matmul_add");
 }
 
 // With Python's frames recorded (with_stack: "python_function" slices), an untraced stretch says
@@ -1203,8 +1255,8 @@ TEST(AdviseCpu, AllGathersAndReduceScattersAreTheirOwnFinding) {
 }
 
 // An all-reduce in a trace whose operators have no backward pass is no gradient's (tensor
-// parallelism's, an evaluation's): the finding says that the buckets of its fix do not apply,
-// and its bound is other computation, not backward. With autograd's nodes in the trace it does
+// parallelism's, an evaluation's): the finding says so, is a cause of its own whose fix is no
+// gradients' buckets, and its bound is other computation, not backward. With autograd's nodes in the trace it does
 // not, nor where the trace recorded no operators (GPU work alone cannot tell).
 TEST(AdviseCpu, AnAllReduceWithoutBackwardIsSaidNotToBeGradients) {
   for (const int ops : {100, 0}) {
@@ -1225,6 +1277,11 @@ TEST(AdviseCpu, AnAllReduceWithoutBackwardIsSaidNotToBeGradients) {
                     std::string::npos,
                 said) << s->text;
       EXPECT_EQ(s->how.find("hidden behind other computation") != std::string::npos, said) << s->how;
+      // A cause of its own, whose fix is no gradients' buckets (a B200's forward-only vLLM trace
+      // was told to set bucket_cap_mb).
+      const Finding* f = finding(a, said ? "exposed_forward" : "exposed_comm");
+      ASSERT_NE(f, nullptr) << said;
+      EXPECT_EQ(f->fix.find("bucket_cap_mb") == std::string::npos, said) << f->fix;
     }
   }
 }

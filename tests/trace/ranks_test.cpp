@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 
 #include "support/run_process.h"
 #include "trace/parse.h"
@@ -340,6 +341,29 @@ TEST_F(Ranks, WholeTracesWithoutCollectivesCompareNothing) {
   const std::string with_steps = write("w2_rank1.json", synthetic_rank_trace(1));
   const std::string msg = message_of({write("w2_rank0.json", trace(0, 1000, 500)), with_steps});
   EXPECT_NE(msg.find("recorded steps no ProfilerStep ranges"), std::string::npos) << msg;
+}
+
+// Steps but no collective in them (two runs' traces put side by side): no rank waited in one, and
+// the report says the "waits" are shortfalls against the slowest step, not waits.
+TEST_F(Ranks, StepsWithoutCollectivesHaveShortfallsNotWaits) {
+  auto alone = [](int rank) {
+    return std::regex_replace(synthetic_rank_trace(rank), std::regex("gloo:all_reduce"), "load_batch");
+  };
+  const RanksReport r = read_ranks({write("n_rank0.json", alone(0)), write("n_rank1.json", alone(1))});
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].matched_collectives, 0);
+  const std::string text = format_ranks(r);
+  EXPECT_NE(text.find("(no collective matched: there a rank's wait is its step's shortfall against the slowest rank's"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rank 1: the slowest in "), std::string::npos) << text;
+  EXPECT_NE(text.find(" steps; shorter than the slowest by "), std::string::npos) << text;
+  EXPECT_EQ(text.find("for others in all"), std::string::npos) << text;
+  // With collectives, waits (OverlapAndWaitAsWorkedOutByHand's figures).
+  const std::string with = format_ranks(read_ranks({write("c_rank0.json", synthetic_rank_trace(0)),
+                                                    write("c_rank1.json", synthetic_rank_trace(1))}));
+  EXPECT_NE(with.find("for others in all"), std::string::npos) << with;
+  EXPECT_EQ(with.find("no collective matched"), std::string::npos) << with;
 }
 
 TEST_F(Ranks, GpuTracesReadNcclKernelsAsCommunication) {

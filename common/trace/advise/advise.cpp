@@ -7,11 +7,13 @@
 #include <cctype>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <queue>
 #include <sstream>
 #include <thread>
 
+#include "base/command_line.h"  // shell_word
 #include "trace/advise/names.h"  // needs_input_shapes
 #include "trace/advise/rules.h"
 #include "trace/check.h"  // trace_ts: timestamps as the trace writes them
@@ -38,6 +40,25 @@ std::string LessonRef::link() const {
   return (page ? lesson : lesson + "/README.md") + "#" + github_anchor(section);
 }
 
+namespace {
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+std::string command_for_trace(const std::string& command, const std::string& trace_path) {
+  if (trace_path.empty()) return command;
+  std::string folder = std::filesystem::path(trace_path).parent_path().string();
+  if (folder.empty()) folder = ".";
+  std::string out = command;
+  replace_all(out, "traces/TRACE.pt.trace.json", shell_word(trace_path));
+  replace_all(out, "TRACES_FOLDER", shell_word(folder));
+  return out;
+}
+
 namespace advise_rules {
 
 std::string percent_text(double share) {
@@ -52,7 +73,20 @@ RuleContext::RuleContext(const TraceIndex& index, const AdviseOptions& options)
   for (size_t s : index.steps) step_ns.push_back(trace.events[s].dur_ns);
   basis_ns = 0;
   for (int64_t d : step_ns) basis_ns += d;
-  if (step_ns.empty()) basis_ns = index.window_end - index.window_start;
+  basis_start = index.window_start;
+  basis_end = index.window_end;
+  if (step_ns.empty() && !index.device_work().empty()) {
+    int64_t first = index.window_end;
+    for (size_t w : index.device_work()) {
+      first = std::min(first, trace.events[w].start_ns);
+      if (const long call = index.launch_of(w); call >= 0) first = std::min(first, trace.events[size_t(call)].start_ns);
+    }
+    if (first - index.window_start > threshold::kHostStallNs) {
+      set_up_ns = first - index.window_start;
+      basis_start = first;
+    }
+  }
+  if (step_ns.empty()) basis_ns = basis_end - basis_start;
 }
 
 const StreamReport& RuleContext::streams() const {
@@ -65,7 +99,7 @@ const std::vector<SyncRow>& RuleContext::syncs() const {
   return syncs_.get([&] { return sync_report(index); });
 }
 const CpuSlices& RuleContext::cpu() const {
-  return cpu_.get([&] { return CpuSlices(index); });
+  return cpu_.get([&] { return CpuSlices(index, basis_start, basis_end); });
 }
 
 const std::vector<RooflineRow>& RuleContext::roofline() const {
@@ -200,7 +234,7 @@ const std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>& RuleContext::c
 
 int64_t RuleContext::basis_overlap(int64_t from, int64_t to) const {
   auto clip = [&](int64_t lo, int64_t hi) { return std::max<int64_t>(0, std::min(to, hi) - std::max(from, lo)); };
-  if (index.steps.empty()) return clip(index.window_start, index.window_end);
+  if (index.steps.empty()) return clip(basis_start, basis_end);
   // The steps are in time order and do not overlap: from the last that starts before `to`
   // back to the first that ends after `from`.
   const auto& st = index.steps;
@@ -216,7 +250,7 @@ int64_t RuleContext::basis_overlap(int64_t from, int64_t to) const {
 }
 
 bool RuleContext::in_basis_at(int64_t t) const {
-  if (index.steps.empty()) return t >= index.window_start && t < index.window_end;
+  if (index.steps.empty()) return t >= basis_start && t < basis_end;
   return index.step_at(t) >= 0;
 }
 
@@ -274,6 +308,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   const RuleContext ctx(index, options);
   Advice a;
   a.basis_ns = ctx.basis_ns;
+  a.set_up_ns = ctx.set_up_ns;
   a.window_start_ns = index.window_start;
   a.steps = int64_t(ctx.step_ns.size());
   a.gpu = ctx.gpu();
@@ -299,7 +334,10 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
                                                " processes: several traces merged into one? pil-trace check"
                                          : std::string()) +
                           ")"
-                    : "the trace's window (" + format_duration(a.basis_ns) + ")";
+                    : ctx.set_up_ns > 0
+                        ? "the trace's window from the GPU's first work (" + format_duration(a.basis_ns) + "; the " +
+                              format_duration(ctx.set_up_ns) + " recorded before it, set-up, left out)"
+                        : "the trace's window (" + format_duration(a.basis_ns) + ")";
 
   // Every rule runs on its own (on `threads` threads, each taking the next rule left); their
   // results are then taken in the rules' order, so the advice does not depend on the threads.
@@ -374,6 +412,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
         f.title = a.steps ? c.title : without_steps(c.title);
         f.fix = c.fix;
         f.lesson = c.lesson;
+        f.lesson.command = command_for_trace(c.lesson.command, options.trace_path);
       }
       Symptom& s = out.symptoms[k];
       s.rule = r.key;
@@ -386,6 +425,8 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
     std::stable_sort(f.symptoms.begin(), f.symptoms.end(),
                      [](const Symptom& x, const Symptom& y) { return x.saved_ns > y.saved_ns; });
     f.saved_ns = f.symptoms.front().saved_ns;
+    if (!f.symptoms.front().command.empty())
+      f.lesson.command = command_for_trace(f.symptoms.front().command, options.trace_path);
     // The same time seen twice is saved once: the cause's gain is its largest symptom's.
     const int64_t left = a.basis_ns - f.saved_ns;
     f.speedup = left > 0 ? double(a.basis_ns) / double(left) : 0;  // 0: unbounded
@@ -482,7 +523,7 @@ std::string format_advice(const Advice& a, const std::string& path) {
 
 nlohmann::ordered_json advice_json(const Advice& a) {
   using json = nlohmann::ordered_json;
-  json j = {{"basis_ns", a.basis_ns}, {"basis", a.basis}, {"steps", a.steps},
+  json j = {{"basis_ns", a.basis_ns}, {"set_up_ns", a.set_up_ns}, {"basis", a.basis}, {"steps", a.steps},
             {"processes", a.processes}, {"gpu", a.gpu},
             {"launches_without_gpu_work", a.launches_without_gpu_work},
             {"sync_or_query_calls", a.sync_or_query_calls},

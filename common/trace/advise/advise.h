@@ -81,6 +81,10 @@ struct Symptom {
   /// near the device's capacity): `how` then says what it costs instead.
   int64_t saved_ns = 0;
   std::string how;
+  /// The command that shows this symptom more closely, where the rule knows a better one than
+  /// its cause's ("pil-trace chain TRACE --range CALLER" for the copies' first caller); empty:
+  /// the cause's. The finding takes its largest symptom's.
+  std::string command;
 };
 
 /// Symptoms of one root cause, with what to do about it.
@@ -108,6 +112,9 @@ struct Advice {
   /// What the gains are relative to: the profiled steps' wall time added up, or the trace's
   /// window where it has no steps.
   int64_t basis_ns = 0;
+  /// Without steps, the set-up recorded before the GPU's first work, left out of the basis (0:
+  /// none, or a trace with steps or without GPU work).
+  int64_t set_up_ns = 0;
   std::string basis;  ///< "the 3 profiled steps (12.5 ms)"
   int64_t steps = 0;
   /// The processes whose threads record the steps: more than one where several processes'
@@ -149,7 +156,16 @@ struct AdviseOptions {
   /// the basis is not reported (threshold::kMinSavedShare by default; `advise --min-share`).
   /// Rules with a threshold of their own above it keep theirs.
   double min_saved_share = advise_rules::threshold::kMinSavedShare;
+  /// The trace's path as the user gave it: each finding's "see the effect" command that reads a
+  /// trace names it (and its folder for `ranks`) instead of the placeholders TRACE and
+  /// TRACES_FOLDER. Empty: the placeholders stay.
+  std::string trace_path;
 };
+
+/// A cause's command with the trace named: "traces/TRACE.pt.trace.json" becomes `trace_path`,
+/// "TRACES_FOLDER" its folder, each quoted for a shell where it needs it; unchanged when
+/// `trace_path` is empty.
+std::string command_for_trace(const std::string& command, const std::string& trace_path);
 
 /// True when a matrix product's roofline figures have a peak to be held against: a peak given
 /// in `options`, or a GPU of the trace (its head's deviceProperties) in the table of peaks.

@@ -60,6 +60,15 @@ const std::vector<Cause>& all_causes() {
        "ready (DDP's bucket_cap_mb; the lesson's bucketed variant), not one all-reduce after "
        "backward.",
        {"05_data_parallel", "Bucket sizes", "./run-lesson 05_data_parallel --variant all"}},
+      {"exposed_forward", "The step waits for all-reduces that are not gradients' (no backward pass)",
+       "All-reduces in a forward pass (tensor parallelism's, between a layer's matrix products, "
+       "or an evaluation's) hold up the operator that needs their result: the buckets that hide "
+       "gradients' behind backward are no fix. Hide them behind other work (an asynchronous, "
+       "micro-pipelined tensor parallel that reduces one piece of a product while the next "
+       "computes, or two micro-batches interleaved), make them cheaper (fewer ranks per layer; an "
+       "all-reduce made for small messages), or make fewer (sequence parallelism's "
+       "reduce-scatter and all-gather in their place).",
+       {"docs/pil-trace.md", "Several ranks at once", "build/bin/pil-trace ranks TRACES_FOLDER"}},
       {"exposed_sharded", "The step waits for all-gathers and reduce-scatters that nothing hides",
        "Start each before its result is needed: FSDP's prefetch of the next layer's parameters "
        "(forward_prefetch and backward_prefetch; FSDP2's explicit prefetching), the gradients' "
@@ -92,11 +101,12 @@ const std::vector<Cause>& all_causes() {
        {"06_find_and_fix", "4. An operator per token: `fix3`",
         "./run-lesson 06_find_and_fix --variant fix3"}},
       {"copies", "Copies take a large share of the time",
-       "Find who asks for them (pil-trace chain --range aten::copy_): a layout change "
-       "(contiguous), a dtype or device change (to), or an out-of-place operator that could work "
-       "in place.",
-       {"04_transformer", "C++'s `nn::Linear` is not Python's `F.linear`",
-        "./run-lesson 04_transformer --linear aten"}},
+       "See who asks for them (the evidence's \"called from\"; the command below lists what the "
+       "first caller runs): a layout change (contiguous), a dtype or device change (to), an "
+       "out-of-place operator that could work in place, or bookkeeping of your own (a copy for a "
+       "check or a log), which belongs outside the recorded steps or in every Nth step.",
+       {"05_data_parallel", "What does `advise` say?",
+        "build/bin/pil-trace chain traces/TRACE.pt.trace.json --range aten::copy_"}},
       {"optimizer", "The optimizer takes a large share of the step",
        "Fewer, larger parameter tensors, a fused optimizer where the API has one, or fewer "
        "optimizer steps (gradient accumulation).",
@@ -131,6 +141,8 @@ const std::vector<std::pair<const char*, const char*>>& step_texts() {
        "The CPU stops inside the recorded window to wait for the GPU"},
       {"The step waits for communication: the all-reduce is not hidden",
        "The recorded window waits for communication: the all-reduce is not hidden"},
+      {"The step waits for all-reduces that are not gradients' (no backward pass)",
+       "The recorded window waits for all-reduces that are not gradients' (no backward pass)"},
       {"The step waits for all-gathers and reduce-scatters that nothing hides",
        "The recorded window waits for all-gathers and reduce-scatters that nothing hides"},
       {"The step waits for exchanges (all-to-all, send/receive) that nothing hides",

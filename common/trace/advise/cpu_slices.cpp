@@ -9,7 +9,7 @@
 
 namespace pil::trace::advise_rules {
 
-CpuSlices::CpuSlices(const TraceIndex& index) : index_(index) {
+CpuSlices::CpuSlices(const TraceIndex& index, int64_t basis_start, int64_t basis_end) : index_(index) {
   const Trace& t = index.trace();
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_thread;
   std::vector<size_t>* last = nullptr;  // a thread's events mostly come together: one lookup each run
@@ -54,7 +54,7 @@ CpuSlices::CpuSlices(const TraceIndex& index) : index_(index) {
   }
   no_steps_ = index.steps.empty();
   if (no_steps_) {
-    basis_.push_back({index.window_start, index.window_end});
+    basis_.push_back({basis_start, basis_end});
   } else {
     for (size_t s : index.steps) basis_.push_back({t.events[s].start_ns, t.events[s].end_ns()});
     merge(basis_);

@@ -37,7 +37,8 @@ inline bool is_operator(const Event& e) {
 
 class CpuSlices {
  public:
-  explicit CpuSlices(const TraceIndex& index);
+  /// [basis_start, basis_end): the basis of a trace without steps (RuleContext's).
+  CpuSlices(const TraceIndex& index, int64_t basis_start, int64_t basis_end);
 
   /// One thread's slices: slots [begin, end), parents before children.
   struct Thread {

@@ -91,6 +91,11 @@ class RuleContext {
   const AdviseOptions& options;
   /// The basis gains are stated against (Advice::basis_ns), and the steps' wall times.
   int64_t basis_ns = 0;
+  /// Without steps, the basis's span: the recorded window, from the GPU's first work (or its
+  /// launch call) where the trace recorded over kHostStallNs before it (the program's set-up:
+  /// a real A100 trace's first cudaFree, the CUDA context's 6.39 s, made "2858x faster");
+  /// set_up_ns is that part, left out. With steps, the window too (the steps decide).
+  int64_t basis_start = 0, basis_end = 0, set_up_ns = 0;
   std::vector<int64_t> step_ns;  ///< each profiled step's wall time, in time order
   /// What a share of the basis is a share of, in a finding's text: "the steps", or "the window"
   /// where the trace has none.

@@ -189,38 +189,39 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, Kind k
   const std::string wait_note =
       "; part of it may be this rank waiting for a slower one, which one rank's trace cannot tell "
       "from the transfer (pil-trace ranks on every rank's trace measures the wait)";
+  const std::string on_step = c.step_ns.empty() ? "in the window" : "on the step";
   switch (kind) {
     case Kind::Exchange:
       s.how = "the exposed exchanges (" + format_duration(exposed) +
               "), an upper bound: started for the next batch while this one computes, none of it "
-              "would be left on the step" + wait_note;
+              "would be left " + on_step + wait_note;
       break;
     case Kind::Sharded:
       s.how = "the exposed all-gathers and reduce-scatters (" + format_duration(exposed) +
               "), an upper bound: started before their result is needed, none of it would be "
-              "left on the step" + wait_note;
+              "left " + on_step + wait_note;
       break;
     case Kind::AllReduce:
       // Without a backward pass they are no gradients' (tensor parallelism's all-reduces
-      // between a layer's products, an evaluation's): the fix below, buckets of gradients, is
-      // then not theirs, and the text says so.
+      // between a layer's products, an evaluation's): buckets of gradients are then no fix, and
+      // the finding is a cause of its own (exposed_forward).
       if (forward_only(c.trace)) {
         s.how = "the exposed communication (" + format_duration(exposed) +
-                "), an upper bound: hidden behind other computation, none of it would be left on "
-                "the step" + wait_note;
+                "), an upper bound: hidden behind other computation, none of it would be left " +
+                on_step + wait_note;
         s.text += "; the trace's operators have no backward pass, so these are not gradients' "
-                  "all-reduces and the buckets below do not apply (tensor parallelism's, between "
-                  "a layer's matrix products, hide only behind other work: an asynchronous tensor "
-                  "parallel, or fewer ranks per layer)";
+                  "all-reduces";
       } else {
         s.how = "the exposed communication (" + format_duration(exposed) +
                 "), an upper bound: hidden behind backward (buckets started as their gradients "
-                "are ready), none of it would be left on the step" + wait_note;
+                "are ready), none of it would be left " + on_step + wait_note;
       }
       break;
   }
+  const bool forward = kind == Kind::AllReduce && forward_only(c.trace);
   out.symptom(std::move(s), kind == Kind::Exchange  ? "exposed_exchange"
                             : kind == Kind::Sharded ? "exposed_sharded"
+                            : forward               ? "exposed_forward"
                                                     : nullptr);
 }
 

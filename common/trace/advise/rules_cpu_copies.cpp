@@ -7,6 +7,7 @@
 #include <set>
 #include <string_view>
 
+#include "base/command_line.h"  // shell_word
 #include "trace/advise/names.h"  // any_name
 #include "trace/advise/rules_cpu.h"
 
@@ -144,6 +145,10 @@ void copies(const RuleContext& c, RuleResult& out) {
   for (size_t i = 0; i < worst.size() && i < c.options.examples; ++i)
     s.examples.push_back(c.example(cs.event(worst[i]), "called from " + caller_name(worst[i])));
   s.saved_ns = copy_ns;
+  // What the first caller runs, where it is a range or an operator (not the step or a thread's
+  // top level, which chain cannot take).
+  if (callers[0].first.rfind("the ", 0) != 0)
+    s.command = "build/bin/pil-trace chain traces/TRACE.pt.trace.json --range " + shell_word(callers[0].first);
   s.how = std::string(gpu ? "the copies' GPU time (" : "the copies' time (") +
           format_duration(copy_ns) +
           "), an upper bound: a copy avoided saves all of it, a cheaper one part";

@@ -104,7 +104,10 @@ Loops find_loops(const RuleContext& c) {
         continue;
       }
       const long caller = cs.caller(s);
-      const std::string_view name = caller >= 0 ? t.events[cs.event(size_t(caller))].name : "the step";
+      // No caller: the step, or on a trace without steps the thread's top level.
+      const std::string_view name = caller >= 0         ? t.events[cs.event(size_t(caller))].name
+                                    : c.step_ns.empty() ? "the top level"
+                                                        : "the step";
       if (!run.empty() && (name != run_caller || cs.step(s) != run_step)) close();
       // A long call ends the run, unless the run called its operator before, short: an
       // iteration of the loop that took longer (the thread preempted, a page fault).
@@ -265,8 +268,8 @@ void loops_found(const RuleContext& c, RuleResult& out) {
            format_duration(ns) + " (" + percent_text(share) + " of " + c.basis_noun() + ") with the time between them";
   if (c.gpu())
     s.text += "; the GPU waited " + format_duration(loops.gpu_wait_ns) + " for the loops' launches and ran " +
-              format_duration(loops.launched_ns) + " of the work they launched (" + percent_text(cost_share) +
-              " of " + c.basis_noun() + ")";
+              format_duration(loops.launched_ns) + " of the work they launched: " + format_duration(cost) +
+              " together, " + percent_text(cost_share) + " of " + c.basis_noun();
   s.figures = {{"loop_share", share},
                {"loop_ns", double(ns)},
                {"loop_calls_ns", double(calls_ns)},

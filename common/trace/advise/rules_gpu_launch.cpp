@@ -18,7 +18,9 @@ namespace {
 
 std::vector<HostGap> find_host_gaps(const RuleContext& c) {
   std::vector<HostGap> gaps;
-  int64_t prev_end = c.index.gpu_window_start;
+  // Without steps the basis leaves out the set-up recorded before the GPU's first work
+  // (RuleContext::set_up_ns): no wait between launches.
+  int64_t prev_end = c.step_ns.empty() ? std::max(c.index.gpu_window_start, c.basis_start) : c.index.gpu_window_start;
   for (const BusySpan& s : c.busy_spans()) {
     if (s.start > prev_end) {
       const long call = c.index.launch_of(s.first);

@@ -49,19 +49,28 @@ std::string after_what(const RuleContext& c, size_t sync, bool& to_host) {
   return "";
 }
 
-/// The GPU work running during [from, to): how many items, and the longest one's index.
-std::pair<int64_t, long> work_during(const RuleContext& c, int64_t from, int64_t to) {
-  int64_t n = 0;
+/// The GPU work running during [from, to), on every stream or, where `only` is GPU work, on its
+/// stream: how many items, their busy time (a union), and the longest one's index.
+struct WorkDuring {
+  int64_t items = 0, busy_ns = 0;
   long longest = -1;
+};
+WorkDuring work_during(const RuleContext& c, int64_t from, int64_t to, long only = -1) {
+  WorkDuring out;
   int64_t most = 0;
+  std::vector<Interval> spans;
   for (size_t w : c.index.device_work()) {
     const Event& e = c.trace.events[w];
+    if (only >= 0 && (e.pid != c.trace.events[size_t(only)].pid || e.tid != c.trace.events[size_t(only)].tid)) continue;
     const int64_t overlap = std::min(e.end_ns(), to) - std::max(e.start_ns, from);
     if (overlap <= 0) continue;
-    ++n;
-    if (overlap > most) most = overlap, longest = long(w);
+    ++out.items;
+    spans.push_back({std::max(e.start_ns, from), std::min(e.end_ns(), to)});
+    if (overlap > most) most = overlap, out.longest = long(w);
   }
-  return {n, longest};
+  merge(spans);
+  out.busy_ns = length(spans);
+  return out;
 }
 
 /// Stretches in which the GPU did work the trace does not show: before an item that started more
@@ -110,6 +119,20 @@ void host_sync(const RuleContext& c, RuleResult& out) {
   }
   if (waits.empty()) return;
   std::sort(waits.begin(), waits.end(), [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
+  // What of a call is a wait for the GPU: all of a synchronize or of a synchronous copy; of a
+  // copy to pageable memory, only until its stream's earlier work ended (the copy itself, and
+  // the staging through a pinned buffer after it, are pageable_copy's: counted once, there).
+  auto pageable_work = [&](size_t call) -> long {
+    if (!is_copy_call(ev[call].name)) return -1;
+    const auto work = c.index.work_of(call);
+    return !work.empty() && is_pageable_copy(ev[work.front()].name) ? long(work.front()) : -1;
+  };
+  auto wait_end = [&](size_t call) {
+    const long copy = pageable_work(call);
+    if (copy < 0) return ev[call].end_ns();
+    return std::clamp(c.index.stream_free_before(size_t(copy)), ev[call].start_ns, ev[call].end_ns());
+  };
+  auto wait_ns = [&](size_t call) { return wait_end(call) - ev[call].start_ns; };
 
   // Per step (one group without steps): the last GPU launch, and the waits.
   auto group_of = [&](int64_t t) { return c.step_ns.empty() ? 0L : c.index.step_at(t); };
@@ -143,9 +166,9 @@ void host_sync(const RuleContext& c, RuleResult& out) {
     if (!unseen.empty())
       counted.erase(std::remove_if(counted.begin(), counted.end(),
                                    [&](size_t i) {
-                                     const int64_t in = length(clip(unseen, ev[i].start_ns, ev[i].end_ns()));
-                                     if (2 * in < ev[i].dur_ns) return false;
-                                     unseen_ns += ev[i].dur_ns;
+                                     const int64_t in = length(clip(unseen, ev[i].start_ns, wait_end(i)));
+                                     if (2 * in < wait_ns(i)) return false;
+                                     unseen_ns += wait_ns(i);
                                      ++unseen_waits;
                                      return true;
                                    }),
@@ -159,10 +182,13 @@ void host_sync(const RuleContext& c, RuleResult& out) {
                          " after its launch call returned, onto an idle stream: another stream's event, "
                          "another process, or work recorded nowhere)"
                    : "";
+  // A pageable copy that ran at once waited for nothing.
+  counted.erase(std::remove_if(counted.begin(), counted.end(), [&](size_t i) { return wait_ns(i) <= 0; }),
+                counted.end());
   int64_t waited = 0, busy = 0, after_dtoh = 0;
   for (size_t i : counted) {
-    waited += ev[i].dur_ns;
-    busy += c.gpu_busy_in(ev[i].start_ns, ev[i].end_ns());
+    waited += wait_ns(i);
+    busy += c.gpu_busy_in(ev[i].start_ns, wait_end(i));
     bool to_host = false;
     after_what(c, i, to_host);
     after_dtoh += to_host;
@@ -177,7 +203,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
   // ahead, but the GPU's own work cannot get shorter, so no step gets faster by more than this.
   int64_t gpu_idle = 0;
   if (c.step_ns.empty()) {
-    gpu_idle = std::max<int64_t>(0, c.basis_ns - c.gpu_busy_in(c.index.window_start, c.index.window_end));
+    gpu_idle = std::max<int64_t>(0, c.basis_ns - c.gpu_busy_in(c.basis_start, c.basis_end));
   } else {
     for (size_t s : c.index.steps)
       gpu_idle += std::max<int64_t>(0, ev[s].dur_ns - c.gpu_busy_in(ev[s].start_ns, ev[s].end_ns()));
@@ -216,21 +242,27 @@ void host_sync(const RuleContext& c, RuleResult& out) {
                {"unseen_waits", double(unseen_waits)},
                {"unseen_wait_ns", double(unseen_ns)}};
   std::vector<size_t> worst = counted;
-  std::stable_sort(worst.begin(), worst.end(), [&](size_t a, size_t b) { return ev[a].dur_ns > ev[b].dur_ns; });
+  std::stable_sort(worst.begin(), worst.end(), [&](size_t a, size_t b) { return wait_ns(a) > wait_ns(b); });
   for (size_t k = 0; k < worst.size() && k < c.options.examples; ++k) {
     const Event& e = ev[worst[k]];
-    const auto [items, longest] = work_during(c, e.start_ns, e.end_ns());
-    std::string detail = "waited " + format_duration(e.dur_ns) + " for " +
-                         format_duration(c.gpu_busy_in(e.start_ns, e.end_ns())) + " of GPU work (" +
-                         pil::trace::counted(items, "item");
-    if (longest >= 0) {
-      const std::string_view n = ev[size_t(longest)].name;
+    // A pageable copy waited for its own stream's work; a synchronize, for what ran anywhere.
+    const long copy = pageable_work(worst[k]);
+    const WorkDuring w = work_during(c, e.start_ns, wait_end(worst[k]), copy);
+    std::string detail =
+        copy >= 0 ? "waited " + format_duration(wait_ns(worst[k])) + " of its " + format_duration(e.dur_ns) +
+                        " for its stream's earlier work: " + format_duration(w.busy_ns) + " of GPU work on that stream ("
+                  : "waited " + format_duration(e.dur_ns) + " for " +
+                        format_duration(c.gpu_busy_in(e.start_ns, e.end_ns())) + " of GPU work (";
+    detail += pil::trace::counted(w.items, "item");
+    if (w.longest >= 0) {
+      const std::string_view n = ev[size_t(w.longest)].name;
       detail += ", the longest " + std::string(n.substr(0, 60)) + (n.size() > 60 ? "..." : "");
     }
     detail += ")";
     bool to_host = false;
     const std::string after = after_what(c, worst[k], to_host);
-    if (waits_for_copy(worst[k])) detail += "; a copy the host waits for";
+    if (copy >= 0) detail += "; a copy to pageable memory, which the host waits for (the copy's own time is the pageable copies' finding)";
+    else if (waits_for_copy(worst[k])) detail += "; a copy the host waits for";
     else if (!after.empty()) detail += "; " + after;
     s.examples.push_back(c.example(worst[k], detail));
   }

@@ -1252,6 +1252,7 @@ int run(int argc, char** argv) {
     if (*advise_cmd) {  // advice is not a failure: exit 0 with findings
       advise_options.threads = read_options.threads;
       advise_options.min_saved_share = min_share_pct / 100;
+      advise_options.trace_path = path;
       const Advice a = advise(index, advise_options);
       if (as_json) std::cout << advice_json(a).dump(2) << "\n";
       else std::cout << format_advice(a, path);
