@@ -335,20 +335,27 @@ def parse_compare(text, shown):
                     "texts": tuple(parts[1:])}
 
 
-def compare_figures(q, runs, a_name):
-    """The text a cmp marker shows: its OVERLAP text when the two figures' ranges over their runs
-    overlap, else LESS or MORE by the medians (format_figure's median). Raises DocsError (1) when
-    a figure is in no run or the two are of different units."""
+def two_figures(q, runs, a_name, marker):
+    """A cmp's or a minus's or over's two figures over their runs: (their kind, (least, most,
+    median) of the first, the same of the second). Raises DocsError (1) when a figure is in no
+    run or the two are not numbers of one unit."""
     sides = []
     for name, query in ((a_name, q["a"]), (q["b_name"], q["b"])):
         values = [figure_value(rep, query) for rep in runs[name]["reports"]]
         present = sorted(v for _, v in values if v is not None)
         if not present:
-            raise DocsError("cmp %r: %s %s is in none of its runs" % (q["text"], name, query["text"]))
-        sides.append((values[0][0], present[0], present[-1], median_of(present)))
-    (ka, lo_a, hi_a, med_a), (kb, lo_b, hi_b, med_b) = sides
+            raise DocsError("%s %r: %s %s is in none of its runs" % (marker, q["text"], name, query["text"]))
+        sides.append((values[0][0], (present[0], present[-1], median_of(present))))
+    (ka, a), (kb, b) = sides
     if ka != kb or ka == "text":
-        raise DocsError("cmp %r: its two figures must be numbers of one unit (%s, %s)" % (q["text"], ka, kb))
+        raise DocsError("%s %r: its two figures must be numbers of one unit (%s, %s)" % (marker, q["text"], ka, kb))
+    return ka, a, b
+
+
+def compare_figures(q, runs, a_name):
+    """The text a cmp marker shows: its OVERLAP text when the two figures' ranges over their runs
+    overlap, else LESS or MORE by the medians (format_figure's median); two_figures' errors."""
+    _, (lo_a, hi_a, med_a), (lo_b, hi_b, med_b) = two_figures(q, runs, a_name, "cmp")
     less, overlap, more = q["texts"]
     if lo_a <= hi_b and lo_b <= hi_a:
         return overlap
@@ -548,18 +555,9 @@ def format_span(kind, med, lo, hi):
 
 def combine_figures(q, runs, a_name):
     """A 'minus' or 'over' figure: the first figure's median less (or over) the second's, in
-    brackets the least and most over every pairing of a run of each (the ranges' ends). Raises
-    DocsError (1) when a figure is in no run or the two are of different units."""
-    sides = []
-    for name, query in ((a_name, q["a"]), (q["b_name"], q["b"])):
-        values = [figure_value(rep, query) for rep in runs[name]["reports"]]
-        present = sorted(v for _, v in values if v is not None)
-        if not present:
-            raise DocsError("fig %r: %s %s is in none of its runs" % (q["text"], name, query["text"]))
-        sides.append((values[0][0], present[0], present[-1], median_of(present)))
-    (ka, lo_a, hi_a, med_a), (kb, lo_b, hi_b, med_b) = sides
-    if ka != kb or ka == "text":
-        raise DocsError("fig %r: its two figures must be numbers of one unit (%s, %s)" % (q["text"], ka, kb))
+    brackets the least and most over every pairing of a run of each (the ranges' ends);
+    two_figures' errors, and a ratio's of a figure that reaches zero."""
+    ka, (lo_a, hi_a, med_a), (lo_b, hi_b, med_b) = two_figures(q, runs, a_name, "fig")
     if q["kind"] == "minus":
         return format_span(ka, med_a - med_b, lo_a - hi_b, hi_a - lo_b)
     if min(lo_a, lo_b) <= 0:
@@ -1200,7 +1198,8 @@ def produce(args, kind, name, opts, r, lesson, prefix):
         return [("text", run([args.pil_trace, "summary", trace]), None)]
     if kind == "advise":
         # The trace as the reader's own run names it, not this build's folder.
-        text = run([args.pil_trace, "advise", trace]).replace(trace, "traces/%s/%s" % (lesson, os.path.basename(trace)), 1)
+        # The trace as the reader's run names it, in the header and in any command that reads it.
+        text = run([args.pil_trace, "advise", trace]).replace(trace, "traces/%s/%s" % (lesson, os.path.basename(trace)))
         return [("text", text, "What `pil-trace advise` says on `%s`%s" % (r["cmd"], of_median))]
     if "dirs" not in r:
         raise DocsError("ranks marker: %s is a committed trace, not a run of the lesson's ranks" % name, 2)

@@ -195,6 +195,8 @@ if sub == "svg":
     print("svg")
 elif "--json" not in args:
     print("%%s of %%s" %% (sub, trace))
+    if sub == "advise":  # advise names the trace in its header and in a command
+        print("   see the effect: build/bin/pil-trace ops %%s" %% trace)
 elif sub == "summary":
     print(json.dumps({"steps": {"count": 3, "median_ns": STEP[k], "first_ns": 2 * STEP[k],
                                 "durations_ns": [2 * STEP[k], STEP[k], STEP[k]]},
@@ -465,7 +467,8 @@ class Figures(unittest.TestCase):
     def test_update_source_commits_the_outputs_and_check_asks_for_them(self):
         d = lesson("# Demo\n\n<!-- run: e runs=3: --size 64 -->\n"
                    "A step took <!-- fig: e step_time -->1 ms<!-- /fig -->.\n"
-                   "<!-- table: e rows=3 -->\n\nProse.\n<!-- timeline: e step=1 mark=aten::mm -->\n<!-- summary: e -->\n")
+                   "<!-- table: e rows=3 -->\n\nProse.\n<!-- timeline: e step=1 mark=aten::mm -->\n<!-- summary: e -->\n"
+                   "<!-- advise: e -->\n")
         readme = os.path.join(d, "README.md")
         r = run("--lesson-dir", d, "--check")
         self.assertEqual(r.returncode, 1, r.stderr)
@@ -490,6 +493,11 @@ class Figures(unittest.TestCase):
         self.assertTrue(os.path.isfile(os.path.join(d, "docs", "09_demo_e_step1_aten_mm.svg")))
         self.assertIn("<!-- summary: e -->\n<!-- made: sha256=", text)
         self.assertIn("summary of ", text)
+        # advise's text names its trace as the reader's build names it, wherever it names it.
+        advice = text[text.index("<!-- advise: e -->"):]
+        self.assertIn("advise of traces/", advice)
+        self.assertRegex(advice, r"see the effect: build/bin/pil-trace ops traces/[^/\s]+/t\.json\n")
+        self.assertNotIn("/runs/", advice)
         self.assertEqual(run("--lesson-dir", d, "--check").returncode, 0)
         # The site replaces the committed outputs with its own runs'.
         for f in os.listdir(self.counter):
@@ -507,7 +515,7 @@ class Figures(unittest.TestCase):
         self.assertEqual(self.update(d).returncode, 0)
         with open(readme) as f:
             again = f.read()
-        self.assertEqual(again.count("<!-- made:"), 3)
+        self.assertEqual(again.count("<!-- made:"), 4)
         self.assertEqual(again.count("<!-- /table -->"), 1)
 
     def test_the_command_named_holds_the_thread_variables(self):
