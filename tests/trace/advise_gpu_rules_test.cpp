@@ -625,6 +625,11 @@ TEST(AdviseWithoutSteps, ForwardAllReducesAreNotToldToBucketGradients) {
   EXPECT_FALSE(has(f->fix, "bucket_cap_mb")) << f->fix;
   EXPECT_TRUE(has(f->symptoms.at(0).how, "none of it would be left in the window")) << f->symptoms[0].how;
   EXPECT_EQ(f->lesson.command, "build/bin/pil-trace ranks traces");
+  // The GPU's share of waiting is of the same window as the gains: without the 2.58 ms of set-up.
+  EXPECT_GT(a.set_up_ns, 2'000'000);
+  const Symptom* w = symptom(a, "gpu_host_wait");
+  ASSERT_NE(w, nullptr);
+  EXPECT_NEAR(figure(*w, "host_wait_share"), figure(*w, "host_wait_ns") / double(a.basis_ns), 0.01);
 }
 
 // A synchronize after a copy to the host, then more work, with no steps: the window's, said so

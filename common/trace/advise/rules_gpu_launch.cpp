@@ -166,7 +166,9 @@ const std::vector<HostGap>& RuleContext::host_gaps() const {
 // Launch-bound, seen from the GPU: the GPU idle between launches, waiting for the host to
 // launch the next work, in gaps of launch scale (up to kHostStallNs; longer ones are stalls).
 void gpu_host_wait(const RuleContext& c, RuleResult& out) {
-  const int64_t lo = c.index.gpu_window_start, hi = c.index.gpu_window_end;
+  // Without steps, from where the basis begins (the set-up before the GPU's first work left out).
+  const int64_t lo = c.step_ns.empty() ? std::max(c.index.gpu_window_start, c.basis_start) : c.index.gpu_window_start;
+  const int64_t hi = c.index.gpu_window_end;
   if (hi <= lo) return;
   std::vector<HostGap> gaps;
   int64_t wait = 0, saved = 0, in_loops = 0;
