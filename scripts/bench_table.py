@@ -53,11 +53,14 @@ def load(path):
         raise BadInput("%s: not a Google Benchmark JSON (no \"benchmarks\" list); allowed: the file "
                        "a *_bench program writes with --benchmark_out=FILE --benchmark_out_format=json"
                        % path)
-    rows = {}
+    rows, skipped = {}, []
     for b in doc["benchmarks"]:
-        if not isinstance(b, dict) or "name" not in b or "real_time" not in b:
+        if not isinstance(b, dict) or "name" not in b:
             continue
-        if b.get("error_occurred"):
+        if b.get("error_occurred"):  # a row the program skipped with a reason (SkipWithError)
+            skipped.append((b["name"], str(b.get("error_message", ""))))
+            continue
+        if "real_time" not in b:
             continue
         parts = b["name"].split("/")
         if len(parts) < 4:
@@ -70,7 +73,7 @@ def load(path):
             "bytes": b.get("bytes/s", 0.0),
             "items": b.get("items_per_second", 0.0),
         }
-    return doc.get("context", {}), rows
+    return doc.get("context", {}), rows, skipped
 
 
 def main():
@@ -81,7 +84,7 @@ def main():
         print("usage: bench_table.py BENCH.json | --goal-filter LESSON", file=sys.stderr)
         return 2
     try:
-        context, rows = load(sys.argv[1])
+        context, rows, skipped = load(sys.argv[1])
     except BadInput as e:
         print("bench_table.py: %s" % e, file=sys.stderr)
         return 2
@@ -107,6 +110,10 @@ def main():
             print(("%-6s %-5s %6d  %-22s %12.2f %10.2f %10.1f %9s %12s" % (
                 device, dtype, size, variant, r["seconds"] * 1e6, r["flops"] / 1e12, r["bytes"] / 1e9, share,
                 items)).rstrip())  # empty columns last: no trailing blanks
+    if skipped:  # said, not left out silently: what the program could not time, and why
+        print("not timed (%d row%s, the program's reason):" % (len(skipped), "" if len(skipped) == 1 else "s"))
+        for name, why in skipped:
+            print("  %s: %s" % (name.split("/manual_time")[0], why))
     verdicts = []
 
     def get(v, d, t, n):

@@ -16,6 +16,9 @@ read from each trace with `pil-trace chain --json`. Conditions:
   no warm-up at all  --warmup-calls 0 --wait 0 --warmup 0: the first recorded step is the process's first call
   one thread         OMP_NUM_THREADS=1: no OpenMP thread pool to start or wake
 
+The others run with LibTorch's default threads: OMP_NUM_THREADS or MKL_NUM_THREADS set in the
+shell is left out of their runs (and said so).
+
 Usage: scripts/first_step_gap.py [--build build] [--runs 5] [--size 512] [--device cpu|cuda]
                                  [--dtype fp32|bf16] [--only NAME...]
 The figures depend on the machine and its load: say which, and where the runs were made.
@@ -37,6 +40,16 @@ CONDITIONS = [
     ("no warm-up at all", ["--warmup-calls", "0", "--wait", "0", "--warmup", "0"], {}),
     ("one thread", [], {"OMP_NUM_THREADS": "1"}),
 ]
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def run_env(base, env):
+    """The environment of one condition's runs: `base` without the threads variables a shell may
+    hold (OMP_NUM_THREADS, MKL_NUM_THREADS: an `export OMP_NUM_THREADS=1`, as lesson 01's page
+    suggests, would make every condition 'one thread'), then the condition's own."""
+    out = {k: v for k, v in base.items() if k not in THREAD_VARIABLES}
+    out.update(env)
+    return out
 
 
 def gap_us(tool, trace, instance):
@@ -77,6 +90,10 @@ def main():
     fmt = lambda v: f"{statistics.median(v):.0f} ({min(v):.0f}-{max(v):.0f})"
     print(f"lesson 01, --device {a.device} --dtype {a.dtype} --size {a.size}, {a.runs} runs per condition; "
           "median (min-max), microseconds")
+    held = [f"{k}={os.environ[k]}" for k in THREAD_VARIABLES if k in os.environ]
+    if held:
+        print(f"({', '.join(held)} in this shell left out: each condition runs with LibTorch's default threads, "
+              "but 'one thread', which sets OMP_NUM_THREADS=1)")
     print("| condition | flags | gap, first recorded step | gap, later steps | first step | later steps |")
     print("|---|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -87,7 +104,7 @@ def main():
             for r in range(a.runs):
                 out = os.path.join(tmp, f"{name.replace(' ', '_')}_{r}")
                 cmd = [lesson, "--device", a.device, "--dtype", a.dtype, "--size", str(a.size), "--out", out] + flags
-                p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env})
+                p = subprocess.run(cmd, capture_output=True, text=True, env=run_env(os.environ, env))
                 if p.returncode == 77:
                     sys.exit(f"first_step_gap.py: {' '.join(cmd)}: skipped (no usable GPU):\n{p.stdout[-500:]}")
                 if p.returncode != 0:

@@ -83,6 +83,15 @@ class BenchTable(unittest.TestCase):
         self.assertIn("goals: none checkable", r.stdout)
 
 
+    def test_a_row_the_program_skipped_is_said_with_its_reason(self):
+        skipped = {"name": "compiled/cpu/bf16/64/manual_time", "error_occurred": True,
+                   "error_message": "skipped: no AOTInductor package cpu_bf16.pt2"}
+        r = run([row("eager/cpu/fp32/1", 10, flops=1e9), skipped])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("not timed (1 row, the program's reason):\n  compiled/cpu/bf16/64: skipped: no AOTInductor "
+                      "package cpu_bf16.pt2\n", r.stdout)
+        self.assertNotIn("compiled   ", r.stdout.split("not timed")[0], "no timed row for it")
+
     def test_what_is_no_benchmark_json_is_one_line_and_exit_2(self):
         with tempfile.TemporaryDirectory() as d:
             cases = {"missing": os.path.join(d, "missing.json"), "folder": d}

@@ -147,7 +147,7 @@ void copies(const RuleContext& c, RuleResult& out) {
   s.saved_ns = copy_ns;
   // What the first caller runs, where it is a range or an operator (not the step or a thread's
   // top level, which chain cannot take).
-  if (callers[0].first.rfind("the ", 0) != 0)
+  if (callers[0].first != "the step itself" && callers[0].first != "the top level")
     s.command = "build/bin/pil-trace chain traces/TRACE.pt.trace.json --range " + shell_word(callers[0].first);
   s.how = std::string(gpu ? "the copies' GPU time (" : "the copies' time (") +
           format_duration(copy_ns) +
