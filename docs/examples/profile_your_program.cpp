@@ -12,7 +12,7 @@
 
 #include "profiler/profiler.h"
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   namespace pp = pil::profiler;
   torch::nn::Sequential model(torch::nn::Linear(64, 256), torch::nn::ReLU(),
                               torch::nn::Linear(256, 10));
@@ -36,5 +36,9 @@ int main(int argc, char** argv) {
   }
   prof.stop();
   std::cout << prof.key_averages().table("cpu_time_total", 10);
+  return 0;
+} catch (const std::exception& e) {  // a trace folder that cannot be made, say: one line, exit 1
+  std::cerr << "profile_your_program: " << e.what() << "\n";
+  return 1;
 }
 // [example]

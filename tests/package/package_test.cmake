@@ -45,4 +45,12 @@ if(NOT _n EQUAL 1)
 endif()
 _run("pil-trace expect on the example's trace" ${PIL_TRACE} expect ${_traces}
      steps=3 calls:forward=1 calls:aten::addmm=2)
+# A trace folder that cannot be made: one line on stderr and exit 1, not an abort.
+execute_process(COMMAND ${WORK_DIR}/build/profile_your_program /proc/no-such-folder/log
+                RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+string(REGEX MATCHALL "\n" _lines "${_err}")
+list(LENGTH _lines _n_lines)
+if(NOT _rc EQUAL 1 OR NOT _err MATCHES "^profile_your_program: " OR NOT _n_lines EQUAL 1)
+  message(FATAL_ERROR "the example on an unwritable trace folder: exit ${_rc} (expected 1), stderr:\n${_err}")
+endif()
 message(STATUS "package test passed:\n${_table}${_last_out}")

@@ -700,13 +700,16 @@ TEST(AdviseCpu, TimeInAStepThatNoOperatorCovers) {
 // The finding's "see the effect" command names the trace advise read, not a placeholder; its
 // folder where the command reads every rank's trace; quoted where a shell would split it.
 TEST(AdviseCpu, TheCommandToSeeTheEffectNamesTheTrace) {
-  const Advice unnamed = advise_text(untraced_trace());
-  EXPECT_EQ(finding(unnamed, "untraced")->lesson.command,
-            "build/bin/pil-trace ops traces/TRACE.pt.trace.json");  // no path given: as written
+  const Advice unnamed = advise_text(copies_trace());
+  EXPECT_EQ(finding(unnamed, "copies")->lesson.command,
+            "build/bin/pil-trace chain traces/TRACE.pt.trace.json --range aten::matmul");  // no path given: as written
   AdviseOptions o;
   o.trace_path = "runs/a.json";
-  const Advice named = advise_text(untraced_trace(), o);
-  EXPECT_EQ(finding(named, "untraced")->lesson.command, "build/bin/pil-trace ops runs/a.json");
+  const Advice named = advise_text(copies_trace(), o);
+  EXPECT_EQ(finding(named, "copies")->lesson.command, "build/bin/pil-trace chain runs/a.json --range aten::matmul");
+  // A lesson's run names no trace: as written.
+  const Advice lesson_run = advise_text(untraced_trace(), o);
+  EXPECT_EQ(finding(lesson_run, "untraced")->lesson.command, "./run-lesson 06_find_and_fix --variant fix2");
   EXPECT_EQ(command_for_trace("build/bin/pil-trace ranks TRACES_FOLDER", "runs/r0.json"),
             "build/bin/pil-trace ranks runs");
   EXPECT_EQ(command_for_trace("build/bin/pil-trace ranks TRACES_FOLDER", "r0.json"), "build/bin/pil-trace ranks .");

@@ -178,7 +178,10 @@ TEST(AdviseHostWait, ALongGapIsAStallNamedByWhatTheHostDid) {
   EXPECT_TRUE(has(s.examples[0].detail, "inside enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"))
       << s.examples[0].detail;
   EXPECT_TRUE(has(s.examples[0].detail, "then big_kernel")) << s.examples[0].detail;
-  EXPECT_EQ(f->lesson.link(), "docs/profile_your_program.md#what-each-part-records");
+  // The lesson whose fix moves the batch off the training thread (a cold read found the profiler's
+  // options page here, which teaches neither).
+  EXPECT_EQ(f->lesson.link(), "06_find_and_fix/README.md#3-the-batch-on-the-training-thread-fix2");
+  EXPECT_EQ(f->lesson.command, "./run-lesson 06_find_and_fix --variant fix2");
   EXPECT_TRUE(clean(a, "gpu_host_wait"));
   // 6000 of the 6070 inside the DataLoader's fetch (half or more): the step waited for its batch,
   // prepared on the training thread itself.

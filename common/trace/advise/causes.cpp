@@ -22,8 +22,8 @@ const std::vector<Cause>& all_causes() {
        "thread that fills pinned buffers ahead of the step; a first call that loads a kernel or a "
        "library, or setup, belongs before the recorded steps (warm up, then record a schedule of "
        "steps); a slow call of your own belongs outside the loop.",
-       {"docs/profile_your_program.md", "What each part records",
-        "build/bin/pil-trace streams traces/TRACE.pt.trace.json"}},
+       {"06_find_and_fix", "3. The batch on the training thread: `fix2`",
+        "./run-lesson 06_find_and_fix --variant fix2"}},
       {"host_sync", "The CPU stops inside a step to wait for the GPU",
        "Keep values on the GPU until the step ends: a loss read with .item() or copied to the CPU "
        "every step, or an explicit synchronize, makes the CPU wait for every kernel launched "
@@ -115,8 +115,8 @@ const std::vector<Cause>& all_causes() {
        "Work the profiler does not see ran on the training thread: data preparation, Python or "
        "C++ code between operators. Wrap it in a named range (pil::profiler::record_function) to "
        "see it, and move data preparation to a loader thread.",
-       {"docs/profile_your_program.md", "What each part records",
-        "build/bin/pil-trace ops traces/TRACE.pt.trace.json"}},
+       {"06_find_and_fix", "3. The batch on the training thread: `fix2`",
+        "./run-lesson 06_find_and_fix --variant fix2"}},
       {"rebuilt_constant", "The same constant tensor is built in every step",
        "Build it once, outside the loop, and keep it (a buffer of the module): a causal mask, "
        "positions, a ones tensor.",
