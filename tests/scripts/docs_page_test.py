@@ -269,6 +269,23 @@ class Figures(unittest.TestCase):
         with open(self.log) as f:
             return f.read().splitlines()
 
+    def refused_each(self, *markers):
+        """Each marker, on a page of runs a and b, refused by --check: one line, exit 2."""
+        for bad in markers:
+            d = lesson("<!-- run: a: --size 1 -->\n<!-- run: b: --size 2 -->\nText " + bad + ".\n")
+            r = run("--lesson-dir", d, "--check")
+            self.assertEqual(r.returncode, 2, bad + ": " + r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
+    def refused_as_two_units(self, marker):
+        """A marker that sets two units against each other: only the runs can tell, so the build
+        fails (exit 1, "one unit") and writes no page."""
+        fake_tools(self, FAKE_LESSON, FAKE_PIL_TRACE)
+        r, text = self.make(lesson("<!-- run: a: --size 1 -->\nText " + marker + ".\n"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("one unit", r.stderr)
+        self.assertIsNone(text)
+
     def test_a_figure_is_the_median_and_range_of_the_runs(self):
         d = lesson("<!-- run: eager runs=5: --size 64 -->\n"
                    "At size 64 mm took <!-- fig: eager op=aten::mm self_pct -->29%<!-- /fig --> of the time, "
@@ -337,21 +354,11 @@ class Figures(unittest.TestCase):
                       "ratio 1.10× (0.91–1.33×).", text)
         # Both figures of one unit, one operator, each side a query: else one line, exit 2 (or 1
         # where only the runs can tell).
-        for bad in ("<!-- fig: a step_time minus b step_time over a step_time --><!-- /fig -->",
-                    "<!-- fig: a step_time minus --><!-- /fig -->",
-                    "<!-- fig: a step_time minus c step_time --><!-- /fig -->",
-                    "<!-- fig: a step_time over b bogus --><!-- /fig -->"):
-            d = lesson("<!-- run: a: --size 1 -->\n<!-- run: b: --size 2 -->\nText " + bad + ".\n")
-            r = run("--lesson-dir", d, "--check")
-            self.assertEqual(r.returncode, 2, bad + ": " + r.stderr)
-            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
-        fake_tools(self, FAKE_LESSON, FAKE_PIL_TRACE)
-        d = lesson("<!-- run: a: --size 1 -->\nText <!-- fig: a step_time minus a op=aten::mm self_pct "
-                   "--><!-- /fig -->.\n")
-        r, text = self.make(d)
-        self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertIn("one unit", r.stderr)
-        self.assertIsNone(text)
+        self.refused_each("<!-- fig: a step_time minus b step_time over a step_time --><!-- /fig -->",
+                          "<!-- fig: a step_time minus --><!-- /fig -->",
+                          "<!-- fig: a step_time minus c step_time --><!-- /fig -->",
+                          "<!-- fig: a step_time over b bogus --><!-- /fig -->")
+        self.refused_as_two_units("<!-- fig: a step_time minus a op=aten::mm self_pct --><!-- /fig -->")
 
     def test_a_run_the_build_cannot_make_is_said_not_fatal(self):
         fake_tools(self, FAKE_SKIPPING_LESSON, FAKE_PIL_TRACE)
@@ -393,24 +400,14 @@ class Figures(unittest.TestCase):
         with open(os.path.join(d, "README.md")) as f:
             self.assertIn(cmp % "shorter", f.read())
         # A text that is none of the three, a bad shape or query: one line, exit 2.
-        for bad in (cmp % "quicker", "<!-- cmp: a step_time vs b step_time | x | y -->x<!-- /cmp -->",
-                    "<!-- cmp: a step_time | x | y | z -->x<!-- /cmp -->",
-                    "<!-- cmp: a step_time vs c step_time | x | y | z -->x<!-- /cmp -->",
-                    "<!-- cmp: a step_time vs b bogus | x | y | z -->x<!-- /cmp -->",
-                    "<!-- cmp: a step_time vs b step_time | x | | z -->x<!-- /cmp -->",
-                    "<!-- cmp: a step_time vs b step_time | x | y | z -->x with no end"):
-            d = lesson("<!-- run: a: --size 1 -->\n<!-- run: b: --size 2 -->\nText " + bad + ".\n")
-            r = run("--lesson-dir", d, "--check")
-            self.assertEqual(r.returncode, 2, bad + ": " + r.stderr)
-            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.refused_each(cmp % "quicker", "<!-- cmp: a step_time vs b step_time | x | y -->x<!-- /cmp -->",
+                          "<!-- cmp: a step_time | x | y | z -->x<!-- /cmp -->",
+                          "<!-- cmp: a step_time vs c step_time | x | y | z -->x<!-- /cmp -->",
+                          "<!-- cmp: a step_time vs b bogus | x | y | z -->x<!-- /cmp -->",
+                          "<!-- cmp: a step_time vs b step_time | x | | z -->x<!-- /cmp -->",
+                          "<!-- cmp: a step_time vs b step_time | x | y | z -->x with no end")
         # Two units cannot be compared: the build fails and writes nothing.
-        fake_tools(self, FAKE_LESSON, FAKE_PIL_TRACE)
-        d = lesson("<!-- run: a: --size 1 -->\nText <!-- cmp: a step_time vs a op=aten::mm self_pct | x | y | z "
-                   "-->x<!-- /cmp -->.\n")
-        r, text = self.make(d)
-        self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertIn("one unit", r.stderr)
-        self.assertIsNone(text)
+        self.refused_as_two_units("<!-- cmp: a step_time vs a op=aten::mm self_pct | x | y | z -->x<!-- /cmp -->")
 
     def test_bad_fig_markers_are_one_line_and_exit_2(self):
         for body in ("a op=aten::mm bogus", "a op=aten::mm", "a step_time step=x", "a gap range=r",
