@@ -58,12 +58,13 @@ bool contains_tf32(std::string_view kernel) {
   return lower.find("tf32") != std::string::npos || lower.find("xf32") != std::string::npos;
 }
 
-/// "[512, 512]x[512, 512]": the tensor inputs' sizes.
-std::string tensor_sizes(const OpInputs& in) {
+/// The tensor inputs' sizes: "[512, 512]x[512, 512]" for a matrix product, "[16, 16], [16]" for
+/// other work (an add's operands are not multiplied).
+std::string tensor_sizes(const OpInputs& in, bool matrix) {
   std::string out;
   for (const InputArg& a : in.args) {
     if (a.is_list || dtype_bytes(a.type) == 0) continue;
-    if (!out.empty()) out += "x";
+    if (!out.empty()) out += matrix ? "x" : ", ";
     out += "[";
     for (size_t i = 0; i < a.dims.size(); ++i) out += (i ? ", " : "") + std::to_string(a.dims[i]);
     out += "]";
@@ -256,7 +257,7 @@ RooflineReport roofline_report(const TraceIndex& index, const RooflineOptions& o
         a.row.name = std::string(e.name);
         a.row.input_dims = std::string(in.dims_text);
         for (const InputArg& arg : in.args) a.row.input_types.emplace_back(arg.type);
-        a.row.tensors = tensor_sizes(in);
+        a.row.tensors = tensor_sizes(in, x.work->matrix);
         a.row.counted = x.counted;
         a.row.flops = x.work->flops;
         a.row.bytes = x.work->bytes;

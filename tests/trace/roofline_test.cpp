@@ -198,7 +198,7 @@ TEST(TraceRoofline, EvidenceLines) {
             "aten::addmm [4096]x[4096, 4096]x[4096, 4096] c10::BFloat16: 36% of the H100 PCIe 80GB's bf16 "
             "tensor peak (274 of 756 TFLOP/s)");
   EXPECT_EQ(roofline_evidence(*row(r, "aten::add")),
-            "aten::add [4096, 4096]x[4096, 4096] float: 50% of the H100 PCIe 80GB's memory bandwidth "
+            "aten::add [4096, 4096], [4096, 4096] float: 50% of the H100 PCIe 80GB's memory bandwidth "
             "(1007 of 2000 GB/s)");
   EXPECT_EQ(roofline_evidence(*row(r, "aten::linear")),
             "aten::linear [4096, 4096]x[4096, 4096]x[4096] c10::BFloat16: counted in aten::addmm");
