@@ -14,6 +14,10 @@ void short_kernels(const RuleContext& c, RuleResult& out);
 void host_sync(const RuleContext& c, RuleResult& out);
 // rules_gpu_copy.cpp: copies from pageable memory.
 void pageable_copy(const RuleContext& c, RuleResult& out);
+/// The part of copy call `call`'s time spent waiting for its stream's earlier work, before its
+/// copy `copy` could run: host_sync's wait; the rest of the call is pageable_copy's hold. One
+/// split, so that no time is counted by both.
+int64_t wait_before_copy(const RuleContext& c, size_t call, size_t copy);
 // rules_gpu_gemm.cpp: fp32 GEMMs without tensor cores.
 void fp32_gemm(const RuleContext& c, RuleResult& out);
 // rules_gpu_fusion.cpp: chains of elementwise kernels (or operators) between matrix products.

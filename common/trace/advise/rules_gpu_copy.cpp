@@ -13,15 +13,18 @@
 #include "trace/advise/rules_gpu.h"
 
 namespace pil::trace::advise_rules {
+int64_t wait_before_copy(const RuleContext& c, size_t call, size_t copy) {
+  const Event& e = c.trace.events[call];
+  const int64_t free_at = c.index.stream_free_before(copy);
+  return std::clamp<int64_t>(free_at == INT64_MIN ? 0 : free_at - e.start_ns, 0, e.dur_ns);
+}
+
 namespace {
 
 /// The part of copy call `call`'s time that is its copy's: from when the stream's earlier work
 /// had ended (or the call began, if later) to the call's end.
 int64_t own_hold(const RuleContext& c, size_t call, size_t copy) {
-  const Event& e = c.trace.events[call];
-  const int64_t free_at = c.index.stream_free_before(copy);
-  const int64_t waited = std::clamp<int64_t>(free_at == INT64_MIN ? 0 : free_at - e.start_ns, 0, e.dur_ns);
-  return e.dur_ns - waited;
+  return c.trace.events[call].dur_ns - wait_before_copy(c, call, copy);
 }
 
 }  // namespace

@@ -129,8 +129,7 @@ void host_sync(const RuleContext& c, RuleResult& out) {
   };
   auto wait_end = [&](size_t call) {
     const long copy = pageable_work(call);
-    if (copy < 0) return ev[call].end_ns();
-    return std::clamp(c.index.stream_free_before(size_t(copy)), ev[call].start_ns, ev[call].end_ns());
+    return copy < 0 ? ev[call].end_ns() : ev[call].start_ns + wait_before_copy(c, call, size_t(copy));
   };
   auto wait_ns = [&](size_t call) { return wait_end(call) - ev[call].start_ns; };
 
