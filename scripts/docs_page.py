@@ -1197,9 +1197,11 @@ def produce(args, kind, name, opts, r, lesson, prefix):
     if kind == "summary":
         return [("text", run([args.pil_trace, "summary", trace]), None)]
     if kind == "advise":
-        # The trace as the reader's own run names it, not this build's folder.
-        # The trace as the reader's run names it, in the header and in any command that reads it.
-        text = run([args.pil_trace, "advise", trace]).replace(trace, "traces/%s/%s" % (lesson, os.path.basename(trace)))
+        # The trace as the reader's run names it, in the header and in any command that reads it,
+        # and pil-trace as the page runs it (a command that reads the trace names the program as
+        # it was run: this build's path).
+        text = run([args.pil_trace, "advise", trace]).replace(args.pil_trace + " ", "build/bin/pil-trace ")
+        text = text.replace(trace, "traces/%s/%s" % (lesson, os.path.basename(trace)))
         return [("text", text, "What `pil-trace advise` says on `%s`%s" % (r["cmd"], of_median))]
     if "dirs" not in r:
         raise DocsError("ranks marker: %s is a committed trace, not a run of the lesson's ranks" % name, 2)

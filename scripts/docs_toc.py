@@ -56,12 +56,17 @@ def fix_file(path):
 
 
 def main(argv):
+    if len(argv) == 2 and argv[1] in ("--help", "-h"):
+        print(__doc__.strip())
+        return 0
     if len(argv) != 2:
         print("usage: docs_toc.py HTML_DIR", file=sys.stderr)
         return 2
     root = argv[1]
     if not os.path.isdir(root):
-        print("docs_toc.py: %s: no such folder (build the Doxygen site first)" % root, file=sys.stderr)
+        why = "not a folder" if os.path.exists(root) else "no such folder"
+        print("docs_toc.py: %s: %s; allowed: the Doxygen site's html folder (build the site first)"
+              % (root, why), file=sys.stderr)
         return 2
     entries = files = 0
     for name in sorted(os.listdir(root)):

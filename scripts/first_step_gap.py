@@ -75,18 +75,27 @@ def main():
     ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
     ap.add_argument("--only", nargs="*", help="condition names to run (default: all)")
     a = ap.parse_args()
+
+    def usage(message):  # one line, exit 2, before any run
+        print(f"first_step_gap.py: {message}", file=sys.stderr)
+        sys.exit(2)
+
     lesson = os.path.join(a.build, "bin", "01_matmul_add")
     tool = os.path.join(a.build, "bin", "pil-trace")
     for exe in (lesson, tool):
-        if not os.access(exe, os.X_OK):
-            sys.exit(f"first_step_gap.py: {exe} not found; build it first (cmake --build {a.build} "
-                     "--target 01_matmul_add pil-trace)")
+        if not os.access(exe, os.X_OK) or os.path.isdir(exe):
+            usage(f"{exe} not found; allowed: a --build folder with 01_matmul_add and pil-trace built "
+                  f"(cmake --build {a.build} --target 01_matmul_add pil-trace)")
     if a.runs < 1:
-        sys.exit("first_step_gap.py: --runs must be at least 1")
+        usage(f"--runs {a.runs}: out of range; allowed: 1 or more")
+    if not 1 <= a.size <= 65536:
+        usage(f"--size {a.size}: out of range; allowed: 1 to 65536 (lesson 01's sizes)")
     names = [c[0] for c in CONDITIONS]
+    if a.only is not None and not a.only:
+        usage(f"--only: no condition given; allowed: one or more of {', '.join(names)}")
     for n in a.only or []:
         if n not in names:
-            sys.exit(f"first_step_gap.py: --only: unknown condition '{n}'; allowed: {', '.join(names)}")
+            usage(f"--only: unknown condition '{n}'; allowed: {', '.join(names)}")
     fmt = lambda v: f"{statistics.median(v):.0f} ({min(v):.0f}-{max(v):.0f})"
     print(f"lesson 01, --device {a.device} --dtype {a.dtype} --size {a.size}, {a.runs} runs per condition; "
           "median (min-max), microseconds")
@@ -105,8 +114,10 @@ def main():
                 out = os.path.join(tmp, f"{name.replace(' ', '_')}_{r}")
                 cmd = [lesson, "--device", a.device, "--dtype", a.dtype, "--size", str(a.size), "--out", out] + flags
                 p = subprocess.run(cmd, capture_output=True, text=True, env=run_env(os.environ, env))
-                if p.returncode == 77:
-                    sys.exit(f"first_step_gap.py: {' '.join(cmd)}: skipped (no usable GPU):\n{p.stdout[-500:]}")
+                if p.returncode == 77:  # the lesson's own reason, its line before RESULT: SKIPPED
+                    why = [l for l in p.stdout.splitlines() if l and not l.startswith("RESULT:")]
+                    print(f"first_step_gap.py: skipped: {why[-1] if why else 'the lesson skipped'}", file=sys.stderr)
+                    sys.exit(77)
                 if p.returncode != 0:
                     sys.exit(f"first_step_gap.py: {' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
                 # The files the run says it wrote ("trace: PATH", "summary: PATH"), not a guess at

@@ -35,6 +35,9 @@ def work(torch, F):
 
 
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in ("--help", "-h"):
+        print(__doc__.strip())
+        return 0
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[-3], file=sys.stderr)
         return 2

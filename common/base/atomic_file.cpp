@@ -119,6 +119,9 @@ void write_file_atomically(const fs::path& asked,
     std::error_code ignored;
     fs::remove(tmp, ignored);
     if (compress) fs::remove(plain, ignored);
+    // A writer with a temporary of its own beside the name it was given: Kineto's trace export
+    // writes NAME.tmp and renames it when done, and a failed export (a full disk) leaves it.
+    fs::remove(fs::path(plain.string() + ".tmp"), ignored);
   };
   try {
     write(plain);

@@ -8,6 +8,7 @@
 
 #include "cuda/check.h"
 #include "cuda/runtime.h"
+#include "harness/bench_flags.h"
 #include "harness/lesson.h"
 #include "harness/verify.h"
 
@@ -145,6 +146,13 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
 }  // namespace
 
 int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
+  // Google Benchmark's flags checked first: it runs on some values it cannot use, aborts on
+  // others, and names an unknown flag on a line per word.
+  if (const std::string problem = benchmark_flag_problem(std::vector<std::string>(argv + 1, argv + argc));
+      !problem.empty()) {
+    std::cerr << lesson.name << "_bench: error: " << problem << "\n";
+    return 2;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   const bool gpu = torch::cuda::is_available();

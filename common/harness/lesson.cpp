@@ -426,6 +426,31 @@ Verdict verify_variant(const Lesson& lesson, const Variant& variant, const Probl
   return verdict;
 }
 
+/// A variant's files' names without their endings: variant, device, dtype, size, then each lesson
+/// flag set away from its default ("eager_cpu_fp32_n512", "naive_cpu_fp32_n1_seq128").
+std::string output_stem(const Lesson& lesson, const Variant& variant, const Problem& p) {
+  const Options& o = p.options;
+  return variant.name + "_" + file_device_name(p.device) + "_" + dtype_name(p.dtype) + "_n" + std::to_string(o.size) +
+         flags_in_name(lesson.flags, lesson.flag_defaults_cpu, o.extra, !p.device.is_cuda());
+}
+
+/// Why one of the files the runs will write cannot be written, said before any run (a trace's
+/// name taken by a folder failed after the run, and left its table and a summary naming the
+/// trace): "" when each can be.
+std::string outputs_problem(const Lesson& lesson, const std::vector<const Variant*>& runnable, const Problem& p) {
+  const RankOf me = rank_of();
+  for (const Variant* v : runnable) {
+    const std::string run_stem = output_stem(lesson, *v, p);
+    const std::string stem = me.on ? run_stem + "_rank" + std::to_string(me.rank) : run_stem;
+    for (const char* ending : {".pt.trace.json", ".table.txt", ".summary.json"}) {
+      const fs::path path = fs::path(p.options.out_dir) / (stem + ending);
+      if (const std::string why = unwritable_reason(path); !why.empty())
+        return "--out: cannot write " + path.string() + ": " + why + "; allowed: a folder where the run's files can be written";
+    }
+  }
+  return "";
+}
+
 /// Reporting: the table, the summary, the trace and what it says, the `RESULT:` line; fills
 /// `line` for the comparison. Returns the exit code.
 int report_variant(const Lesson& lesson, const Variant& variant, const Problem& p,
@@ -443,9 +468,7 @@ int report_variant(const Lesson& lesson, const Variant& variant, const Problem& 
   std::cout << table_text;
 
   const RankOf me = rank_of();
-  const std::string run_stem = variant.name + "_" + file_device_name(p.device) + "_" + dtype_name(p.dtype) +
-                               "_n" + std::to_string(o.size) +
-                               flags_in_name(lesson.flags, lesson.flag_defaults_cpu, o.extra, !p.device.is_cuda());
+  const std::string run_stem = output_stem(lesson, variant, p);
   const std::string stem = me.on ? run_stem + "_rank" + std::to_string(me.rank) : run_stem;
   const fs::path dir(o.out_dir);
   const fs::path trace_path = dir / (stem + ".pt.trace.json");
@@ -641,6 +664,7 @@ int run_parsed(const Lesson& lesson, const Options& given) {
   if (ec) throw UsageError{"--out: cannot create " + o.out_dir + ": " + ec.message()};
   if (const std::string why = folder_unwritable_reason(o.out_dir); !why.empty())
     throw UsageError{"--out: cannot make a file in " + o.out_dir + ": " + why};
+  if (const std::string why = outputs_problem(lesson, runnable, problem); !why.empty()) throw UsageError{why};
 
   // Several variants: one that throws is that variant's FAILED line, and the others still run
   // (not a data-parallel lesson's, where the other ranks would wait on this one).
@@ -839,8 +863,33 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
   try {
     env = dist::read_rank_env();
     if (!env.launched) {
+      // What every rank would say alike, said once before any starts: no GPU, too few GPUs for
+      // the ranks, an --out folder where no file can be made (each rank said it, and the run
+      // ended FAILED, exit 1).
+      if (const auto skipped = skip_without_cuda(lesson, o)) return *skipped;
+      const int ranks = int(o.flag("--ranks"));
+      const int gpus = torch::cuda::is_available() ? int(torch::cuda::device_count()) : 0;
+      const dist::BackendDecision choice =
+          dist::choose_backend(requested, o.device, gpus, ranks, dist::build_has_nccl());
+      if (choice.verdict == dist::BackendDecision::Verdict::Usage) {
+        std::cerr << lesson.name << ": error: " << choice.why << std::endl;
+        return kUsage;
+      }
+      if (choice.verdict == dist::BackendDecision::Verdict::Skip) {
+        std::cout << lesson.name << ": --backend "
+                  << (requested == dist::BackendChoice::Auto ? "auto" : dist::to_string(choice.backend)) << ": "
+                  << choice.why << "\nRESULT: SKIPPED" << std::endl;
+        return kSkipped;
+      }
+      std::error_code ec;
+      fs::create_directories(o.out_dir, ec);
+      std::string why = ec ? ec.message() : folder_unwritable_reason(o.out_dir);
+      if (!why.empty()) {
+        std::cerr << lesson.name << ": error: --out: cannot make a file in " << o.out_dir << ": " << why << std::endl;
+        return kUsage;
+      }
       const std::vector<std::string> args(argv + 1, argv + argc);
-      return dist::launch_ranks(int(o.flag("--ranks")), args, timeout + std::chrono::seconds(5));
+      return dist::launch_ranks(ranks, args, timeout + std::chrono::seconds(5));
     }
   } catch (const dist::SetupError& e) {
     std::cerr << lesson.name << ": error: " << e.what() << std::endl;

@@ -105,15 +105,20 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
       a.yes = want == 0;
     } else {
       const double median = DurationStats::of(per).median;
-      a.measured = per_step(median) + " per step, the median over " + over;
+      a.measured = steps ? per_step(median) + " per step, the median over " + over
+                         : std::to_string(total) + " in the whole trace, which has no profiled steps";
       a.yes = median == double(want);
     }
   } else if (e.key == "calls") {
     const KeyAverage* r = index.key_averages().find(e.arg);
     const double calls = r ? double(r->calls) / double(std::max<size_t>(steps, 1)) : 0.0;
-    a.measured = r ? per_step(calls) + " per step: " + std::to_string(r->calls) +
-                         (r->calls == 1 ? " call in " : " calls in ") + over
-                   : "0: no operator or range named " + e.arg + " in the trace";
+    // Without steps, the trace's count is the figure ("15 per step: 15 calls in the whole trace"
+    // said a step there was none of).
+    a.measured = !r     ? "0: no operator or range named " + e.arg + " in the trace"
+                 : steps ? per_step(calls) + " per step: " + std::to_string(r->calls) +
+                               (r->calls == 1 ? " call in " : " calls in ") + over
+                         : std::to_string(r->calls) + (r->calls == 1 ? " call" : " calls") +
+                               " in the whole trace, which has no profiled steps";
     a.yes = calls == double(want);
   } else if (e.key == "top-op") {
     const KeyAverage* top = nullptr;

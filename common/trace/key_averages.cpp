@@ -514,12 +514,18 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
   std::stable_sort(rows.begin(), rows.end(), [&](const KeyAverage* a, const KeyAverage* b) {
     return sort_value(*a, options.sort) > sort_value(*b, options.sort);
   });
-  if (options.row_limit > 0 && rows.size() > size_t(options.row_limit))
-    rows.resize(size_t(options.row_limit));
-
+  // The name and shapes columns are as wide as the longest of every row, shown or not: Python's
+  // _build_table measures them before its row_limit (a 15-row table's names column is 22 wide
+  // where the longest name shown would make it 19).
   size_t name_width = 4;
   for (const auto* r : rows) name_width = std::max(name_width, r->name.size() + 4);
   name_width = std::min(name_width, kMaxName);
+  size_t shapes_width = 0;
+  for (const auto* r : rows)
+    if (!r->input_shapes.empty()) shapes_width = std::max(shapes_width, r->input_shapes.size() + 4);
+  shapes_width = std::min<size_t>(shapes_width, 80);
+  if (options.row_limit > 0 && rows.size() > size_t(options.row_limit))
+    rows.resize(size_t(options.row_limit));
 
   const bool device = table.has_device_time();
   const std::string& d = options.device_label;
@@ -534,10 +540,6 @@ std::string format_table(const KeyAverages& table, const TableOptions& options) 
   if (device_mem) headers.insert(headers.end(), {d + " Mem", "Self " + d + " Mem"});
   headers.push_back("# of Calls");
   // Grouped by input shapes: one more column, as wide as the longest (at most 80, as Python).
-  size_t shapes_width = 0;
-  for (const auto* r : rows)
-    if (!r->input_shapes.empty()) shapes_width = std::max(shapes_width, r->input_shapes.size() + 4);
-  shapes_width = std::min<size_t>(shapes_width, 80);
   if (shapes_width) headers.push_back("Input Shapes");
   // Recorded with_flops: Python's "Total <unit>" column, its unit from the least FLOPs of any
   // row (all rows, not only those shown), a power of 1000 from FLOPs to PFLOPs.

@@ -615,8 +615,10 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
       throw RanksError(p.label + ": cannot tell which rank this is (" +
                        (p.id.info_problem.empty() ? "no distributedInfo in the trace, "
                                                   : "its distributedInfo " + p.id.info_problem + "; ") +
-                       "no 'rank<k>' in its name); allowed: traces written by torch.profiler or the "
-                       "lessons, or files named ...rank<k>...");
+                       "no 'rank<k>' in its name: not a rank of a torch.distributed run?); allowed: "
+                       "one trace per rank of one run, each with the distributedInfo torch.profiler "
+                       "writes once torch.distributed is initialized (the lessons' ranks too), or "
+                       "files named ...rank<k>...; one trace alone reads as rank 0 of 1");
     if (p.id.world_size > 0) {
       if (world_from && p.id.world_size != world)
         throw RanksError("ranks of different runs: " + label_of(*world_from) + " has world_size " +
@@ -870,7 +872,7 @@ std::string format_ranks(const RanksReport& r) {
             : "")
     << "; communication read from "
     << (r0.gpu ? "NCCL kernels (nccl*) and symmetric memory's, computation from the other GPU work"
-               : "the backend's slices (gloo:*), computation from the operators on other threads")
+               : "the backend's slices (gloo:*), computation from the operators on the threads that run none")
     << "\nper rank, medians over the steps (ns):\n";
   TextTable ranks({"Rank", "Step", "Compute", "Comm", "Overlap", "Exposed comm", "Hidden (%)",
                    "Collectives/step", "Bytes/step", "Trace"});

@@ -1082,10 +1082,12 @@ std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& 
   if (instance >= found.size()) return {};
   const Event& root = t.events[found[instance]];
 
-  std::vector<size_t> inner;
+  // The root whatever it is (a step, a range, an operator, a Python function recorded with
+  // with_stack or with_modules), and the operators, ranges and calls of its thread inside it.
+  std::vector<size_t> inner = {found[instance]};
   for (size_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
-    if (!is_cpu_slice(e.category) || e.pid != root.pid || e.tid != root.tid)
+    if (i == found[instance] || !is_cpu_slice(e.category) || e.pid != root.pid || e.tid != root.tid)
       continue;
     if (e.start_ns >= root.start_ns && e.end_ns() <= root.end_ns()) inner.push_back(i);
   }
@@ -1484,6 +1486,21 @@ Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
   return m;
 }
 
+/// The longest operator call inside `step` (its process's, any thread), and the durations of
+/// the trace's other calls of the same name; {nullptr, {}} where the step holds none.
+std::pair<const Event*, std::vector<int64_t>> longest_call_in(const Trace& t, const Event& step) {
+  const Event* longest = nullptr;
+  for (const Event& e : t.events)
+    if (e.category == Category::CpuOp && e.pid == step.pid && e.start_ns >= step.start_ns &&
+        e.end_ns() <= step.end_ns() && (!longest || e.dur_ns > longest->dur_ns))
+      longest = &e;
+  std::vector<int64_t> others;
+  if (longest)
+    for (const Event& e : t.events)
+      if (&e != longest && e.category == Category::CpuOp && e.name == longest->name) others.push_back(e.dur_ns);
+  return {longest, others};
+}
+
 std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   const Trace& t = index.trace();
   const Summary m = summarize(index, idle_rule);
@@ -1513,10 +1530,22 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
       if (double(*slowest) > 2 * st.median) {
         char ratio[32];
         std::snprintf(ratio, sizeof ratio, "%.1fx", double(*slowest) / st.median);
-        s += "; " + std::string(t.events[index.steps[size_t(slowest - d.begin())]].name) + " took " +
-             format_duration(*slowest) + ", " + ratio +
-             " the median (a pause the others did not have: another process, I/O, a wait; the "
-             "per-step figures below are totals over the steps, so they hold it too)";
+        const Event& step = t.events[index.steps[size_t(slowest - d.begin())]];
+        s += "; " + std::string(step.name) + " took " + format_duration(*slowest) + ", " + ratio + " the median (";
+        // One operator call that holds most of the excess is where it went, not a pause (a
+        // Python trace's failing aten::mm, 14.3 ms of a 14.9 ms step, raising its exception).
+        const auto [longest, others] = longest_call_in(t, step);
+        const int64_t excess = *slowest - int64_t(st.median);
+        if (longest && 2 * longest->dur_ns >= excess &&
+            (others.empty() || longest->dur_ns > 10 * DurationStats::of(others).median))
+          s += "most of it in one " + std::string(longest->name) + " call of " + format_duration(longest->dur_ns) +
+               (others.empty() ? std::string(", its only call in the trace")
+                               : ", whose other calls took a median " +
+                                     format_duration(int64_t(DurationStats::of(others).median))) +
+               "; the per-step figures below are totals over the steps, so they hold it too)";
+        else
+          s += "a pause the others did not have: another process, I/O, a wait; the per-step figures below are "
+               "totals over the steps, so they hold it too)";
       }
     }
     if (m.step_processes > 1)
@@ -1536,7 +1565,9 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   }
   // Named ranges (the lessons' parts: attn, mlp, ...), most CPU time first, per step.
   if (!m.ranges.empty()) {
-    std::string s = std::string("named ranges, time per ") + (index.steps.empty() ? "trace" : "step") +
+    // A total over the steps divided by their count: a mean, which a slow first step pulls above
+    // the steps line's median (01 in bf16: matmul_add 109 us beside a median step of 43.3 us).
+    std::string s = std::string("named ranges, ") + (index.steps.empty() ? "time in the trace" : "mean time per step") +
                     " (CPU" + (m.gpu ? " / GPU time of the work launched inside, its items added" : "") + "):";
     for (size_t i = 0; i < std::min<size_t>(6, m.ranges.size()); ++i) {
       // A name with a space in backquotes: "Add & Norm 1 120 us" read as 1,120 us.

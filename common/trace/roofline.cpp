@@ -257,6 +257,8 @@ RooflineReport roofline_report(const TraceIndex& index, const RooflineOptions& o
         a.row.name = std::string(e.name);
         a.row.input_dims = std::string(in.dims_text);
         for (const InputArg& arg : in.args) a.row.input_types.emplace_back(arg.type);
+        if (in.has_concrete)
+          for (const InputArg& arg : in.args) a.row.concrete.emplace_back(arg.concrete);
         a.row.tensors = tensor_sizes(in, x.work->matrix);
         a.row.counted = x.counted;
         a.row.flops = x.work->flops;

@@ -68,6 +68,9 @@ struct RooflineRow {
   std::string name;                      ///< "aten::mm"
   std::string input_dims;                ///< as Python prints them: "[[512, 512], [512, 512]]"
   std::vector<std::string> input_types;  ///< as torch writes them: "float", "Scalar", ""
+  /// Each input's value as "Concrete Inputs" writes it ("True", "0.125", "" for a tensor), where
+  /// read: two rows of the same dims and types differ there (SDPA's is_causal), and say so.
+  std::vector<std::string> concrete;
   std::string tensors;                   ///< the tensor inputs' sizes: "[512, 512]x[512, 512]"
   int64_t calls = 0;
   Counted counted = Counted::Yes;

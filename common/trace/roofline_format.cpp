@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "trace/text_table.h"
 
@@ -78,11 +79,20 @@ std::string cpu_line(const RooflineOptions& o) {
 std::string format_roofline(const RooflineReport& report, const RooflineOptions& options, int row_limit) {
   TextTable table({"Calls", "On", "FLOPs", "Bytes", "FLOP/byte", "Time", "GFLOP/s", "GB/s", "Bound",
                    "% of peak", "Peak", "Name, Input Dims, Input type"});
+  // Rows whose name, dims and types read alike differ in an input's value (SDPA's is_causal,
+  // half the FLOPs): those rows show the values, as "Concrete Inputs" writes them.
+  std::map<std::string, int> alike;
+  for (const RooflineRow& r : report.rows) ++alike[r.name + " " + r.input_dims + " " + types(r)];
   int shown = 0;
   for (const RooflineRow& r : report.rows) {
     if (shown++ >= row_limit) break;
     const bool counted = r.counted == Counted::Yes;
     std::string name = r.name + " " + r.input_dims + " " + types(r);
+    if (alike[name] > 1 && !r.concrete.empty()) {
+      std::string values;
+      for (const auto& v : r.concrete) values += (values.empty() ? "" : ", ") + (v.empty() ? std::string("''") : v);
+      name += " [" + values + "]";
+    }
     if (!counted) {
       std::string in;
       for (const auto& n : r.counted_in) in += (in.empty() ? "" : ", ") + n;

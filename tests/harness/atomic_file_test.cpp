@@ -52,6 +52,21 @@ TEST(AtomicFile, FailedWriteLeavesNoFile) {
   EXPECT_EQ(entries(dir.path()), 0u) << "a temporary file was left behind";
 }
 
+// A writer that keeps a temporary of its own beside the name it is given, as Kineto's export
+// writes NAME.tmp and renames it when done: a failed export (a full disk, ulimit -f) left
+// ".trace.json.tmp-PID.tmp" beside a message saying nothing was written.
+TEST(AtomicFile, AFailedWritersOwnTemporaryIsRemovedToo) {
+  test::TempDir dir;
+  const fs::path target = fs::path(dir.path()) / "trace.json";
+  EXPECT_THROW(write_file_atomically(target,
+                                     [](const fs::path& tmp) {
+                                       std::ofstream(tmp.string() + ".tmp") << "{\"traceEvents\": [";
+                                       throw std::runtime_error("File size limit exceeded");
+                                     }),
+               std::runtime_error);
+  EXPECT_EQ(entries(dir.path()), 0u) << "the writer's temporary was left behind";
+}
+
 TEST(AtomicFile, FailedWriteKeepsThePreviousFile) {
   test::TempDir dir;
   const fs::path target = fs::path(dir.path()) / "trace.json";

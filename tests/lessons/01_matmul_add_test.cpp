@@ -250,6 +250,22 @@ TEST(Lesson01, AnOutFolderThatCannotBeWrittenIsAUsageError) {
   EXPECT_EQ(r.out.find("RESULT:"), std::string::npos) << r.out;
 }
 
+// A file's name the run will write, taken by a folder: said before the run, nothing written (it
+// failed after the run, and left the table and a summary naming the trace it did not write).
+TEST(Lesson01, AFileNameTakenByAFolderIsSaidBeforeTheRun) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() + "/o/eager_cpu_fp32_n16.table.txt");
+  const auto r = run_process(kExe, {"--device", "cpu", "--size", "16", "--dtype", "fp32", "--out", dir.path() + "/o"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "01_matmul_add: error: --out: cannot write " + dir.path() +
+                       "/o/eager_cpu_fp32_n16.table.txt: a folder, not a file; allowed: a folder where the run's files "
+                       "can be written\n");
+  EXPECT_EQ(r.out.find("RESULT:"), std::string::npos) << r.out;
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path() + "/o")) ++files;
+  EXPECT_EQ(files, 1u) << "only the folder that was there";
+}
+
 // A run whose report cannot reach standard output (a full disk) is not a pass, though the
 // check and the trace succeeded: said on standard error with the system's reason, exit 2; --help
 // as well.

@@ -195,6 +195,25 @@ TEST(DataParallel, ContradictoryBackendAndDeviceAreRefusedBeforeTheRanksStart) {
   }
 }
 
+// What every rank would say alike is said once, before any rank starts: an --out folder where
+// no file can be made (each rank said it, and the run ended FAILED, exit 1, in 8 lines), and
+// --device cuda without a GPU (a skip line from each rank and one more from the launcher).
+TEST(DataParallel, WhatEveryRankWouldSayIsSaidOnceBeforeTheyStart) {
+  if (std::filesystem::is_directory("/proc/self")) {
+    const auto r = run_process(kLesson, {"--ranks", "2", "--device", "cpu", "--out", "/proc/self/x"});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(r.err.rfind("05_data_parallel: error: --out: cannot make a file in /proc/self/x: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out.find("[rank"), std::string::npos) << r.out;
+  }
+  TempDir dir;
+  const auto cuda = run_process(kLesson, {"--ranks", "2", "--device", "cuda", "--out", dir.path()});
+  if (cuda.exit_code != 77) GTEST_SKIP() << "a usable GPU here: --device cuda ran (exit " << cuda.exit_code << ")";
+  EXPECT_EQ(cuda.out.find("[rank"), std::string::npos) << "no rank started\n" << cuda.out;
+  EXPECT_EQ(cuda.out.find("RESULT: SKIPPED"), cuda.out.rfind("RESULT:")) << cuda.out;
+  EXPECT_EQ(std::count(cuda.out.begin(), cuda.out.end(), '\n'), 2) << cuda.out;
+}
+
 TEST(DataParallel, BadLauncherVariablesAreOneLine) {
   const ScopedEnv rank("RANK", "3"), world("WORLD_SIZE", "2");
   const RanksRun run({});

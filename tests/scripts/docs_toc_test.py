@@ -48,6 +48,13 @@ class DocsToc(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("no such folder", r.stderr)
         self.assertEqual(run().returncode, 2)
+        # A file is not a folder (it said "no such folder"), and --help is help, not a folder.
+        r = run(os.path.abspath(__file__))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(": not a folder; allowed: the Doxygen site's html folder", r.stderr)
+        r = run("--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("docs_toc.py HTML_DIR", r.stdout)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,16 @@ class RunLessonNames(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertEqual(p.stderr, "./run-lesson: nope: not a lesson; allowed: %s\n" % " ".join(LESSONS))
 
+    def test_a_folder_with_a_cmakelists_that_is_no_lesson_is_refused_before_any_set_up(self):
+        # common/ and docs/ have a CMakeLists.txt: they went on to the set-up and the build
+        # ("ninja: error: unknown target 'common'", exit 1).
+        for word in ("common", "docs", "tests"):
+            with self.subTest(word=word):
+                p = run(word)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertEqual(p.stdout, "")
+                self.assertEqual(p.stderr, "./run-lesson: %s: not a lesson; allowed: %s\n" % (word, " ".join(LESSONS)))
+
     def test_help_is_the_usage_on_stdout_and_exit_0(self):
         for flag in ("--help", "-h"):
             with self.subTest(flag=flag):

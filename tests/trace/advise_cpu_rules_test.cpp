@@ -11,6 +11,7 @@
 #include "trace/advise/advise.h"
 #include "trace/advise/cpu_slices.h"
 #include "trace/advise/names.h"  // needs_input_shapes
+#include "trace/advise/rules.h"  // percent_text
 #include "trace/parse.h"
 #include "trace/ranks.h"
 #include "trace/trace_builder.h"
@@ -170,7 +171,7 @@ TEST(AdviseCpu, ALoopOfSmallOperatorsIsNamedWithItsCalls) {
   EXPECT_DOUBLE_EQ(figure(s, "most_calls_in_one"), 300);
   EXPECT_EQ(f->saved_ns, 6000 * kUs);
   EXPECT_EQ(s.text,
-            "a loop of small operators in loss: 1,200 short calls one after another (each under "
+            "a loop of small operators in the range loss: 1,200 short calls one after another (each under "
             "20.0 us, with what it calls), up to 300 of aten::neg in one loop; 6.00 ms in the calls, "
             "6.00 ms (30% of the steps) with the time between them");
   // Most time first: neg (600 x 6 us), then select (600 x 4 us).
@@ -197,11 +198,11 @@ TEST(AdviseCpu, ALoopWithNoCallerIsTheStepsOrTheTopLevels) {
   const Advice in_step = advise_text(loop(true));
   const Symptom* s = symptom(in_step, "op_loop");
   ASSERT_NE(s, nullptr);
-  EXPECT_EQ(s->text.rfind("a loop of small operators in the step: ", 0), 0u) << s->text;
+  EXPECT_EQ(s->text.rfind("a loop of small operators directly in the step: ", 0), 0u) << s->text;
   const Advice without = advise_text(loop(false));
   const Symptom* w = symptom(without, "op_loop");
   ASSERT_NE(w, nullptr);
-  EXPECT_EQ(w->text.rfind("a loop of small operators in the top level: ", 0), 0u) << w->text;
+  EXPECT_EQ(w->text.rfind("a loop of small operators at the top level: ", 0), 0u) << w->text;
   EXPECT_EQ(w->examples.at(0).detail.rfind("300 calls under the top level", 0), 0u) << w->examples[0].detail;
 }
 
@@ -265,7 +266,7 @@ TEST(AdviseCpu, PythonsRowByRowLossIsALoop) {
   EXPECT_DOUBLE_EQ(figure(*s, "loop_calls"), 4790);
   EXPECT_DOUBLE_EQ(figure(*s, "most_calls_in_one"), 599);
   EXPECT_DOUBLE_EQ(figure(*s, "loop_ns"), 27'349'652);
-  EXPECT_EQ(s->text.rfind("a loop of small operators in the step and loss: 4,790 short calls", 0), 0u) << s->text;
+  EXPECT_EQ(s->text.rfind("a loop of small operators directly in the step and in the range loss: 4,790 short calls", 0), 0u) << s->text;
   ASSERT_FALSE(s->examples.empty());
   EXPECT_EQ(s->examples[0].name, "autograd::engine::evaluate_function: SelectBackward0");
   EXPECT_EQ(s->examples[0].detail.rfind("1,198 calls under the step (up to 599 in one loop)", 0), 0u)
@@ -697,6 +698,16 @@ TEST(AdviseCpu, TimeInAStepThatNoOperatorCovers) {
   EXPECT_EQ(s.examples[1].detail, "after aten::add, before aten::relu");
 }
 
+// A share just under a whole one keeps a decimal, cut rather than rounded up: copies "called from
+// aten::mul 100%, aten::log_softmax 0.1%" added up to more than all of them.
+TEST(AdviseCpu, AShareJustUnderAWholeOneIsNotRoundedUpToIt) {
+  EXPECT_EQ(advise_rules::percent_text(0.99877), "99.8%");
+  EXPECT_EQ(advise_rules::percent_text(0.9996), "99.9%");
+  EXPECT_EQ(advise_rules::percent_text(1.0), "100%");
+  EXPECT_EQ(advise_rules::percent_text(0.994), "99%");
+  EXPECT_EQ(advise_rules::percent_text(0.05), "5.0%");
+}
+
 // The finding's "see the effect" command names the trace advise read, not a placeholder; its
 // folder where the command reads every rank's trace; quoted where a shell would split it.
 TEST(AdviseCpu, TheCommandToSeeTheEffectNamesTheTrace) {
@@ -716,6 +727,15 @@ TEST(AdviseCpu, TheCommandToSeeTheEffectNamesTheTrace) {
   EXPECT_EQ(command_for_trace("pil-trace ops traces/TRACE.pt.trace.json", "my runs/it's.json"),
             "pil-trace ops 'my runs/it'\\''s.json'");
   EXPECT_EQ(command_for_trace("./run-lesson 01_matmul_add", "a.json"), "./run-lesson 01_matmul_add");
+  // pil-trace as the user ran it, where the command reads their trace: a trace path given from
+  // another folder does not run with the project's build/bin/pil-trace.
+  EXPECT_EQ(command_for_trace("build/bin/pil-trace chain traces/TRACE.pt.trace.json --range loss", "t.json",
+                              "/opt/pil/bin/pil-trace"),
+            "/opt/pil/bin/pil-trace chain t.json --range loss");
+  EXPECT_EQ(command_for_trace("build/bin/pil-trace ranks TRACES_FOLDER", "runs/r0.json", "pil-trace"),
+            "pil-trace ranks runs");
+  EXPECT_EQ(command_for_trace("build/bin/pil-trace svg docs/traces/x.json.gz", "t.json", "/opt/pil-trace"),
+            "build/bin/pil-trace svg docs/traces/x.json.gz");  // the project's own trace: from its folder
 }
 
 // With Python's frames recorded (with_stack: "python_function" slices), an untraced stretch says
@@ -774,13 +794,16 @@ TEST(AdviseCpu, UntracedNeedsSteps) {
 
 // Two steps of 100 us: the DataLoader's fetch [0, 40) (aten::stack in it), then the model. 80 us
 // of 200 (40%): data preparation on the training thread, the untraced cause.
-std::string data_loading_trace(const char* cat) {
+std::string data_loading_trace(const char* cat, bool workers = false) {
   TraceBuilder b;
   for (int k = 0; k < 2; ++k) {
     const double s = 100.0 * k;
     b.step(k + 1, s, 100);
     const char* op = std::string(cat) == "Operator" ? "Operator" : "cpu_op";
-    b.slice(cat, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", s, 40);
+    b.slice(cat,
+            workers ? "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+                    : "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            s, 40);
     b.slice(op, "aten::stack", s + 10, 20);
     b.slice(op, "aten::mm", s + 41, 58);
   }
@@ -801,6 +824,25 @@ TEST(AdviseCpu, TheDataLoaderOnTheTrainingThread) {
     EXPECT_EQ(f->saved_ns, 80 * kUs);
     EXPECT_TRUE(clean(a, "untraced")) << "the fetch is a range: its time is covered";
   }
+}
+
+// The same fetches with worker processes behind them (_MultiProcessingDataLoaderIter): the
+// training thread waited for workers that did not keep up, a cause of its own. Not "move data
+// preparation to a loader thread": a Python run with num_workers=2 was told so.
+TEST(AdviseCpu, DataLoaderWorkersThatDoNotKeepUp) {
+  const Advice a = advise_text(data_loading_trace("user_annotation", true));
+  const Finding* f = finding(a, "loader_behind");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(clean(a, "untraced"));
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_EQ(s.rule, "data_loading");
+  EXPECT_DOUBLE_EQ(figure(s, "workers"), 1);
+  EXPECT_EQ(f->saved_ns, 80 * kUs);
+  EXPECT_NE(s.text.find("waiting for its worker processes"), std::string::npos) << s.text;
+  EXPECT_NE(s.how.find("with workers that keep up, only the hand-off of a ready batch stays on the step"),
+            std::string::npos) << s.how;
+  EXPECT_NE(f->fix.find("num_workers"), std::string::npos) << f->fix;
+  EXPECT_EQ(f->fix.find("loader thread"), std::string::npos) << f->fix;
 }
 
 TEST(AdviseCpu, RangesWrittenAsOperatorsAreToldByTheirHash) {

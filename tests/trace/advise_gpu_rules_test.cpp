@@ -1062,6 +1062,43 @@ TEST(AdviseNaiveAttention, SdpaAndAClassifierAreQuiet) {
   EXPECT_TRUE(clean(a, "naive_attention"));
 }
 
+// A classifier's softmax at a step's end, and the next step's first layer: two products with a
+// softmax between them, but in two steps (a Python MLP's trace was told to use
+// scaled_dot_product_attention, "at most 2.20x faster", the time between the steps counted).
+TEST(AdviseNaiveAttention, AClassifierBeforeTheNextStepIsQuiet) {
+  TraceBuilder b;
+  for (int k = 0; k < 3; ++k) {
+    const int64_t at = k * 300;
+    b.step(k + 1, at, 250);
+    b.op("aten::linear", at + 10, 60);
+    b.op("aten::relu", at + 75, 10);
+    b.op("aten::linear", at + 90, 60);
+    b.op("aten::softmax", at + 155, 40);
+    b.op("aten::argmax", at + 200, 20);
+  }
+  const Advice a = advise_text(b.str());
+  EXPECT_TRUE(clean(a, "naive_attention"));
+}
+
+// Where shapes were recorded, the second product reads the scores (·V): a softmax whose output
+// no later product takes is not attention, the same products reading it are.
+TEST(AdviseNaiveAttention, TheSecondProductReadsTheScores) {
+  auto with_shapes = [](const char* second_inputs) {
+    Trace t = parse_trace_text(attention_by_hand());
+    t.input_shapes.push_back(t.intern("[[8, 16, 128, 128], [], []]"));
+    t.input_shapes.push_back(t.intern(second_inputs));
+    int matmuls = 0;
+    for (Event& e : t.events) {
+      if (e.name == "aten::softmax") e.input_shapes = 0;
+      if (e.name == "aten::matmul" && ++matmuls == 2) e.input_shapes = 1;
+    }
+    return advise_trace(t);
+  };
+  const Advice reads = with_shapes("[[8, 16, 128, 128], [8, 16, 128, 64]]");
+  EXPECT_NE(symptom(reads, "naive_attention"), nullptr);
+  EXPECT_TRUE(clean(with_shapes("[[8, 128, 1024], [1024, 1024]]"), "naive_attention"));
+}
+
 // nn.MultiheadAttention's fast path: one operator, aten::_native_multi_head_attention, whose
 // children compute the scores (need_weights=True, or any call on a CPU): the rule looks inside
 // it, also under TransformerEncoderLayer's aten::_transformer_encoder_layer_fwd. The same

@@ -419,6 +419,14 @@ TEST(PilTraceSummary, ALaterStepFarLongerThanTheMedianIsNamed) {
   gpu.kernel("k", gpu.call("cudaLaunchKernel", 20, 5), 28, 10);
   const std::string waits = summary(gpu);
   EXPECT_EQ(waits.find("the median (a pause"), std::string::npos) << waits;
+  // One call holding most of the excess is where it went, not a pause (a Python trace's aten::mm
+  // raising its exception: 14.3 ms of a 14.9 ms step): named, with its other calls' median.
+  pil::test::TraceBuilder slow_call = steps({700, 630, 700});
+  slow_call.step(4, 2100, 5800).op("aten::mm", 2101, 5000);
+  const std::string named = summary(slow_call);
+  EXPECT_NE(named.find("ProfilerStep#4 took 5.80 ms, 8.3x the median (most of it in one aten::mm call of 5.00 ms, "
+                       "whose other calls took a median 10.0 us;"),
+            std::string::npos) << named;
 }
 
 // Where the GPU mostly waits, the summary says whether in one long stretch (not a launch-bound

@@ -41,6 +41,17 @@ TEST(ExpectCpu, NoKernelsInACpuTraceIsZero) {
   EXPECT_FALSE(check_expectation(index, parse_expectation("kernels=2")).yes);
 }
 
+// Without profiled steps the figure is the trace's count, said so ("15 per step: 15 calls in the
+// whole trace" spoke of steps the trace does not have).
+TEST(ExpectCpu, WithoutStepsTheCountIsTheTraces) {
+  const Trace t = parse_trace_text(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 5},
+{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5}]})");
+  const TraceIndex index(t);
+  const ExpectAnswer a = check_expectation(index, parse_expectation("calls:aten::mm=2"));
+  EXPECT_TRUE(a.yes);
+  EXPECT_EQ(a.line(), "expect calls:aten::mm=2: yes (measured 2 calls in the whole trace, which has no profiled steps)");
+}
+
 TEST_F(Expect, PeakRangeWithoutMemoryEventsSaysSo) {
   const ExpectAnswer a = ask("peak-range=attn");
   EXPECT_FALSE(a.yes);

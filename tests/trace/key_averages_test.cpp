@@ -247,6 +247,21 @@ TEST(Table, LayoutOfPythonsKeyAveragesTable) {
   EXPECT_EQ(text.find("aten::add"), std::string::npos) << "row limit not applied";
 }
 
+// The name column is as wide as the longest name of every row, the rows a row limit leaves out
+// too (Python's _build_table measures before it applies row_limit): 25 + 4 = 29 here, though the
+// one row shown is named "a".
+TEST(Table, TheNameColumnFitsRowsTheLimitLeavesOut) {
+  const std::vector<Event> events = {
+      cpu("a", Category::CpuOp, 0, 50, 1, 1),
+      cpu("a_very_long_operator_name", Category::CpuOp, 60, 61, 2, 2),
+  };
+  TableOptions o;
+  o.row_limit = 1;
+  const std::string text = format_table(key_averages(events), o);
+  EXPECT_EQ(text.rfind(std::string(29, '-') + "  ", 0), 0u) << text;
+  EXPECT_EQ(text.find("a_very_long"), std::string::npos) << text;
+}
+
 TEST(KeyAverages, StepsGroupIntoOneProfilerStepRowAsPythonsTable) {
   // Python's table rewrites ProfilerStep#N to one ProfilerStep* row (profiler_util.py); the
   // project's old traces named them ProfileStep#N, read as steps too.

@@ -534,7 +534,8 @@ INSTANTIATE_TEST_SUITE_P(
     EveryKind, BadTrace,
     ::testing::Values(
         Bad{"empty", "", "empty"}, Bad{"blank", "  \n ", "empty"},
-        Bad{"not_json", "hello", "not JSON"},
+        Bad{"not_json", "hello", "not JSON"}, Bad{"a_number", "42", "not a Chrome trace: a JSON number"},
+        Bad{"a_literal", " null", "not a Chrome trace: a JSON literal"},
         Bad{"wrong_shape", "{\"events\": []}", "no \"traceEvents\""},
         Bad{"events_not_array", "{\"traceEvents\": 5}", "not an array"},
         Bad{"truncated", "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"dur\": 2}, {\"ph\": \"X\"",

@@ -4,7 +4,6 @@
 
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -103,6 +102,43 @@ TEST_F(PilTrace, PerStepGpuFiguresForTorchProfilersStepsAndTheOldName) {
   }
 }
 
+// chain's --range takes any slice of a thread: a Python function or module torch.profiler
+// recorded (with_stack, with_modules: category python_function) holds the operators it called.
+// The profiler's own span sits on a lane of its own, with nothing to chain: said in one line
+// (it said "1 slice named 'PyTorch Profiler (0)', no instance 0; allowed: --instance 0").
+TEST(PilTraceChain, APythonFunctionHoldsItsOperatorsAndTheProfilersSpanIsSaid) {
+  TempDir tmp;
+  const std::string path = tmp.path() + "/stack.json";
+  std::ofstream(path) << R"js({"traceEvents": [
+{"ph": "X", "cat": "Trace", "ts": 100, "dur": 500, "pid": "Spans", "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}},
+{"ph": "X", "cat": "python_function", "name": "nn.Module: Linear_0", "pid": 7, "tid": 7, "ts": 150, "dur": 100, "args": {"Python id": 3}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 7, "tid": 7, "ts": 160, "dur": 80, "args": {"External id": 1}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 7, "tid": 7, "ts": 170, "dur": 60, "args": {"External id": 2}},
+{"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 7, "tid": 7, "ts": 300, "dur": 10, "args": {"External id": 3}}
+]})js";
+  const auto module = run_process(kTool, {"chain", path, "--range", "nn.Module: Linear_0"});
+  ASSERT_EQ(module.exit_code, 0) << module.err;
+  EXPECT_EQ(module.out, "nn.Module: Linear_0  [+0 ns, 100,000 ns]\n  aten::linear  [+10,000 ns, 80,000 ns]\n"
+                        "    aten::addmm  [+20,000 ns, 60,000 ns]\n");
+  const auto span = run_process(kTool, {"chain", path, "--range", "PyTorch Profiler (0)"});
+  EXPECT_EQ(span.exit_code, 2);
+  EXPECT_EQ(span.out, "");
+  EXPECT_EQ(span.err, "pil-trace: error: --range: 'PyTorch Profiler (0)' holds no operator, range or CUDA call on "
+                      "its lane (the profiler's own span has a lane of its own); allowed: a step, a named range or "
+                      "an operator (svg and slice take any slice's time as a window)\n");
+}
+
+// A "see the effect" command that reads the user's trace runs pil-trace as the user ran it (here
+// by its absolute path), so that it runs from where the trace path was given, not only from
+// the project's folder ("build/bin/pil-trace chain traces/dl0.pt.trace.json" ran from neither).
+TEST(PilTraceAdvise, TheCommandToSeeTheEffectRunsPilTraceAsItWasRun) {
+  const std::string slow = std::string(PIL_FIXTURES_DIR) + "/lessons/06_find_and_fix_slow_cpu_n1.pt.trace.json.gz";
+  const auto r = run_process(kTool, {"advise", slow});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("see the effect: " + kTool + " chain " + slow + " --range "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("see the effect: build/bin/pil-trace chain"), std::string::npos) << r.out;
+}
+
 // advise --min-share moves the floor under every finding (2% of the steps by default): lesson
 // 06's slow at batch 1 builds its mask in 0.9% of its steps, named from a floor of 0.5%; a
 // value outside 0-100 is refused in one line, exit 2.
@@ -143,8 +179,8 @@ TEST(PilTracePython, TorchProfilersStepsAreStepsInAPythonTrace) {
   const auto summary = run_process(kTool, {"summary", fixture});
   ASSERT_EQ(summary.exit_code, 0) << summary.err;
   EXPECT_NE(summary.out.find("3 profiled steps"), std::string::npos) << summary.out;
-  EXPECT_NE(summary.out.find("time per step"), std::string::npos) << summary.out;
-  EXPECT_EQ(summary.out.find("time per trace"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("mean time per step"), std::string::npos) << summary.out;
+  EXPECT_EQ(summary.out.find("time in the trace"), std::string::npos) << summary.out;
   const auto e = run_process(kTool, {"expect", fixture, "steps=3", "calls:aten::mm=1",
                                      "calls:matmul_add=1", "kernels=0"});
   EXPECT_EQ(e.exit_code, 0) << e.out << e.err;
@@ -420,6 +456,32 @@ TEST_F(PilTrace, CommandLineMistakesAreNamedWithWhatIsAllowed) {
             "first))\n");
   EXPECT_EQ(err({"slice", trace, "--out", dir.path() + "/s.json", "--range=a", "--range="}),
             "pil-trace: error: --range: no value given; allowed: --range VALUE (Span: a slice of this name)\n");
+  // A command's flag before the command, a flag pil-trace lacks before any command, and a flag
+  // that takes no value given one (CLI11 said "--json: not a flag of pil-trace summary (did you
+  // mean --json?)", "A subcommand is required", "Could not convert: --json = nope").
+  EXPECT_EQ(err({"--json", "summary", trace}),
+            "pil-trace: error: --json: given before the command; allowed: pil-trace summary TRACE --json (a "
+            "command's flags come after it)\n");
+  EXPECT_EQ(err({"--bogus"}).rfind("pil-trace: error: --bogus: not a flag of pil-trace itself; allowed: a command "
+                                   "first (summary|ops|", 0), 0u);
+  EXPECT_EQ(err({"summary", "--json=nope", trace}),
+            "pil-trace: error: --json: takes no value ('--json=nope'); allowed: --json alone\n");
+  // A flag that would do nothing without another: refused (they ran, exit 0, the flag unused).
+  EXPECT_EQ(err({"svg", trace, "--out", dir.path() + "/i.svg", "--instance", "1"}),
+            "pil-trace: error: --instance without --range; allowed: --instance only with --range\n");
+  EXPECT_EQ(err({"ranks", trace, "--title", "x"}), "pil-trace: error: --title without --svg; allowed: --title only with --svg\n");
+  EXPECT_EQ(err({"ranks", trace, "--step", "0"}), "pil-trace: error: --step without --svg; allowed: --step only with --svg\n");
+  // An empty word as a name: said ("cannot write : Too many levels of symbolic links" for an
+  // --out, the whole table for --range ''), and a new file's folder that takes none (/proc) before
+  // the trace is read, not after the report.
+  EXPECT_EQ(err({"svg", trace, "--out", ""}), "pil-trace: error: --out: an empty name; allowed: a file to write\n");
+  EXPECT_EQ(err({"ranks", trace, "--svg", ""}), "pil-trace: error: --svg: an empty name; allowed: a file to write\n");
+  EXPECT_EQ(err({"kernels", trace, "--range", ""}),
+            "pil-trace: error: --range: an empty name; allowed: a slice's name\n");
+  EXPECT_EQ(err({"chain", trace, "--range", ""}), "pil-trace: error: --range: an empty name; allowed: a slice's name\n");
+  if (std::ifstream("/proc/version").good())  // Linux: /proc takes no new file, root or not
+    EXPECT_EQ(err({"ranks", trace, "--svg", "/proc/x.svg"}).rfind("pil-trace: error: --svg /proc/x.svg: cannot make a "
+                                                                  "file in /proc: ", 0), 0u);
   // A word the command needs, missing: named, with the command's words (CLI11: "b is required").
   EXPECT_EQ(err({"summary"}), "pil-trace: error: TRACE: not given; allowed: pil-trace summary TRACE (TRACE: Trace "
                               "file (.json or .json.gz))\n");
@@ -580,7 +642,7 @@ TEST_F(PilTrace, WhatIsNoTorchProfilerTraceIsSaid) {
                                  "\"name\": \"k\", \"ts\": 1, \"dur\": 5, \"pid\": 0, \"tid\": 7}]}";
   const auto r = run_process(kTool, {"ops", kernels_only, "--roofline"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("no operators in the trace (cpu_op), so no shapes to count: record the CPU too"),
+  EXPECT_NE(r.err.find("no operators in the trace (cpu_op), so no shapes to count: record the CPU's operators"),
             std::string::npos)
       << r.err;
 }
@@ -655,8 +717,21 @@ TEST_F(PilTrace, ATraceOfTheProfilersSpanAloneSaysNothingWasRecorded) {
     const auto r = run_process(kTool, {cmd, path});
     EXPECT_EQ(r.exit_code, 2) << cmd << r.out << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find(": the trace holds only the profiler's own span (its traceEvents holds no operator, range, "
-                         "kernel or memory event): the profiler recorded nothing; record at least one step"),
+    EXPECT_NE(r.err.find(": the trace holds only the profiler's own span (its traceEvents holds no operator, "
+                         "named range, kernel or memory event): the profiler recorded nothing; allowed: a trace with "
+                         "work recorded (with a schedule, at least one step"),
+              std::string::npos) << cmd << r.err;
+  }
+  // A step with nothing in it, and the span: a cycle exported as the next began (advise said "at
+  // most the whole basis faster", untraced work).
+  const std::string with_step = dir.path() + "/step.json";
+  std::ofstream(with_step) << R"js({"traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 1, "tid": 1, "ts": 100, "dur": 74},
+  {"ph": "X", "cat": "Trace", "ts": 50, "dur": 384, "pid": "Spans", "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)"}]})js";
+  for (const char* cmd : {"summary", "advise", "check"}) {
+    const auto r = run_process(kTool, {cmd, with_step});
+    EXPECT_EQ(r.exit_code, 2) << cmd << r.out << r.err;
+    EXPECT_NE(r.err.find(": the trace holds only 1 profiled step with nothing in it and the profiler's span ("),
               std::string::npos) << cmd << r.err;
   }
 }

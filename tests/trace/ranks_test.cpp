@@ -231,6 +231,17 @@ TEST_F(Ranks, ADistributedInfoWithoutARankSaysWhatIsWrong) {
   none.erase(at, comma - at);
   const std::string plain = write("plain.json", none);
   EXPECT_NE(format_ranks(read_ranks({plain})).find("one process: no distributedInfo in plain.json"), std::string::npos);
+  // Two such traces (a schedule's two cycles of one process) are not two ranks: said, with what
+  // a rank's trace holds, not "allowed: traces written by torch.profiler" (they were).
+  const std::string m = message_of({plain, write("plain2.json", none)});
+  EXPECT_NE(m.find("plain.json: cannot tell which rank this is (no distributedInfo in the trace, no 'rank<k>' in "
+                   "its name: not a rank of a torch.distributed run?); allowed: one trace per rank of one run"),
+            std::string::npos) << m;
+  EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 0) << m;
+  // The CPU's computation: the operators of the threads that run no backend slice (one trace of
+  // one thread: its own).
+  EXPECT_NE(format_ranks(read_ranks({plain})).find("computation from the operators on the threads that run none"),
+            std::string::npos);
 }
 
 // Collectives are matched by their order in the step: where the k-th is another kind, or a

@@ -412,9 +412,32 @@ TEST(Summary, NamedRangesCountTheGpuWorkLaunchedInside) {
   b.op("aten::add", 450, 20, "", "", 1, &add);
   b.kernel("add_kernel", b.call("cudaLaunchKernel", 455, 10, add), 480, 40);
   const std::string text = explain_built(b);
-  EXPECT_NE(text.find("named ranges, time per step (CPU / GPU time of the work launched inside, its items added): outer 300 us / 40.0 us, "
+  EXPECT_NE(text.find("named ranges, mean time per step (CPU / GPU time of the work launched inside, its items added): outer 300 us / 40.0 us, "
                       "nccl:all_reduce 100 us / 500 us"),
             std::string::npos) << text;
+}
+
+// Per step, the ranges' figures are totals over the steps divided by their count (a mean, which
+// the line says: a slow first step pulls it above the steps line's median). Without steps they
+// are the trace's totals, and the line says so. Steps of 1000, 100, 100 us, each holding a range
+// of 900, 90, 90 us: mean 360 us, beside a median step of 100 us.
+TEST(Summary, NamedRangesSayTheirTimePerStepIsAMean) {
+  test::TraceBuilder b;
+  const int64_t starts[] = {0, 2000, 3000}, lengths[] = {1000, 100, 100};
+  for (int k = 0; k < 3; ++k) {
+    b.step(k + 1, starts[k], lengths[k]);
+    b.range("forward", starts[k] + 5, lengths[k] * 9 / 10);
+  }
+  const std::string text = explain_built(b);
+  EXPECT_NE(text.find("median 100 us on the CPU"), std::string::npos) << text;
+  EXPECT_NE(text.find("named ranges, mean time per step (CPU): forward 360 us"), std::string::npos) << text;
+
+  test::TraceBuilder stepless;
+  stepless.range("forward", 0, 900);
+  stepless.range("forward", 1000, 100);
+  const std::string whole = explain_built(stepless);
+  EXPECT_NE(whole.find("named ranges, time in the trace (CPU): forward 1.00 ms"), std::string::npos) << whole;
+  EXPECT_EQ(whole.find("per step"), std::string::npos) << whole;
 }
 
 // A range that launches nothing itself while another thread of the process launches its work
@@ -530,7 +553,7 @@ TEST_F(Reports, ExplainNamesTheGpuFigures) {
                       "0.0% of the wait: the GPU busy most of the wait"), std::string::npos) << text;
   EXPECT_NE(text.find("1 graph launch ran 2 kernels"), std::string::npos) << text;
   // matmul_add: [10, 90] us on the CPU; gemm 100 + add_kernel 10 + the graph's 5 + 2 launched inside.
-  EXPECT_NE(text.find("named ranges, time per step (CPU / GPU time of the work launched inside, its items added): matmul_add "
+  EXPECT_NE(text.find("named ranges, mean time per step (CPU / GPU time of the work launched inside, its items added): matmul_add "
                       "80.0 us / 117 us"),
             std::string::npos) << text;
 }

@@ -2,6 +2,8 @@
 // count and where, the time each is measured over, the peak, bound and share, and the
 // evidence line another report cites.
 #include "trace/roofline.h"
+#include "trace/roofline_format.h"
+#include "trace/trace_builder.h"
 
 #include <gtest/gtest.h>
 
@@ -28,6 +30,29 @@ TEST(TraceRoofline, NoRecordedShapesNoRows) {
   EXPECT_FALSE(has_recorded_inputs(t));
   EXPECT_TRUE(roofline_report(TraceIndex(t)).rows.empty());
   EXPECT_TRUE(has_recorded_inputs(read(test::roofline_trace())));
+}
+
+// Two rows whose name, dims and types read alike differ in an input's value: SDPA's is_causal
+// (half the scores, half the FLOPs). Each shows its values as "Concrete Inputs" writes them (a
+// Python trace's two rows printed the same, 2.13M and 4.19M FLOPs).
+TEST(TraceRoofline, RowsThatReadAlikeShowTheValuesTheyDifferIn) {
+  test::TraceBuilder b;
+  const std::string dims = "[[4, 4, 64, 16], [4, 4, 64, 16], [4, 4, 64, 16], [], [], [], []]";
+  const std::string types = R"(["float", "float", "float", "Scalar", "Scalar", "", ""])";
+  b.op_with_inputs("aten::_scaled_dot_product_flash_attention_for_cpu", 0, 10, dims, types,
+                   R"(["", "", "", "0.", "True", "", ""])");
+  b.op_with_inputs("aten::_scaled_dot_product_flash_attention_for_cpu", 20, 10, dims, types,
+                   R"(["", "", "", "0.", "False", "", ""])");
+  b.op_with_inputs("aten::mm", 40, 10, "[[8, 8], [8, 8]]", R"(["float", "float"])", R"(["", ""])");
+  ParseOptions o;
+  o.read_shapes = true;
+  o.read_concrete = true;
+  const Trace t = parse_trace_text(b.str(), "sdpa.json", o);
+  const RooflineReport r = roofline_report(TraceIndex(t));
+  const std::string text = format_roofline(r, RooflineOptions{}, 20);
+  EXPECT_NE(text.find("float, float, float, Scalar, Scalar, '', '' ['', '', '', 0., True, '', '']"), std::string::npos) << text;
+  EXPECT_NE(text.find("float, float, float, Scalar, Scalar, '', '' ['', '', '', 0., False, '', '']"), std::string::npos) << text;
+  EXPECT_NE(text.find("aten::mm [[8, 8], [8, 8]] float, float\n"), std::string::npos) << "a row alone: no values\n" << text;
 }
 
 TEST(TraceRoofline, OnAnH100PcieGpu) {

@@ -160,12 +160,19 @@ struct AdviseOptions {
   /// trace names it (and its folder for `ranks`) instead of the placeholders TRACE and
   /// TRACES_FOLDER. Empty: the placeholders stay.
   std::string trace_path;
+  /// pil-trace as the user ran it (its argv[0]: "build/bin/pil-trace", "pil-trace" on the PATH,
+  /// an absolute path): a command that reads the user's trace runs it, not the project's
+  /// "build/bin/pil-trace", which is the right path only from this project's folder, where a
+  /// trace path given from elsewhere is not. Empty: "build/bin/pil-trace" stays.
+  std::string program;
 };
 
 /// A cause's command with the trace named: "traces/TRACE.pt.trace.json" becomes `trace_path`,
-/// "TRACES_FOLDER" its folder, each quoted for a shell where it needs it; unchanged when
-/// `trace_path` is empty.
-std::string command_for_trace(const std::string& command, const std::string& trace_path);
+/// "TRACES_FOLDER" its folder, each quoted for a shell where it needs it, and there
+/// "build/bin/pil-trace" becomes `program` where one is given; unchanged when `trace_path` is
+/// empty.
+std::string command_for_trace(const std::string& command, const std::string& trace_path,
+                              const std::string& program = "");
 
 /// True when a matrix product's roofline figures have a peak to be held against: a peak given
 /// in `options`, or a GPU of the trace (its head's deviceProperties) in the table of peaks.

@@ -39,7 +39,8 @@ const std::vector<Cause>& all_causes() {
         "--out copy.svg"}},
       {"fp32_gemm", "fp32 matrix products without tensor cores",
        "Let the GEMMs use tensor cores: TF32 for fp32 (at::globalContext()."
-       "setFloat32MatmulPrecision(\"high\"), the lessons' --tf32 on), or bf16/fp16 under autocast "
+       "setFloat32MatmulPrecision(\"high\"), torch.set_float32_matmul_precision(\"high\") in "
+       "Python, the lessons' --tf32 on), or bf16/fp16 under autocast "
        "where the accuracy allows.",
        {"02_linear", "On a GPU", "./run-lesson 02_linear --device cuda --tf32 on"}},
       {"fusion", "Chains of elementwise passes between the matrix products",
@@ -52,7 +53,7 @@ const std::vector<Cause>& all_causes() {
        "variant, which fuses it.",
        {"01_matmul_add", "3. What does addmm change?", "./run-lesson 01_matmul_add --variant all"}},
       {"naive_attention", "Attention materialises its score matrix",
-       "Use at::scaled_dot_product_attention: its fused kernels (flash, memory-efficient) never "
+       "Use at::scaled_dot_product_attention (F.scaled_dot_product_attention in Python): its fused kernels (flash, memory-efficient) never "
        "write the [batch, heads, seq, seq] scores to memory.",
        {"04_transformer", "Then look", "./run-lesson 04_transformer --variant all"}},
       {"exposed_comm", "The step waits for communication: the all-reduce is not hidden",
@@ -113,8 +114,17 @@ const std::vector<Cause>& all_causes() {
        {"03_mlp", "Then look", "./run-lesson 03_mlp --size 8 --variant training"}},
       {"untraced", "Time in the step outside the model's operators: untraced work, data loading",
        "Work the profiler does not see ran on the training thread: data preparation, Python or "
-       "C++ code between operators. Wrap it in a named range (pil::profiler::record_function) to "
+       "C++ code between operators. Wrap it in a named range (pil::profiler::record_function; "
+       "torch.profiler.record_function in Python) to "
        "see it, and move data preparation to a loader thread.",
+       {"06_find_and_fix", "3. The batch on the training thread: `fix2`",
+        "./run-lesson 06_find_and_fix --variant fix2"}},
+      {"loader_behind", "The DataLoader's worker processes do not keep up with the steps",
+       "Give the loader more ahead of the step: more worker processes (num_workers, up to the "
+       "cores training leaves free), persistent_workers=True (workers kept between epochs), a "
+       "larger prefetch_factor, and less work per sample in __getitem__ (decode, tokenize or "
+       "augment once, ahead of training); on a GPU, pin_memory=True. Workers that keep up leave "
+       "only the hand-off of a ready batch on the step.",
        {"06_find_and_fix", "3. The batch on the training thread: `fix2`",
         "./run-lesson 06_find_and_fix --variant fix2"}},
       {"rebuilt_constant", "The same constant tensor is built in every step",

@@ -255,12 +255,24 @@ void loops_found(const RuleContext& c, RuleResult& out) {
     if (g.most_in_one >= threshold::kLoopMinCalls) looping.push_back(&g);
     if (std::find(callers.begin(), callers.end(), g.caller) == callers.end()) callers.push_back(g.caller);
   }
-  std::string where;
-  for (size_t i = 0; i < callers.size() && i < 3; ++i)
-    where += (i ? (i + 1 == callers.size() ? " and " : ", ") : "") + std::string(callers[i]);
-  if (callers.size() > 3) where += ", ...";
+  // Where the loops ran: directly in the step (or a stepless trace's top level), and the named
+  // ranges around them ("in the step and loss" read as the step and the loss).
+  std::string bare, ranges;
+  size_t named = 0;
+  for (std::string_view caller : callers)
+    if (caller == "the step" || caller == "the top level") {
+      bare = caller == "the step" ? "directly in the step" : "at the top level";
+    } else if (named++ < 3) {
+      ranges += std::string(named > 1 ? ", " : "") + std::string(caller);
+    }
+  if (named > 3) ranges += ", ...";
+  if (const size_t comma = ranges.rfind(", "); named >= 2 && named <= 3 && comma != std::string::npos)
+    ranges.replace(comma, 2, " and ");
+  const std::string where =
+      bare + (bare.empty() || ranges.empty() ? "" : " and ") +
+      (ranges.empty() ? "" : (named == 1 ? "in the range " : "in the ranges ") + ranges);
   Symptom s;
-  s.text = "a loop of small operators in " + where + ": " + grouped(calls) +
+  s.text = "a loop of small operators " + where + ": " + grouped(calls) +
            " short calls one after another (each under " + format_duration(loop_call_ns(c.gpu())) +
            (c.gpu() ? ", with what it calls less its launch calls" : ", with what it calls") + "), up to " +
            grouped(most->most_in_one) + " of " +

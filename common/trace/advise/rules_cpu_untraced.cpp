@@ -175,10 +175,11 @@ void data_loading(const RuleContext& c, RuleResult& out) {
   for (size_t i = 0; i < loads.size() && i < c.options.examples; ++i)
     s.examples.push_back(c.example(cs.event(loads[i])));
   s.saved_ns = load_ns;
-  s.how =
-      "the fetches' time (" + format_duration(load_ns) +
-      "), an upper bound: prepared ahead by loader workers, only the hand-off stays on the step";
-  out.symptom(std::move(s));
+  s.how = "the fetches' time (" + format_duration(load_ns) + "), an upper bound: " +
+          (workers ? "with workers that keep up, only the hand-off of a ready batch stays on the step"
+                   : "prepared ahead by loader workers, only the hand-off stays on the step");
+  // Workers that do not keep up are no call for a loader: theirs is a cause of its own.
+  out.symptom(std::move(s), workers ? "loader_behind" : nullptr);
 }
 
 }  // namespace pil::trace::advise_rules

@@ -89,6 +89,25 @@ std::string first_shape(const Trace& t, const Event& e) {
   return std::string(all.substr(open, close - open + 1));
 }
 
+/// True when one of operator `e`'s recorded inputs has the dims `shape` ("[1, 16, 1024, 1024]",
+/// as first_shape writes it): the second product reads the scores (·V), where a softmax between
+/// two products that is not attention feeds something else (a classifier's probabilities
+/// [32, 10], the next step's first layer reading its input [32, 128]).
+bool reads_shape(const Trace& t, const Event& e, std::string_view shape) {
+  if (e.input_shapes >= t.input_shapes.size()) return false;
+  const std::string_view all = t.input_shapes[e.input_shapes];
+  int depth = 0;
+  size_t open = 0;
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (all[k] == '[') {
+      if (++depth == 2) open = k;
+    } else if (all[k] == ']') {
+      if (depth-- == 2 && all.substr(open, k - open + 1) == shape) return true;
+    }
+  }
+  return false;
+}
+
 /// Softmax between two products in `seq` (a thread's top-level operators without views, or a
 /// stream's work).
 template <typename IsProduct, typename IsSoftmax>
@@ -186,11 +205,21 @@ void naive_attention(const RuleContext& c, RuleResult& out) {
     for (Pattern& p : found)
       for (size_t i : p.items) p.time += ev[i].dur_ns;
   }
+  // Attention is one step's: a pattern whose products are in two steps is the end of one step
+  // and the start of the next (a classifier's softmax, then the next step's first layer). Where
+  // shapes were recorded, the second product reads the scores.
   found.erase(std::remove_if(found.begin(), found.end(),
                              [&](const Pattern& p) {
-                               const size_t first = p.items.front();
-                               return ev[first].on_device() ? !c.in_basis_work(first)
-                                                            : !c.in_basis_at(ev[first].start_ns);
+                               const size_t first = p.items.front(), last = p.items.back();
+                               if (ev[first].on_device() ? !c.in_basis_work(first)
+                                                         : !c.in_basis_at(ev[first].start_ns))
+                                 return true;
+                               const bool one_step =
+                                   ev[first].on_device()
+                                       ? c.index.step_of_work(first) == c.index.step_of_work(last)
+                                       : c.index.step_at(ev[first].start_ns) == c.index.step_at(ev[last].start_ns);
+                               return !one_step || (!p.shape.empty() && ev[last].input_shapes < c.trace.input_shapes.size() &&
+                                                    !reads_shape(c.trace, ev[last], p.shape));
                              }),
               found.end());
   if (found.empty()) return;

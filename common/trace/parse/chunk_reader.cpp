@@ -13,6 +13,19 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
+/// What a file that is no trace begins with, for its error: "a JSON number", "text" ...
+std::string begins_as(const char* p, size_t n) {
+  if (n == 0) return "nothing";
+  const char c = p[0];
+  if (c == '-' || (c >= '0' && c <= '9')) return "a JSON number where '{' or '[' begins a trace";
+  if (c == '"') return "a JSON string where '{' or '[' begins a trace";
+  if ((n >= 4 && std::memcmp(p, "null", 4) == 0) || (n >= 4 && std::memcmp(p, "true", 4) == 0) ||
+      (n >= 5 && std::memcmp(p, "false", 5) == 0))
+    return "a JSON literal (null, true or false) where '{' or '[' begins a trace";
+  return "not JSON (neither '{' nor '[' first)";
+}
+
+
 constexpr const char* after_array = "after the event array, inside the fields that follow it";
 
 /// A file that starts with UTF-16's byte-order mark (Windows tools write one): refused by name,
@@ -63,8 +76,8 @@ size_t Reader::run() {
   } else if (data_[i] == '{') {
     events_at = read_head(i);
   } else {
-    throw ParseError(label_ + ": not JSON: expected '{' or '[' at byte " +
-                     std::to_string(offset(i)));
+    throw ParseError(label_ + ": not a Chrome trace: " + begins_as(data_ + i, len_ - i) + " at byte " +
+                     std::to_string(offset(i)) + "; allowed: a JSON object with \"traceEvents\", or an array of events");
   }
   if (shapes_also_.shapes_also_if) {
     judge_shapes_also(shapes_also_, *out_);
@@ -618,8 +631,8 @@ uint64_t Reader::read_head_only() {
     return uint64_t(offset(i));
   }
   if (data_[i] != '{')
-    throw ParseError(label_ + ": not JSON: expected '{' or '[' at byte " +
-                     std::to_string(offset(i)));
+    throw ParseError(label_ + ": not a Chrome trace: " + begins_as(data_ + i, len_ - i) + " at byte " +
+                     std::to_string(offset(i)) + "; allowed: a JSON object with \"traceEvents\", or an array of events");
   return uint64_t(offset(read_head(i)));
 }
 

@@ -82,6 +82,7 @@
 using namespace pil::trace;
 using pil::trace::tool::number;
 using pil::trace::tool::one_of;
+using pil::trace::tool::non_empty;
 using pil::trace::tool::output_problem;
 using pil::trace::tool::whole_number;
 using json = nlohmann::ordered_json;
@@ -343,8 +344,8 @@ int report_roofline(const TraceIndex& index, const std::string& path, const Roof
     std::cerr << "pil-trace: error: " << path
               << (ops ? ": no operator input shapes in the trace (Input Dims): record it with shapes (the lessons' "
                         "--record-shapes on, torch.profiler's record_shapes=True)\n"
-                      : ": no operators in the trace (cpu_op), so no shapes to count: record the CPU too "
-                        "(torch.profiler's ProfilerActivity.CPU)\n");
+                      : ": no operators in the trace (cpu_op), so no shapes to count: record the CPU's "
+                        "operators (torch.profiler's ProfilerActivity.CPU) while the work runs\n");
     return 2;
   }
   const RooflineReport r = roofline_report(index, o);
@@ -713,6 +714,15 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
     say_no_instance(t, range, instance);
     return 2;
   }
+  if (lines.size() == 1 && !is_cpu_slice(t.events[lines[0].event].category)) {
+    // Not on a thread's lane: the profiler's span ("PyTorch Profiler (0)", a lane of its own)
+    // holds no operator there, where svg and slice take its time as a window.
+    std::cerr << "pil-trace: error: --range: '" << range
+              << "' holds no operator, range or CUDA call on its lane (the profiler's own span has a lane of "
+                 "its own); allowed: a step, a named range or an operator (svg and slice take any slice's "
+                 "time as a window)\n";
+    return 2;
+  }
   if (as_json) {
     json j = json::array();
     for (const auto& l : lines) {
@@ -804,7 +814,19 @@ std::string before_parsing(CLI::App& app, int argc, char** argv) {
     if (c->get_name() == word) command = c;
   }
   if (argc < 2) return "no command given; allowed: " + allowed + " (--help says what each does)";
-  if (word.rfind("-", 0) == 0) return "";  // --help, or a flag: the parser's to answer
+  if (word.rfind("-", 0) == 0) {
+    if (word == "--help" || word == "-h") return "";  // the parser's to answer
+    // A flag before the command: a command's flags come after it (CLI11 said "--json: not a
+    // flag of pil-trace summary (did you mean --json?)", or "A subcommand is required").
+    const std::string flag = word.substr(0, word.find('='));
+    for (int k = 2; k < argc; ++k)
+      for (const std::string& n : names)
+        if (argv[k] == n)
+          return flag + ": given before the command; allowed: pil-trace " + n + " TRACE " + flag +
+                 " (a command's flags come after it)";
+    return flag + ": not a flag of pil-trace itself; allowed: a command first (" + allowed +
+           "), then its flags, or --help";
+  }
   if (!command) {
     const std::string nearest = pil::nearest_name(word, names);
     return word + ": not a command" + (nearest.empty() ? "" : " (did you mean " + nearest + "?)") + "; allowed: " + allowed;
@@ -813,6 +835,16 @@ std::string before_parsing(CLI::App& app, int argc, char** argv) {
   std::set<std::string> names_of_flags;
   for (const auto& f : flags) names_of_flags.insert(f.first);
   const std::vector<std::string> words(argv + 2, argv + argc);
+  // A flag that takes no value, given one ("--json=nope": CLI11 said "Could not convert").
+  for (const std::string& w : words) {
+    const size_t eq = w.find('=');
+    if (w.rfind("--", 0) != 0 || eq == std::string::npos) continue;
+    const std::string flag = w.substr(0, eq);
+    for (const CLI::Option* opt : command->get_options())
+      if (opt->get_expected_max() == 0)
+        for (const auto& n : opt->get_lnames())
+          if ("--" + n == flag) return flag + ": takes no value ('" + w + "'); allowed: " + flag + " alone";
+  }
   const std::vector<size_t> lacking = pil::flags_without_value(words, names_of_flags);
   if (lacking.empty()) return "";
   std::string flag = words[lacking.front()];
@@ -956,7 +988,8 @@ int run(int argc, char** argv) {
       ->check(number(1e-3, 1e9))->needs(roofline_flag);
   auto* kernels = app.add_subcommand("kernels", "Kernel statistics");
   trace_arg(kernels);
-  kernels->add_option("--range", range, "Only kernels launched inside slices of this name");
+  kernels->add_option("--range", range, "Only kernels launched inside slices of this name")
+      ->check(non_empty("a slice's name"));
   auto* api = app.add_subcommand("api", "CUDA runtime and driver calls");
   trace_arg(api);
   auto* launches = app.add_subcommand("launches", "Launch delays, short kernels, graphs, outliers");
@@ -987,7 +1020,7 @@ int run(int argc, char** argv) {
   threads_opt(expect);
   auto* chain = app.add_subcommand("chain", "A range down to its GPU work");
   trace_arg(chain);
-  chain->add_option("--range", range, "Range or operator name")->required();
+  chain->add_option("--range", range, "Range or operator name")->required()->check(non_empty("a slice's name"));
   chain->add_option("--instance", instance, "Which occurrence (0 = first)")->capture_default_str()->check(whole_number(0));
   auto* diff = app.add_subcommand("diff", "Compare two runs: A, then B");
   diff->add_option("a", path, "Trace A (.json or .json.gz)")->required();
@@ -1004,10 +1037,13 @@ int run(int argc, char** argv) {
   ranks->add_option("traces", rank_paths, "Trace files (one per rank) or folders of them")->required();
   ranks->add_option("--threads", threads, "Reader threads in all, as for one trace: files read at once up to that many, the rest shared among them (0: the cores)")
       ->check(whole_number(0, 1024));
-  ranks->add_option("--svg", out, "Also write a timeline with one lane per rank");
-  ranks->add_option("--title", title, "The picture's title");
+  std::vector<CLI::Option*> out_options;  // --out and --svg: an empty name is refused too
+  CLI::Option* ranks_svg = ranks->add_option("--svg", out, "Also write a timeline with one lane per rank");
+  out_options.push_back(ranks_svg);
+  ranks->add_option("--title", title, "The picture's title")->needs(ranks_svg);
   ranks->add_option("--step", rank_step, "The picture shows this step only (0 = first recorded)")
-      ->check(whole_number(0));
+      ->check(whole_number(0))
+      ->needs(ranks_svg);
   ranks->add_flag("--json", as_json, "Print JSON instead of tables");
   auto* check = app.add_subcommand("check", "Can I trust this trace? What makes its figures wrong (exit 1 with findings)");
   trace_arg(check);
@@ -1036,7 +1072,7 @@ int run(int argc, char** argv) {
       ->default_str("2");
   auto* slice = app.add_subcommand("slice", "A small trace of one step, range or window, for Perfetto");
   slice->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
-  slice->add_option("--out", out, "Trace file to write (.json; .json.gz is gzip-compressed)")->required();
+  out_options.push_back(slice->add_option("--out", out, "Trace file to write (.json; .json.gz is gzip-compressed)")->required());
   threads_opt(slice);
   // The window of svg and slice: a step, a named slice, or a span in us; one of them.
   struct WindowOptions {
@@ -1044,8 +1080,12 @@ int run(int argc, char** argv) {
   };
   auto window_options = [&](CLI::App* sub, const std::string& noun) {
     WindowOptions w{sub->add_option("--step", step, noun + ": the K-th profiled step (0 = first)")->check(whole_number(0)),
-                    sub->add_option("--range", range, noun + ": a slice of this name"), nullptr, nullptr};
-    sub->add_option("--instance", instance, "Which occurrence of --range (0 = first)")->capture_default_str()->check(whole_number(0));
+                    sub->add_option("--range", range, noun + ": a slice of this name")->check(non_empty("a slice's name")),
+                    nullptr, nullptr};
+    sub->add_option("--instance", instance, "Which occurrence of --range (0 = first)")
+        ->capture_default_str()
+        ->check(whole_number(0))
+        ->needs(w.range);
     w.from = sub->add_option("--from-us", from_us,
                              noun + " start, us after the trace window's start (the first step's, or the "
                                     "first event's without steps)")
@@ -1064,7 +1104,7 @@ int run(int argc, char** argv) {
   walk->add_flag("--fields", every_field, "Visit every field of every event, not just each event");
   auto* svg = app.add_subcommand("svg", "Timeline picture");
   svg->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
-  svg->add_option("--out", out, "SVG file to write")->required();
+  out_options.push_back(svg->add_option("--out", out, "SVG file to write")->required());
   threads_opt(svg);
   const WindowOptions svg_window = window_options(svg, "Window");
   svg->add_option("--width", width, "Picture width in pixels")->capture_default_str()->check(whole_number(400, 20000));
@@ -1081,7 +1121,7 @@ int run(int argc, char** argv) {
       app.parse(argc, argv);
       bad = given_twice(app);
     }
-    if (bad.empty() && !out.empty()) {
+    if (bad.empty() && std::any_of(out_options.begin(), out_options.end(), [](CLI::Option* o) { return o->count() > 0; })) {
       std::vector<std::string> inputs = rank_paths;
       inputs.push_back(path);
       bad = output_problem(*ranks ? "--svg" : "--out", out, inputs);
@@ -1174,15 +1214,25 @@ int run(int argc, char** argv) {
     // Nothing but the span Kineto writes over every trace ("PyTorch Profiler (0)", cat "Trace"):
     // a schedule whose active steps were never reached, or a cycle exported after it ended, is
     // torch.profiler's empty trace, not another tool's (the check below said so).
+    // Steps and nothing in them, too: a cycle exported just as the next began (torch.profiler's
+    // schedule with repeat: its last file held ProfilerStep#4, 74 us, and no operator), of which
+    // advise said "at most the whole basis faster: untraced work".
     const bool only_profiler_span =
         !t.events.empty() && std::all_of(t.events.begin(), t.events.end(), is_profiler_span);
-    if (t.events.empty() || only_profiler_span) {  // a valid trace, with nothing any command could say of
+    const size_t steps = size_t(std::count_if(t.events.begin(), t.events.end(), is_step));
+    const bool only_empty_steps =
+        steps > 0 && std::all_of(t.events.begin(), t.events.end(), [](const Event& e) { return is_profiler_span(e) || is_step(e); });
+    if (t.events.empty() || only_profiler_span || only_empty_steps) {  // valid, with nothing any command could say of
       std::cerr << "pil-trace: error: " << path
-                << (only_profiler_span ? ": the trace holds only the profiler's own span ("
-                                       : ": the trace has no events (")
-                << "its traceEvents holds no operator, range, kernel or memory event): the profiler "
-                   "recorded nothing; record at least one step in the schedule's active phase "
-                   "before the trace is written\n";
+                << (only_empty_steps ? ": the trace holds only " + count_of(int64_t(steps), "profiled step", "profiled steps") +
+                                           (steps == 1 ? " with nothing in it" : " with nothing in them") +
+                                           " and the profiler's span ("
+                    : only_profiler_span ? std::string(": the trace holds only the profiler's own span (")
+                                         : std::string(": the trace has no events ("))
+                << "its traceEvents holds no operator, named range, kernel or memory event): the profiler "
+                   "recorded nothing; allowed: a trace with work recorded (with a schedule, at least one "
+                   "step in its active phase before the trace is written; without one, work between the "
+                   "profiler's start and stop)\n";
       return 2;
     }
     // Slices, but none of a category the reports read: another tool's trace in the same format
@@ -1253,6 +1303,7 @@ int run(int argc, char** argv) {
       advise_options.threads = read_options.threads;
       advise_options.min_saved_share = min_share_pct / 100;
       advise_options.trace_path = path;
+      advise_options.program = argv[0];
       const Advice a = advise(index, advise_options);
       if (as_json) std::cout << advice_json(a).dump(2) << "\n";
       else std::cout << format_advice(a, path);

@@ -57,6 +57,12 @@ CLI::Validator number(double min, double max) {
   return finite_number(min, max, "from " + shown(min) + (std::isinf(max) ? " up" : " to " + shown(max)));
 }
 
+CLI::Validator non_empty(const std::string& what) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string { return text.empty() ? "an empty name; allowed: " + what : ""; },
+      what);
+}
+
 CLI::Validator one_of(const std::vector<std::string>& names) {
   std::string allowed;
   for (const auto& n : names) allowed += (allowed.empty() ? "" : "|") + n;
@@ -73,10 +79,17 @@ CLI::Validator one_of(const std::vector<std::string>& names) {
 std::string output_problem(const std::string& flag, const std::string& out,
                            const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
+  if (out.empty()) return flag + ": an empty name; allowed: a file to write";
   const std::string said = flag + " " + out + ": ";
-  if (out.empty()) return said + "an empty name; allowed: a file to write";
   if (const std::string why = pil::unwritable_reason(out); !why.empty()) return said + why + "; allowed: a file to write";
   std::error_code ec;
+  // A new file: its folder must take one (/proc's does not, nor a read-only folder), said before
+  // the trace is read rather than after the report.
+  if (!fs::exists(out, ec)) {
+    const fs::path dir = fs::path(out).has_parent_path() ? fs::path(out).parent_path() : fs::path(".");
+    if (const std::string why = pil::folder_unwritable_reason(dir); !why.empty())
+      return said + "cannot make a file in " + dir.string() + ": " + why + "; allowed: a file to write";
+  }
   for (const std::string& in : inputs)
     if (!in.empty() && fs::equivalent(out, in, ec))
       return said + (in == out ? "the trace" : "the trace " + in) + " this command reads; allowed: another file";

@@ -18,6 +18,9 @@ CLI::Validator whole_number(long long min, long long max = std::numeric_limits<l
 /// A finite number from `min` to `max` (no upper bound: infinity; no lower bound: -infinity).
 CLI::Validator number(double min, double max = std::numeric_limits<double>::infinity());
 
+/// A name that is not empty (`what` says what is allowed: "a slice's name").
+CLI::Validator non_empty(const std::string& what);
+
 /// One of `names`, in any case, taken as written in `names` ("HTA" is "hta").
 CLI::Validator one_of(const std::vector<std::string>& names);
 
