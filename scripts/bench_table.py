@@ -25,8 +25,12 @@ the rows:
              CPU in fp32 (its default batch of 2) and on the GPU in bf16.
 """
 import json
+import os
+import re
 import sys
 from collections import defaultdict
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 # The rows each lesson's goals are checked on (a --benchmark_filter), for a GPU check that runs
 # only those: scripts/gpu-check.sh asks `bench_table.py --goal-filter LESSON`. A lesson without
@@ -77,7 +81,17 @@ def load(path):
 
 
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in ("--help", "-h"):
+        print(__doc__.strip())
+        return 0
     if len(sys.argv) == 3 and sys.argv[1] == "--goal-filter":
+        # A lesson with no goal rows prints an empty line; a name that is no lesson is refused.
+        lessons = sorted(d for d in os.listdir(ROOT) if re.fullmatch(r"[0-9]{2}_\w+", d)
+                         and os.path.isfile(os.path.join(ROOT, d, "CMakeLists.txt")))
+        if sys.argv[2] not in lessons:
+            print("bench_table.py: --goal-filter %s: not a lesson; allowed: %s" % (sys.argv[2], " ".join(lessons)),
+                  file=sys.stderr)
+            return 2
         print(GOAL_ROWS.get(sys.argv[2], ""))
         return 0
     if len(sys.argv) != 2 or sys.argv[1].startswith("-"):

@@ -262,7 +262,7 @@ def main():
     if args.ranks:
         return bench_ranks(args)
     n_cores = usable_cores()
-    if args.threads:
+    if args.threads is not None:  # "--threads ''" is no list, not the default
         try:
             counts = sorted({int(x) for x in args.threads.split(",")})
         except ValueError:
@@ -278,10 +278,14 @@ def main():
 
     tool = os.path.join(args.build, "bin", "pil-trace")
     if not os.path.exists(tool):
-        sys.exit("no %s: build first (cmake --build %s --target pil-trace)" % (tool, args.build))
+        print("bench_trace.py: --build: no %s; allowed: a build folder with pil-trace built (cmake --build %s "
+              "--target pil-trace)" % (tool, args.build), file=sys.stderr)
+        return 2
     other = os.path.join(args.against, "bin", "pil-trace") if args.against else None
     if other and not os.path.exists(other):
-        sys.exit("--against: no %s: build it first (cmake --build %s --target pil-trace)" % (other, args.against))
+        print("bench_trace.py: --against: no %s; allowed: another build folder with pil-trace built (cmake --build "
+              "%s --target pil-trace)" % (other, args.against), file=sys.stderr)
+        return 2
     bench_dir = os.path.join(CACHE, "bench")
     os.makedirs(bench_dir, exist_ok=True)
     trace = os.path.join(bench_dir, "trace-%dMB.json" % args.size_mb)
@@ -381,7 +385,9 @@ def bench_ranks(args):
     """Two rank traces analysed together against one alone: time and peak memory."""
     tool = os.path.join(args.build, "bin", "pil-trace")
     if not os.path.exists(tool):
-        sys.exit("no %s: build first (cmake --build %s --target pil-trace)" % (tool, args.build))
+        print("bench_trace.py: --build: no %s; allowed: a build folder with pil-trace built (cmake --build %s "
+              "--target pil-trace)" % (tool, args.build), file=sys.stderr)
+        return 2
     bench_dir = os.path.join(CACHE, "bench")
     os.makedirs(bench_dir, exist_ok=True)
     traces = [os.path.join(bench_dir, "trace-%dMB-rank%d.json" % (args.size_mb, rank)) for rank in (0, 1)]

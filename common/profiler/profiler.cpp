@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -75,9 +78,15 @@ TraceHandler tensorboard_trace_handler(const fs::path& dir_name, std::string wor
     throw std::runtime_error("tensorboard_trace_handler: cannot create the folder " +
                              dir_name.string() + ": " +
                              (ec ? ec.message() : std::string("a file of that name exists")));
-  if (::access(dir_name.c_str(), W_OK) != 0)
+  // A file made and removed: access(W_OK) passes for root where no file can be made (/sys's
+  // folders, a read-only mount), found only when the first trace was written, after the run.
+  std::string probe = (dir_name / ".pil-write-check-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
     throw std::runtime_error("tensorboard_trace_handler: the folder " + dir_name.string() +
-                             " is not writable");
+                             " is not writable: " + std::strerror(errno));
+  ::close(fd);
+  fs::remove(probe, ec);
   if (worker_name.empty()) {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);

@@ -107,5 +107,18 @@ class BenchTable(unittest.TestCase):
                 self.assertTrue(r.stderr.startswith("bench_table.py: " + path + ": "), r.stderr)
                 self.assertNotIn("Traceback", r.stderr)
 
+    def test_goal_filter_of_a_name_that_is_no_lesson_is_refused_and_help_is_help(self):
+        # An empty line for "nope" read as a lesson without goals (exit 0); --help was a usage error.
+        r = subprocess.run([sys.executable, SCRIPT, "--goal-filter", "nope"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertTrue(r.stderr.startswith("bench_table.py: --goal-filter nope: not a lesson; allowed: 01_"), r.stderr)
+        self.assertEqual(r.stdout, "")
+        r = subprocess.run([sys.executable, SCRIPT, "--goal-filter", "05_data_parallel"], capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stdout), (0, "\n"), r.stderr)  # a lesson with no goal rows
+        r = subprocess.run([sys.executable, SCRIPT, "--help"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--goal-filter", r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()
