@@ -1462,11 +1462,16 @@ def main():
                         "committed output (the load average is named anyway)")
     args = p.parse_args()
     if args.github_text is not None:
-        try:
-            problems = [x for page in (args.github_text or github_pages(args.root)) for x in github_text_problems(page)]
-        except OSError as e:
-            print("docs_page.py: error: %s" % e, file=sys.stderr)
-            return 2
+        problems = []
+        for page in args.github_text or github_pages(args.root):
+            try:
+                problems += github_text_problems(page)
+            except OSError as e:
+                print("docs_page.py: error: %s" % e, file=sys.stderr)
+                return 2
+            except UnicodeDecodeError:
+                print("docs_page.py: error: %s: not UTF-8 text; allowed: markdown pages" % page, file=sys.stderr)
+                return 2
         for x in problems:
             print("docs_page.py: %s: Doxygen's syntax, which GitHub shows as it is" % x, file=sys.stderr)
         if problems:
@@ -1495,6 +1500,10 @@ def main():
         return e.code
     except OSError as e:
         print("docs_page.py: error: %s" % e, file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as e:
+        print("docs_page.py: error: a page or file it reads is not UTF-8 text (%s); allowed: markdown pages"
+              % e.reason, file=sys.stderr)
         return 2
     return 0
 

@@ -105,6 +105,9 @@ std::string whole_number_problem(std::string_view text, int64_t min, int64_t max
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, parsed);
   if (ec == std::errc::invalid_argument || ptr != end) return "'" + std::string(text) + "' is not a whole number" + allowed;
+  // Past the type's own end ("from 0 up" read as no end at all): the end said.
+  if (ec == std::errc::result_out_of_range && max == std::numeric_limits<int64_t>::max())
+    return std::string(text) + " is out of range" + allowed + " to " + std::to_string(max);
   if (ec == std::errc::result_out_of_range || parsed < min || parsed > max)
     return std::string(text) + " is out of range" + allowed;
   value = parsed;

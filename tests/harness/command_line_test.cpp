@@ -83,8 +83,11 @@ TEST(CommandLine, AWholeNumberIsParsedOrItsProblemSaidWithTheRange) {
   EXPECT_EQ(whole_number_problem("4.5", 1, 64, v), "'4.5' is not a whole number; allowed: a whole number from 1 to 64");
   EXPECT_EQ(whole_number_problem("0", 1, 64, v), "0 is out of range; allowed: a whole number from 1 to 64");
   EXPECT_EQ(whole_number_problem("-1", 0, INT64_MAX, v), "-1 is out of range; allowed: a whole number from 0 up");
+  // Past int64's end, the end is said ("from 0 up" alone read as no end at all).
+  EXPECT_EQ(whole_number_problem("9223372036854775808", 0, INT64_MAX, v),
+            "9223372036854775808 is out of range; allowed: a whole number from 0 up to 9223372036854775807");
   EXPECT_EQ(whole_number_problem("99999999999999999999", 0, INT64_MAX, v),
-            "99999999999999999999 is out of range; allowed: a whole number from 0 up");
+            "99999999999999999999 is out of range; allowed: a whole number from 0 up to 9223372036854775807");
   EXPECT_EQ(whole_number_problem("", 1, 64, v), "no value given; allowed: a whole number from 1 to 64");
   EXPECT_EQ(v, 42) << "left as it was on a problem";
 }

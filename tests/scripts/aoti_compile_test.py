@@ -69,6 +69,21 @@ class FailedCompile(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("--flag heads=three: expected NAME=INTEGER", r.stderr)
 
+    def test_an_out_folder_that_takes_no_file_is_a_usage_error_before_compiling(self):
+        # It ended in two tracebacks (FileNotFoundError) after the compile.
+        if not os.path.isdir("/proc/self"):
+            self.skipTest("no /proc/self on this system")
+        d = new_folder()
+        lesson = os.path.join(d, "09_demo")
+        os.makedirs(lesson)
+        with open(os.path.join(lesson, "compiled.py"), "w") as f:
+            f.write(BROKEN)
+        r = subprocess.run(COMMAND + [SCRIPT, "--lesson-dir", lesson, "--device", "cpu", "--dtype", "fp32",
+                                      "--out", "/proc/self/x.pt2"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("error: --out /proc/self/x.pt2: cannot make a file in /proc/self: ", r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -755,6 +755,19 @@ class PageOfItsOwn(unittest.TestCase):
         self.assertIn("09_demo/README.md:3: \\ref", r.stderr)
         self.assertNotIn("build", r.stderr.replace(self.root, ""))
 
+    def test_a_file_that_is_not_utf8_text_is_one_line_and_exit_2(self):
+        # It ended in a UnicodeDecodeError traceback.
+        bad = os.path.join(self.root, "binary.md")
+        with open(bad, "wb") as f:
+            f.write(b"# x\n\xd0\x88\xff\n")
+        r = run("--github-text", bad)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr, "docs_page.py: error: %s: not UTF-8 text; allowed: markdown pages\n" % bad)
+        r = run("--check", "--source", bad)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
 
 # A fake lesson that starts two ranks: its launcher prefixes each rank's lines with "[rankK] ".
 FAKE_RANKS_LESSON = FAKE_LESSON_HEAD + """for r in 0 1; do echo $n > "$out/t_rank$r.json"; done
