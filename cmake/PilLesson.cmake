@@ -191,7 +191,7 @@ function(_pil_lesson_compiled name flag_sets)
       BYPRODUCTS ${_dir}/${_stem}.pt2
       COMMAND ${PIL_AOTI_COMMAND} ${PROJECT_SOURCE_DIR}/scripts/aoti_compile.py --lesson-dir ${_src}
               --device cpu --dtype fp32 ${_args} --out ${_dir}/${_stem}.pt2 --keep-going
-      DEPENDS ${_src}/compiled.py ${PROJECT_SOURCE_DIR}/scripts/aoti_compile.py
+      DEPENDS ${_src}/compiled.py ${PROJECT_SOURCE_DIR}/scripts/aoti_compile.py ${PROJECT_SOURCE_DIR}/scripts/folder_check.py
       JOB_POOL pil_aoti
       COMMENT "AOTInductor: compiling ${name}'s workload for cpu fp32 ${_set} (a minute the first time)"
       VERBATIM)

@@ -31,6 +31,8 @@ import tempfile
 import time
 import traceback
 
+from folder_check import folder_problem
+
 DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 
@@ -135,14 +137,9 @@ def main():
         p.error("--out %s: the package's name must end in .pt2" % args.out)
     if not os.path.isfile(os.path.join(args.lesson_dir, "compiled.py")):
         p.error("--lesson-dir %s: no compiled.py there" % args.lesson_dir)
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    try:  # a folder that takes no file (/proc) is said now, not in two tracebacks after compiling
-        os.makedirs(out_dir, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".pil-write-check-", dir=out_dir)
-        os.close(fd)
-        os.remove(probe)
-    except OSError as e:
-        p.error("--out %s: cannot make a file in %s: %s" % (args.out, out_dir, e.strerror or e))
+    # A folder that takes no file (/proc) is said now, not in two tracebacks after compiling.
+    if folder_problem(os.path.dirname(os.path.abspath(args.out))):
+        p.error("--out %s: %s" % (args.out, folder_problem(os.path.dirname(os.path.abspath(args.out)))))
     status = args.out[:-len(".pt2")] + ".status"
     start, cpu_start = time.monotonic(), cpu_seconds()
     try:

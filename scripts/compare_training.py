@@ -42,7 +42,8 @@ from collections import Counter, namedtuple
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree from the imports below
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_with_python import SKIP, chains, out_folder_problem, python_torch  # noqa: E402
+from compare_with_python import SKIP, chains, python_torch  # noqa: E402
+from folder_check import folder_problem  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TWIN = os.path.join(ROOT, "docs", "examples", "profile_training.py")
@@ -203,8 +204,8 @@ def main():
         print("compare_training: --program %s: not an executable; allowed: the built C++ program "
               "(build/bin/profile_training)" % args.program, file=sys.stderr)
         return 2
-    if args.out and out_folder_problem(args.out):
-        print("compare_training: --out: %s; allowed: a folder to write into" % out_folder_problem(args.out),
+    if args.out and folder_problem(args.out):
+        print("compare_training: --out: %s; allowed: a folder to write into" % folder_problem(args.out),
               file=sys.stderr)
         return 2
     if not python_torch():

@@ -26,6 +26,8 @@ import sys
 import tempfile
 from collections import Counter
 
+from folder_check import folder_problem
+
 SKIP = 77
 
 
@@ -133,22 +135,6 @@ def side_by_side(title, a, b):
     return differ
 
 
-def out_folder_problem(path):
-    """Why `path` cannot be the folder the traces are written into ("" when it can be): made
-    where it is missing, then a file made in it and removed (a folder that exists but takes no
-    file: /proc, a read-only one)."""
-    if os.path.exists(path) and not os.path.isdir(path):
-        return "%s exists and is not a folder" % path
-    try:
-        os.makedirs(path, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".pil-write-check-", dir=path)
-        os.close(fd)
-        os.remove(probe)
-    except OSError as e:
-        return "cannot make a file in %s: %s" % (path, e.strerror or e)
-    return ""
-
-
 MAX_SIZE = 8192  # Python's two N x N fp32 tensors and the result: 768 MB at 8192
 
 
@@ -166,9 +152,9 @@ def main():
         print("compare_with_python: --size %d: out of range; allowed: 1 to %d (the N x N matrices "
               "Python builds too)" % (args.size, MAX_SIZE), file=sys.stderr)
         return 2
-    if args.out and out_folder_problem(args.out):
+    if args.out and folder_problem(args.out):
         print("compare_with_python: --out: %s; allowed: a folder to write into"
-              % out_folder_problem(args.out), file=sys.stderr)
+              % folder_problem(args.out), file=sys.stderr)
         return 2
     if not python_torch():
         return SKIP

@@ -5,9 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -16,6 +13,7 @@
 #include <system_error>
 #include <utility>
 
+#include "base/atomic_file.h"
 #include "torch_profiler/torch_profiler.h"
 
 namespace fs = std::filesystem;
@@ -78,15 +76,10 @@ TraceHandler tensorboard_trace_handler(const fs::path& dir_name, std::string wor
     throw std::runtime_error("tensorboard_trace_handler: cannot create the folder " +
                              dir_name.string() + ": " +
                              (ec ? ec.message() : std::string("a file of that name exists")));
-  // A file made and removed: access(W_OK) passes for root where no file can be made (/sys's
+  // A file made and removed (access(W_OK) passes for root where no file can be made: /sys's
   // folders, a read-only mount), found only when the first trace was written, after the run.
-  std::string probe = (dir_name / ".pil-write-check-XXXXXX").string();
-  const int fd = ::mkstemp(probe.data());
-  if (fd < 0)
-    throw std::runtime_error("tensorboard_trace_handler: the folder " + dir_name.string() +
-                             " is not writable: " + std::strerror(errno));
-  ::close(fd);
-  fs::remove(probe, ec);
+  if (const std::string why = pil::folder_unwritable_reason(dir_name); !why.empty())
+    throw std::runtime_error("tensorboard_trace_handler: the folder " + dir_name.string() + " is not writable: " + why);
   if (worker_name.empty()) {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);

@@ -1486,6 +1486,8 @@ Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
   return m;
 }
 
+namespace {
+
 /// The longest operator call inside `step` (its process's, any thread), and the durations of
 /// the trace's other calls of the same name; {nullptr, {}} where the step holds none.
 std::pair<const Event*, std::vector<int64_t>> longest_call_in(const Trace& t, const Event& step) {
@@ -1500,6 +1502,8 @@ std::pair<const Event*, std::vector<int64_t>> longest_call_in(const Trace& t, co
       if (&e != longest && e.category == Category::CpuOp && e.name == longest->name) others.push_back(e.dur_ns);
   return {longest, others};
 }
+
+}  // namespace
 
 std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   const Trace& t = index.trace();
