@@ -39,7 +39,8 @@ GOAL_ROWS = {
     "01_matmul_add": "/cuda/bf16/(64|8192)(/|$)",
     "03_mlp": "^(kernel_.*|ceiling_copy)/cuda/",
     "04_transformer": "^(attention_.*|training|ceiling_gemm)/cuda/bf16/",
-    "06_find_and_fix": "^(slow|fast)/cuda/bf16/",
+    # Every fix's row too: the page's table of each fix's gain against advise's bound.
+    "06_find_and_fix": "^(slow|fix[0-9]+|fast)/cuda/bf16/",
 }
 
 

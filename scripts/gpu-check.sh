@@ -5,15 +5,18 @@
 # against a budget it prints at every phase; a phase that runs out of time is stopped and what
 # was done still comes back:
 #
-#   part 1 (tests, 420 s): configure for the GPU's own architecture (nvidia-smi's compute_cap:
+#   part 1 (tests, 470 s): configure for the GPU's own architecture (nvidia-smi's compute_cap:
 #       9.0 -> 90) with the compiled variants off, build the lessons, pil-trace and the check
 #       programs of the lessons with GPU checks and pil::profiler's tests in one build, run every
 #       lesson's trace runs (ctest label gpu_trace, each at most PIL_TRACE_RUN_TIMEOUT s) and
 #       archive their traces under $OUT at once, then run the other gpu-labelled tests and the
-#       profiler-labelled ones (-j4) but the long ones, then the long ones (label gpu_long:
-#       suites named *GpuLong, minutes each) with the time left;
+#       profiler-labelled ones (-j4) but the long ones, archive what a failed one kept, then the
+#       long ones (label gpu_long: suites named *GpuLong, about two minutes each) with the time
+#       left, where two minutes are;
 #   part 2 (bench, 240 s): build the benchmarks and run the rows that carry the lessons' goals
-#       (scripts/bench_table.py --goal-filter names them) with short min-times, then, where 90 s
+#       (scripts/bench_table.py --goal-filter names them; PIL_GPU_BENCH_LESSONS="06_find_and_fix
+#       01_matmul_add" runs only those lessons') with short min-times, each lesson's JSON written
+#       straight into $OUT (a call cut short keeps the lessons done), then, where 90 s
 #       are left, lesson 01's first-step-gap experiment (scripts/first_step_gap.py, 3 runs a
 #       condition; 01_matmul_add and pil-trace built with the benchmarks for it);
 #   part 3 (aoti, only if time is left: PIL_AOTI_BUDGET seconds, default 150): turn the
@@ -25,9 +28,11 @@
 # compiler (every GPU test would skip, exit 77, and the part would look passed).
 #
 # Here, once:   bash ../shared/device/prepare.sh nlohmann-json3-dev zlib1g-dev
-# Then the device tool's run, carry [".device"]: part 1 with timeout_s 480, part 2 with 300
-# (about 13-14 minutes of the 15 with the machine's start and the transfers); part 3 only with
-# what `status` says is left, its budget under it: PIL_AOTI_BUDGET=<left - 60> bash scripts/gpu-check.sh aoti
+# Then the device tool's run, carry [".device"]: part 1 with timeout_s 520, then part 2 at once
+# with the time the reply's lease says is left: PIL_GPU_CHECK_BUDGET=<budget_left_s - 45> and
+# timeout_s 20 more (about 14 minutes of the 15 with the machine's start and the transfers); part
+# 3 only with what `status` says is left, its budget under it:
+# PIL_AOTI_BUDGET=<left - 60> bash scripts/gpu-check.sh aoti
 #               bash scripts/gpu-check.sh tests     (then bench, then aoti)
 # The machine is held only a short while after a call (the device tool's idle_release_s, 30 s
 # when this was written): send the next part at once. The build folder is kept while the machine
@@ -41,8 +46,11 @@
 # built is one the configure made (`cmake --build build-gpu --target help`), not a fixed list.
 # Leaves in $OUT (at most 8 files come back): gpu-check.log, traces.tar.gz, ctest.txt,
 # ctest-checks.log and ctest-long-checks.log (every check's output, passed ones too) and, when a
-# check failed, checks-kept.tar.gz (the traces of its lesson runs) (part 1), bench.tar.gz,
-# bench-table.txt and first-step-gap.txt (part 2), aoti.tar.gz (part 3); in the archives a trace over 4 MiB is cut to its first profiled step (see archive below). A failed build,
+# check failed, checks-kept.tar.gz (the traces of its lesson runs) (part 1), bench-LESSON.json
+# for each lesson benchmarked (four today), bench-table.txt and first-step-gap.txt (part 2),
+# aoti.tar.gz (part 3); in the archives a trace over 4 MiB is cut to its first profiled step
+# (a failed check's kept traces: over 64 MiB, and over 4 MiB where the archive would not come
+# back whole; see archive below). A failed build,
 # check, lesson or benchmark, a missed goal or a phase out of time makes the exit status 1.
 set -uo pipefail
 
@@ -53,7 +61,7 @@ if [[ ${1:-} == --dry-run ]]; then
 fi
 part=${1:-}
 case $part in
-  tests) budget=420 ;;
+  tests) budget=470 ;;
   bench) budget=240 ;;
   aoti) budget=${PIL_AOTI_BUDGET:-150} ;;
   *) echo "usage: scripts/gpu-check.sh [--dry-run] tests|bench|aoti (part 1: build, traces and checks;" \
@@ -170,14 +178,19 @@ log_libraries() {
   done
 }
 
-# archive NAME DIR: DIR (under the build folder) as $out/NAME, or a failure when nothing is there.
-# What comes back from the machine is at most 16 MiB a file (../shared/device/README.md): a trace
-# over PIL_TRACE_CUT_BYTES (4 MiB) goes in cut to its first profiled step (`pil-trace slice
-# --step 0`, as NAME.step0.pt.trace.json; the whole one stays on the machine), and an archive
-# still over PIL_ARCHIVE_MAX_BYTES (15 MiB) is said and fails the part: it would not come back.
+# archive NAME DIR [CUT]: DIR (under the build folder) as $out/NAME, or a failure when nothing is
+# there. What comes back from the machine is at most 16 MiB a file (../shared/device/README.md):
+# a trace over CUT bytes (PIL_TRACE_CUT_BYTES, 4 MiB) goes in cut to its first profiled step
+# (`pil-trace slice --step 0`, as NAME.step0.pt.trace.json; the whole one stays on the machine),
+# and an archive still over PIL_ARCHIVE_MAX_BYTES (15 MiB) is said and fails the part: it would
+# not come back.
 cut_bytes=${PIL_TRACE_CUT_BYTES:-$((4 << 20))}
 max_bytes=${PIL_ARCHIVE_MAX_BYTES:-$((15 << 20))}
+# A failed check's kept traces go in whole up to 64 MiB (a check reads all their steps: the
+# per-token loop's three, 20 MB), cut as the others where that archive would not come back.
+kept_cut_bytes=${PIL_KEPT_CUT_BYTES:-$((64 << 20))}
 archive() {
+  local limit=${3:-$cut_bytes}
   if ((dry)); then
     run tar -czf "$out/$1" -C "$build" "$2"
     return
@@ -187,10 +200,13 @@ archive() {
     status=1
     return
   fi
-  local stage=$build/.archive/$1 big cut size
+  local stage=$build/.archive/$1 big cut size bigs
   rm -rf "$stage" && mkdir -p "$stage"
   cp -al "$build/$2" "$stage/" 2>/dev/null || cp -a "$build/$2" "$stage/" || { status=1; return; }
-  while IFS= read -r -d '' big; do
+  # The list first: the cuts are written beside them, and a cut still over the limit is no
+  # trace to cut again.
+  mapfile -d '' bigs < <(find "$stage" -name '*.pt.trace.json' -size +"$limit"c -print0)
+  for big in "${bigs[@]}"; do
     size=$(stat -c %s "$big")
     cut=${big%.pt.trace.json}.step0.pt.trace.json
     if "$build/bin/pil-trace" slice "$big" --step 0 --out "$cut" >/dev/null; then
@@ -201,7 +217,7 @@ archive() {
       status=1
     fi
     rm -f "$big"
-  done < <(find "$stage" -name '*.pt.trace.json' -size +"$cut_bytes"c -print0)
+  done
   run tar -czf "$out/$1" -C "$stage" "$2" || status=1
   size=$(stat -c %s "$out/$1" 2>/dev/null || echo 0)
   if ((size > max_bytes)); then
@@ -266,21 +282,33 @@ if [[ $part == tests ]]; then
     cp "$build/Testing/Temporary/LastTest.log" "$out/$log" 2>/dev/null || true
   }
   ((dry)) || : > "$out/ctest.txt"
+  # archive_kept: what failed checks kept, whole where that archive comes back, else cut.
+  archive_kept() {
+    ((dry)) && return
+    [[ -n $(ls -A "$build/kept-traces" 2>/dev/null) ]] || return 0
+    phase "archive the failed checks' traces"
+    local kept_status=$status
+    archive checks-kept.tar.gz kept-traces "$kept_cut_bytes"
+    if (($(stat -c %s "$out/checks-kept.tar.gz" 2>/dev/null || echo 0) > max_bytes)); then
+      echo "archive checks-kept.tar.gz: over what comes back whole: again, each trace over $cut_bytes bytes cut"
+      status=$kept_status
+      archive checks-kept.tar.gz kept-traces
+    fi
+  }
   phase "ctest -L \"gpu|profiler\" (the checks, the long ones after)"
   run_checks ctest-checks.log "$(left)" --no-tests=error -j 4 -L "gpu|profiler" -LE "gpu_trace|gpu_long"
-  # The long checks (suites named *GpuLong: minutes each) last, with the time left, so that one
-  # that runs out of it takes no other check's result with it. Under a minute left: said, not
-  # run, and the part not failed by it (one stopped midway fails it).
+  # Before the long checks: a call cut short in them keeps what the others' failures kept.
+  archive_kept
+  # The long checks (suites named *GpuLong: about two minutes each on an H200) last, with the
+  # time left, so that one that runs out of it takes no other check's result with it. Under two
+  # minutes left: said, not run, and the part not failed by it (one stopped midway fails it).
   phase "ctest -L gpu_long (the long checks)"
   long_left=$(($(left) - 5))
-  if ((long_left < 60)); then
-    echo "not run: the long checks need a minute at least; ${long_left}s left"
+  if ((long_left < 120)); then
+    echo "not run: the long checks need two minutes at least; ${long_left}s left"
   else
     run_checks ctest-long-checks.log "$long_left" --no-tests=ignore -j 1 -L gpu_long
-  fi
-  if ((!dry)) && [[ -n $(ls -A "$build/kept-traces" 2>/dev/null) ]]; then
-    phase "archive the failed checks' traces"
-    archive checks-kept.tar.gz kept-traces
+    archive_kept
   fi
 elif [[ $part == bench ]]; then
   # A fresh machine (the one of part 1 went back: it is held 30 s after a call): configured here.
@@ -288,27 +316,34 @@ elif [[ $part == bench ]]; then
   known=$(targets_of_build)
   benches=()
   for l in "${lessons[@]}"; do
+    # PIL_GPU_BENCH_LESSONS (names, blanks or commas between): only those lessons' rows.
+    if [[ -n ${PIL_GPU_BENCH_LESSONS:-} && " ${PIL_GPU_BENCH_LESSONS//,/ } " != *" $l "* ]]; then continue; fi
     filter=$(python3 scripts/bench_table.py --goal-filter "$l")
     present "${l}_bench" && [[ -n $filter ]] && benches+=("$l")
   done
+  if ((${#benches[@]} == 0)) && [[ -n ${PIL_GPU_BENCH_LESSONS:-} ]]; then
+    echo "gpu-check: no benchmark to run (PIL_GPU_BENCH_LESSONS='$PIL_GPU_BENCH_LESSONS'; allowed: lessons with" \
+         "goals in scripts/bench_table.py and a _bench target)" >&2
+    exit 2
+  fi
   targets=("${benches[@]/%/_bench}")
-  phase "build: ${targets[*]}"
-  within "$(($(left) - 60))" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" || exit 1
-  dir=$(mktemp -d)
-  trap 'rm -rf "$dir"' EXIT  # the JSON is kept in $out's bench.tar.gz
+  if ((${#targets[@]})); then
+    phase "build: ${targets[*]}"
+    within "$(($(left) - 60))" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" || exit 1
+  fi
+  # Each lesson's JSON straight into $out as it ends: a call cut short keeps the lessons done.
   : > "$out/bench-table.txt"
   for l in "${benches[@]}"; do
     filter=$(python3 scripts/bench_table.py --goal-filter "$l")
     phase "${l}_bench $filter"
     within "$(($(left) - 10))" "$build/bin/${l}_bench" --benchmark_filter="$filter" --benchmark_min_time=0.05 \
-      --benchmark_out="$dir/bench-$l.json" --benchmark_out_format=json || status=1
-    if ((!dry)) && [[ -f $dir/bench-$l.json ]]; then
+      --benchmark_out="$out/bench-$l.json" --benchmark_out_format=json || status=1
+    if ((!dry)) && [[ -f $out/bench-$l.json ]]; then
       echo "== $l" | tee -a "$out/bench-table.txt"
-      python3 scripts/bench_table.py "$dir/bench-$l.json" | tee -a "$out/bench-table.txt"
+      python3 scripts/bench_table.py "$out/bench-$l.json" | tee -a "$out/bench-table.txt"
       [[ ${PIPESTATUS[0]} == 0 ]] || status=1
     fi
   done
-  run tar -czf "$out/bench.tar.gz" -C "$dir" .
 
   # Lesson 01's page leaves one experiment to a GPU run: the first recorded step's gap with each
   # candidate cause off in turn (scripts/first_step_gap.py). With the time left only: a part

@@ -84,10 +84,12 @@ std::string unwritable_reason(const fs::path& asked) {
     if (fs::is_directory(st)) return "a folder, not a file";
     if (!fs::is_regular_file(st)) return "not a regular file (a device, FIFO or socket), which writing would replace";
     if (::access(path.c_str(), W_OK) != 0) return std::strerror(errno);
-    return "";
   }
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec)) return "no folder " + dir.string();
+  // The write makes its temporary file in that folder, an existing target or not.
+  if (const std::string why = folder_unwritable_reason(dir); !why.empty())
+    return "cannot make a file in " + dir.string() + ": " + why;
   return "";
 }
 

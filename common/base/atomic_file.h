@@ -21,8 +21,9 @@ bool named_gz(const std::filesystem::path& path);
 
 /// Why `path` cannot be written whole in place (the new file renamed over it), or "": a folder;
 /// a device, FIFO or socket (renamed over, /dev/null would become a plain file); a file this
-/// process may not write; a folder that does not exist. A link is judged by its target, which is
-/// what a write replaces (the link stays).
+/// process may not write; a folder that does not exist, or that takes no new file (the write's
+/// temporary one: "cannot make a file in /proc: ...", folder_unwritable_reason). A link is judged
+/// by its target, which is what a write replaces (the link stays).
 std::string unwritable_reason(const std::filesystem::path& path);
 
 /// Why no file can be made in folder `dir`, or "": found by making (and removing) an empty hidden

@@ -44,12 +44,6 @@ uint64_t free_memory(int device) {
   return free_bytes;
 }
 
-std::string runtime_version() {
-  int v = 0;
-  if (cudaRuntimeGetVersion(&v) != cudaSuccess) return "none";
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
-
 #else  // built without the CUDA toolkit
 
 std::string unavailable_reason() { return "this build has no CUDA toolkit (PIL_WITH_CUDA off or none found)"; }

@@ -25,7 +25,4 @@ std::string device_name(int device);
 /// Free bytes on the device, or 0 when unknown.
 uint64_t free_memory(int device);
 
-/// The CUDA runtime version as "13.0", or "none".
-std::string runtime_version();
-
 }  // namespace pil::cuda

@@ -73,13 +73,13 @@ std::string read_status(const std::string& package) {
 }  // namespace
 
 std::string package_path(const Build& build, const Spec& spec, const Problem& p) {
-  std::string name = std::string(p.device.is_cuda() ? "cuda" : "cpu") + "_" + dtype_name(p.dtype);
+  std::string name = file_device_name(p.device) + "_" + dtype_name(p.dtype);
   for (const auto& f : spec.flags) name += "_" + f.substr(2) + std::to_string(p.options.flag(f));
   return (fs::path(build.package_dir) / (name + ".pt2")).string();
 }
 
 std::string compile_command(const Build& build, const Spec& spec, const Problem& p) {
-  std::string cmd = build.compile_command + " --device " + (p.device.is_cuda() ? "cuda" : "cpu") +
+  std::string cmd = build.compile_command + " --device " + file_device_name(p.device) +
                     " --dtype " + dtype_name(p.dtype);
   for (const auto& f : spec.flags) cmd += " --flag " + f.substr(2) + "=" + std::to_string(p.options.flag(f));
   return cmd + " --out " + package_path(build, spec, p);
@@ -91,7 +91,7 @@ Expected expected_for(const Build& build, const Spec& spec, const Problem& p) {
   std::string flags;
   for (const auto& [name, value] : sorted)
     flags += (flags.empty() ? "" : " ") + name + " " + std::to_string(value);
-  return {build.lesson, p.device.is_cuda() ? "cuda" : "cpu", dtype_name(p.dtype), flags};
+  return {build.lesson, file_device_name(p.device), dtype_name(p.dtype), flags};
 }
 
 bool device_matches(const c10::Device& device, const std::string& package_device) {

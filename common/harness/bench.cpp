@@ -14,8 +14,6 @@
 
 #if PIL_HAVE_CUDA
 #include <cuda_runtime_api.h>
-
-#include "cuda/check.h"
 #endif
 
 namespace pil {
@@ -27,7 +25,12 @@ class EventTimer {
  public:
   EventTimer() {
     PIL_CUDA_CHECK(cudaEventCreate(&start_));
-    PIL_CUDA_CHECK(cudaEventCreate(&end_));
+    try {
+      PIL_CUDA_CHECK(cudaEventCreate(&end_));
+    } catch (...) {  // no destructor runs for a constructor that throws
+      cudaEventDestroy(start_);
+      throw;
+    }
   }
   ~EventTimer() {
     cudaEventDestroy(start_);
@@ -166,7 +169,7 @@ int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
       const c10::Device device = cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
       for (const c10::ScalarType dtype : {at::kFloat, at::kBFloat16})
         for (const int64_t size : cuda ? lesson.bench_sizes_gpu : lesson.bench_sizes_cpu) {
-          const std::string name = v.name + "/" + (cuda ? "cuda" : "cpu") + "/" +
+          const std::string name = v.name + "/" + file_device_name(device) + "/" +
                                    dtype_name(dtype) + "/" + std::to_string(size);
           benchmark::RegisterBenchmark(name.c_str(), [&lesson, &v, device, dtype, size, verify_first](benchmark::State& s) {
             bench_one(s, lesson, v, device, dtype, size, verify_first);

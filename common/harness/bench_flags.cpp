@@ -39,11 +39,6 @@ constexpr Flag kFlags[] = {
     {"--v", Kind::Verbosity},
 };
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return s;
-}
-
 /// A number of seconds, "0.5" (Google Benchmark 1.8 takes "0.5s" and "10x" iterations too, and
 /// those pass; 1.7, Debian 12's, says itself that it wants a plain number), "" when it is one.
 std::string seconds_problem(const std::string& text, bool strict_positive) {
@@ -62,7 +57,7 @@ std::string value_problem(const Flag& f, const std::string& value) {
   switch (f.kind) {
     case Kind::Bool: {
       static const std::vector<std::string> kWords = {"true", "false", "yes", "no", "on", "off", "1", "0"};
-      if (std::find(kWords.begin(), kWords.end(), lower(value)) == kWords.end())
+      if (std::find(kWords.begin(), kWords.end(), lowercase(value)) == kWords.end())
         return "unknown value '" + value + "'; allowed: true|false";
       return "";
     }
@@ -121,15 +116,22 @@ std::string value_problem(const Flag& f, const std::string& value) {
 }  // namespace
 
 std::string benchmark_flag_problem(const std::vector<std::string>& args) {
-  const std::string allowed = "allowed: Google Benchmark's --benchmark_* flags, each as --flag=VALUE (--help lists them)";
+  const char* allowed = "Google Benchmark's --benchmark_* flags, each as --flag=VALUE (--help lists them)";
+  std::vector<std::string> names;
+  for (const Flag& k : kFlags) names.push_back(k.name);
   std::vector<std::string> seen;
   for (const std::string& arg : args) {
     if (arg == "--help" || arg == "-h") continue;
     const size_t eq = arg.find('=');
     const std::string name = arg.substr(0, eq);
     const auto f = std::find_if(std::begin(kFlags), std::end(kFlags), [&](const Flag& k) { return name == k.name; });
-    if (f == std::end(kFlags)) return name + ": not a flag of the benchmarks; " + allowed;
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) return name + ": given twice; allowed: once";
+    if (f == std::end(kFlags)) return word_not_taken(arg, names, "the benchmarks", allowed, allowed);
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      std::vector<std::string> values;  // every value it was given, in order
+      for (const std::string& a : args)
+        if (a.substr(0, a.find('=')) == name) values.push_back(a.find('=') == std::string::npos ? "" : a.substr(a.find('=') + 1));
+      return given_more_than_once(name, values);
+    }
     seen.push_back(name);
     if (eq == std::string::npos) {
       if (f->kind == Kind::Bool) continue;  // a bare boolean flag is true

@@ -1,5 +1,7 @@
 #include "harness/distributed.h"
 
+#include "base/command_line.h"
+
 #include "harness/error_text.h"
 #include "trace/text_table.h"  // count_of
 
@@ -47,12 +49,9 @@ std::optional<std::string> env(const char* name) {
 int env_int(const char* name, int fallback, int lo, int hi) {
   const auto v = env(name);
   if (!v) return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const long x = std::strtol(v->c_str(), &end, 10);
-  if (errno || end == v->c_str() || *end || x < lo || x > hi)
-    throw SetupError(std::string(name) + "=" + *v + ": not allowed; allowed: an integer from " +
-                     std::to_string(lo) + " to " + std::to_string(hi));
+  int64_t x = 0;
+  if (const std::string why = whole_number_problem(*v, lo, hi, x); !why.empty())
+    throw SetupError(std::string(name) + "=" + *v + ": " + why);
   return int(x);
 }
 

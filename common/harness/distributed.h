@@ -1,8 +1,9 @@
 #pragma once
 /// \file
-/// Data-parallel runs: one process per rank, joined by a c10d process group. The one place where
-/// the harness starts ranks, reads a launcher's environment, opens the group and turns its
-/// failures into one clear line.
+/// Data-parallel runs: one process per rank, joined by a c10d process group. How ranks are
+/// started, a launcher's environment read, the backend chosen and the group opened, each failure
+/// as one clear line; lesson.cpp's `run_distributed` calls these in order (launcher or rank) and
+/// says a refused backend or --out folder once, before any rank starts.
 ///
 /// Two ways to start the same binary:
 ///   - as its own launcher, `LESSON --ranks 2`: it starts N copies of itself (fork and exec,

@@ -196,6 +196,16 @@ RankOf rank_of() {
   return {};
 }
 
+/// The files a variant's run writes in `dir`, named by `run_stem` (output_stem's) and, for a
+/// data-parallel rank, `_rank<k>`: one place, so that a file added here is checked before the run too.
+struct RunFiles {
+  fs::path trace, table, summary;
+};
+RunFiles run_files(const fs::path& dir, const std::string& run_stem, const RankOf& rank) {
+  const std::string stem = rank.on ? run_stem + "_rank" + std::to_string(rank.rank) : run_stem;
+  return {dir / (stem + ".pt.trace.json"), dir / (stem + ".table.txt"), dir / (stem + ".summary.json")};
+}
+
 /// The table across ranks, on rank 0, from every rank's trace (after a barrier: all are written).
 /// `stem` names a rank's files without the `_rank<k>` part.
 void report_across_ranks(const fs::path& dir, const std::string& stem) {
@@ -206,7 +216,7 @@ void report_across_ranks(const fs::path& dir, const std::string& stem) {
   if (me.rank != 0) return;
   std::vector<std::string> paths;
   for (int r = 0; r < me.size; ++r)
-    paths.push_back((dir / (stem + "_rank" + std::to_string(r) + ".pt.trace.json")).string());
+    paths.push_back(run_files(dir, stem, {r, me.size, true}).trace.string());
   std::cout << "\n== across ranks (pil-trace ranks on the "
             << (me.size == 1 ? std::string("one trace") : std::to_string(me.size) + " traces") << ")\n";
   try {
@@ -438,12 +448,9 @@ std::string output_stem(const Lesson& lesson, const Variant& variant, const Prob
 /// name taken by a folder failed after the run, and left its table and a summary naming the
 /// trace): "" when each can be.
 std::string outputs_problem(const Lesson& lesson, const std::vector<const Variant*>& runnable, const Problem& p) {
-  const RankOf me = rank_of();
   for (const Variant* v : runnable) {
-    const std::string run_stem = output_stem(lesson, *v, p);
-    const std::string stem = me.on ? run_stem + "_rank" + std::to_string(me.rank) : run_stem;
-    for (const char* ending : {".pt.trace.json", ".table.txt", ".summary.json"}) {
-      const fs::path path = fs::path(p.options.out_dir) / (stem + ending);
+    const RunFiles files = run_files(p.options.out_dir, output_stem(lesson, *v, p), rank_of());
+    for (const fs::path& path : {files.trace, files.table, files.summary}) {
       if (const std::string why = unwritable_reason(path); !why.empty())
         return "--out: cannot write " + path.string() + ": " + why + "; allowed: a folder where the run's files can be written";
     }
@@ -469,17 +476,17 @@ int report_variant(const Lesson& lesson, const Variant& variant, const Problem& 
 
   const RankOf me = rank_of();
   const std::string run_stem = output_stem(lesson, variant, p);
-  const std::string stem = me.on ? run_stem + "_rank" + std::to_string(me.rank) : run_stem;
   const fs::path dir(o.out_dir);
-  const fs::path trace_path = dir / (stem + ".pt.trace.json");
-  const fs::path table_path = dir / (stem + ".table.txt");
-  const fs::path summary_path = dir / (stem + ".summary.json");
+  const RunFiles files = run_files(dir, run_stem, me);
+  const fs::path& trace_path = files.trace;
+  const fs::path& table_path = files.table;
+  const fs::path& summary_path = files.summary;
 
   RunSummary s;
   s.lesson = lesson.name;
   s.variant = variant.name;
   s.libtorch_version = TORCH_VERSION;
-  s.device = p.device.is_cuda() ? "cuda" : "cpu";
+  s.device = file_device_name(p.device);
   s.device_name = device_name;
   s.dtype = dtype_name(p.dtype);
   s.size = o.size;
@@ -636,6 +643,16 @@ std::variant<std::vector<const Variant*>, int> variants_to_run(const Lesson& les
   return runnable;
 }
 
+/// The --out folder made if missing, and a file made and removed in it: what is wrong, or "".
+std::string out_folder_problem(const std::string& out_dir) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) return "--out: cannot create " + out_dir + ": " + ec.message();
+  if (const std::string why = folder_unwritable_reason(out_dir); !why.empty())
+    return "--out: cannot make a file in " + out_dir + ": " + why;
+  return "";
+}
+
 int run_parsed(const Lesson& lesson, const Options& given) {
   if (const auto skipped = skip_without_cuda(lesson, given)) return *skipped;
   const c10::Device device = run_device(given, torch::cuda::is_available());
@@ -659,11 +676,7 @@ int run_parsed(const Lesson& lesson, const Options& given) {
 #endif
 
   check_memory(lesson, problem);
-  std::error_code ec;
-  fs::create_directories(o.out_dir, ec);
-  if (ec) throw UsageError{"--out: cannot create " + o.out_dir + ": " + ec.message()};
-  if (const std::string why = folder_unwritable_reason(o.out_dir); !why.empty())
-    throw UsageError{"--out: cannot make a file in " + o.out_dir + ": " + why};
+  if (const std::string why = out_folder_problem(o.out_dir); !why.empty()) throw UsageError{why};
   if (const std::string why = outputs_problem(lesson, runnable, problem); !why.empty()) throw UsageError{why};
 
   // Several variants: one that throws is that variant's FAILED line, and the others still run
@@ -791,7 +804,9 @@ const char* dtype_name(c10::ScalarType t) {
     case at::kBFloat16: return "bf16";
     case at::kHalf: return "fp16";
     case at::kDouble: return "fp64";
-    default: return "fp32";
+    case at::kFloat: return "fp32";
+    // Not a dtype of the lessons' flags: said as torch says it (an int64 input is no fp32).
+    default: return c10::toString(t);
   }
 }
 
@@ -850,6 +865,23 @@ std::vector<LessonFlag> distributed_flags() {
 }
 
 #if PIL_HAVE_DISTRIBUTED
+/// A backend choice that ends the run, said as every rank and the launcher say it: a usage error
+/// (exit 2) or a skip (exit 77); nothing for a backend to go on with.
+std::optional<int> backend_refusal(const Lesson& lesson, dist::BackendChoice requested,
+                                   const dist::BackendDecision& choice) {
+  if (choice.verdict == dist::BackendDecision::Verdict::Usage) {
+    std::cerr << lesson.name << ": error: " << choice.why << std::endl;
+    return kUsage;
+  }
+  if (choice.verdict == dist::BackendDecision::Verdict::Skip) {
+    std::cout << lesson.name << ": --backend "
+              << (requested == dist::BackendChoice::Auto ? "auto" : dist::to_string(choice.backend)) << ": "
+              << choice.why << "\nRESULT: SKIPPED" << std::endl;
+    return kSkipped;
+  }
+  return std::nullopt;
+}
+
 /// Data-parallel: start the ranks (no launcher around), or be one rank of the group.
 int run_distributed(const Lesson& lesson, Options o, int argc, const char* const argv[]) {
   const std::chrono::seconds timeout(o.flag("--comm-timeout-s"));
@@ -871,21 +903,9 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
       const int gpus = torch::cuda::is_available() ? int(torch::cuda::device_count()) : 0;
       const dist::BackendDecision choice =
           dist::choose_backend(requested, o.device, gpus, ranks, dist::build_has_nccl());
-      if (choice.verdict == dist::BackendDecision::Verdict::Usage) {
-        std::cerr << lesson.name << ": error: " << choice.why << std::endl;
-        return kUsage;
-      }
-      if (choice.verdict == dist::BackendDecision::Verdict::Skip) {
-        std::cout << lesson.name << ": --backend "
-                  << (requested == dist::BackendChoice::Auto ? "auto" : dist::to_string(choice.backend)) << ": "
-                  << choice.why << "\nRESULT: SKIPPED" << std::endl;
-        return kSkipped;
-      }
-      std::error_code ec;
-      fs::create_directories(o.out_dir, ec);
-      std::string why = ec ? ec.message() : folder_unwritable_reason(o.out_dir);
-      if (!why.empty()) {
-        std::cerr << lesson.name << ": error: --out: cannot make a file in " << o.out_dir << ": " << why << std::endl;
+      if (const auto refused = backend_refusal(lesson, requested, choice)) return *refused;
+      if (const std::string why = out_folder_problem(o.out_dir); !why.empty()) {
+        std::cerr << lesson.name << ": error: " << why << std::endl;
         return kUsage;
       }
       const std::vector<std::string> args(argv + 1, argv + argc);
@@ -899,15 +919,7 @@ int run_distributed(const Lesson& lesson, Options o, int argc, const char* const
   const int gpus = torch::cuda::is_available() ? int(torch::cuda::device_count()) : 0;
   const dist::BackendDecision choice =
       dist::choose_backend(requested, o.device, gpus, env.local_world_size, dist::build_has_nccl());
-  if (choice.verdict == dist::BackendDecision::Verdict::Usage) {
-    std::cerr << lesson.name << ": error: " << choice.why << std::endl;
-    return kUsage;
-  }
-  if (choice.verdict == dist::BackendDecision::Verdict::Skip) {
-    std::cout << lesson.name << ": --backend " << (requested == dist::BackendChoice::Auto ? "auto" : dist::to_string(choice.backend))
-              << ": " << choice.why << "\nRESULT: SKIPPED" << std::endl;
-    return kSkipped;
-  }
+  if (const auto refused = backend_refusal(lesson, requested, choice)) return *refused;
   const dist::Backend backend = choice.backend;
   o.device = choice.device;
   if (backend == dist::Backend::Gloo) {
@@ -941,10 +953,17 @@ int with_stdout_checked(const Lesson& lesson, StdoutCheck& out, int code) {
 
 int run_lesson(const Lesson& lesson, int argc, const char* const argv[]) {
   StdoutCheck out;
-  LessonInfo info{lesson.name,      lesson.description,   lesson.default_size,
-                  lesson.max_size,  {},                   lesson.size_help,
-                  lesson.flags,     lesson.profile_memory, lesson.default_size_cpu,
-                  lesson.flag_defaults_cpu};
+  // By name: LessonInfo's fields of one type in another order would still compile, swapped.
+  LessonInfo info;
+  info.name = lesson.name;
+  info.description = lesson.description;
+  info.default_size = lesson.default_size;
+  info.max_size = lesson.max_size;
+  info.size_help = lesson.size_help;
+  info.flags = lesson.flags;
+  info.profile_memory = lesson.profile_memory;
+  info.default_size_cpu = lesson.default_size_cpu;
+  info.flag_defaults_cpu = lesson.flag_defaults_cpu;
   if (lesson.distributed)
     for (auto& f : distributed_flags()) info.flags.push_back(f);
   for (const auto& v : lesson.variants) info.variants.push_back({v.name, v.summary});

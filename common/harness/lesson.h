@@ -4,9 +4,10 @@
 /// the inputs, warm up, profile on a wait/warm-up/active schedule, verify against a float64
 /// reference, print the operator table, write trace, table and summary, end with `RESULT:`.
 ///
-/// A lesson describes its problem and its variants; run_lesson() does the rest:
+/// A lesson describes its problem and its variants; lesson_main() does the rest (run_lesson(),
+/// or the benchmarks in the `_bench` build, then the packages released before CUDA shuts down):
 /// \code
-///   int main(int argc, char** argv) { return pil::run_lesson(kLesson, argc, argv); }
+///   int main(int argc, char** argv) { return pil::lesson_main(kLesson, argc, argv); }
 /// \endcode
 #include <ATen/core/Tensor.h>
 
@@ -168,7 +169,8 @@ struct Lesson {
   bool distributed = false;
 };
 
-/// The dtype's short name, as flags, file names and summaries spell it: fp32, bf16, fp16, fp64.
+/// The dtype's short name, as flags, file names and summaries spell it: fp32, bf16, fp16, fp64
+/// (any other as torch names it: "Long", "Bool").
 const char* dtype_name(c10::ScalarType t);
 
 /// Where one variant stands for one problem, decided before anything runs.

@@ -11,25 +11,6 @@
 
 namespace pil {
 
-const char* to_string(DeviceChoice d) {
-  switch (d) {
-    case DeviceChoice::Auto: return "auto";
-    case DeviceChoice::Cpu: return "cpu";
-    case DeviceChoice::Cuda: return "cuda";
-  }
-  return "?";
-}
-
-const char* to_string(DTypeChoice d) {
-  switch (d) {
-    case DTypeChoice::Auto: return "auto";
-    case DTypeChoice::F32: return "fp32";
-    case DTypeChoice::BF16: return "bf16";
-    case DTypeChoice::F16: return "fp16";
-  }
-  return "?";
-}
-
 namespace {
 
 /// A bad flag value: the message names the flag, the value and what is allowed.

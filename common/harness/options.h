@@ -15,8 +15,6 @@ namespace pil {
 
 enum class DeviceChoice { Auto, Cpu, Cuda };
 enum class DTypeChoice { Auto, F32, BF16, F16 };
-const char* to_string(DeviceChoice d);
-const char* to_string(DTypeChoice d);
 
 /// A flag of one lesson's own (--in-features 32, --bias on|off), beside the shared ones.
 struct LessonFlag {

@@ -42,10 +42,6 @@ std::string unusable(const at::Tensor& out) {
   return {};
 }
 
-Verdict verify(const at::Tensor& out, const at::Tensor& ref, c10::ScalarType dtype) {
-  return verify(out, ref, tolerance_for(dtype));
-}
-
 Verdict verify(const at::Tensor& out, const at::Tensor& ref, const Tolerance& tolerance) {
   Verdict v;
   v.tolerance = tolerance;

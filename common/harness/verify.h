@@ -46,11 +46,8 @@ struct Verdict {
 /// Empty when `out` could be a result: not empty, no NaN or infinity, not all zeros; else why not.
 std::string unusable(const at::Tensor& out);
 
-/// Compares `out` (any dtype, any device) with `ref` (float64, same shape) under the tolerance
-/// for `dtype`.
-Verdict verify(const at::Tensor& out, const at::Tensor& ref, c10::ScalarType dtype);
-
-/// The same under an explicit tolerance.
+/// Compares `out` (any dtype, any device) with `ref` (float64, same shape) under `tolerance`
+/// (tolerance_for(dtype) for a dtype's own).
 Verdict verify(const at::Tensor& out, const at::Tensor& ref, const Tolerance& tolerance);
 
 }  // namespace pil

@@ -16,18 +16,6 @@ namespace pil::trace {
 
 namespace {
 
-// The step number in "ProfilerStep#12"; false when the name has none.
-bool step_number(std::string_view name, int64_t& n) {
-  const size_t hash = name.find('#');
-  if (hash == std::string_view::npos || hash + 1 >= name.size()) return false;
-  n = 0;
-  for (size_t i = hash + 1; i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9' || n > (int64_t(1) << 50)) return false;
-    n = n * 10 + (name[i] - '0');
-  }
-  return true;
-}
-
 struct Finder {
   size_t examples;
   std::deque<CheckFinding> findings;  // a deque: add() hands out references that must stay valid
@@ -76,14 +64,6 @@ void check_gpu_clock(const TraceIndex& index, Finder& f) {
 }
 
 }  // namespace
-
-std::string trace_ts(int64_t ns) {
-  const bool negative = ns < 0;
-  const uint64_t a = negative ? uint64_t(0) - uint64_t(ns) : uint64_t(ns);
-  std::string frac = std::to_string(a % 1000);
-  frac.insert(0, 3 - frac.size(), '0');
-  return (negative ? "-" : "") + std::to_string(a / 1000) + "." + frac;
-}
 
 CheckReport check_trace(const TraceIndex& index, size_t examples) {
   const Trace& t = index.trace();
@@ -347,10 +327,8 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
       }
 
     std::map<int64_t, std::vector<size_t>> by_number;
-    for (size_t s : index.steps) {
-      int64_t n = 0;
-      if (step_number(t.events[s].name, n)) by_number[n].push_back(s);
-    }
+    for (size_t s : index.steps)
+      if (const int64_t n = step_number(t.events[s].name); n >= 0) by_number[n].push_back(s);
     int64_t prev = 0;
     bool first = true;
     for (const auto& [n, steps] : by_number) {

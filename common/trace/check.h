@@ -72,8 +72,6 @@ struct CheckReport {
 /// Every check over the trace; `examples` per finding at most.
 CheckReport check_trace(const TraceIndex& index, size_t examples = 3);
 
-/// A timestamp as the trace writes it: microseconds with three decimals ("1234.567").
-std::string trace_ts(int64_t ns);
 
 /// The report in a few lines per finding.
 std::string format_check(const CheckReport& report, const std::string& path);

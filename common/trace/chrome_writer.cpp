@@ -9,6 +9,7 @@
 
 #include "base/atomic_file.h"
 #include "trace/first_by_id.h"
+#include "trace/text_table.h"  // trace_ts
 
 namespace pil::trace {
 
@@ -19,15 +20,6 @@ const char* kineto_category(Category c) {
 }
 
 namespace {
-
-/// Integer nanoseconds as microseconds with three decimals, exactly ("-1.005", "12.340").
-std::string micros(int64_t ns) {
-  const bool negative = ns < 0;
-  const uint64_t v = negative ? uint64_t(-(ns + 1)) + 1 : uint64_t(ns);
-  char frac[8];
-  std::snprintf(frac, sizeof frac, "%03u", unsigned(v % 1000));
-  return (negative ? "-" : "") + std::to_string(v / 1000) + "." + frac;
-}
 
 std::string quoted(std::string_view s) { return nlohmann::json(std::string(s)).dump(); }
 
@@ -67,15 +59,15 @@ void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& 
     if (const MemoryInfo* m = t.memory_info(e)) {  // an instant event, as Kineto writes it
       begin_event() << "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", "
                     << "\"name\": \"[memory]\", \"pid\": " << e.pid << ", \"tid\": " << e.tid
-                    << ", \"ts\": " << micros(e.start_ns) << ", \"args\": {\"Total Allocated\": "
+                    << ", \"ts\": " << trace_ts(e.start_ns) << ", \"args\": {\"Total Allocated\": "
                     << m->total_allocated << ", \"Bytes\": " << m->bytes << ", \"Device Id\": "
                     << m->device << ", \"Device Type\": " << (m->cuda ? 1 : 0) << "}}";
       continue;
     }
     begin_event() << "{\"ph\": \"X\", \"cat\": \"" << kineto_category(e.category)
                   << "\", \"name\": " << quoted(e.name) << ", \"pid\": " << e.pid
-                  << ", \"tid\": " << e.tid << ", \"ts\": " << micros(e.start_ns)
-                  << ", \"dur\": " << micros(e.dur_ns) << ", \"args\": {";
+                  << ", \"tid\": " << e.tid << ", \"ts\": " << trace_ts(e.start_ns)
+                  << ", \"dur\": " << trace_ts(e.dur_ns) << ", \"args\": {";
     std::string args;
     auto arg = [&](const std::string& kv) { args += (args.empty() ? "" : ", ") + kv; };
     if (e.external_id) arg("\"External id\": " + std::to_string(e.external_id));
@@ -109,10 +101,10 @@ void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& 
       if (const long launch = launch_by_correlation[e.correlation]; launch >= 0) {
         const Event& l = t.events[size_t(launch)];
         begin_event() << "{\"ph\": \"s\", \"id\": " << e.correlation << ", \"pid\": " << l.pid
-                      << ", \"tid\": " << l.tid << ", \"ts\": " << micros(l.start_ns)
+                      << ", \"tid\": " << l.tid << ", \"ts\": " << trace_ts(l.start_ns)
                       << ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}";
         begin_event() << "{\"ph\": \"f\", \"id\": " << e.correlation << ", \"pid\": " << e.pid
-                      << ", \"tid\": " << e.tid << ", \"ts\": " << micros(e.start_ns)
+                      << ", \"tid\": " << e.tid << ", \"ts\": " << trace_ts(e.start_ns)
                       << ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}";
       }
     }

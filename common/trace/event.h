@@ -101,6 +101,19 @@ inline bool is_step_name(std::string_view name) {
   return name.rfind(kStepPrefix, 0) == 0 || name.rfind(kOldStepPrefix, 0) == 0;
 }
 
+/// The number of a step's range ("ProfilerStep#12": 12; the digits after its '#'), or -1 where
+/// there is none: no '#', no digits, anything else after them, or more digits than a step has.
+inline int64_t step_number(std::string_view name) {
+  const size_t hash = name.find('#');
+  if (hash == std::string_view::npos || hash + 1 >= name.size()) return -1;
+  int64_t n = 0;
+  for (size_t i = hash + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || n > (int64_t(1) << 50)) return -1;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+
 /// True for a step's range name or the table's grouped step row ("ProfilerStep*").
 inline bool is_step_row(std::string_view name) { return name == kStepRowName || is_step_name(name); }
 

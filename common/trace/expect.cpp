@@ -1,8 +1,10 @@
 #include "trace/expect.h"
 
 #include "trace/text_table.h"
+#include "base/command_line.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
@@ -22,13 +24,6 @@ constexpr KeyHelp kKeys[] = {
     {"top-op", "top-op=NAME", "the operator with the most self CPU time"},
     {"peak-range", "peak-range=NAME", "the named range where memory peaked (GPU memory if any)"},
 };
-
-bool whole_number(const std::string& s, int64_t& out) {
-  if (s.empty() || s.size() > 12 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return false;
-  out = std::stoll(s);
-  return true;
-}
 
 std::string per_step(double v) {
   char buf[32];
@@ -64,9 +59,11 @@ Expectation parse_expectation(std::string_view text) {
   const bool known = std::any_of(std::begin(kKeys), std::end(kKeys), [&](const KeyHelp& k) { return key == k.key; });
   if (!known)
     throw std::invalid_argument("--expect " + e.text + ": unknown key '" + key + "'; allowed: " + expectation_keys());
-  int64_t n = 0;
-  if ((key == "steps" || key == "kernels" || key == "calls") && !whole_number(e.value, n))
-    throw std::invalid_argument("--expect " + e.text + ": " + key + " takes a whole number, not '" + e.value + "'");
+  if (key == "steps" || key == "kernels" || key == "calls") {
+    if (const std::string why = whole_number_problem(e.value, 0, std::numeric_limits<int64_t>::max(), e.count);
+        !why.empty())
+      throw std::invalid_argument("--expect " + e.text + ": " + key + ": " + why);
+  }
   e.key = key;
   return e;
 }
@@ -82,8 +79,7 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
   const size_t steps = index.steps.size();
   const std::string over =
       steps ? std::to_string(steps) + (steps == 1 ? " profiled step" : " profiled steps") : "the whole trace";
-  int64_t want = 0;
-  whole_number(e.value, want);
+  const int64_t want = e.count;
 
   if (e.key == "steps") {
     a.measured = std::to_string(steps);

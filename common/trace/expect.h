@@ -3,6 +3,7 @@
 /// A learner's prediction checked against a trace: "kernels=5", "calls:aten::mm=3",
 /// "peak-range=attn". Each answer is yes or no with the figure measured, so an exercise ("guess
 /// first, then look") can be checked by the tool rather than by eye.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@ struct Expectation {
   std::string key;    ///< "calls"
   std::string arg;    ///< "aten::mm" (for calls), else empty
   std::string value;  ///< "3"
+  int64_t count = 0;  ///< the value as a number, for steps, kernels and calls
 };
 
 /// What can be predicted, for --help and messages.

@@ -20,7 +20,9 @@
 #include <unordered_map>
 
 #include "trace/nesting.h"
+#include "trace/parse/json_text.h"  // value_end
 #include "trace/reports.h"
+#include "trace/roofline_formulas.h"  // dtype_bytes
 #include "trace/svg.h"
 #include "trace/text_table.h"
 
@@ -92,50 +94,10 @@ std::string short_name(std::string_view name) {
   return std::string(name.substr(0, std::min(name.find('('), name.find('<'))));
 }
 
-int64_t step_number(std::string_view name) {
-  const size_t hash = name.rfind('#');
-  if (hash == std::string_view::npos) return -1;
-  int64_t n = 0;
-  for (char c : name.substr(hash + 1)) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return -1;
-    n = n * 10 + (c - '0');
-  }
-  return n;
-}
-
-int64_t dtype_bytes(const std::string& t) {
+int64_t comm_dtype_bytes(const std::string& t) {  // c10d's names: "Float"
   static const std::map<std::string, int64_t> sizes = {
       {"Float", 4}, {"Double", 8}, {"BFloat16", 2}, {"Half", 2}, {"Int", 4},  {"Long", 8},
       {"Short", 2}, {"Byte", 1},   {"Char", 1},     {"Bool", 1}, {"ComplexFloat", 8}};
-  auto it = sizes.find(t);
-  return it == sizes.end() ? -1 : it->second;
-}
-
-/// Where the JSON value starting at `open` ('{') ends (one past its '}'), or npos when the text
-/// stops first. Strings are skipped whole, so braces inside them do not count.
-size_t object_end(const std::string& s, size_t open) {
-  int depth = 0;
-  for (size_t i = open; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '"') {
-      for (++i; i < s.size() && s[i] != '"'; ++i)
-        if (s[i] == '\\') ++i;
-      if (i >= s.size()) return std::string::npos;
-    } else if (c == '{') {
-      ++depth;
-    } else if (c == '}' && --depth == 0) {
-      return i + 1;
-    }
-  }
-  return std::string::npos;
-}
-
-/// Bytes of one element for the profiler's "Input type" names ("float", "c10::BFloat16").
-int64_t input_type_bytes(const std::string& t) {
-  static const std::map<std::string, int64_t> sizes = {
-      {"float", 4},     {"double", 8},    {"c10::BFloat16", 2}, {"c10::Half", 2},
-      {"long int", 8},  {"int", 4},       {"short int", 2},     {"bool", 1},
-      {"unsigned char", 1}, {"signed char", 1}, {"c10::complex<float>", 8}};
   auto it = sizes.find(t);
   return it == sizes.end() ? -1 : it->second;
 }
@@ -184,6 +146,8 @@ bool is_comm_kernel(std::string_view name) {
     if (rest.compare(0, k.size(), k) == 0) return true;
   return false;
 }
+
+bool is_comm_slice(std::string_view name) { return starts_with_ci(name, "gloo:") || is_comm_kernel(name); }
 
 RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args, const TraceIndex* given) {
   RankProfile p;
@@ -487,7 +451,7 @@ void scan_rank_file(const std::string& path, RankIdentity& id, std::vector<CommA
         }
         open = buf.find('{', a);
       }
-      const size_t end = open == std::string::npos ? std::string::npos : object_end(buf, open);
+      const size_t end = open == std::string::npos ? std::string::npos : detail::value_end(buf, open);
       if (end == std::string::npos) {
         if (!eof) break;  // wait for more text
         pos = hit + 1;    // a truncated file: the parser says so
@@ -535,8 +499,8 @@ void scan_rank_file(const std::string& path, RankIdentity& id, std::vector<CommA
             const auto& types = j["Input type"];
             for (size_t k = 0; k < dims.size() && k < types.size(); ++k) {
               if (!dims[k].is_array() || !types[k].is_string()) continue;
-              const int64_t size = input_type_bytes(types[k].get<std::string>());
-              if (size < 0 || dims[k].empty()) continue;
+              const int64_t size = dtype_bytes(types[k].get<std::string>());
+              if (size <= 0 || dims[k].empty()) continue;
               int64_t n = 1;
               for (const auto& d : dims[k]) n *= d.is_number_integer() ? d.get<int64_t>() : 0;
               bytes += n * size;
@@ -550,7 +514,7 @@ void scan_rank_file(const std::string& path, RankIdentity& id, std::vector<CommA
             c.collective = j["Collective name"].get<std::string>();
           if (j.contains("In msg nelems") && j["In msg nelems"].is_number_integer() &&
               j.contains("dtype") && j["dtype"].is_string()) {
-            const int64_t size = dtype_bytes(j["dtype"].get<std::string>());
+            const int64_t size = comm_dtype_bytes(j["dtype"].get<std::string>());
             if (size > 0) c.bytes = j["In msg nelems"].get<int64_t>() * size;
           }
           args.push_back(std::move(c));

@@ -119,6 +119,10 @@ struct RankProfile {
 /// two-shot all-reduce, multimem all-gather and reduce).
 bool is_comm_kernel(std::string_view name);
 
+/// A slice of the backend's own that the ranks report counts as communication: a Gloo slice
+/// ("gloo:all_reduce", a CPU trace's) or a communication kernel (is_comm_kernel).
+bool is_comm_slice(std::string_view name);
+
 /// One rank's trace, analysed. `args`: its record_param_comms arguments in issue order (for the
 /// collectives' bytes); may be empty. `index`: the trace's index where the caller has one (on a
 /// GPU the steps' work is found through it); else one is made when needed.

@@ -3,7 +3,11 @@
 /// The questions a trace answers, computed instead of read off by eye: kernel statistics, CUDA
 /// API calls, launch delays, GPU busy and idle time per stream, the chain from a named range
 /// down to its GPU work, and the difference between two runs. Each report is plain data; the
-/// text and JSON forms are in report_format.h.
+/// operator table's and the memory report's JSON are report_json.h's, the other reports' text and
+/// JSON are written by pil-trace's commands (tool/pil_trace.cpp), and `explain` (here) says in
+/// words what a lesson's own trace shows. Computed in reports.cpp (the index), gpu_reports.cpp
+/// (kernels, streams, synchronizes), call_reports.cpp (chain, diff, memory, the profiler's own
+/// work) and explain.cpp.
 #include <atomic>
 #include <cstdint>
 #include <map>

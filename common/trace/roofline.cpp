@@ -310,44 +310,4 @@ RooflineReport roofline_report(const TraceIndex& index, const RooflineOptions& o
   return report;
 }
 
-namespace {
-
-std::string figure(double x) {  // "2039", "989.5", "12.1", "0.043"
-  char buf[48];
-  if (x >= 100) std::snprintf(buf, sizeof buf, "%.0f", x);
-  else if (x >= 1) std::snprintf(buf, sizeof buf, "%.3g", x);
-  else std::snprintf(buf, sizeof buf, "%.2g", x);
-  return buf;
-}
-
-std::string percent(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, share >= 0.01 ? "%.0f%%" : "%.1f%%", 100 * share);
-  return buf;
-}
-
-}  // namespace
-
-std::string roofline_evidence(const RooflineRow& row) {
-  std::string head = row.name + " " + row.tensors + " " + row.dtype + ": ";
-  if (row.counted != Counted::Yes) {
-    std::string in;
-    for (const auto& n : row.counted_in) in += (in.empty() ? "" : ", ") + n;
-    return head + "counted in " + (in.empty() ? std::string("its callees") : in);
-  }
-  const bool tera = row.on_gpu && row.peak.gflops >= 1000;
-  const double scale = tera ? 1e-3 : 1;
-  const char* unit = tera ? "TFLOP/s" : "GFLOP/s";
-  const std::string where = row.on_gpu ? "the " + (row.peak.source.empty() ? std::string("GPU") : row.peak.source) + "'s"
-                                       : std::string("the CPU's");
-  if (row.share_of == Bound::Compute)
-    return head + percent(row.share) + " of " + where + " " + (row.peak.kind.empty() ? "" : row.peak.kind + " ") +
-           "peak (" + figure(row.gflops() * scale) + " of " + figure(row.peak.gflops * scale) + " " + unit + ")";
-  if (row.share_of == Bound::Memory)
-    return head + percent(row.share) + " of " + where + " memory bandwidth (" + figure(row.gbps()) + " of " +
-           figure(row.peak.gbps) + " GB/s)";
-  return head + figure(row.gflops() * scale) + " " + unit + ", " + figure(row.gbps()) + " GB/s on " +
-         (row.on_gpu ? "GPU " + std::to_string(row.device) : std::string("the CPU")) + ", no peak to compare with";
-}
-
 }  // namespace pil::trace

@@ -123,10 +123,4 @@ inline std::vector<RooflineRow> roofline_rows(const TraceIndex& index, const Roo
   return roofline_report(index, options).rows;
 }
 
-/// One line of evidence: "aten::mm [512, 512]x[512, 512] float: 4% of the CPU peak (12.1 of
-/// 300 GFLOP/s)"; "aten::add [...] float: 38% of the A100 80GB SXM4's memory bandwidth (775 of
-/// 2039 GB/s)"; "aten::mm [...] float: 12.1 GFLOP/s on the CPU, no peak to compare with";
-/// "aten::matmul [...] float: counted in aten::mm".
-std::string roofline_evidence(const RooflineRow& row);
-
 }  // namespace pil::trace

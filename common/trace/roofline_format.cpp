@@ -33,7 +33,7 @@ std::string percent(double share) {
   return buf;
 }
 
-std::string rate(double x) {  // GFLOP/s and GB/s columns
+std::string rate(double x) {  // GFLOP/s and GB/s: "2039", "989.5", "12.1", "0.043"
   char buf[48];
   std::snprintf(buf, sizeof buf, x >= 100 ? "%.0f" : x >= 1 ? "%.3g" : "%.2g", x);
   return buf;
@@ -161,6 +161,28 @@ nlohmann::ordered_json roofline_json(const RooflineReport& report, const Rooflin
           {"cpu_peak", {{"gflops", or_null(options.cpu_peak_gflops, options.cpu_peak_gflops > 0)},
                         {"gbps", or_null(options.cpu_peak_gbps, options.cpu_peak_gbps > 0)}}},
           {"calls_not_understood", report.calls_not_understood}};
+}
+
+std::string roofline_evidence(const RooflineRow& row) {
+  std::string head = row.name + " " + row.tensors + " " + row.dtype + ": ";
+  if (row.counted != Counted::Yes) {
+    std::string in;
+    for (const auto& n : row.counted_in) in += (in.empty() ? "" : ", ") + n;
+    return head + "counted in " + (in.empty() ? std::string("its callees") : in);
+  }
+  const bool tera = row.on_gpu && row.peak.gflops >= 1000;
+  const double scale = tera ? 1e-3 : 1;
+  const char* unit = tera ? "TFLOP/s" : "GFLOP/s";
+  const std::string where = row.on_gpu ? "the " + (row.peak.source.empty() ? std::string("GPU") : row.peak.source) + "'s"
+                                       : std::string("the CPU's");
+  if (row.share_of == Bound::Compute)
+    return head + percent(row.share) + " of " + where + " " + (row.peak.kind.empty() ? "" : row.peak.kind + " ") +
+           "peak (" + rate(row.gflops() * scale) + " of " + rate(row.peak.gflops * scale) + " " + unit + ")";
+  if (row.share_of == Bound::Memory)
+    return head + percent(row.share) + " of " + where + " memory bandwidth (" + rate(row.gbps()) + " of " +
+           rate(row.peak.gbps) + " GB/s)";
+  return head + rate(row.gflops() * scale) + " " + unit + ", " + rate(row.gbps()) + " GB/s on " +
+         (row.on_gpu ? "GPU " + std::to_string(row.device) : std::string("the CPU")) + ", no peak to compare with";
 }
 
 }  // namespace pil::trace

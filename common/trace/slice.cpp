@@ -16,34 +16,13 @@
 
 #include "trace/check.h"
 #include "trace/parse.h"
+#include "trace/parse/json_text.h"
 #include "trace/parse/sources.h"
+#include "trace/text_table.h"  // trace_ts
 
 namespace pil::trace {
 
 namespace {
-
-bool blank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-// Where the JSON object starting at text[at] ('{') ends (one past its '}'), following strings
-// and escapes; npos when it does not close.
-size_t object_end(std::string_view text, size_t at) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = at; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if (c == '}' || c == ']') {
-      if (--depth == 0) return i + 1;
-    }
-  }
-  return std::string_view::npos;
-}
 
 // A flow arrow's end: its id (as written: a number or a string), category, name and phase,
 // whether it binds to the enclosing slice (bp "e"; a finish without it binds to the next slice),
@@ -145,7 +124,7 @@ std::string slice_text(const TraceIndex& index, std::string_view text, int64_t f
     if (s.offset >= text.size() || text[s.offset] != '{')
       throw ParseError("slice: the trace changed while it was read (no event at byte " +
                        std::to_string(s.offset) + ")");
-    const size_t end = object_end(text, size_t(s.offset));
+    const size_t end = detail::value_end(text, size_t(s.offset));
     if (end == std::string_view::npos)
       throw ParseError("slice: the event at byte " + std::to_string(s.offset) + " does not close");
     return text.substr(size_t(s.offset), end - size_t(s.offset));
@@ -268,13 +247,13 @@ std::string slice_text(const TraceIndex& index, std::string_view text, int64_t f
 
   // The head up to the event array's '[', the kept elements, the tail after its ']'.
   size_t open = size_t(sources.front().offset);
-  while (open > 0 && blank(text[open - 1])) --open;
+  while (open > 0 && detail::is_space(text[open - 1])) --open;
   if (open == 0 || text[open - 1] != '[')
     throw ParseError("slice: no '[' before the first event at byte " +
                      std::to_string(sources.front().offset));
   const std::string_view last = raw_of(sources.back());
   size_t close = size_t(last.data() + last.size() - text.data());
-  while (close < text.size() && blank(text[close])) ++close;
+  while (close < text.size() && detail::is_space(text[close])) ++close;
   if (close >= text.size() || text[close] != ']')
     throw ParseError("slice: no ']' after the last event at byte " +
                      std::to_string(sources.back().offset));

@@ -71,4 +71,12 @@ std::string fixed(double value, int decimals) {
   return buf;
 }
 
+std::string trace_ts(int64_t ns) {
+  const bool negative = ns < 0;
+  const uint64_t a = negative ? uint64_t(0) - uint64_t(ns) : uint64_t(ns);
+  std::string frac = std::to_string(a % 1000);
+  frac.insert(0, 3 - frac.size(), '0');
+  return (negative ? "-" : "") + std::to_string(a / 1000) + "." + frac;
+}
+
 }  // namespace pil::trace

@@ -32,4 +32,8 @@ std::string count_of(long long n, const std::string& one, const std::string& man
 /// For our own summary lines; the key_averages table keeps Python's format (format_time_ns).
 std::string format_duration(int64_t ns);
 
+/// A timestamp as the trace writes it: microseconds with three decimals ("1234.567", "-1.005"),
+/// exactly: what Chrome-trace writers write and what reports quote of it.
+std::string trace_ts(int64_t ns);
+
 }  // namespace pil::trace

@@ -108,7 +108,16 @@ TEST(AtomicFile, AFolderNoFileCanBeMadeInIsSaid) {
   EXPECT_EQ(folder_unwritable_reason(fs::path(dir.path()) / "missing"), "not a folder");
   if (fs::is_directory("/proc/self")) {
     EXPECT_NE(folder_unwritable_reason("/proc/self"), "");
+    // A file to write there is refused too, new or existing: the write's temporary file is made
+    // beside it (an existing /proc file passed access(W_OK), and the write failed after a run).
+    EXPECT_EQ(unwritable_reason("/proc/self/new.json").rfind("cannot make a file in /proc/self: ", 0), 0u)
+        << unwritable_reason("/proc/self/new.json");
+    EXPECT_EQ(unwritable_reason("/proc/self/comm").rfind("cannot make a file in /proc/self: ", 0), 0u)
+        << unwritable_reason("/proc/self/comm");
   }
+  EXPECT_EQ(unwritable_reason(fs::path(dir.path()) / "f.txt"), "");
+  EXPECT_EQ(unwritable_reason(fs::path(dir.path()) / "new.txt"), "");
+  EXPECT_EQ(entries(dir.path()), 1u) << "a probe file was left";
 }
 
 // A write renames a new file over its target: refused where that would replace something that

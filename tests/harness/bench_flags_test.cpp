@@ -36,9 +36,15 @@ TEST(BenchFlags, EachBadValueIsOneLineWithWhatIsAllowed) {
       {{"--benchmark_out=/nonexistent/dir/x.json"}, "--benchmark_out: /nonexistent/dir/x.json: no folder /nonexistent/dir; allowed: a file to write"},
       {{"--benchmark_out=/"}, "--benchmark_out: /: a folder, not a file; allowed: a file to write"},
       {{"--benchmark_out="}, "--benchmark_out: an empty name; allowed: a file to write"},
+      // A folder that takes no new file (the write's temporary one), root or not.
+      {{"--benchmark_out=/proc/self/x.json"}, "--benchmark_out: /proc/self/x.json: cannot make a file in /proc/self: "},
       {{"--benchmark_filter"}, "--benchmark_filter: no value given; allowed: --benchmark_filter=VALUE"},
       {{"--size", "4"}, "--size: not a flag of the benchmarks; allowed: Google Benchmark's --benchmark_* flags"},
-      {{"--benchmark_repetitions=2", "--benchmark_repetitions=3"}, "--benchmark_repetitions: given twice; allowed: once"},
+      {{"--benchmark_repetitions=2", "--benchmark_repetitions=3"},
+       "--benchmark_repetitions: given 2 times (2, 3); allowed: once"},
+      // In the lessons' words (base/command_line.h): a typo's flag named, a word with no flag.
+      {{"--benchmark_filterr=x"}, "--benchmark_filterr: not a flag of the benchmarks (did you mean --benchmark_filter?); allowed: "},
+      {{"extra"}, "'extra': a value with no flag before it; allowed: Google Benchmark's"},
   };
   for (const auto& [args, says] : cases) {
     const std::string p = benchmark_flag_problem(args);

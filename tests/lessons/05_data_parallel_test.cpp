@@ -195,14 +195,14 @@ TEST(DataParallel, ContradictoryBackendAndDeviceAreRefusedBeforeTheRanksStart) {
   }
 }
 
-// What every rank would say alike is said once, before any rank starts: an --out folder where
-// no file can be made (each rank said it, and the run ended FAILED, exit 1, in 8 lines), and
+// What every rank would say alike is said once, before any rank starts: an --out folder that
+// cannot be made (each rank said it, and the run ended FAILED, exit 1, in 8 lines), as 01 says it, and
 // --device cuda without a GPU (a skip line from each rank and one more from the launcher).
 TEST(DataParallel, WhatEveryRankWouldSayIsSaidOnceBeforeTheyStart) {
   if (std::filesystem::is_directory("/proc/self")) {
     const auto r = run_process(kLesson, {"--ranks", "2", "--device", "cpu", "--out", "/proc/self/x"});
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-    EXPECT_EQ(r.err.rfind("05_data_parallel: error: --out: cannot make a file in /proc/self/x: ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.rfind("05_data_parallel: error: --out: cannot create /proc/self/x: ", 0), 0u) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_EQ(r.out.find("[rank"), std::string::npos) << r.out;
   }
@@ -218,7 +218,7 @@ TEST(DataParallel, BadLauncherVariablesAreOneLine) {
   const ScopedEnv rank("RANK", "3"), world("WORLD_SIZE", "2");
   const RanksRun run({});
   EXPECT_EQ(run.r.exit_code, 2);
-  EXPECT_EQ(run.r.err, "05_data_parallel: error: RANK=3: not allowed; allowed: an integer from 0 to 1\n");
+  EXPECT_EQ(run.r.err, "05_data_parallel: error: RANK=3: 3 is out of range; allowed: a whole number from 0 to 1\n");
 }
 
 // LOCAL_RANK picks the rank's GPU among its machine's LOCAL_WORLD_SIZE: one beyond them is the

@@ -621,10 +621,11 @@ TEST(Profile, BadUseThrowsAClearMessage) {
   remove_tree(file);
   // A folder that exists but takes no file, root or not (/proc/self: access(W_OK) passed for
   // root at /sys/kernel, and the run failed only when its trace was written).
-  if (fs::is_directory("/proc/self"))
+  if (fs::is_directory("/proc/self")) {
     EXPECT_NE(message_of([] { tensorboard_trace_handler("/proc/self"); })
                   .find("tensorboard_trace_handler: the folder /proc/self is not writable: "),
               std::string::npos);
+  }
 }
 
 }  // namespace

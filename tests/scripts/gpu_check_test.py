@@ -116,7 +116,7 @@ class GpuCheckDryRun(unittest.TestCase):
         for c in cmds:
             self.assertNotIn("99_not_a_lesson", c)
         # Each phase prints the budget left.
-        self.assertRegex(p.stdout, r"== \[tests \d+s of 420s, \d+s left\] the lessons' trace runs")
+        self.assertRegex(p.stdout, r"== \[tests \d+s of 470s, \d+s left\] the lessons' trace runs")
 
     def test_the_architecture_is_the_gpus_own(self):
         p = self.plan("tests", FAKE_COMPUTE_CAP="8.6")
@@ -136,6 +136,9 @@ class GpuCheckDryRun(unittest.TestCase):
         build_at = self.index(cmds, r"cmake --build .* --target \S+_bench")
         self.assertEqual(cmds[build_at].split("--target ")[1].split(), [m + "_bench" for m in with_goals])
         benches = [self.index(cmds, r"bin/%s_bench --benchmark_filter=" % m) for m in with_goals]
+        # Each lesson's JSON straight into $OUT: a call cut short keeps the lessons done.
+        for m, at in zip(with_goals, benches):
+            self.assertIn("--benchmark_out=%s/bench-%s.json " % (self.env["OUT"], m), cmds[at])
         # Then what the first-step gap runs, built apart (a failure there loses no benchmark),
         # and the experiment with the time the benchmarks left.
         gap_build = self.index(cmds, r"cmake --build .* --target %s pil-trace$" % LESSONS[0])
@@ -149,6 +152,20 @@ class GpuCheckDryRun(unittest.TestCase):
         open(os.path.join(self.env["PIL_GPU_BUILD_DIR"], "build.ninja"), "w").close()
         warm = self.commands(self.plan("bench").stdout)
         self.assertFalse([c for c in warm if c.startswith("cmake -S ")], "\n".join(warm))
+
+    def test_part2_runs_only_the_lessons_asked_for(self):
+        with_goals = [m for m in self.made if subprocess.run(
+            ["python3", os.path.join(ROOT, "scripts", "bench_table.py"), "--goal-filter", m],
+            capture_output=True, text=True).stdout.strip()]
+        self.assertGreaterEqual(len(with_goals), 2)
+        p = self.plan("bench", PIL_GPU_BENCH_LESSONS="%s,99_not_a_lesson" % with_goals[-1])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        cmds = self.commands(p.stdout)
+        self.assertEqual([c for c in cmds if "_bench --benchmark_filter=" in c],
+                         [c for c in cmds if "bin/%s_bench --benchmark_filter=" % with_goals[-1] in c])
+        none = self.plan("bench", PIL_GPU_BENCH_LESSONS="05_data_parallel")
+        self.assertEqual(none.returncode, 2, none.stdout + none.stderr)
+        self.assertIn("gpu-check: no benchmark to run (PIL_GPU_BENCH_LESSONS='05_data_parallel'", none.stderr)
 
     def test_part3_compiles_the_packages_with_the_compiled_variants_on(self):
         p = self.plan("aoti")
@@ -302,6 +319,24 @@ echo '[{"depth": 0, "offset_ns": 0}, {"depth": 1, "offset_ns": 5000}]'
         listing = subprocess.run(["tar", "-tzf", os.path.join(self.out, "checks-kept.tar.gz")], capture_output=True,
                                  text=True)
         self.assertIn("kept-traces/Suite.Check.1.fix2.pt.trace.json", listing.stdout)
+        # Archived before the long checks too: a call cut short in them keeps it.
+        self.assertEqual(p.stdout.count("archive the failed checks' traces"), 2, p.stdout)
+
+    def test_a_failed_checks_traces_come_back_whole_up_to_their_own_limit(self):
+        # Whole over the 4 MiB that cuts the lessons' traces (a check reads all their steps),
+        # cut over PIL_KEPT_CUT_BYTES, and cut where the whole archive would not come back.
+        self.fake_pil_trace()
+        kept = lambda: subprocess.run(["tar", "-tzf", os.path.join(self.out, "checks-kept.tar.gz")],
+                                      capture_output=True, text=True).stdout
+        p = self.check(FAKE_FAILED_CHECK="1", PIL_TRACE_CUT_BYTES="10")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("kept-traces/Suite.Check.1.fix2.pt.trace.json", kept())
+        p = self.check(FAKE_FAILED_CHECK="1", PIL_TRACE_CUT_BYTES="10", PIL_KEPT_CUT_BYTES="10")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("kept-traces/Suite.Check.1.fix2.step0.pt.trace.json", kept())
+        self.assertNotIn("kept-traces/Suite.Check.1.fix2.pt.trace.json", kept())
+        p = self.check(FAKE_FAILED_CHECK="1", PIL_TRACE_CUT_BYTES="10", PIL_ARCHIVE_MAX_BYTES="100000")
+        self.assertNotIn("over what comes back whole", p.stdout)
 
     def fake_pil_trace(self):
         bin_dir = os.path.join(self.env["PIL_GPU_BUILD_DIR"], "bin")

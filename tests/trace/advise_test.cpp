@@ -620,7 +620,7 @@ TEST(AdviseRoofline, ShortProductsOfALaunchBoundLoopCiteTheirShareOfThePeak) {
     EXPECT_EQ(small.peak, "H100 SXM5 80GB");
     EXPECT_FALSE(small.comparison);
     EXPECT_EQ(small.text,
-              "aten::mm [256, 256]x[256, 256] c10::BFloat16: 2% of the H100 SXM5 80GB's memory bandwidth "
+              "aten::mm [256, 256]x[256, 256] c10::BFloat16: 2.3% of the H100 SXM5 80GB's memory bandwidth "
               "(78.6 of 3350 GB/s)");
     const RooflineCite& large = s->roofline[1];  // the best-placed product, for comparison
     EXPECT_TRUE(large.comparison);
@@ -735,7 +735,7 @@ TEST(AdviseRoofline, OperatorOverheadCitesTheCpusShareWhenAPeakIsGiven) {
   EXPECT_EQ(s->roofline[0].tensors, "[64, 64]x[64, 64]");
   EXPECT_EQ(s->roofline[0].calls, 20);
   EXPECT_DOUBLE_EQ(s->roofline[0].share, 20 * 524'288.0 / 200'000 / 1000);
-  EXPECT_EQ(s->roofline[0].text, "aten::mm [64, 64]x[64, 64] float: 5% of the CPU's peak (52.4 of 1000 GFLOP/s)");
+  EXPECT_EQ(s->roofline[0].text, "aten::mm [64, 64]x[64, 64] float: 5.2% of the CPU's peak (52.4 of 1000 GFLOP/s)");
   EXPECT_TRUE(s->roofline[1].comparison);
   EXPECT_DOUBLE_EQ(s->roofline[1].share, 2 * 33'554'432.0 / 160'000 / 1000);
 

@@ -73,6 +73,26 @@ TEST(ExpectParse, BadPredictionsAreOneLineWithWhatIsAllowed) {
   EXPECT_EQ(e.key, "calls");
   EXPECT_EQ(e.arg, "aten::mm");
   EXPECT_EQ(e.value, "3");
+  EXPECT_EQ(e.count, 3);
+}
+
+// A count past int64's end is a whole number out of range, said with the range (it read "takes a
+// whole number, not '...'", and a 13-digit count was no whole number).
+TEST(ExpectParse, ACountSaysTheRangeItMustBeIn) {
+  try {
+    parse_expectation("steps=99999999999999999999999");
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "--expect steps=99999999999999999999999: steps: 99999999999999999999999 is out of "
+                                     "range; allowed: a whole number from 0 up to 9223372036854775807");
+  }
+  try {
+    parse_expectation("kernels=-1");
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "--expect kernels=-1: kernels: -1 is out of range; allowed: a whole number from 0 up");
+  }
+  EXPECT_EQ(parse_expectation("calls:aten::mm=1000000000000").count, 1000000000000);
 }
 
 }  // namespace

@@ -479,9 +479,10 @@ TEST_F(PilTrace, CommandLineMistakesAreNamedWithWhatIsAllowed) {
   EXPECT_EQ(err({"kernels", trace, "--range", ""}),
             "pil-trace: error: --range: an empty name; allowed: a slice's name\n");
   EXPECT_EQ(err({"chain", trace, "--range", ""}), "pil-trace: error: --range: an empty name; allowed: a slice's name\n");
-  if (std::ifstream("/proc/version").good())  // Linux: /proc takes no new file, root or not
+  if (std::ifstream("/proc/version").good()) {  // Linux: /proc takes no new file, root or not
     EXPECT_EQ(err({"ranks", trace, "--svg", "/proc/x.svg"}).rfind("pil-trace: error: --svg /proc/x.svg: cannot make a "
                                                                   "file in /proc: ", 0), 0u);
+  }
   // A word the command needs, missing: named, with the command's words (CLI11: "b is required").
   EXPECT_EQ(err({"summary"}), "pil-trace: error: TRACE: not given; allowed: pil-trace summary TRACE (TRACE: Trace "
                               "file (.json or .json.gz))\n");

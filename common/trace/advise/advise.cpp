@@ -20,6 +20,7 @@
 #include "trace/check.h"  // trace_ts: timestamps as the trace writes them
 #include "trace/device_peaks.h"
 #include "trace/nesting.h"
+#include "trace/roofline_format.h"    // roofline_evidence
 #include "trace/roofline_formulas.h"  // is_matrix_formula
 #include "trace/text_table.h"
 

@@ -88,13 +88,6 @@ std::vector<int64_t> CpuSlices::launch_call_ns() const {
   return inside;
 }
 
-bool CpuSlices::in_data_loading(size_t slot) const {
-  const Trace& t = index_.trace();
-  for (long p = parent_[slot]; p >= 0; p = parent_[size_t(p)])
-    if (is_data_loading(t.events[event_[size_t(p)]])) return true;
-  return false;
-}
-
 // Walks the slots [begin, end) of one thread in nesting order with the stack of open slices:
 // between two moments where the innermost open slice changes, the time belongs to that slice.
 void CpuSlices::innermost(size_t begin, size_t end, const std::vector<char>& keep,
@@ -120,10 +113,6 @@ void CpuSlices::innermost(size_t begin, size_t end, const std::vector<char>& kee
     give(open.back(), t.events[event_[open.back()]].end_ns());
     open.pop_back();
   }
-}
-
-std::vector<Interval> CpuSlices::self_intervals(size_t slot) const {
-  return self_intervals_if([&](size_t s) { return s == slot; });
 }
 
 int64_t length_within(std::vector<Interval> v, const std::vector<Interval>& basis) {

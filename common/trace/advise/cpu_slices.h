@@ -63,11 +63,9 @@ class CpuSlices {
   /// The innermost slice around it that is an operator or a named range other than a step:
   /// who called it, as a user names it. -1 when only the step (or nothing) is around it.
   long caller(size_t slot) const;
-  /// Each stretch of time in which `slot`'s slice is the innermost slice on its thread, as
-  /// intervals (its self time, cut where its children run).
-  std::vector<Interval> self_intervals(size_t slot) const;
-  /// The same for every slot that `keep(slot)` accepts, all threads together, in order of
-  /// start (not merged: two threads' stretches may overlap).
+  /// Each stretch of time in which a slot's slice is the innermost slice on its thread (its self
+  /// time, cut where its children run), for every slot that `keep(slot)` accepts, all threads
+  /// together, in order of start (not merged: two threads' stretches may overlap).
   template <typename Keep>
   std::vector<Interval> self_intervals_if(Keep keep) const;
 
@@ -76,8 +74,6 @@ class CpuSlices {
   /// which the GPU rules judge, not the host's own work.
   std::vector<int64_t> launch_call_ns() const;
 
-  /// It runs inside one of the DataLoader's fetches (is_data_loading).
-  bool in_data_loading(size_t slot) const;
   /// The steps' ranges merged (the advice's basis), or the trace's window where it has no steps.
   const std::vector<Interval>& basis() const { return basis_; }
 

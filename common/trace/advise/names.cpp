@@ -146,11 +146,6 @@ bool is_softmax_op(std::string_view op) {
   return one_of(op, {"aten::softmax", "aten::_softmax", "aten::_safe_softmax", "aten::_masked_softmax"});
 }
 
-bool is_fused_attention_op(std::string_view op) {
-  return has_any(op, {"scaled_dot_product", "flash_attention", "efficient_attention",
-                      "cudnn_attention"});
-}
-
 bool is_constant_factory(std::string_view op) {
   return one_of(op, {"aten::ones", "aten::full", "aten::zeros", "aten::arange", "aten::triu", "aten::tril"});
 }

@@ -119,10 +119,6 @@ bool is_view_op(std::string_view op);
 /// aten::softmax, aten::_softmax, aten::_safe_softmax.
 bool is_softmax_op(std::string_view op);
 
-/// The fused attention operators: aten::scaled_dot_product_attention and its backends
-/// (_scaled_dot_product_flash_attention..., _efficient_attention, _cudnn_attention).
-bool is_fused_attention_op(std::string_view op);
-
 /// An operator that builds a constant tensor (aten::ones, full, zeros, arange) or a mask from
 /// one (aten::triu, tril): rebuilt_constant's.
 bool is_constant_factory(std::string_view op);

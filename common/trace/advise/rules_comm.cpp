@@ -30,18 +30,6 @@ namespace pil::trace::advise_rules {
 
 namespace {
 
-// A slice of the backend's own (gloo:all_reduce, ncclDevKernel_AllReduce...): what the ranks
-// report counts as communication. Looked for first, so that a trace with none is not profiled.
-bool is_backend_slice(std::string_view name) {
-  auto starts = [&](std::string_view p) {
-    if (name.size() < p.size()) return false;
-    for (size_t i = 0; i < p.size(); ++i)
-      if (std::tolower(static_cast<unsigned char>(name[i])) != p[i]) return false;
-    return true;
-  };
-  return starts("gloo:") || is_comm_kernel(name);
-}
-
 /// What a collective does, for the cause its exposure goes under.
 enum class Kind { AllReduce, Sharded, Exchange };
 
@@ -228,7 +216,7 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, Kind k
 }  // namespace
 
 void exposed_comm(const RuleContext& c, RuleResult& out) {
-  if (!any_name(c.trace, is_backend_slice)) return;  // no communication: none exposed
+  if (!any_name(c.trace, is_comm_slice)) return;  // no communication: none exposed (looked for first)
   const RankProfile p = rank_profile(c.trace, {}, &c.index);
   if (p.collectives.empty()) return;  // no communication: none exposed
   for (const Kind kind : {Kind::AllReduce, Kind::Sharded, Kind::Exchange}) exposed(c, p, out, kind);

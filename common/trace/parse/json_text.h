@@ -1,9 +1,10 @@
 #pragma once
 /// \file
 /// Small facts about JSON text that the reader's stages share: blanks, where strings are, and
-/// keys compared in place. Internal to the trace parser.
+/// keys compared in place. Internal to the trace kit's readers (the parser, slice, ranks).
 #include <cstddef>
 #include <cstring>
+#include <string_view>
 
 namespace pil::trace::detail {
 
@@ -41,6 +42,13 @@ inline size_t close_of(std::string_view text, int depth = 0) {
     }
   }
   return text.size();
+}
+
+/// Where the JSON object or array starting at text[at] ends (one past its closing bracket), or
+/// npos when the text stops first (more may still come, or the file was cut short).
+inline size_t value_end(std::string_view text, size_t at) {
+  const size_t close = close_of(text.substr(at));
+  return close < text.size() - at ? at + close + 1 : std::string_view::npos;
 }
 
 /// A raw (still escaped) key from simdjson equals `lit`: the text matches and the closing quote

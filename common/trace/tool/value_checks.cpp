@@ -81,15 +81,10 @@ std::string output_problem(const std::string& flag, const std::string& out,
   namespace fs = std::filesystem;
   if (out.empty()) return flag + ": an empty name; allowed: a file to write";
   const std::string said = flag + " " + out + ": ";
+  // Its folder too must take a new file (/proc's does not, nor a read-only folder's), said before
+  // the trace is read rather than after the report.
   if (const std::string why = pil::unwritable_reason(out); !why.empty()) return said + why + "; allowed: a file to write";
   std::error_code ec;
-  // A new file: its folder must take one (/proc's does not, nor a read-only folder), said before
-  // the trace is read rather than after the report.
-  if (!fs::exists(out, ec)) {
-    const fs::path dir = fs::path(out).has_parent_path() ? fs::path(out).parent_path() : fs::path(".");
-    if (const std::string why = pil::folder_unwritable_reason(dir); !why.empty())
-      return said + "cannot make a file in " + dir.string() + ": " + why + "; allowed: a file to write";
-  }
   for (const std::string& in : inputs)
     if (!in.empty() && fs::equivalent(out, in, ec))
       return said + (in == out ? "the trace" : "the trace " + in) + " this command reads; allowed: another file";

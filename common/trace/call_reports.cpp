@@ -1,0 +1,360 @@
+#include "trace/reports.h"
+
+#include "trace/report_helpers.h"
+#include "trace/first_by_id.h"
+#include "trace/intervals.h"
+#include "trace/name_ids.h"
+#include "trace/nesting.h"
+#include "trace/text_table.h"
+#include <algorithm>
+#include <array>
+#include <unordered_set>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <future>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <queue>
+#include <set>
+#include <system_error>
+#include <tuple>
+#include <unordered_map>
+
+// The reports that follow calls: the chain from a named range down to its GPU work, two runs
+// side by side, memory per range, the profiler's own work.
+
+namespace pil::trace {
+using namespace report_helpers;
+
+// --- Chain -----------------------------------------------------------------------------------
+
+std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& range,
+                                    size_t instance) {
+  const Trace& t = index.trace();
+  std::vector<size_t> found;
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (!t.events[i].on_device() && t.events[i].name == range) found.push_back(i);
+  std::sort(found.begin(), found.end(),
+            [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+  if (instance >= found.size()) return {};
+  const Event& root = t.events[found[instance]];
+
+  // The root whatever it is (a step, a range, an operator, a Python function recorded with
+  // with_stack or with_modules), and the operators, ranges and calls of its thread inside it.
+  std::vector<size_t> inner = {found[instance]};
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (i == found[instance] || !is_cpu_slice(e.category) || e.pid != root.pid || e.tid != root.tid)
+      continue;
+    if (e.start_ns >= root.start_ns && e.end_ns() <= root.end_ns()) inner.push_back(i);
+  }
+  order_for_nesting(t.events, inner);
+  std::vector<ChainLine> lines;
+  nest(t.events, inner, [&](size_t i, long, int depth) {
+    const Event& e = t.events[i];
+    lines.push_back({depth, i, false, e.start_ns - root.start_ns, 0});
+    for (size_t w : index.work_of(i)) {
+      const Event& g = t.events[w];
+      const bool queued = index.stream_free_before(w) > e.end_ns();
+      const int64_t delay = g.start_ns - e.end_ns();
+      lines.push_back({depth + 1, w, true, g.start_ns - root.start_ns, delay, queued,
+                       !queued && waited_after_return(delay)});
+    }
+    return true;
+  });
+  return lines;
+}
+
+// --- Diff ------------------------------------------------------------------------------------
+
+const char* to_string(Change c) {
+  switch (c) {
+    case Change::Added: return "added";
+    case Change::Removed: return "removed";
+    case Change::Faster: return "faster";
+    case Change::Slower: return "slower";
+    case Change::Same: return "same";
+  }
+  return "?";
+}
+
+DiffReport diff_report(const Trace& a, const Trace& b, double tolerance) {
+  const KeyAverages ka = key_averages(a), kb = key_averages(b);
+  DiffReport d;
+  d.cpu_a = ka.self_cpu_total_ns;
+  d.cpu_b = kb.self_cpu_total_ns;
+  d.device_a = ka.self_device_total_ns;
+  d.device_b = kb.self_device_total_ns;
+  for (const auto& e : a.events) d.kernels_a += e.category == Category::Kernel;
+  for (const auto& e : b.events) d.kernels_b += e.category == Category::Kernel;
+
+  std::map<std::string, DiffRow> rows;
+  auto add = [&](const KeyAverages& k, bool is_a) {
+    for (const auto& r : k.rows) {
+      if (is_step_row(r.name)) continue;  // step numbers differ between runs
+      DiffRow& row = rows[r.name];
+      row.name = r.name;
+      row.device = r.device_work;
+      const int64_t time = r.device_work ? r.device_total_ns : r.cpu_total_ns;
+      (is_a ? row.calls_a : row.calls_b) = r.calls;
+      (is_a ? row.time_a : row.time_b) = time;
+    }
+  };
+  add(ka, true);
+  add(kb, false);
+  for (auto& [name, row] : rows) {
+    if (row.calls_a == 0)
+      row.change = Change::Added;
+    else if (row.calls_b == 0)
+      row.change = Change::Removed;
+    else if (double(row.time_b) > double(row.time_a) * (1 + tolerance))
+      row.change = Change::Slower;
+    else if (double(row.time_b) < double(row.time_a) * (1 - tolerance))
+      row.change = Change::Faster;
+    else
+      row.change = Change::Same;
+    d.rows.push_back(row);
+  }
+  std::stable_sort(d.rows.begin(), d.rows.end(), [](const DiffRow& x, const DiffRow& y) {
+    return std::llabs(x.time_b - x.time_a) > std::llabs(y.time_b - y.time_a);
+  });
+  return d;
+}
+
+// --- Memory ----------------------------------------------------------------------------------
+
+std::map<std::pair<bool, int32_t>, std::vector<size_t>> memory_events_by_device(const Trace& t) {
+  std::map<std::pair<bool, int32_t>, std::vector<size_t>> by_device;
+  if (t.memory.empty()) return by_device;  // no memory events: nothing to look for
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (const MemoryInfo* m = t.memory_info(t.events[i])) by_device[{m->cuda, m->device}].push_back(i);
+  for (auto& [key, idx] : by_device)
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      return t.events[a].start_ns < t.events[b].start_ns;
+    });
+  return by_device;
+}
+
+std::vector<MemoryRow> memory_report(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  std::vector<MemoryRow> rows;
+  for (const auto& [key, idx] : memory_events_by_device(t)) {
+    MemoryRow r;
+    r.cuda = key.first;
+    r.device = key.second;
+    int64_t in_use = 0;
+    size_t peak_event = idx.front();
+    for (size_t i : idx) {
+      const MemoryInfo& m = *t.memory_info(t.events[i]);
+      (m.bytes >= 0 ? r.allocations : r.frees) += 1;
+      if (m.bytes > 0) r.allocated_bytes += m.bytes;
+      in_use += m.bytes;
+      if (in_use > r.peak_growth) {
+        r.peak_growth = in_use;
+        peak_event = i;
+      }
+    }
+    r.end_growth = in_use;
+    if (r.peak_growth > 0) {  // memory rose above the start: say when and where
+      const Event& p = t.events[peak_event];
+      r.peak_at_ns = p.start_ns;
+      r.peak_total = t.memory_info(p)->total_allocated;
+      // The innermost range and operator open at that moment, by the table's rule: of the
+      // slices holding the time, the latest to start, then the shortest. Ranges on the allocating thread first; else on any thread of the
+      // process (LibTorch runs a GPU backward on its own thread, outside the user's ranges).
+      auto innermost = [&](Category c, bool same_thread) {
+        const Event* best = nullptr;
+        for (const auto& e : t.events) {
+          if (e.category != c || e.pid != p.pid || (same_thread && e.tid != p.tid) ||
+              e.start_ns > p.start_ns || e.end_ns() < p.start_ns ||
+              (c == Category::UserAnnotation && is_step_name(e.name)))
+            continue;
+          if (!best || e.start_ns > best->start_ns ||
+              (e.start_ns == best->start_ns && e.dur_ns < best->dur_ns))
+            best = &e;
+        }
+        return best ? std::string(best->name) : std::string();
+      };
+      r.peak_range = innermost(Category::UserAnnotation, true);
+      if (r.peak_range.empty()) r.peak_range = innermost(Category::UserAnnotation, false);
+      r.peak_op = innermost(Category::CpuOp, true);
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+// --- The profiler's own work ------------------------------------------------------------------
+
+bool is_profiler_overhead(const Event& e) {
+  if (e.category != Category::Other || e.dur_ns <= 0) return false;
+  // libkineto's names for CUPTI's overhead kinds (CUpti_ActivityOverheadKind).
+  for (std::string_view name : {"Activity Buffer Request", "Buffer Flush", "Driver Compiler",
+                                "Runtime Triggered Module Loading", "Lazy Function Loading", "Command Buffer Full",
+                                "UVM Activity Init"})
+    if (e.name == name) return true;
+  // Names a user's could have; "Unrecognized" for a kind the Kineto that wrote the trace did not
+  // know (before 2025 it named CUDA 12.4's lazy-loading kinds so).
+  for (std::string_view name : {"Instrumentation", "Resource", "Unknown", "Unrecognized"})
+    if (e.name == name) return e.pid == -1;
+  return false;
+}
+
+std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  std::vector<ProfilerOverhead> out;
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (is_profiler_overhead(t.events[i])) {
+      ProfilerOverhead o;
+      o.event = i;
+      out.push_back(o);
+    }
+  if (out.empty()) return out;
+  std::stable_sort(out.begin(), out.end(), [&](const ProfilerOverhead& a, const ProfilerOverhead& b) {
+    return t.events[a.event].start_ns < t.events[b.event].start_ns;
+  });
+  int64_t longest_record = 0;
+  for (ProfilerOverhead& o : out) {
+    o.step = index.step_at(t.events[o.event].start_ns);
+    longest_record = std::max(longest_record, t.events[o.event].dur_ns);
+  }
+  // Each call against the records that can overlap it: those starting from the call's start less
+  // the longest record to the call's end (records in start order: a search, not a scan).
+  for (size_t c : index.api_calls()) {
+    const Event& call = t.events[c];
+    // A synchronize, or a blocking copy or set, waits for the GPU whatever the profiler does.
+    const bool waits_for_gpu = is_synchronize(call) || (starts_gpu_work(call.name) && !starts_gpu_work_async(call.name));
+    auto first = std::lower_bound(out.begin(), out.end(), call.start_ns - longest_record,
+                                  [&](const ProfilerOverhead& o, int64_t ts) { return t.events[o.event].start_ns < ts; });
+    for (auto it = first; it != out.end() && t.events[it->event].start_ns < call.end_ns(); ++it) {
+      const Event& e = t.events[it->event];
+      if (call.end_ns() <= e.start_ns || call.start_ns >= e.end_ns()) continue;
+      if (it->longest_call == ProfilerOverhead::npos || call.dur_ns > t.events[it->longest_call].dur_ns)
+        it->longest_call = c;
+      if (call.start_ns <= e.start_ns && call.end_ns() >= e.end_ns() && !waits_for_gpu &&
+          (it->spanning_call == ProfilerOverhead::npos || call.dur_ns > t.events[it->spanning_call].dur_ns))
+        it->spanning_call = c;
+    }
+  }
+  for (ProfilerOverhead& o : out)
+    if (o.spanning_call != ProfilerOverhead::npos) o.spanning_step = index.step_at(t.events[o.spanning_call].start_ns);
+  // Where no call spans a record: a thread with no CUDA call during it whose next one begins just
+  // after it ends was most likely held by it (the record ends as that thread's call begins).
+  if (std::all_of(out.begin(), out.end(), [](const ProfilerOverhead& o) { return o.spanning_call != ProfilerOverhead::npos; }))
+    return out;
+  // Per thread: its calls by start, and the latest end among the first k of them (whether one
+  // that started before a time still ran at another, in a search).
+  struct ThreadCalls {
+    std::vector<size_t> calls;
+    std::vector<int64_t> reach;
+  };
+  std::map<std::pair<int64_t, int64_t>, ThreadCalls> calls_of;
+  std::vector<size_t> by_start;
+  for (size_t c : index.api_calls()) {
+    calls_of[{t.events[c].pid, t.events[c].tid}].calls.push_back(c);
+    by_start.push_back(c);
+  }
+  auto earlier = [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; };
+  for (auto& [thread, tc] : calls_of) {
+    std::stable_sort(tc.calls.begin(), tc.calls.end(), earlier);
+    int64_t reach = std::numeric_limits<int64_t>::min();
+    for (size_t c : tc.calls) tc.reach.push_back(reach = std::max(reach, t.events[c].end_ns()));
+  }
+  std::stable_sort(by_start.begin(), by_start.end(), earlier);
+  auto starts_before = [&](size_t c, int64_t ts) { return t.events[c].start_ns < ts; };
+  std::map<std::pair<int64_t, int64_t>, std::vector<ProfilerOverhead*>> resumed_on;  // by thread
+  for (ProfilerOverhead& o : out) {
+    if (o.spanning_call != ProfilerOverhead::npos) continue;
+    const Event& e = t.events[o.event];
+    const int64_t until = e.end_ns() + std::min(kOverheadResumeNs, e.dur_ns / 10);
+    for (auto it = std::lower_bound(by_start.begin(), by_start.end(), e.end_ns(), starts_before);
+         it != by_start.end() && t.events[*it].start_ns <= until; ++it) {
+      const Event& call = t.events[*it];
+      // None of that thread's calls during the record: those starting before its end all ended
+      // before it began.
+      const ThreadCalls& mine = calls_of.at({call.pid, call.tid});
+      const size_t before = size_t(std::lower_bound(mine.calls.begin(), mine.calls.end(), e.end_ns(), starts_before) -
+                                   mine.calls.begin());
+      if (before > 0 && mine.reach[before - 1] > e.start_ns) continue;
+      o.resumed_call = *it;
+      o.resumed_step = index.step_at(call.start_ns);
+      resumed_on[{call.pid, call.tid}].push_back(&o);
+      break;
+    }
+  }
+  if (resumed_on.empty()) return out;
+  // The operator or range each held thread was inside, innermost (one pass over the events,
+  // looking only at the held threads', and at the records that start inside each: the records
+  // are in start order).
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& x = t.events[i];
+    if (!is_torch_scope(x.category) || is_step(x)) continue;
+    const auto held = resumed_on.find({x.pid, x.tid});
+    if (held == resumed_on.end()) continue;
+    const std::vector<ProfilerOverhead*>& records = held->second;
+    for (auto it = std::lower_bound(records.begin(), records.end(), x.start_ns,
+                                    [&](const ProfilerOverhead* o, int64_t ts) { return t.events[o->event].start_ns < ts; });
+         it != records.end() && t.events[(*it)->event].start_ns <= x.end_ns(); ++it) {
+      ProfilerOverhead* o = *it;
+      if (x.end_ns() < t.events[o->event].end_ns()) continue;
+      if (o->held_op == ProfilerOverhead::npos || x.dur_ns < t.events[o->held_op].dur_ns) o->held_op = i;
+    }
+  }
+  return out;
+}
+
+std::string profiler_overhead_text(const TraceIndex& index, const std::vector<ProfilerOverhead>& overhead) {
+  if (overhead.empty()) return "";
+  const Trace& t = index.trace();
+  auto where = [&](long step) {
+    if (step >= 0) return "in " + std::string(t.events[index.steps[size_t(step)]].name);
+    return std::string(index.steps.empty() ? "" : "outside the steps");  // no steps: nothing to be outside
+  };
+  auto then = [](const std::string& text, const char* before) { return text.empty() ? text : before + text; };
+  std::string s = "the profiler's own work (CUPTI's overhead records, on a lane of their own; not the program's): ";
+  for (size_t i = 0; i < std::min<size_t>(3, overhead.size()); ++i) {
+    const Event& e = t.events[overhead[i].event];
+    s += std::string(i ? ", " : "") + std::string(e.name) + " " + format_duration(e.dur_ns) + then(where(overhead[i].step), " ");
+  }
+  if (overhead.size() > 3) s += " and " + std::to_string(overhead.size() - 3) + " more";
+  // The longest record a thread most likely waited for: a call spans it, or began just after it.
+  auto waited = overhead.end();
+  for (auto it = overhead.begin(); it != overhead.end(); ++it)
+    if (it->waiting_call() != ProfilerOverhead::npos &&
+        (waited == overhead.end() || t.events[it->event].dur_ns > t.events[waited->event].dur_ns))
+      waited = it;
+  if (waited != overhead.end() && waited->spanning_call != ProfilerOverhead::npos) {
+    const Event& call = t.events[waited->spanning_call];
+    return s + "; " + std::string(call.name) + " (" + format_duration(call.dur_ns) + then(where(waited->spanning_step), ", ") +
+           ") spans " + std::string(t.events[waited->event].name) + " " + format_duration(t.events[waited->event].dur_ns) +
+           ": its thread may have waited for the profiler" +
+           (waited->spanning_step >= 0 ? ", and that step's time may hold the profiler's" : "");
+  }
+  if (waited != overhead.end()) {
+    const Event &call = t.events[waited->resumed_call], &e = t.events[waited->event];
+    std::string held;
+    if (waited->held_op != ProfilerOverhead::npos) {
+      const Event& op = t.events[waited->held_op];
+      held = ", inside " + std::string(op.name) + " (" + format_duration(op.dur_ns) + ")";
+    }
+    const std::string in = where(waited->resumed_step);
+    return s + "; " + std::string(call.name) + (in.empty() ? "" : " (" + in + ")") + " began " +
+           format_duration(call.start_ns - e.end_ns()) + " after " + std::string(e.name) + " " +
+           format_duration(e.dur_ns) + " ended, on a thread that made no CUDA call during it" + held +
+           ": that thread most likely waited for the profiler" +
+           (held.empty() ? std::string() : ", and " + std::string(t.events[waited->held_op].name) + "'s time holds the profiler's");
+  }
+  int64_t longest = -1;
+  for (const ProfilerOverhead& o : overhead)
+    if (o.longest_call != ProfilerOverhead::npos) longest = std::max(longest, t.events[o.longest_call].dur_ns);
+  const bool one = overhead.size() == 1;
+  return s + (longest < 0 ? std::string("; no CUDA call ran during ") + (one ? "it" : "them") +
+                                ": the trace shows no thread waiting for the profiler"
+                          : std::string("; no CUDA call lasts through ") + (one ? "it" : "any") +
+                                ", synchronizes and blocking copies aside (the longest call during " + (one ? "it" : "them") + " took " +
+                                format_duration(longest) + "): the trace shows no thread waiting for the profiler");
+}
+
+}  // namespace pil::trace
