@@ -735,6 +735,15 @@ TEST_F(PilTrace, ATraceOfTheProfilersSpanAloneSaysNothingWasRecorded) {
     EXPECT_NE(r.err.find(": the trace holds only 1 profiled step with nothing in it and the profiler's span ("),
               std::string::npos) << cmd << r.err;
   }
+  // diff's second trace too: an empty one was read as every row of the first "removed".
+  const std::string ours = std::string(PIL_FIXTURES_DIR) + "/python_cpu_steps.pt.trace.json";
+  const auto d = run_process(kTool, {"diff", ours, path});
+  EXPECT_EQ(d.exit_code, 2) << d.out << d.err;
+  EXPECT_TRUE(d.out.empty()) << d.out;
+  EXPECT_EQ(d.err, "pil-trace: error: " + path + ": the trace holds only the profiler's own span (its traceEvents "
+                   "holds no operator, named range, kernel or memory event): the profiler recorded nothing; allowed: a "
+                   "trace with work recorded (with a schedule, at least one step in its active phase before the trace "
+                   "is written; without one, work between the profiler's start and stop)\n");
 }
 
 // What the reader passes over is said, not silently dropped: begin/end events (the Chrome

@@ -307,6 +307,43 @@ void note_unread(const std::string& path, const std::map<std::string, int64_t>& 
     std::cerr << "pil-trace: note: " << path << ": not read: " << text << "\n";
 }
 
+/// Why no command could say anything of trace `t`, read from `path`, as pil-trace's error line
+/// without its "pil-trace: error: " (its path first); "" when it can be read. Said of each trace a
+/// command reads (diff's second one too, which read an empty trace as everything "removed").
+std::string unusable_trace_problem(const Trace& t, const std::string& path) {
+  if (t.events.empty() && !t.unread.empty())  // events, none of a kind the reports read
+    return path + ": no event pil-trace reads; the trace holds " + unread_text(t.unread);
+  // Nothing but the span Kineto writes over every trace ("PyTorch Profiler (0)", cat "Trace"):
+  // a schedule whose active steps were never reached, or a cycle exported after it ended, is
+  // torch.profiler's empty trace, not another tool's (the check below said so).
+  // Steps and nothing in them, too: a cycle exported just as the next began (torch.profiler's
+  // schedule with repeat: its last file held ProfilerStep#4, 74 us, and no operator), of which
+  // advise said "at most the whole basis faster: untraced work".
+  const bool only_profiler_span =
+      !t.events.empty() && std::all_of(t.events.begin(), t.events.end(), is_profiler_span);
+  const size_t steps = size_t(std::count_if(t.events.begin(), t.events.end(), is_step));
+  const bool only_empty_steps =
+      steps > 0 && std::all_of(t.events.begin(), t.events.end(), [](const Event& e) { return is_profiler_span(e) || is_step(e); });
+  if (t.events.empty() || only_profiler_span || only_empty_steps)  // valid, with nothing any command could say of
+    return path +
+           (only_empty_steps ? ": the trace holds only " + count_of(int64_t(steps), "profiled step", "profiled steps") +
+                                   (steps == 1 ? " with nothing in it" : " with nothing in them") + " and the profiler's span ("
+            : only_profiler_span ? std::string(": the trace holds only the profiler's own span (")
+                                 : std::string(": the trace has no events (")) +
+           "its traceEvents holds no operator, named range, kernel or memory event): the profiler "
+           "recorded nothing; allowed: a trace with work recorded (with a schedule, at least one "
+           "step in its active phase before the trace is written; without one, work between the "
+           "profiler's start and stop)";
+  // Slices, but none of a category the reports read: another tool's trace in the same format
+  // (a line profiler's "Line 12" slices) was read as an empty CPU run, "no findings".
+  if (std::all_of(t.events.begin(), t.events.end(), [](const Event& e) { return e.category == Category::Other; }))
+    return path + ": no event pil-trace reads: its " + std::to_string(t.events.size()) +
+           " events are none of them an operator, range, CUDA call, GPU work or allocation (their "
+           "categories are not torch.profiler's: cpu_op, user_annotation, cuda_runtime, kernel...); "
+           "allowed: a trace torch.profiler or Kineto wrote";
+  return "";
+}
+
 int report_ops(const Trace& t, const std::string& sort, int rows, bool as_json) {
   KeyAverages k = key_averages(t);
   if (as_json) {
@@ -1205,43 +1242,9 @@ int run(int argc, char** argv) {
     if (*advise_cmd) read_options = advise_read_options(read_options, advise_options);
     const Trace t = parse_trace_file(path, read_options);
     note_skipped(path, t.skipped);
-    if (t.events.empty() && !t.unread.empty()) {  // events, none of a kind the reports read
-      std::cerr << "pil-trace: error: " << path << ": no event pil-trace reads; the trace holds " << unread_text(t.unread)
-                << "\n";
-      return 2;
-    }
-    note_unread(path, t.unread);
-    // Nothing but the span Kineto writes over every trace ("PyTorch Profiler (0)", cat "Trace"):
-    // a schedule whose active steps were never reached, or a cycle exported after it ended, is
-    // torch.profiler's empty trace, not another tool's (the check below said so).
-    // Steps and nothing in them, too: a cycle exported just as the next began (torch.profiler's
-    // schedule with repeat: its last file held ProfilerStep#4, 74 us, and no operator), of which
-    // advise said "at most the whole basis faster: untraced work".
-    const bool only_profiler_span =
-        !t.events.empty() && std::all_of(t.events.begin(), t.events.end(), is_profiler_span);
-    const size_t steps = size_t(std::count_if(t.events.begin(), t.events.end(), is_step));
-    const bool only_empty_steps =
-        steps > 0 && std::all_of(t.events.begin(), t.events.end(), [](const Event& e) { return is_profiler_span(e) || is_step(e); });
-    if (t.events.empty() || only_profiler_span || only_empty_steps) {  // valid, with nothing any command could say of
-      std::cerr << "pil-trace: error: " << path
-                << (only_empty_steps ? ": the trace holds only " + count_of(int64_t(steps), "profiled step", "profiled steps") +
-                                           (steps == 1 ? " with nothing in it" : " with nothing in them") +
-                                           " and the profiler's span ("
-                    : only_profiler_span ? std::string(": the trace holds only the profiler's own span (")
-                                         : std::string(": the trace has no events ("))
-                << "its traceEvents holds no operator, named range, kernel or memory event): the profiler "
-                   "recorded nothing; allowed: a trace with work recorded (with a schedule, at least one "
-                   "step in its active phase before the trace is written; without one, work between the "
-                   "profiler's start and stop)\n";
-      return 2;
-    }
-    // Slices, but none of a category the reports read: another tool's trace in the same format
-    // (a line profiler's "Line 12" slices) was read as an empty CPU run, "no findings".
-    if (std::all_of(t.events.begin(), t.events.end(), [](const Event& e) { return e.category == Category::Other; })) {
-      std::cerr << "pil-trace: error: " << path << ": no event pil-trace reads: its " << t.events.size()
-                << " events are none of them an operator, range, CUDA call, GPU work or allocation (their "
-                   "categories are not torch.profiler's: cpu_op, user_annotation, cuda_runtime, kernel...); "
-                   "allowed: a trace torch.profiler or Kineto wrote\n";
+    if (!t.events.empty()) note_unread(path, t.unread);  // else the error says what it holds
+    if (const std::string why = unusable_trace_problem(t, path); !why.empty()) {
+      std::cerr << "pil-trace: error: " << why << "\n";
       return 2;
     }
     // The summary and the predictions ask for the operator table: it starts beside the index.
@@ -1351,7 +1354,11 @@ int run(int argc, char** argv) {
     if (*diff) {
       const Trace b = parse_trace_file(path_b, read_options);
       note_skipped(path_b, b.skipped);
-      note_unread(path_b, b.unread);
+      if (!b.events.empty()) note_unread(path_b, b.unread);
+      if (const std::string why = unusable_trace_problem(b, path_b); !why.empty()) {
+        std::cerr << "pil-trace: error: " << why << "\n";
+        return 2;
+      }
       return report_diff(t, b, tolerance, as_json);
     }
     if (*svg) {
