@@ -156,30 +156,52 @@ int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
     std::cerr << lesson.name << "_bench: error: " << problem << "\n";
     return 2;
   }
+  const std::vector<std::string> argv_given(argv + 1, argv + argc);  // Initialize takes its flags out
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   const bool gpu = torch::cuda::is_available();
   if (!gpu)
     std::cout << lesson.name << ": GPU benchmarks left out: no usable CUDA GPU: "
               << cuda::unavailable_reason() << "\n";
+  // The full names the filter is matched against, and those of the GPU rows left out here.
+  std::vector<std::string> registered, left_out;
   auto add = [&](const Variant& v, bool verify_first) {
     for (const bool cuda : {false, true}) {
-      if (cuda && !gpu) continue;
       if (!cuda && v.needs_cuda) continue;
       const c10::Device device = cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
       for (const c10::ScalarType dtype : {at::kFloat, at::kBFloat16})
         for (const int64_t size : cuda ? lesson.bench_sizes_gpu : lesson.bench_sizes_cpu) {
           const std::string name = v.name + "/" + file_device_name(device) + "/" +
                                    dtype_name(dtype) + "/" + std::to_string(size);
+          if (cuda && !gpu) {
+            left_out.push_back(name + "/manual_time");
+            continue;
+          }
           benchmark::RegisterBenchmark(name.c_str(), [&lesson, &v, device, dtype, size, verify_first](benchmark::State& s) {
             bench_one(s, lesson, v, device, dtype, size, verify_first);
           })->UseManualTime()->Unit(benchmark::kMicrosecond);
+          registered.push_back(name + "/manual_time");
         }
     }
   };
   for (const auto& v : lesson.variants) add(v, true);
   // A ceiling is verified too where the lesson names a reference for it.
   for (const auto& v : lesson.ceilings) add(v, lesson.references.count(v.name) > 0);
+  // A filter that selects none of them: one line, a usage error (Google Benchmark's own line
+  // came before ours, exit 1).
+  const std::vector<std::string> words(argv_given.begin(), argv_given.end());
+  for (auto it = words.rbegin(); it != words.rend(); ++it) {
+    if (it->rfind("--benchmark_filter=", 0) != 0) continue;
+    const std::string spec = it->substr(std::string("--benchmark_filter=").size());
+    if (!benchmark_filter_selects(spec, registered)) {
+      std::cerr << lesson.name << "_bench: error: --benchmark_filter=" << spec << ": selects no benchmark"
+                << (benchmark_filter_selects(spec, left_out) ? " here (only GPU rows, left out: no usable CUDA GPU)" : "")
+                << "; allowed: a regular expression matching a name --benchmark_list_tests lists\n";
+      benchmark::Shutdown();
+      return 2;
+    }
+    break;  // the last one given is the one Google Benchmark takes
+  }
   const size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   if (ran == 0) {

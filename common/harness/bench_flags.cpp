@@ -115,6 +115,20 @@ std::string value_problem(const Flag& f, const std::string& value) {
 
 }  // namespace
 
+bool benchmark_filter_selects(std::string spec, const std::vector<std::string>& names) {
+  if (spec.empty() || spec == "all") spec = ".";
+  const bool negative = spec[0] == '-';
+  if (negative) spec.erase(0, 1);
+  std::regex re;
+  try {
+    re = std::regex(spec, std::regex_constants::extended);
+  } catch (const std::regex_error&) {
+    return true;  // benchmark_flag_problem said so already; Google Benchmark's answer stands
+  }
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& n) { return std::regex_search(n, re) != negative; });
+}
+
 std::string benchmark_flag_problem(const std::vector<std::string>& args) {
   const char* allowed = "Google Benchmark's --benchmark_* flags, each as --flag=VALUE (--help lists them)";
   std::vector<std::string> names;

@@ -17,4 +17,11 @@ namespace pil {
 /// as a file to write (pil::unwritable_reason).
 std::string benchmark_flag_problem(const std::vector<std::string>& args);
 
+/// Whether --benchmark_filter `spec` selects any of `names` (the registered benchmarks' full
+/// names, "slow/cpu/fp32/2/manual_time"), read as Google Benchmark reads it: "" and "all" select
+/// every one, a leading '-' those the rest does not match, else an extended regular expression
+/// searched for in each name. Asked before the run, so that a filter that selects nothing is one
+/// line (Google Benchmark's own "Failed to match any benchmarks" came with ours).
+bool benchmark_filter_selects(std::string spec, const std::vector<std::string>& names);
+
 }  // namespace pil

@@ -53,5 +53,16 @@ TEST(BenchFlags, EachBadValueIsOneLineWithWhatIsAllowed) {
   }
 }
 
+// Read as Google Benchmark reads --benchmark_filter: "" and "all" select all, a leading '-' what
+// the rest does not match, else a regular expression searched for in the full name.
+TEST(BenchFlags, AFilterSelectsAsGoogleBenchmarkReadsIt) {
+  const std::vector<std::string> names = {"slow/cpu/fp32/2/manual_time", "fast/cpu/bf16/2/manual_time"};
+  for (const char* spec : {"", "all", ".", "slow", "^fast/cpu/", "bf16/2", "manual_time$", "-^slow", "-nothing"})
+    EXPECT_TRUE(benchmark_filter_selects(spec, names)) << spec;
+  for (const char* spec : {"nomatch", "/cuda/", "^cpu", "-.", "-manual", "slow/cpu/fp32/2$"})
+    EXPECT_FALSE(benchmark_filter_selects(spec, names)) << spec;
+  EXPECT_FALSE(benchmark_filter_selects("", {}));
+}
+
 }  // namespace
 }  // namespace pil

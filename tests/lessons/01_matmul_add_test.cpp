@@ -462,4 +462,20 @@ TEST(Lesson01Gpu, EveryVariantPassesEveryDtypeAtEveryBenchmarkedSize) {
   }
 }
 
+// The benchmark program beside the lesson: a filter that selects no row is one line, exit 2
+// (Google Benchmark's own "Failed to match any benchmarks" line came first, and exit 1); on a
+// machine without a GPU, a filter of GPU rows alone says they are left out.
+TEST(Lesson01, ABenchmarkFilterThatSelectsNothingIsOneLine) {
+  const std::string bench = kExe + "_bench";
+  const auto none = run_process(bench, {"--benchmark_filter=^nomatch"});
+  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
+  EXPECT_EQ(none.err, "01_matmul_add_bench: error: --benchmark_filter=^nomatch: selects no benchmark; allowed: a "
+                      "regular expression matching a name --benchmark_list_tests lists\n");
+  const auto gpu_rows = run_process(bench, {"--benchmark_filter=/cuda/", "--benchmark_list_tests"});
+  if (gpu_rows.exit_code == 0) GTEST_SKIP() << "a usable GPU here: its rows were listed";
+  EXPECT_EQ(gpu_rows.exit_code, 2) << gpu_rows.out << gpu_rows.err;
+  EXPECT_NE(gpu_rows.err.find(": selects no benchmark here (only GPU rows, left out: no usable CUDA GPU); "),
+            std::string::npos) << gpu_rows.err;
+}
+
 }  // namespace
