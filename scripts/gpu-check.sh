@@ -12,10 +12,10 @@
 #       archive their traces under $OUT at once, then run the other gpu-labelled tests and the
 #       profiler-labelled ones (-j4) but the long ones, archive what a failed one kept, then the
 #       long ones (label gpu_long: suites named *GpuLong, about two minutes each) with the time
-#       left, where two minutes are;
+#       left, where three minutes are;
 #   part 2 (bench, 240 s): build the benchmarks and run the rows that carry the lessons' goals
 #       (scripts/bench_table.py --goal-filter names them; PIL_GPU_BENCH_LESSONS="06_find_and_fix
-#       01_matmul_add" runs only those lessons') with short min-times, each lesson's JSON written
+#       01_matmul_add" runs only those lessons', in that order) with short min-times, each lesson's JSON written
 #       straight into $OUT (a call cut short keeps the lessons done), then, where 90 s
 #       are left, lesson 01's first-step-gap experiment (scripts/first_step_gap.py, 3 runs a
 #       condition; 01_matmul_add and pil-trace built with the benchmarks for it);
@@ -29,8 +29,9 @@
 #
 # Here, once:   bash ../shared/device/prepare.sh nlohmann-json3-dev zlib1g-dev
 # Then the device tool's run, carry [".device"]: part 1 with timeout_s 520, then part 2 at once
-# with the time the reply's lease says is left: PIL_GPU_CHECK_BUDGET=<budget_left_s - 45> and
-# timeout_s 20 more (about 14 minutes of the 15 with the machine's start and the transfers); part
+# (only while the reply's lease says warm: a fresh machine's start and build would eat the
+# budget) with the time the reply's lease says is left: PIL_GPU_CHECK_BUDGET=<budget_left_s - 45>
+# and timeout_s 20 more (about 14 minutes of the 15 with the machine's start and the transfers); part
 # 3 only with what `status` says is left, its budget under it:
 # PIL_AOTI_BUDGET=<left - 60> bash scripts/gpu-check.sh aoti
 #               bash scripts/gpu-check.sh tests     (then bench, then aoti)
@@ -218,13 +219,20 @@ archive() {
     fi
     rm -f "$big"
   done
-  run tar -czf "$out/$1" -C "$stage" "$2" || status=1
-  size=$(stat -c %s "$out/$1" 2>/dev/null || echo 0)
+  # Made beside and moved in whole, and only one that comes back: a call cut short while it is
+  # written, or an archive too large, leaves the last one there was.
+  local too_large=0
+  run tar -czf "$stage.tar.gz" -C "$stage" "$2" || status=1
+  size=$(stat -c %s "$stage.tar.gz" 2>/dev/null || echo 0)
   if ((size > max_bytes)); then
     echo "archive $1: $size bytes, over the $max_bytes a file may have to come back from the machine"
     status=1
+    too_large=1
+  else
+    mv -f "$stage.tar.gz" "$out/$1" || status=1
   fi
-  rm -rf "$stage"
+  rm -rf "$stage" "$stage.tar.gz"
+  return $((too_large ? 3 : 0))  # 3: too large to come back (archive_kept cuts and tries again)
 }
 
 if [[ $part == tests ]]; then
@@ -286,11 +294,15 @@ if [[ $part == tests ]]; then
   archive_kept() {
     ((dry)) && return
     [[ -n $(ls -A "$build/kept-traces" 2>/dev/null) ]] || return 0
+    local kept_status=$status listing
+    # Once per set of kept traces (the long checks keep none of theirs: a second call finds the same).
+    listing=$(find "$build/kept-traces" -type f -printf '%P %s\n' | sort)
+    [[ $listing == "${kept_listing:-}" ]] && return 0
+    kept_listing=$listing
     phase "archive the failed checks' traces"
-    local kept_status=$status
     archive checks-kept.tar.gz kept-traces "$kept_cut_bytes"
-    if (($(stat -c %s "$out/checks-kept.tar.gz" 2>/dev/null || echo 0) > max_bytes)); then
-      echo "archive checks-kept.tar.gz: over what comes back whole: again, each trace over $cut_bytes bytes cut"
+    if (($? == 3)); then
+      echo "archive checks-kept.tar.gz: whole, it would not come back: again, each trace over $cut_bytes bytes cut"
       status=$kept_status
       archive checks-kept.tar.gz kept-traces
     fi
@@ -300,12 +312,13 @@ if [[ $part == tests ]]; then
   # Before the long checks: a call cut short in them keeps what the others' failures kept.
   archive_kept
   # The long checks (suites named *GpuLong: about two minutes each on an H200) last, with the
-  # time left, so that one that runs out of it takes no other check's result with it. Under two
-  # minutes left: said, not run, and the part not failed by it (one stopped midway fails it).
+  # time left, so that one that runs out of it takes no other check's result with it. Under three
+  # minutes left (it is estimated at two, and has not been timed: 06's records a 2 GB trace):
+  # said, not run, and the part not failed by it (one stopped midway fails it).
   phase "ctest -L gpu_long (the long checks)"
   long_left=$(($(left) - 5))
-  if ((long_left < 120)); then
-    echo "not run: the long checks need two minutes at least; ${long_left}s left"
+  if ((long_left < 180)); then
+    echo "not run: the long checks need three minutes at least; ${long_left}s left"
   else
     run_checks ctest-long-checks.log "$long_left" --no-tests=ignore -j 1 -L gpu_long
     archive_kept
@@ -314,17 +327,36 @@ elif [[ $part == bench ]]; then
   # A fresh machine (the one of part 1 went back: it is held 30 s after a call): configured here.
   [[ -f $build/build.ninja ]] || configure OFF
   known=$(targets_of_build)
-  benches=()
+  # The lessons with goals (scripts/bench_table.py) and a _bench target; PIL_GPU_BENCH_LESSONS
+  # (names, blanks or commas between) runs only those, in the order given; a name that is none
+  # of them is a usage error, said before anything is built.
+  with_goals=()
   for l in "${lessons[@]}"; do
-    # PIL_GPU_BENCH_LESSONS (names, blanks or commas between): only those lessons' rows.
-    if [[ -n ${PIL_GPU_BENCH_LESSONS:-} && " ${PIL_GPU_BENCH_LESSONS//,/ } " != *" $l "* ]]; then continue; fi
     filter=$(python3 scripts/bench_table.py --goal-filter "$l")
-    present "${l}_bench" && [[ -n $filter ]] && benches+=("$l")
+    present "${l}_bench" && [[ -n $filter ]] && with_goals+=("$l")
   done
-  if ((${#benches[@]} == 0)) && [[ -n ${PIL_GPU_BENCH_LESSONS:-} ]]; then
-    echo "gpu-check: no benchmark to run (PIL_GPU_BENCH_LESSONS='$PIL_GPU_BENCH_LESSONS'; allowed: lessons with" \
-         "goals in scripts/bench_table.py and a _bench target)" >&2
-    exit 2
+  benches=("${with_goals[@]}")
+  if [[ -n ${PIL_GPU_BENCH_LESSONS+set} ]]; then
+    asked=()
+    IFS=$', \t\n' read -r -d '' -a asked <<<"$PIL_GPU_BENCH_LESSONS" || true
+    benches=()
+    for l in "${asked[@]}"; do
+      if [[ " ${with_goals[*]} " != *" $l "* ]]; then
+        echo "gpu-check: PIL_GPU_BENCH_LESSONS: '$l' is no lesson with goals and a benchmark here;" \
+             "allowed: ${with_goals[*]:-none (no _bench target: was Google Benchmark found?)}" >&2
+        exit 2
+      fi
+      benches+=("$l")
+    done
+    if ((${#benches[@]} == 0)); then
+      echo "gpu-check: PIL_GPU_BENCH_LESSONS names no lesson; allowed: ${with_goals[*]:-none}" >&2
+      exit 2
+    fi
+  fi
+  # None at all: a part that benchmarked nothing is no pass (the configure made no _bench target).
+  if ((${#benches[@]} == 0)); then
+    echo "gpu-check: no benchmark to run: no lesson with goals has a _bench target (was Google Benchmark found?)"
+    status=1
   fi
   targets=("${benches[@]/%/_bench}")
   if ((${#targets[@]})); then

@@ -100,7 +100,10 @@ std::string folder_unwritable_reason(const fs::path& dir) {
   // of the same pid in a shared folder, is passed over).
   std::string probe = (dir / ".pil-write-check-XXXXXX").string();
   const int fd = ::mkstemp(probe.data());
-  if (fd < 0) return std::strerror(errno);
+  // ENOENT from an existing folder (/proc's) read as "no such folder": said as what it is.
+  if (fd < 0)
+    return errno == ENOENT ? std::string("the folder takes no new file (making one: ") + std::strerror(errno) + ")"
+                           : std::string(std::strerror(errno));
   ::close(fd);
   fs::remove(probe, ec);
   return "";

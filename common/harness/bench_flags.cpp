@@ -95,7 +95,9 @@ std::string value_problem(const Flag& f, const std::string& value) {
     }
     case Kind::Regex: {
       try {
-        std::regex(value, std::regex_constants::extended);  // as Google Benchmark compiles it
+        // As Google Benchmark compiles it: a leading '-' (select what the rest does not match)
+        // taken off first ("-*" is no expression: "*" alone repeats nothing).
+        std::regex(value.rfind('-', 0) == 0 ? value.substr(1) : value, std::regex_constants::extended);
       } catch (const std::regex_error&) {
         return "'" + value + "' is not a regular expression; allowed: an extended regular expression (^eager/cpu/)";
       }

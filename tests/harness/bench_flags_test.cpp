@@ -33,6 +33,7 @@ TEST(BenchFlags, EachBadValueIsOneLineWithWhatIsAllowed) {
       {{"--benchmark_min_time=abc"}, "--benchmark_min_time: 'abc' is not a time; allowed: seconds over 0"},
       {{"--benchmark_min_time=-1"}, "--benchmark_min_time: '-1' is not a time"},
       {{"--benchmark_filter=(("}, "--benchmark_filter: '((' is not a regular expression"},
+      {{"--benchmark_filter=-*"}, "--benchmark_filter: '-*' is not a regular expression"},
       {{"--benchmark_out=/nonexistent/dir/x.json"}, "--benchmark_out: /nonexistent/dir/x.json: no folder /nonexistent/dir; allowed: a file to write"},
       {{"--benchmark_out=/"}, "--benchmark_out: /: a folder, not a file; allowed: a file to write"},
       {{"--benchmark_out="}, "--benchmark_out: an empty name; allowed: a file to write"},

@@ -408,8 +408,10 @@ TEST(Lesson06AdviseGpuLong, SlowAtTheDefaultSizeNamesEveryPlantedProblemTheLoopF
   const std::string trace = pil::test::line_value(r.out, "trace");
   const auto a = run_process(PIL_TRACE_EXE, {"advise", trace, "--min-share", "0", "--json"});
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
-  const std::vector<std::string> causes = printed_findings("slow at the default size", nlohmann::json::parse(a.out));
   // A failure prints advise's whole answer (its evidence and examples): the trace is not kept.
+  const nlohmann::json answer = nlohmann::json::parse(a.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(answer.is_discarded()) << "advise --json printed no JSON:\n" << a.out;
+  const std::vector<std::string> causes = printed_findings("slow at the default size", answer);
   ASSERT_FALSE(causes.empty()) << a.out;
   EXPECT_EQ(causes.front(), "op_loop") << a.out;
   std::string not_once;

@@ -158,14 +158,22 @@ class GpuCheckDryRun(unittest.TestCase):
             ["python3", os.path.join(ROOT, "scripts", "bench_table.py"), "--goal-filter", m],
             capture_output=True, text=True).stdout.strip()]
         self.assertGreaterEqual(len(with_goals), 2)
-        p = self.plan("bench", PIL_GPU_BENCH_LESSONS="%s,99_not_a_lesson" % with_goals[-1])
+        # Only those, in the order given (commas or blanks between).
+        p = self.plan("bench", PIL_GPU_BENCH_LESSONS="%s, %s" % (with_goals[-1], with_goals[0]))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         cmds = self.commands(p.stdout)
-        self.assertEqual([c for c in cmds if "_bench --benchmark_filter=" in c],
-                         [c for c in cmds if "bin/%s_bench --benchmark_filter=" % with_goals[-1] in c])
-        none = self.plan("bench", PIL_GPU_BENCH_LESSONS="05_data_parallel")
-        self.assertEqual(none.returncode, 2, none.stdout + none.stderr)
-        self.assertIn("gpu-check: no benchmark to run (PIL_GPU_BENCH_LESSONS='05_data_parallel'", none.stderr)
+        runs = [c for c in cmds if "_bench --benchmark_filter=" in c]
+        self.assertEqual(len(runs), 2, "\n".join(cmds))
+        self.assertIn("bin/%s_bench " % with_goals[-1], runs[0])
+        self.assertIn("bin/%s_bench " % with_goals[0], runs[1])
+        # A name that is none of them (a typo beside a good name too) is a usage error, before any build.
+        for asked in ("05_data_parallel", "%s,06_find_and_fx" % with_goals[0], " , "):
+            bad = self.plan("bench", PIL_GPU_BENCH_LESSONS=asked)
+            self.assertEqual(bad.returncode, 2, asked + bad.stdout + bad.stderr)
+            self.assertEqual(len(bad.stderr.strip().splitlines()), 1, bad.stderr)
+            self.assertIn("gpu-check: PIL_GPU_BENCH_LESSONS", bad.stderr)
+            self.assertIn("allowed: " + " ".join(with_goals), bad.stderr)
+            self.assertFalse([c for c in self.commands(bad.stdout) if c.startswith("cmake --build")])
 
     def test_part3_compiles_the_packages_with_the_compiled_variants_on(self):
         p = self.plan("aoti")
@@ -281,9 +289,11 @@ class GpuCheckRun(unittest.TestCase):
         self.assertNotIn("stale.json", self.archived())
 
     def test_the_first_step_gap_runs_with_the_time_left_and_comes_back(self):
-        # Part 2's, after the benchmarks. Not built: said, and the part not failed by it.
+        # Part 2's, after the benchmarks. Not built: said, and the part not failed by it. (This
+        # build has no _bench target: the part fails on that, said, and goes on to the gap.)
         p = self.check("bench")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("gpu-check: no benchmark to run: no lesson with goals has a _bench target", p.stdout)
         self.assertIn("not run: the first-step gap needs 01_matmul_add and pil-trace, not built", p.stdout)
         # Built (fakes: a lesson 01 that writes a summary of three steps, a pil-trace whose chain
         # puts matmul 5 us into its range): the script's table comes back as first-step-gap.txt.
@@ -300,7 +310,7 @@ echo "summary: $2/s.json"
 echo '[{"depth": 0, "offset_ns": 0}, {"depth": 1, "offset_ns": 5000}]'
 """)
         p = self.check("bench")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)  # no _bench target, as above
         self.assertRegex(p.stdout, r"\+ \[at most \d+s\] python3 scripts/first_step_gap\.py --build \S+ --device cuda")
         with open(os.path.join(self.out, "first-step-gap.txt")) as f:
             table = f.read()
@@ -319,8 +329,10 @@ echo '[{"depth": 0, "offset_ns": 0}, {"depth": 1, "offset_ns": 5000}]'
         listing = subprocess.run(["tar", "-tzf", os.path.join(self.out, "checks-kept.tar.gz")], capture_output=True,
                                  text=True)
         self.assertIn("kept-traces/Suite.Check.1.fix2.pt.trace.json", listing.stdout)
-        # Archived before the long checks too: a call cut short in them keeps it.
-        self.assertEqual(p.stdout.count("archive the failed checks' traces"), 2, p.stdout)
+        # Archived before the long checks (a call cut short in them keeps it), and not again after
+        # them when they kept nothing more.
+        self.assertEqual(p.stdout.count("archive the failed checks' traces"), 1, p.stdout)
+        self.assertLess(p.stdout.index("archive the failed checks' traces"), p.stdout.index("the long checks"))
 
     def test_a_failed_checks_traces_come_back_whole_up_to_their_own_limit(self):
         # Whole over the 4 MiB that cuts the lessons' traces (a check reads all their steps),
@@ -335,8 +347,13 @@ echo '[{"depth": 0, "offset_ns": 0}, {"depth": 1, "offset_ns": 5000}]'
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("kept-traces/Suite.Check.1.fix2.step0.pt.trace.json", kept())
         self.assertNotIn("kept-traces/Suite.Check.1.fix2.pt.trace.json", kept())
-        p = self.check(FAKE_FAILED_CHECK="1", PIL_TRACE_CUT_BYTES="10", PIL_ARCHIVE_MAX_BYTES="100000")
-        self.assertNotIn("over what comes back whole", p.stdout)
+        self.assertNotIn("whole, it would not come back", p.stdout)
+        # Too large whole: cut and tried again; too large cut too: the part fails, no file left.
+        os.remove(os.path.join(self.out, "checks-kept.tar.gz"))
+        p = self.check(FAKE_FAILED_CHECK="1", PIL_ARCHIVE_MAX_BYTES="10")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("archive checks-kept.tar.gz: whole, it would not come back: again, each trace over", p.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "checks-kept.tar.gz")))
 
     def fake_pil_trace(self):
         bin_dir = os.path.join(self.env["PIL_GPU_BUILD_DIR"], "bin")
