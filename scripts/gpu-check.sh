@@ -331,9 +331,10 @@ elif [[ $part == bench ]]; then
   # (names, blanks or commas between) runs only those, in the order given; a name that is none
   # of them is a usage error, said before anything is built.
   with_goals=()
+  declare -A goal_filter=()
   for l in "${lessons[@]}"; do
     filter=$(python3 scripts/bench_table.py --goal-filter "$l")
-    present "${l}_bench" && [[ -n $filter ]] && with_goals+=("$l")
+    present "${l}_bench" && [[ -n $filter ]] && with_goals+=("$l") && goal_filter[$l]=$filter
   done
   benches=("${with_goals[@]}")
   if [[ -n ${PIL_GPU_BENCH_LESSONS+set} ]]; then
@@ -366,7 +367,7 @@ elif [[ $part == bench ]]; then
   # Each lesson's JSON straight into $out as it ends: a call cut short keeps the lessons done.
   : > "$out/bench-table.txt"
   for l in "${benches[@]}"; do
-    filter=$(python3 scripts/bench_table.py --goal-filter "$l")
+    filter=${goal_filter[$l]}
     phase "${l}_bench $filter"
     within "$(($(left) - 10))" "$build/bin/${l}_bench" --benchmark_filter="$filter" --benchmark_min_time=0.05 \
       --benchmark_out="$out/bench-$l.json" --benchmark_out_format=json || status=1

@@ -73,10 +73,9 @@ fs::path write_target(const fs::path& asked) {
   return ec ? at : target;
 }
 
-}  // namespace
-
-std::string unwritable_reason(const fs::path& asked) {
-  const fs::path path = write_target(asked);
+/// What the target itself says against a write, without making anything: unwritable_reason
+/// less its folder probe (a write makes its own temporary file there, and says when it cannot).
+std::string target_problem(const fs::path& path) {
   if (path.empty()) return std::strerror(ELOOP);  // "Too many levels of symbolic links"
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
@@ -87,7 +86,16 @@ std::string unwritable_reason(const fs::path& asked) {
   }
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec)) return "no folder " + dir.string();
+  return "";
+}
+
+}  // namespace
+
+std::string unwritable_reason(const fs::path& asked) {
+  const fs::path path = write_target(asked);
+  if (const std::string why = target_problem(path); !why.empty()) return why;
   // The write makes its temporary file in that folder, an existing target or not.
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   if (const std::string why = folder_unwritable_reason(dir); !why.empty())
     return "cannot make a file in " + dir.string() + ": " + why;
   return "";
@@ -111,9 +119,9 @@ std::string folder_unwritable_reason(const fs::path& dir) {
 
 void write_file_atomically(const fs::path& asked,
                            const std::function<void(const fs::path& tmp)>& write, Gzip gzip) {
-  if (const std::string why = unwritable_reason(asked); !why.empty())
-    throw std::runtime_error("cannot write " + asked.string() + ": " + why);
   const fs::path path = write_target(asked);
+  if (const std::string why = target_problem(path); !why.empty())
+    throw std::runtime_error("cannot write " + asked.string() + ": " + why);
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   // Hidden beside the target, named after it (at most 64 characters of its name, so that a
   // name near the system's 255 still has room).

@@ -2,6 +2,7 @@
 #include <benchmark/benchmark.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -151,12 +152,11 @@ void bench_one(benchmark::State& state, const Lesson& lesson, const Variant& v, 
 int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
   // Google Benchmark's flags checked first: it runs on some values it cannot use, aborts on
   // others, and names an unknown flag on a line per word.
-  if (const std::string problem = benchmark_flag_problem(std::vector<std::string>(argv + 1, argv + argc));
-      !problem.empty()) {
+  const std::vector<std::string> args(argv + 1, argv + argc);  // Initialize takes its flags out
+  if (const std::string problem = benchmark_flag_problem(args); !problem.empty()) {
     std::cerr << lesson.name << "_bench: error: " << problem << "\n";
     return 2;
   }
-  const std::vector<std::string> argv_given(argv + 1, argv + argc);  // Initialize takes its flags out
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   const bool gpu = torch::cuda::is_available();
@@ -187,12 +187,13 @@ int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
   for (const auto& v : lesson.variants) add(v, true);
   // A ceiling is verified too where the lesson names a reference for it.
   for (const auto& v : lesson.ceilings) add(v, lesson.references.count(v.name) > 0);
-  // A filter that selects none of them: one line, a usage error (Google Benchmark's own line
-  // came before ours, exit 1).
-  const std::vector<std::string> words(argv_given.begin(), argv_given.end());
-  for (auto it = words.rbegin(); it != words.rend(); ++it) {
-    if (it->rfind("--benchmark_filter=", 0) != 0) continue;
-    const std::string spec = it->substr(std::string("--benchmark_filter=").size());
+  // A filter that selects none of them (given once at most: benchmark_flag_problem): one line, a
+  // usage error (Google Benchmark's own line came before ours, exit 1).
+  const std::string filter_flag = "--benchmark_filter=";
+  const auto filter = std::find_if(args.begin(), args.end(),
+                                   [&](const std::string& a) { return a.rfind(filter_flag, 0) == 0; });
+  if (filter != args.end()) {
+    const std::string spec = filter->substr(filter_flag.size());
     if (!benchmark_filter_selects(spec, registered)) {
       std::cerr << lesson.name << "_bench: error: --benchmark_filter=" << spec << ": selects no benchmark"
                 << (benchmark_filter_selects(spec, left_out) ? " here (only GPU rows, left out: no usable CUDA GPU)" : "")
@@ -200,7 +201,6 @@ int run_lesson_benchmarks(const Lesson& lesson, int argc, char** argv) {
       benchmark::Shutdown();
       return 2;
     }
-    break;  // the last one given is the one Google Benchmark takes
   }
   const size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -39,6 +39,15 @@ constexpr Flag kFlags[] = {
     {"--v", Kind::Verbosity},
 };
 
+/// --benchmark_filter's expression, as Google Benchmark reads the flag: "" and "all" are ".", a
+/// leading '-' (select what the rest does not match) taken off and said in `negative`.
+std::string filter_expression(std::string spec, bool& negative) {
+  if (spec.empty() || spec == "all") spec = ".";
+  negative = spec[0] == '-';
+  if (negative) spec.erase(0, 1);
+  return spec;
+}
+
 /// A number of seconds, "0.5" (Google Benchmark 1.8 takes "0.5s" and "10x" iterations too, and
 /// those pass; 1.7, Debian 12's, says itself that it wants a plain number), "" when it is one.
 std::string seconds_problem(const std::string& text, bool strict_positive) {
@@ -95,9 +104,9 @@ std::string value_problem(const Flag& f, const std::string& value) {
     }
     case Kind::Regex: {
       try {
-        // As Google Benchmark compiles it: a leading '-' (select what the rest does not match)
-        // taken off first ("-*" is no expression: "*" alone repeats nothing).
-        std::regex(value.rfind('-', 0) == 0 ? value.substr(1) : value, std::regex_constants::extended);
+        // As Google Benchmark compiles it ("-*" is no expression: "*" alone repeats nothing).
+        bool negative = false;
+        std::regex(filter_expression(value, negative), std::regex_constants::extended);
       } catch (const std::regex_error&) {
         return "'" + value + "' is not a regular expression; allowed: an extended regular expression (^eager/cpu/)";
       }
@@ -117,13 +126,11 @@ std::string value_problem(const Flag& f, const std::string& value) {
 
 }  // namespace
 
-bool benchmark_filter_selects(std::string spec, const std::vector<std::string>& names) {
-  if (spec.empty() || spec == "all") spec = ".";
-  const bool negative = spec[0] == '-';
-  if (negative) spec.erase(0, 1);
+bool benchmark_filter_selects(const std::string& spec, const std::vector<std::string>& names) {
+  bool negative = false;
   std::regex re;
   try {
-    re = std::regex(spec, std::regex_constants::extended);
+    re = std::regex(filter_expression(spec, negative), std::regex_constants::extended);
   } catch (const std::regex_error&) {
     return true;  // benchmark_flag_problem said so already; Google Benchmark's answer stands
   }

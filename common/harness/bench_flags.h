@@ -22,6 +22,6 @@ std::string benchmark_flag_problem(const std::vector<std::string>& args);
 /// every one, a leading '-' those the rest does not match, else an extended regular expression
 /// searched for in each name. Asked before the run, so that a filter that selects nothing is one
 /// line (Google Benchmark's own "Failed to match any benchmarks" came with ours).
-bool benchmark_filter_selects(std::string spec, const std::vector<std::string>& names);
+bool benchmark_filter_selects(const std::string& spec, const std::vector<std::string>& names);
 
 }  // namespace pil

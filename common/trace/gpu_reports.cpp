@@ -57,6 +57,15 @@ auto group_by_name(const Trace& t, const std::vector<size_t>& among, Keep keep, 
   return g;
 }
 
+/// Each row's share of the rows' total time, and the rows longest first (kernels', calls').
+template <typename Row>
+void share_and_sort(std::vector<Row>& rows) {
+  int64_t all = 0;
+  for (const Row& r : rows) all += r.time.total;
+  for (Row& r : rows) r.share = all > 0 ? double(r.time.total) / double(all) : 0;
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.time.total > b.time.total; });
+}
+
 /// A kernel's launch shape: its own, or its launch call's (HIP's traces give it on the call).
 const KernelInfo* launch_shape_of(const TraceIndex& index, size_t kernel) {
   const Trace& t = index.trace();
@@ -126,7 +135,6 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     return op >= 0 && inside(spans, t.events[size_t(op)]);
   }, [](size_t i) { return i; });
   std::vector<KernelRow> rows;
-  int64_t all = 0;
   for (size_t g = 0; g < kernels.names.size(); ++g) {
     const std::vector<size_t>& idx = kernels.items[g];
     KernelRow r;
@@ -145,12 +153,9 @@ std::vector<KernelRow> kernel_report(const TraceIndex& index, const std::string&
     std::stable_sort(r.shapes.begin(), r.shapes.end(),
                      [](const KernelShape& a, const KernelShape& b) { return a.total_ns > b.total_ns; });
     if (!r.shapes.empty() && r.shapes.front().known) r.launch = r.shapes.front().launch;
-    all += r.time.total;
     rows.push_back(std::move(r));
   }
-  for (auto& r : rows) r.share = all > 0 ? double(r.time.total) / double(all) : 0;
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const KernelRow& a, const KernelRow& b) { return a.time.total > b.time.total; });
+  share_and_sort(rows);
   return rows;
 }
 
@@ -159,17 +164,13 @@ std::vector<ApiRow> api_report(const TraceIndex& index) {
   auto calls = group_by_name(t, index.api_calls(), [](size_t) { return true; },
                              [&](size_t i) { return t.events[i].dur_ns; });
   std::vector<ApiRow> rows;
-  int64_t all = 0;
   for (size_t g = 0; g < calls.names.size(); ++g) {
     ApiRow r;
     r.name = std::string(calls.names[g]);
     r.time = DurationStats::of(std::move(calls.items[g]));
-    all += r.time.total;
     rows.push_back(std::move(r));
   }
-  for (auto& r : rows) r.share = all > 0 ? double(r.time.total) / double(all) : 0;
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const ApiRow& a, const ApiRow& b) { return a.time.total > b.time.total; });
+  share_and_sort(rows);
   return rows;
 }
 
