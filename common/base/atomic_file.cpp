@@ -117,6 +117,16 @@ std::string folder_unwritable_reason(const fs::path& dir) {
   return "";
 }
 
+std::string make_writable_folder(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return "cannot create " + dir.string() + ": " + ec.message();
+  if (!fs::is_directory(dir, ec)) return "cannot create " + dir.string() + ": a file of that name exists";
+  if (const std::string why = folder_unwritable_reason(dir); !why.empty())
+    return "cannot make a file in " + dir.string() + ": " + why;
+  return "";
+}
+
 void write_file_atomically(const fs::path& asked,
                            const std::function<void(const fs::path& tmp)>& write, Gzip gzip) {
   const fs::path path = write_target(asked);

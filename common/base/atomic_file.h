@@ -32,6 +32,12 @@ std::string unwritable_reason(const std::filesystem::path& path);
 /// to root everywhere).
 std::string folder_unwritable_reason(const std::filesystem::path& dir);
 
+/// Makes folder `dir` where missing (with its parents) and checks that it takes a new file
+/// (folder_unwritable_reason): "" when it does, else one phrase naming the folder: "cannot create
+/// DIR: ..." (a file of that name, no permission) or "cannot make a file in DIR: ...". What an
+/// output folder is checked with before a run (a lesson's --out, tensorboard_trace_handler's).
+std::string make_writable_folder(const std::filesystem::path& dir);
+
 /// Calls `write(tmp)` to fill a temporary file in the target's folder, then renames it to
 /// `path`. If `write` throws or leaves no non-empty file, the temporary file is removed, `path`
 /// is left as it was, and std::runtime_error says what went wrong in one line. With

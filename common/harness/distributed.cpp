@@ -148,7 +148,15 @@ bool loopback(const std::string& host) {
 
 RankEnv read_rank_env() {
   RankEnv e;
-  if (!env("RANK")) return e;
+  if (!env("RANK")) {
+    // A rank's other variables without RANK are a launcher's half-set environment (or one left
+    // from another run): refused rather than read as "no launcher", which started ranks of its own.
+    for (const char* name : {"WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"})
+      if (env(name))
+        throw SetupError(std::string(name) + " is set but RANK is not; allowed: RANK and WORLD_SIZE set together (as " +
+                         "torchrun sets them), or neither (the lesson starts its own --ranks)");
+    return e;
+  }
   e.launched = true;
   e.world_size = env_int("WORLD_SIZE", -1, 1, 1 << 16);
   if (e.world_size < 0) throw SetupError("RANK is set but WORLD_SIZE is not; allowed: both, or neither");
@@ -159,7 +167,7 @@ RankEnv read_rank_env() {
   e.local_rank = env_int("LOCAL_RANK", e.rank % e.local_world_size, 0, e.world_size - 1);
   if (e.local_rank >= e.local_world_size)
     throw SetupError("LOCAL_RANK=" + std::to_string(e.local_rank) + ": not allowed with LOCAL_WORLD_SIZE=" +
-                     std::to_string(e.local_world_size) + "; allowed: an integer from 0 to " +
+                     std::to_string(e.local_world_size) + "; allowed: a whole number from 0 to " +
                      std::to_string(e.local_world_size - 1));
   e.master_addr = env("MASTER_ADDR").value_or("127.0.0.1");
   e.master_port = env_int("MASTER_PORT", c10d::TCPStoreOptions::kDefaultPort, 1, 65535);

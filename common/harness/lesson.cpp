@@ -645,12 +645,8 @@ std::variant<std::vector<const Variant*>, int> variants_to_run(const Lesson& les
 
 /// The --out folder made if missing, and a file made and removed in it: what is wrong, or "".
 std::string out_folder_problem(const std::string& out_dir) {
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) return "--out: cannot create " + out_dir + ": " + ec.message();
-  if (const std::string why = folder_unwritable_reason(out_dir); !why.empty())
-    return "--out: cannot make a file in " + out_dir + ": " + why;
-  return "";
+  const std::string why = make_writable_folder(out_dir);
+  return why.empty() ? why : "--out: " + why;
 }
 
 int run_parsed(const Lesson& lesson, const Options& given) {

@@ -70,16 +70,10 @@ std::shared_ptr<Tracer> libtorch_tracer(const std::set<ProfilerActivity>& activi
 
 TraceHandler tensorboard_trace_handler(const fs::path& dir_name, std::string worker_name,
                                        bool use_gzip) {
-  std::error_code ec;
-  fs::create_directories(dir_name, ec);
-  if (ec || !fs::is_directory(dir_name))
-    throw std::runtime_error("tensorboard_trace_handler: cannot create the folder " +
-                             dir_name.string() + ": " +
-                             (ec ? ec.message() : std::string("a file of that name exists")));
   // A file made and removed (access(W_OK) passes for root where no file can be made: /sys's
   // folders, a read-only mount), found only when the first trace was written, after the run.
-  if (const std::string why = pil::folder_unwritable_reason(dir_name); !why.empty())
-    throw std::runtime_error("tensorboard_trace_handler: the folder " + dir_name.string() + " is not writable: " + why);
+  if (const std::string why = pil::make_writable_folder(dir_name); !why.empty())
+    throw std::runtime_error("tensorboard_trace_handler: " + why);
   if (worker_name.empty()) {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);

@@ -120,6 +120,28 @@ TEST(AtomicFile, AFolderNoFileCanBeMadeInIsSaid) {
   EXPECT_EQ(entries(dir.path()), 1u) << "a probe file was left";
 }
 
+// An output folder is made with its parents and checked by making a file in it: a file of its
+// name, a folder under a file and a folder that takes no file are each one phrase naming it.
+TEST(AtomicFile, AnOutputFolderIsMadeAndCheckedInOnePhrase) {
+  test::TempDir dir;
+  const fs::path nested = fs::path(dir.path()) / "a" / "b";
+  EXPECT_EQ(make_writable_folder(nested), "");
+  EXPECT_TRUE(fs::is_directory(nested));
+  EXPECT_EQ(entries(nested), 0u) << "the probe file was left";
+  EXPECT_EQ(make_writable_folder(nested), "") << "an existing folder is fine";
+  const fs::path file = fs::path(dir.path()) / "f.txt";
+  write_text_atomically(file, "x");
+  EXPECT_EQ(make_writable_folder(file).rfind("cannot create " + file.string() + ": ", 0), 0u)
+      << make_writable_folder(file);
+  EXPECT_EQ(make_writable_folder(file / "log").rfind("cannot create " + (file / "log").string() + ": ", 0), 0u)
+      << make_writable_folder(file / "log");
+  EXPECT_EQ(make_writable_folder(file).find('\n'), std::string::npos);
+  if (fs::is_directory("/proc/self")) {
+    EXPECT_EQ(make_writable_folder("/proc/self").rfind("cannot make a file in /proc/self: ", 0), 0u)
+        << make_writable_folder("/proc/self");
+  }
+}
+
 // A write renames a new file over its target: refused where that would replace something that
 // is no file (a FIFO; /dev/null as root), a link's target written and the link kept (a target
 // not there yet made), a name near

@@ -221,6 +221,20 @@ TEST(DataParallel, BadLauncherVariablesAreOneLine) {
   EXPECT_EQ(run.r.err, "05_data_parallel: error: RANK=3: 3 is out of range; allowed: a whole number from 0 to 1\n");
 }
 
+// A launcher's variable without RANK is refused in one line before any rank starts (WORLD_SIZE
+// alone, even WORLD_SIZE=x, started the lesson's own ranks as if none were set).
+TEST(DataParallel, ALaunchersVariableWithoutRankIsOneLine) {
+  for (const char* name : {"WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"}) {
+    const ScopedEnv set(name, "x");
+    const RanksRun run({});
+    EXPECT_EQ(run.r.exit_code, 2) << name;
+    EXPECT_EQ(run.r.err, "05_data_parallel: error: " + std::string(name) +
+                             " is set but RANK is not; allowed: RANK and WORLD_SIZE set together (as torchrun "
+                             "sets them), or neither (the lesson starts its own --ranks)\n");
+    EXPECT_EQ(run.r.out.find("[rank"), std::string::npos) << run.r.out;
+  }
+}
+
 // LOCAL_RANK picks the rank's GPU among its machine's LOCAL_WORLD_SIZE: one beyond them is the
 // launcher's mistake, said in one line before any GPU is touched (was an abort in set-device).
 TEST(DataParallel, ALocalRankBeyondTheMachinesRanksIsOneLine) {
@@ -229,8 +243,8 @@ TEST(DataParallel, ALocalRankBeyondTheMachinesRanksIsOneLine) {
   const RanksRun run({});
   EXPECT_EQ(run.r.exit_code, 2);
   EXPECT_EQ(run.r.err,
-            "05_data_parallel: error: LOCAL_RANK=3: not allowed with LOCAL_WORLD_SIZE=2; allowed: an integer "
-            "from 0 to 1\n");
+            "05_data_parallel: error: LOCAL_RANK=3: not allowed with LOCAL_WORLD_SIZE=2; allowed: a whole "
+            "number from 0 to 1\n");
 }
 
 }  // namespace

@@ -616,14 +616,14 @@ TEST(Profile, BadUseThrowsAClearMessage) {
   const fs::path file = fresh_dir("file");
   { std::ofstream(file.string()) << "x"; }
   EXPECT_NE(message_of([&] { tensorboard_trace_handler(file / "log"); })
-                .find("tensorboard_trace_handler: cannot create the folder"),
+                .find("tensorboard_trace_handler: cannot create " + (file / "log").string() + ": "),
             std::string::npos);
   remove_tree(file);
   // A folder that exists but takes no file, root or not (/proc/self: access(W_OK) passed for
   // root at /sys/kernel, and the run failed only when its trace was written).
   if (fs::is_directory("/proc/self")) {
     EXPECT_NE(message_of([] { tensorboard_trace_handler("/proc/self"); })
-                  .find("tensorboard_trace_handler: the folder /proc/self is not writable: "),
+                  .find("tensorboard_trace_handler: cannot make a file in /proc/self: "),
               std::string::npos);
   }
 }
