@@ -79,6 +79,8 @@ RangeTimes named_range_times(const TraceIndex& index, const std::vector<const Ke
   out.span_ns.assign(ranges.size(), 0);
   out.launched_ns.assign(ranges.size(), 0);
   out.elsewhere_ns.assign(ranges.size(), 0);
+  out.threads.assign(ranges.size(), 0);
+  std::set<std::pair<Lane, size_t>> on_thread;  // (lane, range) pairs with time counted
   // The calls that started in [from, to) on a thread: a call at a span's end is the next one's.
   auto launched_in = [](const Calls& c, int64_t from, int64_t to) {
     const size_t lo = size_t(std::lower_bound(c.start.begin(), c.start.end(), from) - c.start.begin());
@@ -101,6 +103,7 @@ RangeTimes named_range_times(const TraceIndex& index, const std::vector<const Ke
     const size_t k = row.at(e.name);
     const std::vector<Interval> pieces = steps.empty() ? std::vector<Interval>{{from, to}} : clip(steps, from, to);
     for (const Interval& piece : pieces) {
+      if (on_thread.insert({lane, k}).second) ++out.threads[k];
       out.span_ns[k] += piece.to - piece.from;
       for (const auto& [other, c] : calls) {
         if (other == lane) out.launched_ns[k] += launched_in(c, piece.from, piece.to);
@@ -127,14 +130,14 @@ size_t step_processes(const TraceIndex& index) {
 
 namespace {
 
-/// The longest stretch of the GPU window with no GPU work on any stream that ends at GPU work
-/// (the time after the last work is no wait for a launch).
-/// The GPU's idle stretches (every stream idle) that end at GPU work, the idle after the last
-/// work left out (no launch ends it): the longest, and those over kLongIdleNs.
+/// The GPU's idle stretches (every stream idle) that end at GPU work: the longest, and those
+/// over kLongIdleNs; the idle after the last work apart (no launch ends it: the host went on
+/// without the GPU).
 struct IdleStretches {
   int64_t longest_ns = 0;
   int64_t long_ns = 0;  ///< over kLongIdleNs, added up
   int64_t long_count = 0;
+  int64_t after_last_ns = 0;  ///< from the last work's end to the window's end
 };
 
 IdleStretches idle_stretches(const TraceIndex& index) {
@@ -151,6 +154,7 @@ IdleStretches idle_stretches(const TraceIndex& index) {
     if (gap > kLongIdleNs) s.long_ns += gap, ++s.long_count;
     reached = b.to;
   }
+  s.after_last_ns = std::max<int64_t>(index.gpu_window_end - reached, 0);
   return s;
 }
 
@@ -195,6 +199,7 @@ Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
       times.span_ns.push_back(m.range_times.span_ns[k]);
       times.launched_ns.push_back(m.range_times.launched_ns[k]);
       times.elsewhere_ns.push_back(m.range_times.elsewhere_ns[k]);
+      times.threads.push_back(m.range_times.threads[k]);
     }
     m.ranges = std::move(ranges);
     m.range_times = std::move(times);
@@ -304,6 +309,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
       const bool spaced = name.find(' ') != std::string_view::npos;
       s += std::string(i ? "," : "") + " " + (spaced ? "`" : "") + std::string(name) + (spaced ? "`" : "") + " " +
            format_duration(m.range_times.span_ns[i] / m.per);
+      // On several threads each thread's time is added: it can pass the step's wall time.
+      if (m.range_times.threads[i] > 1) s += " (" + std::to_string(m.range_times.threads[i]) + " threads, added)";
       if (m.gpu) s += " / " + format_duration(m.range_times.launched_ns[i] / m.per);
       // Where other threads launched more meanwhile than the range itself (autograd's thread in
       // a backward range: a B200 trace's backward launched 1.5 us itself, 396 us elsewhere).
@@ -345,6 +352,11 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
            "columns are all it tells");
     else if (calls == 0)
       line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
+    else if (const auto ranges = t.unread.find(Trace::kUnreadCuptiRange); ranges != t.unread.end())
+      line("no GPU work pil-trace reads: the trace was recorded with CUPTI's range profiler (" +
+           grouped(ranges->second) + " cuda_profiler_range events, a kernel's counter metrics each, not its time "
+           "on a stream), which keeps no kernel timeline; " + std::to_string(starting) + " of the CPU's " + made +
+           (starting == 1 ? " starts" : " start") + " GPU work, so the table's CPU columns are all it can tell");
     else if (starting == 0)
       line("no GPU work recorded, and no call that starts any: the CPU's " + made +
            (calls == 1 ? " only synchronizes or queries (any work it waited for" : " only synchronize or query (any work they waited for") +
@@ -417,23 +429,35 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
                   (devices ? " (device " + std::to_string(main.device) + ")" : "") + ": " +
                   split(main.host_wait_ns, main.kernel_wait_ns, main.other_idle_ns);
   }
-  // Where the GPU mostly waits: throughout (launch/overhead bound), or mostly in one stretch or
-  // a few long ones (stalls: a first call loading a library, data loading), which advise's
-  // host_stall names.
+  // Where the GPU mostly waits: throughout, on the host's launches (launch/overhead bound), or
+  // mostly in one stretch or a few long ones (stalls: a first call loading a library, data
+  // loading), which advise's host_stall names, or after its last work (the host went on alone).
   std::string waits;
   if (window && sr.busy_ns < window / 2) {
     const IdleStretches s = idle_stretches(index);
     const int64_t idle_any = window - sr.busy_ns;
     const std::string then = ": not a launch-bound loop; `pil-trace advise` looks at what the host did then)";
-    if (2 * s.longest_ns >= idle_any)
+    // The busiest stream's split says whether its short gaps are the host's launches.
+    const StreamRow& main = *std::max_element(sr.streams.begin(), sr.streams.end(),
+                                              [](const StreamRow& a, const StreamRow& b) { return a.busy_ns < b.busy_ns; });
+    const int64_t main_idle = main.host_wait_ns + main.kernel_wait_ns + main.other_idle_ns;
+    if (2 * s.longest_ns >= idle_any && s.longest_ns >= s.after_last_ns)
       waits = " (the GPU mostly waits, " + pct(double(s.longest_ns) / double(idle_any)) + " of it in one stretch of " +
               format_duration(s.longest_ns) + then;
+    else if (2 * s.after_last_ns >= idle_any)
+      waits = " (the GPU mostly waits, " + pct(double(s.after_last_ns) / double(idle_any)) +
+              " of it after its last work, " + format_duration(s.after_last_ns) +
+              " to the window's end: the host went on without it; not a launch-bound loop; `pil-trace advise` "
+              "looks at what the host did then)";
     else if (2 * s.long_ns >= idle_any)
       waits = " (the GPU mostly waits, " + pct(double(s.long_ns) / double(idle_any)) + " of it in " +
               std::to_string(s.long_count) + " stretches longer than " + format_duration(kLongIdleNs) +
               ", the longest " + format_duration(s.longest_ns) + then;
-    else
+    else if (2 * main.host_wait_ns >= main_idle)
       waits = " (launch/overhead bound: the GPU mostly waits)";
+    else
+      waits = " (the GPU mostly waits, in short stretches, most of them not on the host's launch calls: "
+              "`pil-trace launches` shows what delayed the work)";
   }
   line(busy_line + split_line + waits);
   if (!sr.steps.empty()) {
@@ -518,8 +542,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
          ", covered " + format_duration(longest->gpu_busy_ns));
   }
   if (lr.graph_launches)
-    line(count_of(lr.graph_launches, "graph launch", "graph launches") + " ran " +
-         count_of(lr.graph_kernels, "kernel", "kernels"));
+    line(count_of(lr.graph_launches, "graph launch", "graph launches") + " ran " + graph_work_text(lr));
   return out;
 }
 

@@ -271,13 +271,25 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     l.queued = free_at > call.end_ns();
     if (l.queued) l.queue_ns = std::min(free_at, first.start_ns) - call.end_ns();
     l.waited = !l.queued && waited_after_return(l.delay_ns);
-    if (first.category == Category::Kernel) {
+    // A graph's first node can be a memset or a copy: its first kernel is the one judged.
+    const auto kernel = std::find_if(work.begin(), work.end(),
+                                     [&](size_t w) { return t.events[w].category == Category::Kernel; });
+    if (kernel != work.end()) {
       ++r.kernel_launches;
-      if (l.work_shorter_than_call) ++r.shorter_than_call;
+      if (t.events[*kernel].dur_ns < call.dur_ns) ++r.shorter_than_call;
     }
     if (work.size() > 1 || is_graph_launch(call.name)) {
       ++r.graph_launches;
-      r.graph_kernels += int64_t(work.size());
+      r.graph_work_items += int64_t(work.size());
+      for (size_t w : work) {
+        const Category c = t.events[w].category;
+        if (c == Category::Kernel)
+          ++r.graph_kernels;
+        else if (c == Category::Memset)
+          ++r.graph_memsets;
+        else
+          ++r.graph_copies;
+      }
     }
     const int64_t d = std::max<int64_t>(l.delay_ns, 0);
     clipped.push_back(d);
@@ -319,6 +331,14 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     r.outlier_median_ns.push_back(median);
   }
   return r;
+}
+
+std::string graph_work_text(const LaunchReport& r) {
+  if (r.graph_work_items == r.graph_kernels) return count_of(r.graph_kernels, "kernel", "kernels");
+  std::string kinds = count_of(r.graph_kernels, "kernel", "kernels");
+  if (r.graph_memsets) kinds += ", " + count_of(r.graph_memsets, "memset", "memsets");
+  if (r.graph_copies) kinds += ", " + count_of(r.graph_copies, "copy", "copies");
+  return count_of(r.graph_work_items, "GPU work item", "GPU work items") + " (" + kinds + ")";
 }
 
 // --- Streams ---------------------------------------------------------------------------------

@@ -817,9 +817,18 @@ std::string format_ranks(const RanksReport& r) {
       << " in " << label_of(r0) << ", read as rank 0 of 1"
       << (r0.id.info_problem.empty() ? "" : " (it " + r0.id.info_problem + ")") << "\n";
   if (r.partial()) {
+    // Runs of three or more as "first–last" (two of a 128-rank run's traces: 126 numbers).
     std::string missing;
-    for (int m : r.missing) missing += (missing.empty() ? "" : ", ") + std::to_string(m);
-    o << "missing rank " << missing << " of " << r.world_size << ": PARTIAL — the slowest rank and "
+    for (size_t k = 0; k < r.missing.size();) {
+      size_t end = k;
+      while (end + 1 < r.missing.size() && r.missing[end + 1] == r.missing[end] + 1) ++end;
+      missing += (missing.empty() ? "" : ", ") + std::to_string(r.missing[k]);
+      if (end - k >= 2) missing += "–" + std::to_string(r.missing[end]);
+      else if (end > k) missing += ", " + std::to_string(r.missing[end]);
+      k = end + 1;
+    }
+    o << "missing rank " << missing << " of " << r.world_size
+      << (r.missing.size() > 3 ? " (" + std::to_string(r.missing.size()) + " ranks)" : std::string()) << ": PARTIAL — the slowest rank and "
       << "the waits are among the " << r.ranks.size() << " ranks given only\n";
   }
   for (const std::string& note : r.clock_notes) o << "clocks: " << note << "\n";

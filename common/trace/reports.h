@@ -306,11 +306,13 @@ struct LaunchReport {
   DurationStats waited;
   /// Queueing: the delays of launches onto a stream still busy with earlier work.
   DurationStats queueing;
-  /// Launches of kernels (a graph's: its first), and those whose kernel took less time than its
-  /// launch call; a copy's or a set's call is left out (a pageable copy's call lasts as long as
-  /// the copy: no launch overhead).
+  /// Launches of kernels (a graph's: its first kernel, where a memset or copy comes first), and
+  /// those whose kernel took less time than its launch call; a copy's or a set's call is left out
+  /// (a pageable copy's call lasts as long as the copy: no launch overhead).
   int64_t kernel_launches = 0, shorter_than_call = 0;
-  int64_t graph_launches = 0, graph_kernels = 0;
+  /// Launches that ran several GPU work items (graphs): how many, and what they ran, by kind (a
+  /// graph's nodes are kernels, memsets and copies alike).
+  int64_t graph_launches = 0, graph_work_items = 0, graph_kernels = 0, graph_memsets = 0, graph_copies = 0;
   /// Kernels much slower than others of the same name and launch shape (> 2x their median, at
   /// least 5 calls), the most time over that median first; outlier_median_ns: it, for each.
   std::vector<size_t> outliers;
@@ -364,6 +366,10 @@ ClockOffset gpu_clock_offset(const TraceIndex& index);
 std::string offset_evidence(const ClockOffset& o);
 /// One line that says so, for the reports that show launch delays (summary, launches).
 std::string offset_note(const ClockOffset& o);
+
+/// What the graph launches ran: "345 kernels", or "345 GPU work items (135 kernels, 210
+/// memsets)" where memsets or copies are among them.
+std::string graph_work_text(const LaunchReport& r);
 
 struct StreamRow {
   int64_t device = 0, stream = 0;
@@ -536,6 +542,9 @@ struct RangeTimes {
   /// threads: where the range launches nothing itself, the work it waits for may be launched
   /// there (a backward range around the autograd engine's threads).
   std::vector<int64_t> elsewhere_ns;
+  /// The threads each range's time was on: with two or more (Gloo's all-reduce on its two
+  /// worker threads at once), span_ns adds each thread's and can pass the step's wall time.
+  std::vector<int64_t> threads;
 };
 RangeTimes named_range_times(const TraceIndex& index, const std::vector<const KeyAverage*>& ranges);
 

@@ -171,9 +171,12 @@ struct Trace {
   /// And for the async events ("ph": "b", "e", "n"): another tool's spans (a serving system's
   /// requests converted to the Chrome format), not a profiler's.
   static constexpr const char* kUnreadAsync = "b/e";
+  /// And for CUPTI's range profiler's events (Kineto's "cuda_profiler_range"): a kernel's counter
+  /// metrics each, over its own serialised run, not its time on a stream.
+  static constexpr const char* kUnreadCuptiRange = "cuda_profiler_range";
   /// True for the keys above (the rest of unread is a device's events).
   static bool unread_kind_of_event(const std::string& kind) {
-    return kind == kUnreadBeginEnd || kind == kUnreadLegacyCuda || kind == kUnreadAsync;
+    return kind == kUnreadBeginEnd || kind == kUnreadLegacyCuda || kind == kUnreadAsync || kind == kUnreadCuptiRange;
   }
   /// Slices read from the autograd profiler's own format (EventList's export: "CPU functions",
   /// no category), which holds a run's CPU side only, whether or not it used a GPU.

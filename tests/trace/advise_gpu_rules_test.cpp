@@ -689,6 +689,28 @@ TEST(AdvisePageableCopy, PageableCopiesHoldTheCpu) {
   EXPECT_FALSE(has(s.how, "little beside them")) << s.how;  // 2500 of 10000: work to overlap
 }
 
+// A copy that starts long into its call with its stream free (a V100 sample of Kineto's: a
+// 2.9 ms copy 42.9 ms into its call, nothing earlier in the trace): the example says so, the
+// held time (an upper bound) is unchanged. Call [100, 9100], copy [8000, 9000]: 7.9 ms late.
+// A copy 50 us into its call is not.
+TEST(AdvisePageableCopy, ACopyThatStartedLongIntoItsCallSaysSo) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 20000);
+  b.memcpy("Memcpy HtoD (Pageable -> Device)", b.call("cudaMemcpyAsync", 100, 9000), 8000, 1000, 8'000'000);
+  b.memcpy("Memcpy HtoD (Pageable -> Device)", b.call("cudaMemcpyAsync", 10000, 1100), 10050, 1000, 8'000'000);
+  const Advice a = advise_text(b.str());
+  const Finding* f = finding(a, "pageable_copy");
+  ASSERT_NE(f, nullptr);
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_DOUBLE_EQ(figure(s, "held_ns"), 10'100'000);
+  ASSERT_EQ(s.examples.size(), 2u);
+  EXPECT_TRUE(has(s.examples[0].detail, "; the copy started 7.90 ms after the call had begun with its stream free: a "
+                                        "wait the trace does not show, maybe not the copy's"))
+      << s.examples[0].detail;
+  EXPECT_FALSE(has(s.examples[1].detail, "the copy started")) << s.examples[1].detail;
+}
+
 // pytorch/benchmark's copy benchmark (A100, fixtures/torchbench): ten steps of a 154 MB copy to
 // the GPU and one back, nothing else. From pageable memory the calls held 671 ms of the 675 ms:
 // the bound (everything) is far above what pinned memory gave (its pinned twin's step: 30.8 ms

@@ -842,6 +842,77 @@ TEST(PilTraceCheck, GpuWorkAheadOfItsLaunchesIsAnOffsetToo) {
   EXPECT_EQ(oj["gpu"]["gpu_clock_offset"]["early_items"], 1);
 }
 
+// chain follows the range's own thread; GPU work other threads launched meanwhile (autograd's
+// in a backward range: 41.4 ms in an HTA DDP trace's "## backward ##", its chain 28 lines of the
+// first 0.9 ms) is said in one line.
+TEST(PilTraceChain, WorkOtherThreadsLaunchedMeanwhileIsSaid) {
+  TempDir dir;
+  pil::test::TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.range("backward", 10, 500);
+  const int own = b.call("cudaLaunchKernel", 20, 5);
+  b.kernel("own_kernel", own, 30, 10);
+  for (int k = 0; k < 3; ++k) {
+    const int other = b.call("cudaLaunchKernel", 100.0 + 50 * k, 5, 0, /*tid=*/2);
+    b.kernel("autograd_kernel", other, 110.0 + 50 * k, 20);
+  }
+  const int after = b.call("cudaLaunchKernel", 600, 5, 0, /*tid=*/2);  // after the range: not counted
+  b.kernel("later", after, 610, 20);
+  const std::string path = write_trace(dir, "backward", b);
+  const auto r = run_process(kTool, {"chain", path, "--range", "backward"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("=> GPU own_kernel"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("autograd_kernel"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("other threads of the process launched 3 GPU work items (60.0 us on the GPU) while it ran: "
+                       "not in this chain"),
+            std::string::npos)
+      << r.out;
+  // The step's chain: all four of thread 2's launches fell inside it.
+  const auto step = run_process(kTool, {"chain", path, "--range", "ProfilerStep#1"});
+  EXPECT_EQ(step.exit_code, 0) << step.err;
+  EXPECT_NE(step.out.find("launched 4 GPU work items (80.0 us on the GPU)"), std::string::npos) << step.out;
+  // Thread 2 itself: nothing of another thread ran while its own range did.
+  pil::test::TraceBuilder one;
+  one.step(1, 0, 100).range("alone", 10, 50);
+  const int c = one.call("cudaLaunchKernel", 20, 5);
+  one.kernel("k", c, 30, 10);
+  const auto quiet = run_process(kTool, {"chain", write_trace(dir, "alone", one), "--range", "alone"});
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out.find("other threads"), std::string::npos) << quiet.out;
+}
+
+// Two of Holistic Trace Analysis's test traces (tests/trace/fixtures/hta/README.md): a
+// compiled Triton kernel 1.35 ms into a 13.3 s step, the GPU idle the rest ("launch/overhead
+// bound" before: the idle after the last work was left out of every stretch), and a run taken
+// with CUPTI's range profiler (its kernels are counter ranges, not activity: "the profiler's GPU
+// activity off or lost" before, the ranges dropped without a word).
+TEST(PilTraceCheck, HtasTritonAndRangeProfilerTracesAreSaidForWhatTheyAre) {
+  const auto triton = run_process(kTool, {"summary", kFixtures + "/hta/triton_example.json.gz"});
+  EXPECT_EQ(triton.exit_code, 0) << triton.err;
+  EXPECT_NE(triton.out.find("(the GPU mostly waits, 100.0% of it after its last work, 13.3 s to the window's end: "
+                            "the host went on without it; not a launch-bound loop"),
+            std::string::npos)
+      << triton.out;
+  EXPECT_EQ(triton.out.find("launch/overhead bound"), std::string::npos) << triton.out;
+
+  const std::string cupti = kFixtures + "/hta/cpu_side/cupti_range_profiler.json.gz";
+  const auto summary = run_process(kTool, {"summary", cupti});
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("no GPU work pil-trace reads: the trace was recorded with CUPTI's range profiler (77 "
+                             "cuda_profiler_range events, a kernel's counter metrics each, not its time on a stream), "
+                             "which keeps no kernel timeline; 104 of the CPU's 1,862 CUDA runtime or driver calls "
+                             "start GPU work"),
+            std::string::npos)
+      << summary.out;
+  EXPECT_EQ(summary.err, "pil-trace: note: " + cupti +
+                             ": not read: 77 cuda_profiler_range events (CUPTI's range profiler: a kernel's counter "
+                             "metrics each, not its time on a stream; pil-trace reads the activity trace, Kineto's "
+                             "default)\n");
+  const auto advise = run_process(kTool, {"advise", cupti});
+  EXPECT_EQ(advise.exit_code, 0) << advise.err;
+  EXPECT_NE(advise.out.find("GPU work not recorded"), std::string::npos) << advise.out;
+}
+
 // The capture and size rules at their edges (planted; thread 1 unless said):
 //   a capture that began before recording (its EndCapture at 5, no Begin): the launch at 2 is in it;
 //   two captures open at once (Begin 10 and 12, End 20 and 30): the launches at 14 and 25 are in

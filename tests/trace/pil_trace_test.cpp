@@ -794,6 +794,18 @@ TEST_F(PilTrace, WhatTheReaderDoesNotReadIsSaid) {
       << r.out;
   EXPECT_EQ(r.out.find("a CPU run"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("aten::mm"), std::string::npos) << r.out;
+  // advise's header says the same (it said "CPU only"), and its JSON names the kinds.
+  const auto a = run_process(kTool, {"advise", path});
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.out.find(", the CPU side only: its device's work (3 mtia_ccp_events, 1 mtia_runtime events) is of a "
+                       "kind pil-trace does not model\n"),
+            std::string::npos)
+      << a.out;
+  const auto aj = run_process(kTool, {"advise", path, "--json"});
+  EXPECT_EQ(aj.exit_code, 0) << aj.err;
+  EXPECT_EQ(nlohmann::json::parse(aj.out)["unmodelled_device_events"],
+            nlohmann::json({{"mtia_ccp_events", 3}, {"mtia_runtime", 1}}))
+      << aj.out;
   // diff's second trace, and each trace ranks reads, are said the same way.
   const std::string note = "pil-trace: note: " + path + ": not read: 2 begin/end events";
   const auto d = run_process(kTool, {"diff", trace, path});

@@ -173,6 +173,12 @@ TEST_F(Ranks, AMissingRankMakesThePartialFiguresARepeatedOneIsRefused) {
   EXPECT_EQ(one.missing, (std::vector<int>{0, 2}));
   EXPECT_EQ(one.rank_of(0), 1);
   EXPECT_NE(format_ranks(one).find("missing rank 0, 2 of 3: PARTIAL"), std::string::npos) << format_ranks(one);
+  // Runs of three or more missing ranks are said as "first–last" (HTA's two sampled ranks of
+  // 128 listed the other 126 one by one).
+  const RanksReport few = read_ranks({write("g_rank1.json", synthetic_rank_trace(1, 8)),
+                                      write("g_rank5.json", synthetic_rank_trace(5, 8))});
+  EXPECT_NE(format_ranks(few).find("missing rank 0, 2–4, 6, 7 of 8 (6 ranks): PARTIAL"), std::string::npos)
+      << format_ranks(few);
   EXPECT_TRUE(one.clock_notes.empty());
   // Clocks that disagree: rank 1's base time a second off.
   std::string shifted = synthetic_rank_trace(1, 2);

@@ -626,5 +626,115 @@ TEST_F(Reports, SubPixelSlicesAreMerged) {
   EXPECT_NE(svg.find("slices narrower than a pixel"), std::string::npos);
 }
 
+
+// A graph's nodes are kernels, memsets and copies alike: each counted as what it is (HTA's
+// negative_queue_length trace: 70 graph launches ran 135 kernels and 210 memsets, said as 345
+// kernels), and a graph whose first node is a memset still counts as a kernel launch, judged by
+// its first kernel (20 such launches were left out of the short-kernel count).
+TEST(GraphLaunches, NodesAreCountedByKindAndTheFirstKernelIsJudged) {
+  test::TraceBuilder b;
+  b.step(1, 0, 200);
+  const int g1 = b.call("cudaGraphLaunch", 10, 10);
+  b.memset(g1, 30, 1).kernel("graph_kernel_a", g1, 32, 4).kernel("graph_kernel_b", g1, 37, 30);
+  const int g2 = b.call("cudaGraphLaunch", 80, 10);
+  b.memset(g2, 100, 1).memset(g2, 102, 1).memcpy("Memcpy DtoD (Device -> Device)", g2, 104, 2, 1024)
+      .kernel("graph_kernel_c", g2, 107, 20);
+  const int k = b.call("cudaLaunchKernel", 140, 5);
+  b.kernel("plain", k, 150, 2);
+  const Trace t = parse_trace_text(b.str());
+  const TraceIndex index(t);
+  const LaunchReport r = launch_report(index);
+  EXPECT_EQ(r.graph_launches, 2);
+  EXPECT_EQ(r.graph_work_items, 7);
+  EXPECT_EQ(r.graph_kernels, 3);
+  EXPECT_EQ(r.graph_memsets, 3);
+  EXPECT_EQ(r.graph_copies, 1);
+  EXPECT_EQ(r.kernel_launches, 3) << "both graphs (a memset first) and the plain launch";
+  // g1's first kernel (4 us) is shorter than its call (10 us); g2's (20 us) is not; plain's 2 < 5.
+  EXPECT_EQ(r.shorter_than_call, 2);
+  EXPECT_EQ(graph_work_text(r), "7 GPU work items (3 kernels, 3 memsets, 1 copy)");
+  const std::string text = explain(index);
+  EXPECT_NE(text.find("2 graph launches ran 7 GPU work items (3 kernels, 3 memsets, 1 copy)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("2 of 3 kernel launches ran a kernel shorter than the launch call"), std::string::npos) << text;
+}
+
+// Where the GPU mostly waits after its last work (the host went on without it), that is said,
+// not "launch/overhead bound" (HTA's triton_example: one kernel 1.35 ms into a 13.3 s step);
+// short waits that are not the host's launches are not called launch-bound either; a loop whose
+// launches return after the GPU went idle is.
+TEST(IdleVerdict, AfterTheLastWorkShortOtherWaitsAndALaunchBoundLoopAreToldApart) {
+  test::TraceBuilder tail;
+  tail.step(1, 0, 10'000);
+  const int c = tail.call("cudaLaunchKernel", 10, 5);
+  tail.kernel("only", c, 20, 10);
+  std::string text = explain_built(tail);
+  EXPECT_NE(text.find("of it after its last work, 9.97 ms to the window's end: the host went on without it"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("launch/overhead bound"), std::string::npos) << text;
+
+  // Launches all made at the start, each kernel starting 50 us after the previous one ended
+  // (the stream idle, the work late: "other"): no single stretch, no long ones, not the host's
+  // launches.
+  test::TraceBuilder late;
+  late.step(1, 0, 2000);
+  for (int k = 0; k < 30; ++k) {
+    const int corr = late.call("cudaLaunchKernel", 2.0 * k + 1, 1);
+    late.kernel("late", corr, 60.0 * k + 50, 10);
+  }
+  text = explain_built(late);
+  EXPECT_EQ(text.find("launch/overhead bound"), std::string::npos) << text;
+  EXPECT_NE(text.find("in short stretches, most of them not on the host's launch calls"), std::string::npos) << text;
+
+  // Each launch returns after the previous kernel ended: the GPU waits on the host.
+  test::TraceBuilder bound;
+  bound.step(1, 0, 2000);
+  for (int k = 0; k < 30; ++k) {
+    const int corr = bound.call("cudaLaunchKernel", 60.0 * k + 1, 50);
+    bound.kernel("short", corr, 60.0 * k + 52, 5);
+  }
+  text = explain_built(bound);
+  EXPECT_NE(text.find("(launch/overhead bound: the GPU mostly waits)"), std::string::npos) << text;
+}
+
+// A trace taken with CUPTI's range profiler (HTA's cupti_profiler data: cuda_profiler_range
+// events, a kernel's counters each, no kernel on a stream) is said to be one, not blamed on the
+// profiler's GPU activity being off or lost.
+TEST(CuptiRangeProfiler, ItsTraceIsSaidToKeepNoKernelTimeline) {
+  test::TraceBuilder b;
+  b.step(1, 0, 500);
+  for (int k = 0; k < 3; ++k) {
+    b.call("cudaLaunchKernel", 10.0 + 100 * k, 5);
+    b.slice("cuda_profiler_range", "some_kernel", 20.0 + 100 * k, 50);
+  }
+  const Trace t = parse_trace_text(b.str());
+  ASSERT_EQ(t.unread.count(Trace::kUnreadCuptiRange), 1u);
+  EXPECT_EQ(t.unread.at(Trace::kUnreadCuptiRange), 3);
+  const std::string text = explain(TraceIndex(t));
+  EXPECT_NE(text.find("no GPU work pil-trace reads: the trace was recorded with CUPTI's range profiler (3 "
+                      "cuda_profiler_range events"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("3 of the CPU's 3 CUDA runtime or driver calls start GPU work"), std::string::npos) << text;
+  EXPECT_EQ(text.find("lost"), std::string::npos) << text;
+}
+
+
+// A range on two threads at once (Gloo's all-reduce on its two worker threads, HTA's cpu_only
+// trace: 344 ms a step inside a 210 ms step) adds each thread's time, and says so.
+TEST(NamedRanges, ARangeOnSeveralThreadsSaysItsTimesAreAdded) {
+  test::TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.range("forward", 10, 300);
+  b.range("gloo:all_reduce", 400, 500, /*tid=*/2).range("gloo:all_reduce", 410, 480, /*tid=*/3);
+  const std::string text = explain_built(b);
+  EXPECT_NE(text.find("gloo:all_reduce 980 us (2 threads, added), forward 300 us"), std::string::npos) << text;
+  const Trace t = parse_trace_text(b.str());
+  const TraceIndex index(t);
+  const auto rows = named_range_rows(index);
+  const RangeTimes times = named_range_times(index, rows);
+  ASSERT_EQ(times.threads.size(), rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) EXPECT_EQ(times.threads[k], rows[k]->name == "forward" ? 1 : 2) << rows[k]->name;
+}
+
 }  // namespace
 }  // namespace pil::trace

@@ -322,6 +322,8 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.steps = int64_t(ctx.step_ns.size());
   a.gpu = ctx.gpu();
   a.cpu_side_only_format = !a.gpu && index.trace().autograd_profiler_slices > 0;
+  for (const auto& [kind, n] : index.trace().unread)
+    if (!Trace::unread_kind_of_event(kind)) a.unmodelled_device_events[kind] = n;
   a.python_functions = index.trace().python_functions;
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
   if (!a.gpu && a.launches_without_gpu_work == 0) a.sync_or_query_calls = int64_t(index.api_calls().size());
@@ -459,6 +461,12 @@ std::string speedup_text(const Finding& f) {
 std::string device_side(const Advice& a) {
   if (a.gpu) return "with GPU work";
   if (a.launches_without_gpu_work > 0) return "GPU work not recorded";
+  if (!a.unmodelled_device_events.empty()) {
+    std::string kinds;
+    for (const auto& [kind, n] : a.unmodelled_device_events)
+      kinds += std::string(kinds.empty() ? "" : ", ") + grouped(n) + " " + kind;
+    return "the CPU side only: its device's work (" + kinds + " events) is of a kind pil-trace does not model";
+  }
   if (a.cpu_side_only_format) return "CPU side only (the autograd profiler's format: whether the run used a GPU, it does not say)";
   if (a.sync_or_query_calls > 0)
     return "CPU only as recorded (no GPU work, and its " + counted(a.sync_or_query_calls, "CUDA call") +
@@ -537,6 +545,7 @@ nlohmann::ordered_json advice_json(const Advice& a) {
             {"launches_without_gpu_work", a.launches_without_gpu_work},
             {"sync_or_query_calls", a.sync_or_query_calls},
             {"cpu_side_only_format", a.cpu_side_only_format},
+            {"unmodelled_device_events", a.unmodelled_device_events},
             {"python_functions", a.python_functions},
             {"min_share", a.min_share}, {"window_start", trace_ts(a.window_start_ns)},
             {"findings", json::array()}, {"clean", json::array()}, {"unable", json::array()}};

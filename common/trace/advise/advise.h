@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,6 +133,9 @@ struct Advice {
   /// The trace is in the autograd profiler's own format (Trace::autograd_profiler_slices), which
   /// holds a run's CPU side only: whether the run used a GPU, it cannot say.
   bool cpu_side_only_format = false;
+  /// Events of a device pil-trace does not model (Trace::unread's device kinds: MTIA's, XPU's...),
+  /// by kind: that device's work is in the run but not in the findings.
+  std::map<std::string, int64_t> unmodelled_device_events;
   /// Slices of Python's tracer in the trace (Trace::python_functions): the host's times include
   /// its cost, which the header says.
   int64_t python_functions = 0;

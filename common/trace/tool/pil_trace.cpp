@@ -57,6 +57,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <map>
@@ -190,6 +191,7 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                             {"cpu_per_step_ns", m.range_times.span_ns[k] / m.per},
                             {"gpu_launched_per_step_ns", m.range_times.launched_ns[k] / m.per},
                             {"gpu_launched_elsewhere_per_step_ns", m.range_times.elsewhere_ns[k] / m.per},
+                            {"threads", m.range_times.threads[k]},
                             {"device_per_step_ns", r->device_total_ns / m.per}};
   }
   j["memory"] = memory_json(index.memory());
@@ -296,6 +298,10 @@ std::string unread_text(const std::map<std::string, int64_t>& unread) {
     text += std::string(text.empty() ? "" : "; ") + grouped(legacy->second) +
             " \"CUDA functions\" events (the autograd profiler's GPU time of each operator, by CUDA events, "
             "before Kineto: not kernels on streams)";
+  if (const auto ranges = unread.find(Trace::kUnreadCuptiRange); ranges != unread.end())
+    text += std::string(text.empty() ? "" : "; ") + grouped(ranges->second) +
+            " cuda_profiler_range events (CUPTI's range profiler: a kernel's counter metrics each, not its "
+            "time on a stream; pil-trace reads the activity trace, Kineto's default)";
   if (!devices.empty())
     text += std::string(text.empty() ? "" : "; ") + devices +
             " events, of a device pil-trace does not model (its figures are the rest of the trace's)";
@@ -491,7 +497,10 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
               {"kernel_launches", r.kernel_launches},
               {"work_shorter_than_call", r.shorter_than_call},
               {"graph_launches", r.graph_launches},
+              {"graph_work_items", r.graph_work_items},
               {"graph_kernels", r.graph_kernels},
+              {"graph_memsets", r.graph_memsets},
+              {"graph_copies", r.graph_copies},
               {"gpu_clock_offset", offset_json(offset)},
               {"largest_delays", json::array()},
               {"outliers", json::array()}};
@@ -539,8 +548,8 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
                                   : std::string("no kernel launches (copies and sets only)\n"));
   if (offset.found()) std::cout << offset_note(offset) << "\n";
   if (r.graph_launches)
-    std::cout << count_of(r.graph_launches, "launch", "launches") << " ran several kernels (graphs): "
-              << r.graph_kernels << " kernels in all\n";
+    std::cout << count_of(r.graph_launches, "launch", "launches") << " ran several GPU work items (graphs): "
+              << graph_work_text(r) << " in all\n";
   TextTable table({"Delay (ns)", "Queued (ns)", "Kind", "Items", "Launch", "GPU work"});
   for (const Launch* l : worst)
     table.add({grouped(l->delay_ns), grouped(l->queue_ns), l->queued || l->waited ? l->kind() : "latency",
@@ -788,6 +797,19 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
     if (e.correlation) std::cout << ", correlation " << e.correlation;
     std::cout << "]\n";
   }
+  // The chain follows the range's own thread: GPU work other threads of its process launched
+  // meanwhile (autograd's threads in a backward range) is said in one line, not left out silently.
+  const Event& r = t.events[lines[0].event];
+  int64_t items = 0, gpu_ns = 0;
+  for (size_t c : index.launch_calls()) {
+    const Event& call = t.events[c];
+    if (call.pid != r.pid || call.tid == r.tid || call.start_ns < r.start_ns || call.start_ns >= r.end_ns()) continue;
+    for (size_t w : index.work_of(c)) ++items, gpu_ns += t.events[w].dur_ns;
+  }
+  if (items)
+    std::cout << "other threads of the process launched " << count_of(items, "GPU work item", "GPU work items") << " ("
+              << format_duration(gpu_ns) << " on the GPU) while it ran: not in this chain, which follows its own "
+              << "thread (`pil-trace summary` counts them beside the range)\n";
   return 0;
 }
 
@@ -974,195 +996,455 @@ std::string said_plainly(const CLI::App& app, const CLI::ParseError& e) {
   return plain.empty() ? std::string(e.what()) + " (see --help)" : plain;
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"pil-trace: explain a Kineto/Chrome trace (ours or torch.profiler's)", "pil-trace"};
-  app.require_subcommand(1);
-  // A flag given twice is refused after parsing (given_twice), naming both values.
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+/// What the command line gives: every command's flags and arguments, filled by parsing.
+struct Args {
   bool as_json = false;
   std::string path, path_b, range, sort, out, title;
-  size_t instance = 0, top = 10, step = 0;
+  size_t instance = 0, top = 10, step = 0, examples = 3;
   int rows = 15, width = 1200;
   double gap_us = 30, tolerance = 0.05, from_us = 0, to_us = 0;
-
   ParseOptions read_options;
-  read_options.threads = usable_cores();
-  auto threads_opt = [&](CLI::App* c) {
-    c->add_option("--threads", read_options.threads,
-                  "Threads reading the trace (default: the cores this process may use, " +
-                      std::to_string(read_options.threads) + ")")
-        ->check(whole_number(1, 1024));
-  };
-  auto trace_arg = [&](CLI::App* c) {
-    c->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
-    c->add_flag("--json", as_json, "Print JSON instead of a table");
-    threads_opt(c);
-  };
-  auto* summary = app.add_subcommand("summary", "What the trace says, in a few lines");
-  trace_arg(summary);
-  auto* ops = app.add_subcommand("ops", "Operator table (key_averages layout)");
-  trace_arg(ops);
-  auto* sort_opt = ops->add_option("--sort", sort, "Sort key: " + sort_key_names());
-  ops->add_option("--row-limit", rows, "Rows shown")->capture_default_str()->check(whole_number(1, std::numeric_limits<int>::max()));
   bool roofline = false;
   RooflineOptions roofline_options;
-  auto* roofline_flag = ops->add_flag(
-      "--roofline", roofline,
+  std::string idle_rule_name = "pil";
+  std::vector<std::string> predictions, rank_paths, marks;
+  unsigned rank_threads = 0;
+  long rank_step = -1;
+  AdviseOptions advise_options;
+  double min_share_pct = 100 * AdviseOptions{}.min_saved_share;
+  bool every_field = false;
+};
+
+/// The window of svg and slice: a step, a named slice, or a span in us; one of them.
+struct WindowOptions {
+  CLI::Option *step, *range, *from, *to;
+};
+
+/// The commands as defined on the app: after parsing, the one given is true.
+struct Commands {
+  CLI::App *summary, *ops, *kernels, *api, *launches, *streams, *memory, *expect, *chain, *diff, *ranks, *check,
+      *advise, *slice, *walk, *svg;
+  WindowOptions slice_window, svg_window;
+  std::vector<CLI::Option*> out_options;  // --out and --svg: an empty name is refused too
+};
+
+Commands define_commands(CLI::App& app, Args& a) {
+  Commands c{};
+  a.read_options.threads = usable_cores();
+  auto threads_opt = [&](CLI::App* sub) {
+    sub->add_option("--threads", a.read_options.threads,
+                    "Threads reading the trace (default: the cores this process may use, " +
+                        std::to_string(a.read_options.threads) + ")")
+        ->check(whole_number(1, 1024));
+  };
+  auto trace_arg = [&](CLI::App* sub) {
+    sub->add_option("trace", a.path, "Trace file (.json or .json.gz)")->required();
+    sub->add_flag("--json", a.as_json, "Print JSON instead of a table");
+    threads_opt(sub);
+  };
+  c.summary = app.add_subcommand("summary", "What the trace says, in a few lines");
+  trace_arg(c.summary);
+  c.ops = app.add_subcommand("ops", "Operator table (key_averages layout)");
+  trace_arg(c.ops);
+  auto* sort_opt = c.ops->add_option("--sort", a.sort, "Sort key: " + sort_key_names());
+  c.ops->add_option("--row-limit", a.rows, "Rows shown")->capture_default_str()->check(whole_number(1, std::numeric_limits<int>::max()));
+  auto* roofline_flag = c.ops->add_flag(
+      "--roofline", a.roofline,
       "FLOPs, bytes, FLOP/byte, achieved GFLOP/s and GB/s and the share of peak per operator, from "
       "the recorded shapes (a trace recorded with record_shapes)");
   roofline_flag->excludes(sort_opt);
-  ops->add_option("--cpu-peak-gflops", roofline_options.cpu_peak_gflops,
-                  "The CPU's compute peak in GFLOP/s, for the CPU rows' share (a trace carries none)")
+  c.ops->add_option("--cpu-peak-gflops", a.roofline_options.cpu_peak_gflops,
+                    "The CPU's compute peak in GFLOP/s, for the CPU rows' share (a trace carries none)")
       ->check(number(1e-3, 1e9))->needs(roofline_flag);
-  ops->add_option("--cpu-peak-gbps", roofline_options.cpu_peak_gbps,
-                  "The CPU's memory bandwidth in GB/s, for the CPU rows' bound and share")
+  c.ops->add_option("--cpu-peak-gbps", a.roofline_options.cpu_peak_gbps,
+                    "The CPU's memory bandwidth in GB/s, for the CPU rows' bound and share")
       ->check(number(1e-3, 1e9))->needs(roofline_flag);
-  ops->add_option("--gpu-peak-tflops", roofline_options.gpu_peak_tflops,
-                  "A measured GPU compute ceiling in TFLOP/s, in place of the vendor table's")
+  c.ops->add_option("--gpu-peak-tflops", a.roofline_options.gpu_peak_tflops,
+                    "A measured GPU compute ceiling in TFLOP/s, in place of the vendor table's")
       ->check(number(1e-3, 1e6))->needs(roofline_flag);
-  ops->add_option("--gpu-peak-gbps", roofline_options.gpu_peak_gbps,
-                  "A measured GPU memory bandwidth in GB/s, in place of the vendor table's")
+  c.ops->add_option("--gpu-peak-gbps", a.roofline_options.gpu_peak_gbps,
+                    "A measured GPU memory bandwidth in GB/s, in place of the vendor table's")
       ->check(number(1e-3, 1e9))->needs(roofline_flag);
-  auto* kernels = app.add_subcommand("kernels", "Kernel statistics");
-  trace_arg(kernels);
-  kernels->add_option("--range", range, "Only kernels launched inside slices of this name")
+  c.kernels = app.add_subcommand("kernels", "Kernel statistics");
+  trace_arg(c.kernels);
+  c.kernels->add_option("--range", a.range, "Only kernels launched inside slices of this name")
       ->check(non_empty("a slice's name"));
-  auto* api = app.add_subcommand("api", "CUDA runtime and driver calls");
-  trace_arg(api);
-  auto* launches = app.add_subcommand("launches", "Launch delays, short kernels, graphs, outliers");
-  trace_arg(launches);
-  launches->add_option("--top", top, "Rows of the largest delays, and of the outliers")->capture_default_str()->check(whole_number(1));
-  auto* streams = app.add_subcommand("streams", "GPU busy and idle time per stream and step");
-  trace_arg(streams);
+  c.api = app.add_subcommand("api", "CUDA runtime and driver calls");
+  trace_arg(c.api);
+  c.launches = app.add_subcommand("launches", "Launch delays, short kernels, graphs, outliers");
+  trace_arg(c.launches);
+  c.launches->add_option("--top", a.top, "Rows of the largest delays, and of the outliers")->capture_default_str()->check(whole_number(1));
+  c.streams = app.add_subcommand("streams", "GPU busy and idle time per stream and step");
+  trace_arg(c.streams);
   // --idle-rule by name only (a transformer from the map would also take 0 and 1, and name
   // them in its error line).
-  std::string idle_rule_name = "pil";
-  auto idle_rule_opt = [&](CLI::App* c) {
-    c->add_option("--idle-rule", idle_rule_name,
-                  "How idle gaps are split: pil (default: merged overlaps, the launch call's end) or "
-                  "hta (Holistic Trace Analysis's get_idle_time_breakdown)")
+  auto idle_rule_opt = [&](CLI::App* sub) {
+    sub->add_option("--idle-rule", a.idle_rule_name,
+                    "How idle gaps are split: pil (default: merged overlaps, the launch call's end) or "
+                    "hta (Holistic Trace Analysis's get_idle_time_breakdown)")
         ->transform(one_of({"pil", "hta"}));
   };
-  idle_rule_opt(streams);
-  idle_rule_opt(summary);
-  streams->add_option("--gap-threshold-us", gap_us, "Largest gap counted as kernel wait")
+  idle_rule_opt(c.streams);
+  idle_rule_opt(c.summary);
+  c.streams->add_option("--gap-threshold-us", a.gap_us, "Largest gap counted as kernel wait")
       ->capture_default_str()
       ->check(number(0, 1e12));
-  auto* memory = app.add_subcommand("memory", "Allocations, the peak and where it came from");
-  trace_arg(memory);
-  auto* expect = app.add_subcommand("expect", "Check predictions: yes or no, with the figure measured");
-  expect->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
-  std::vector<std::string> predictions;
-  expect->add_option("predictions", predictions, "KEY=VALUE...: " + expectation_keys())->required();
-  threads_opt(expect);
-  auto* chain = app.add_subcommand("chain", "A range down to its GPU work");
-  trace_arg(chain);
-  chain->add_option("--range", range, "Range or operator name")->required()->check(non_empty("a slice's name"));
-  chain->add_option("--instance", instance, "Which occurrence (0 = first)")->capture_default_str()->check(whole_number(0));
-  auto* diff = app.add_subcommand("diff", "Compare two runs: A, then B");
-  diff->add_option("a", path, "Trace A (.json or .json.gz)")->required();
-  diff->add_option("b", path_b, "Trace B (.json or .json.gz)")->required();
-  diff->add_option("--tolerance", tolerance, "Relative change counted as the same")
+  c.memory = app.add_subcommand("memory", "Allocations, the peak and where it came from");
+  trace_arg(c.memory);
+  c.expect = app.add_subcommand("expect", "Check predictions: yes or no, with the figure measured");
+  c.expect->add_option("trace", a.path, "Trace file (.json or .json.gz)")->required();
+  c.expect->add_option("predictions", a.predictions, "KEY=VALUE...: " + expectation_keys())->required();
+  threads_opt(c.expect);
+  c.chain = app.add_subcommand("chain", "A range down to its GPU work");
+  trace_arg(c.chain);
+  c.chain->add_option("--range", a.range, "Range or operator name")->required()->check(non_empty("a slice's name"));
+  c.chain->add_option("--instance", a.instance, "Which occurrence (0 = first)")->capture_default_str()->check(whole_number(0));
+  c.diff = app.add_subcommand("diff", "Compare two runs: A, then B");
+  c.diff->add_option("a", a.path, "Trace A (.json or .json.gz)")->required();
+  c.diff->add_option("b", a.path_b, "Trace B (.json or .json.gz)")->required();
+  c.diff->add_option("--tolerance", a.tolerance, "Relative change counted as the same")
       ->capture_default_str()
       ->check(number(0, 10));
-  diff->add_flag("--json", as_json, "Print JSON instead of a table");
-  threads_opt(diff);
-  auto* ranks = app.add_subcommand("ranks", "Data-parallel ranks side by side (one trace per rank, or a folder)");
-  std::vector<std::string> rank_paths;
-  unsigned threads = 0;
-  long rank_step = -1;
-  ranks->add_option("traces", rank_paths, "Trace files (one per rank) or folders of them")->required();
-  ranks->add_option("--threads", threads, "Reader threads in all, as for one trace: files read at once up to that many, the rest shared among them (0: the cores)")
+  c.diff->add_flag("--json", a.as_json, "Print JSON instead of a table");
+  threads_opt(c.diff);
+  c.ranks = app.add_subcommand("ranks", "Data-parallel ranks side by side (one trace per rank, or a folder)");
+  c.ranks->add_option("traces", a.rank_paths, "Trace files (one per rank) or folders of them")->required();
+  c.ranks->add_option("--threads", a.rank_threads, "Reader threads in all, as for one trace: files read at once up to that many, the rest shared among them (0: the cores)")
       ->check(whole_number(0, 1024));
-  std::vector<CLI::Option*> out_options;  // --out and --svg: an empty name is refused too
-  CLI::Option* ranks_svg = ranks->add_option("--svg", out, "Also write a timeline with one lane per rank");
-  out_options.push_back(ranks_svg);
-  ranks->add_option("--title", title, "The picture's title")->needs(ranks_svg);
-  ranks->add_option("--step", rank_step, "The picture shows this step only (0 = first recorded)")
+  CLI::Option* ranks_svg = c.ranks->add_option("--svg", a.out, "Also write a timeline with one lane per rank");
+  c.out_options.push_back(ranks_svg);
+  c.ranks->add_option("--title", a.title, "The picture's title")->needs(ranks_svg);
+  c.ranks->add_option("--step", a.rank_step, "The picture shows this step only (0 = first recorded)")
       ->check(whole_number(0))
       ->needs(ranks_svg);
-  ranks->add_flag("--json", as_json, "Print JSON instead of tables");
-  auto* check = app.add_subcommand("check", "Can I trust this trace? What makes its figures wrong (exit 1 with findings)");
-  trace_arg(check);
-  size_t examples = 3;
-  check->add_option("--examples", examples, "Examples shown per finding")->capture_default_str()->check(whole_number(0));
-  auto* advise_cmd = app.add_subcommand("advise", "What to fix: findings with evidence, gain and the lesson that teaches the fix");
-  trace_arg(advise_cmd);
-  AdviseOptions advise_options;
-  advise_cmd->add_option("--examples", advise_options.examples, "Worst examples shown per symptom")
+  c.ranks->add_flag("--json", a.as_json, "Print JSON instead of tables");
+  c.check = app.add_subcommand("check", "Can I trust this trace? What makes its figures wrong (exit 1 with findings)");
+  trace_arg(c.check);
+  c.check->add_option("--examples", a.examples, "Examples shown per finding")->capture_default_str()->check(whole_number(0));
+  c.advise = app.add_subcommand("advise", "What to fix: findings with evidence, gain and the lesson that teaches the fix");
+  trace_arg(c.advise);
+  c.advise->add_option("--examples", a.advise_options.examples, "Worst examples shown per symptom")
       ->capture_default_str()
       ->check(whole_number(0));
-  advise_cmd->add_option("--cpu-peak-gflops", advise_options.cpu_peak_gflops,
-                         "The CPU's compute peak in GFLOP/s: the CPU's matrix products' roofline "
-                         "figures in the evidence (a trace carries none)")
+  c.advise->add_option("--cpu-peak-gflops", a.advise_options.cpu_peak_gflops,
+                       "The CPU's compute peak in GFLOP/s: the CPU's matrix products' roofline "
+                       "figures in the evidence (a trace carries none)")
       ->check(number(1e-3, 1e9));
-  advise_cmd->add_option("--gpu-peak-tflops", advise_options.gpu_peak_tflops,
-                         "A measured GPU ceiling in TFLOP/s, in place of the table of peaks', for "
-                         "the GPU's matrix products' roofline figures")
+  c.advise->add_option("--gpu-peak-tflops", a.advise_options.gpu_peak_tflops,
+                       "A measured GPU ceiling in TFLOP/s, in place of the table of peaks', for "
+                       "the GPU's matrix products' roofline figures")
       ->check(number(1e-3, 1e6));
-  double min_share_pct = 100 * advise_options.min_saved_share;
-  advise_cmd->add_option("--min-share", min_share_pct,
-                         "The floor under every finding, in % of the profiled steps: a symptom "
-                         "saving less is not reported (rules with a threshold of their own above "
-                         "it keep theirs)")
+  c.advise->add_option("--min-share", a.min_share_pct,
+                       "The floor under every finding, in % of the profiled steps: a symptom "
+                       "saving less is not reported (rules with a threshold of their own above "
+                       "it keep theirs)")
       ->check(number(0, 100))
       ->default_str("2");
-  auto* slice = app.add_subcommand("slice", "A small trace of one step, range or window, for Perfetto");
-  slice->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
-  out_options.push_back(slice->add_option("--out", out, "Trace file to write (.json; .json.gz is gzip-compressed)")->required());
-  threads_opt(slice);
-  // The window of svg and slice: a step, a named slice, or a span in us; one of them.
-  struct WindowOptions {
-    CLI::Option *step, *range, *from, *to;
-  };
+  c.slice = app.add_subcommand("slice", "A small trace of one step, range or window, for Perfetto");
+  c.slice->add_option("trace", a.path, "Trace file (.json or .json.gz)")->required();
+  c.out_options.push_back(c.slice->add_option("--out", a.out, "Trace file to write (.json; .json.gz is gzip-compressed)")->required());
+  threads_opt(c.slice);
   auto window_options = [&](CLI::App* sub, const std::string& noun) {
-    WindowOptions w{sub->add_option("--step", step, noun + ": the K-th profiled step (0 = first)")->check(whole_number(0)),
-                    sub->add_option("--range", range, noun + ": a slice of this name")->check(non_empty("a slice's name")),
+    WindowOptions w{sub->add_option("--step", a.step, noun + ": the K-th profiled step (0 = first)")->check(whole_number(0)),
+                    sub->add_option("--range", a.range, noun + ": a slice of this name")->check(non_empty("a slice's name")),
                     nullptr, nullptr};
-    sub->add_option("--instance", instance, "Which occurrence of --range (0 = first)")
+    sub->add_option("--instance", a.instance, "Which occurrence of --range (0 = first)")
         ->capture_default_str()
         ->check(whole_number(0))
         ->needs(w.range);
-    w.from = sub->add_option("--from-us", from_us,
+    w.from = sub->add_option("--from-us", a.from_us,
                              noun + " start, us after the trace window's start (the first step's, or the "
                                     "first event's without steps)")
                  ->check(number(-std::numeric_limits<double>::infinity()));
-    w.to = sub->add_option("--to-us", to_us, noun + " end, us after the trace window's start")
+    w.to = sub->add_option("--to-us", a.to_us, noun + " end, us after the trace window's start")
                ->check(number(-std::numeric_limits<double>::infinity()));
     w.step->excludes(w.range)->excludes(w.from);
     w.range->excludes(w.from);
     w.to->needs(w.from);
     return w;
   };
-  const WindowOptions slice_window = window_options(slice, "Span");
-  auto* walk = app.add_subcommand("walk", "Walk the events without analysis (benchmark ceiling)");
-  walk->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
-  bool every_field = false;
-  walk->add_flag("--fields", every_field, "Visit every field of every event, not just each event");
-  auto* svg = app.add_subcommand("svg", "Timeline picture");
-  svg->add_option("trace", path, "Trace file (.json or .json.gz)")->required();
-  out_options.push_back(svg->add_option("--out", out, "SVG file to write")->required());
-  threads_opt(svg);
-  const WindowOptions svg_window = window_options(svg, "Window");
-  svg->add_option("--width", width, "Picture width in pixels")->capture_default_str()->check(whole_number(400, 20000));
-  svg->add_option("--title", title, "Title shown at the top");
-  std::vector<std::string> marks;
-  svg->add_option("--mark", marks,
-                  "Point an arrow and a label at the first slice of this name in the window (repeatable)")
+  c.slice_window = window_options(c.slice, "Span");
+  c.walk = app.add_subcommand("walk", "Walk the events without analysis (benchmark ceiling)");
+  c.walk->add_option("trace", a.path, "Trace file (.json or .json.gz)")->required();
+  c.walk->add_flag("--fields", a.every_field, "Visit every field of every event, not just each event");
+  c.svg = app.add_subcommand("svg", "Timeline picture");
+  c.svg->add_option("trace", a.path, "Trace file (.json or .json.gz)")->required();
+  c.out_options.push_back(c.svg->add_option("--out", a.out, "SVG file to write")->required());
+  threads_opt(c.svg);
+  c.svg_window = window_options(c.svg, "Window");
+  c.svg->add_option("--width", a.width, "Picture width in pixels")->capture_default_str()->check(whole_number(400, 20000));
+  c.svg->add_option("--title", a.title, "Title shown at the top");
+  c.svg->add_option("--mark", a.marks,
+                    "Point an arrow and a label at the first slice of this name in the window (repeatable)")
       ->allow_extra_args(false);
+  return c;
+}
 
+/// The command line parsed and checked: "" when it is usable, else the one line that says why.
+std::string parse_command_line(CLI::App& app, const Commands& c, const Args& a, int argc, char** argv) {
+  std::string bad = before_parsing(app, argc, argv);
+  if (bad.empty()) {
+    app.parse(argc, argv);
+    bad = given_twice(app);
+  }
+  if (bad.empty() &&
+      std::any_of(c.out_options.begin(), c.out_options.end(), [](CLI::Option* o) { return o->count() > 0; })) {
+    std::vector<std::string> inputs = a.rank_paths;
+    inputs.push_back(a.path);
+    bad = output_problem(*c.ranks ? "--svg" : "--out", a.out, inputs);
+  }
+  return bad;
+}
+
+/// What of the trace the command reads beyond its events (each costs time on a large trace).
+ParseOptions reading_for(const Commands& c, const Args& a) {
+  ParseOptions o = a.read_options;
+  o.keep_sources = bool(*c.slice);
+  // The kernel table's Launch column, and the launch report's outliers (each against its name
+  // and shape): only these.
+  o.read_launch_shapes = *c.kernels || *c.launches;
+  // Only these read the operators' inputs: the roofline (every operator's), and advise (the
+  // few its rules judge by them, with their concrete values: advise_read_options).
+  o.read_shapes = a.roofline;
+  // And the roofline the concrete values: a fused attention kernel's is_causal.
+  o.read_concrete = a.roofline;
+  if (*c.ops && !a.roofline) {
+    // The table's FLOPs column, in a trace recorded with_flops (its header says so): the
+    // inputs of the operators Python counts, with their values (conv2d's stride...).
+    o.read_shapes = o.read_concrete = true;
+    o.shapes_for = [](std::string_view) { return false; };  // none but those:
+    o.shapes_also_for = counts_python_flops;
+    o.shapes_also_if = [](const Trace& head) { return head.with_flops; };
+  }
+  if (*c.advise) o = advise_read_options(o, a.advise_options);
+  return o;
+}
+
+/// A trace read for a command, its skipped and unread fields noted; nullopt (said) where it is
+/// of no use (no events, a ROCm trace...).
+std::optional<Trace> read_usable_trace(const std::string& path, const ParseOptions& o) {
+  Trace t = parse_trace_file(path, o);
+  note_skipped(path, t.skipped);
+  if (!t.events.empty()) note_unread(path, t.unread);  // else the error says what it holds
+  if (const std::string why = unusable_trace_problem(t, path); !why.empty()) {
+    std::cerr << "pil-trace: error: " << why << "\n";
+    return std::nullopt;
+  }
+  return t;
+}
+
+/// expect's predictions read; nullopt (said in one line) where one is not a prediction.
+std::optional<std::vector<Expectation>> parse_predictions(const Args& a) {
+  std::vector<Expectation> parsed;
+  try {
+    for (const auto& p : a.predictions) parsed.push_back(parse_expectation(p));
+  } catch (const std::invalid_argument& bad) {
+    // A prediction first and the trace after ("expect steps=3 trace.json"): said as the order.
+    if (a.path.find('=') != std::string::npos && !a.predictions.empty() &&
+        a.predictions.front().find('=') == std::string::npos) {
+      std::cerr << "pil-trace: error: '" << a.path << "' is where the trace goes and '" << a.predictions.front()
+                << "' has no '=': the trace comes first; allowed: pil-trace expect TRACE KEY=VALUE...\n";
+      return std::nullopt;
+    }
+    // The lessons' flag is --expect; here each prediction is a word of its own.
+    std::string what = bad.what();
+    if (what.rfind("--expect ", 0) == 0) what.replace(0, 9, "prediction ");
+    std::cerr << "pil-trace: error: " << what << "\n";
+    return std::nullopt;
+  }
+  return parsed;
+}
+
+int run_expect(const TraceIndex& index, const std::vector<Expectation>& predictions) {
+  bool all = true;  // exit 0 when every prediction holds, 1 when one does not
+  for (const auto& e : predictions) {
+    const ExpectAnswer answer = check_expectation(index, e);
+    std::cout << answer.line() << "\n";
+    all = all && answer.yes;
+  }
+  return all ? 0 : 1;
+}
+
+int run_ranks(const Args& a) {
+  const RanksReport r = read_ranks(a.rank_paths, a.rank_threads);
+  for (const RankProfile& p : r.ranks) {
+    note_skipped(p.label, p.skipped);
+    note_unread(p.label, p.unread);
+  }
+  if (a.rank_step >= long(r.steps.size())) {
+    std::cerr << "pil-trace: error: --step " << a.rank_step << ": the ranks' traces compare "
+              << counted(static_cast<long long>(r.steps.size()), "step") << steps_allowed(r.steps.size()) << "\n";
+    return 2;
+  }
+  std::cout << (a.as_json ? ranks_json(r) : format_ranks(r));
+  if (!a.out.empty()) {
+    write_out(a.out, render_ranks_svg(r, a.width, a.rank_step, a.title));
+    if (!a.as_json) std::cout << "svg: " << a.out << "\n";
+  }
+  return 0;
+}
+
+int run_advise(const TraceIndex& index, Args& a, const ParseOptions& read, const char* program) {
+  a.advise_options.threads = read.threads;
+  a.advise_options.min_saved_share = a.min_share_pct / 100;
+  a.advise_options.trace_path = a.path;
+  a.advise_options.program = program;
+  const Advice advice = advise(index, a.advise_options);
+  if (a.as_json)
+    std::cout << advice_json(advice).dump(2) << "\n";
+  else
+    std::cout << format_advice(advice, a.path);
+  return 0;  // advice is not a failure: exit 0 with findings
+}
+
+/// --step K's window, or false (said) where the trace has no K-th step.
+bool step_window_or_say(const TraceIndex& index, size_t step, int64_t& from, int64_t& to) {
+  if (step_window(index, step, from, to)) return true;
+  std::cerr << "pil-trace: error: --step " << step << ": the trace has "
+            << counted(static_cast<long long>(index.steps.size()), "profiled step") << steps_allowed(index.steps.size())
+            << "\n";
+  return false;
+}
+
+/// svg's and slice's --from-us A [--to-us B]: B, or the window's end; false (said) for an empty
+/// span, or one wholly outside the recorded window.
+bool us_window(const TraceIndex& index, const Args& a, bool to_given, int64_t& from, int64_t& to) {
+  const std::string window_text =
+      "the recorded window ends " + format_time_ns(index.window_end - index.window_start) + " after its start";
+  for (const auto& [flag, us] : {std::pair<const char*, double>{"--from-us", a.from_us}, {"--to-us", a.to_us}})
+    if (!(std::fabs(us) < 1e12)) {  // past 11 days: no trace's, and past what int64 ns keep
+      std::cerr << "pil-trace: error: " << flag << " " << us << ": out of range (" << window_text << ")\n";
+      return false;
+    }
+  from = index.window_start + int64_t(a.from_us * 1000);
+  to = to_given ? index.window_start + int64_t(a.to_us * 1000) : index.window_end;
+  if (to <= from) {
+    if (to_given)
+      std::cerr << "pil-trace: error: --to-us must be past --from-us\n";
+    else
+      std::cerr << "pil-trace: error: --from-us " << a.from_us << ": past the recorded window, which ends "
+                << format_time_ns(index.window_end - index.window_start) << " after its start; allowed: a smaller --from-us\n";
+    return false;
+  }
+  if (to <= index.window_start || from >= index.window_end) {
+    std::cerr << "pil-trace: error: --from-us " << a.from_us << " --to-us " << a.to_us
+              << ": the span lies outside the recorded window (" << window_text << ")\n";
+    return false;
+  }
+  return true;
+}
+
+int run_slice(const TraceIndex& index, const Args& a, const WindowOptions& w) {
+  const Trace& t = index.trace();
+  int64_t from = 0, to = 0;
+  if (*w.step) {
+    if (!step_window_or_say(index, a.step, from, to)) return 2;
+    // The step's own CPU span: its GPU tail comes with its launch calls. (svg's window,
+    // widened to that tail, would also take in the next step's range and operators, and
+    // the slice would read back as two steps.)
+    const Event& s = t.events[index.steps[a.step]];
+    from = s.start_ns, to = s.end_ns();
+  } else if (*w.range) {
+    // The range's own CPU span (svg's range window also reaches to its GPU work).
+    const std::vector<const Event*> found = slices_named(t, a.range);
+    if (a.instance >= found.size()) {
+      say_no_instance(t, a.range, a.instance);
+      return 2;
+    }
+    from = found[a.instance]->start_ns, to = found[a.instance]->end_ns();
+  } else if (*w.from) {
+    if (!us_window(index, a, bool(*w.to), from, to)) return 2;
+  } else {
+    std::cerr << "pil-trace: error: slice: choose --step K, --range NAME or --from-us A [--to-us B]\n";
+    return 2;
+  }
+  const TraceBytes bytes(a.path);
+  SliceCounts n;
+  write_out(a.out, slice_text(index, bytes.text(), from, to, &n), pil::Gzip::ByName);
+  std::cout << "slice: " << a.out << ": " << n.events << " events (" << n.cpu << " on the CPU, " << n.gpu_work
+            << " GPU work items, " << n.flows << " flow arrow ends, " << n.metadata << " names) from ts "
+            << trace_ts(from) << " to " << trace_ts(to) << " us"
+            // Where the window launched GPU work, how far past the window it ran.
+            << (n.gpu_work ? ", GPU work to " + trace_ts(std::max(n.gpu_end_ns, to)) + " us" : std::string()) << "\n";
+  return 0;
+}
+
+int run_svg(const TraceIndex& index, const Args& a, const WindowOptions& w) {
+  SvgOptions o;
+  o.width = a.width;
+  o.title = a.title.empty() ? a.path : a.title;
+  if (*w.step && !step_window_or_say(index, a.step, o.from_ns, o.to_ns)) return 2;
+  if (*w.range && !range_window(index, a.range, a.instance, o.from_ns, o.to_ns)) {
+    say_no_instance(index.trace(), a.range, a.instance);
+    return 2;
+  }
+  if (*w.from && !us_window(index, a, bool(*w.to), o.from_ns, o.to_ns)) return 2;
+  o.marks = a.marks;
+  for (const auto& m : a.marks)
+    if (!find_mark(index, o, m)) {
+      std::cerr << "pil-trace: error: --mark: no slice named '" << m << "' in the window\n";
+      return 2;
+    }
+  write_out(a.out, render_svg(index, o));
+  std::cout << "svg: " << a.out << "\n";
+  return 0;
+}
+
+/// The command given, run on its trace(s): its exit code.
+int run_command(const Commands& c, Args& a, const char* program) {
+  if (*c.walk) {
+    std::cout << walk_trace_file(a.path, {}, a.every_field) << " events\n";
+    return 0;
+  }
+  if (*c.ranks) return run_ranks(a);
+  std::vector<Expectation> predictions;
+  if (*c.expect) {
+    auto parsed = parse_predictions(a);
+    if (!parsed) return 2;
+    predictions = std::move(*parsed);
+  }
+  const ParseOptions read = reading_for(c, a);
+  const std::optional<Trace> t = read_usable_trace(a.path, read);
+  if (!t) return 2;
+  // The summary and the predictions ask for the operator table: it starts beside the index.
+  const TraceIndex index(*t, read.threads, /*table_ahead=*/*c.summary || *c.expect);
+  const IdleRule idle_rule = a.idle_rule_name == "hta" ? IdleRule::Hta : IdleRule::Pil;
+  if (*c.summary) {
+    std::cout << (a.as_json ? summary_json(index, idle_rule).dump(2) + "\n" : explain(index, idle_rule));
+    return 0;
+  }
+  if (*c.ops)
+    return a.roofline ? report_roofline(index, a.path, a.roofline_options, a.rows, a.as_json)
+                      : report_ops(*t, a.sort, a.rows, a.as_json);
+  if (*c.kernels) return report_kernels(index, a.range, a.as_json);
+  if (*c.api) return report_api(index, a.as_json);
+  if (*c.launches) return report_launches(index, a.top, a.as_json);
+  if (*c.streams) return report_streams(index, a.gap_us, idle_rule, a.as_json);
+  if (*c.memory) return report_memory(index, a.as_json);
+  if (*c.expect) return run_expect(index, predictions);
+  if (*c.chain) return report_chain(index, a.range, a.instance, a.as_json);
+  if (*c.check) return report_check(index, a.path, a.examples, a.as_json);
+  if (*c.advise) return run_advise(index, a, read, program);
+  if (*c.slice) return run_slice(index, a, c.slice_window);
+  if (*c.diff) {
+    const std::optional<Trace> b = read_usable_trace(a.path_b, read);
+    if (!b) return 2;
+    return report_diff(*t, *b, a.tolerance, a.as_json);
+  }
+  if (*c.svg) return run_svg(index, a, c.svg_window);
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"pil-trace: explain a Kineto/Chrome trace (ours or torch.profiler's)", "pil-trace"};
+  app.require_subcommand(1);
+  // A flag given twice is refused after parsing (given_twice), naming both values.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  Args args;
+  const Commands commands = define_commands(app, args);
   std::string bad;  // bad usage: one line, exit 2
   try {
-    bad = before_parsing(app, argc, argv);
-    if (bad.empty()) {
-      app.parse(argc, argv);
-      bad = given_twice(app);
-    }
-    if (bad.empty() && std::any_of(out_options.begin(), out_options.end(), [](CLI::Option* o) { return o->count() > 0; })) {
-      std::vector<std::string> inputs = rank_paths;
-      inputs.push_back(path);
-      bad = output_problem(*ranks ? "--svg" : "--out", out, inputs);
-    }
+    bad = parse_command_line(app, commands, args, argc, argv);
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
     return 0;
@@ -1173,8 +1455,6 @@ int run(int argc, char** argv) {
     std::cerr << "pil-trace: error: " << bad << "\n";
     return 2;
   }
-
-  const IdleRule idle_rule = idle_rule_name == "hta" ? IdleRule::Hta : IdleRule::Pil;
   try {
     // Test only: with PIL_TRACE_TEST_INTERNAL_ERROR set, every command throws as a bug would (a
     // std::exception; with "unknown", something else), so that the tests see exit 70. No input
@@ -1183,209 +1463,7 @@ int run(int argc, char** argv) {
       if (std::string_view(bug) == "unknown") throw 70;
       throw std::logic_error("PIL_TRACE_TEST_INTERNAL_ERROR is set");
     }
-    if (*walk) {
-      std::cout << walk_trace_file(path, {}, every_field) << " events\n";
-      return 0;
-    }
-    if (*ranks) {
-      const RanksReport r = read_ranks(rank_paths, threads);
-      for (const RankProfile& p : r.ranks) {
-        note_skipped(p.label, p.skipped);
-        note_unread(p.label, p.unread);
-      }
-      if (rank_step >= long(r.steps.size())) {
-        std::cerr << "pil-trace: error: --step " << rank_step << ": the ranks' traces compare "
-                  << counted(static_cast<long long>(r.steps.size()), "step") << steps_allowed(r.steps.size()) << "\n";
-        return 2;
-      }
-      std::cout << (as_json ? ranks_json(r) : format_ranks(r));
-      if (!out.empty()) {
-        write_out(out, render_ranks_svg(r, width, rank_step, title));
-        if (!as_json) std::cout << "svg: " << out << "\n";
-      }
-      return 0;
-    }
-    std::vector<Expectation> parsed;
-    try {
-      for (const auto& p : predictions) parsed.push_back(parse_expectation(p));
-    } catch (const std::invalid_argument& bad) {
-      // A prediction first and the trace after ("expect steps=3 trace.json"): said as the order.
-      if (path.find('=') != std::string::npos && !predictions.empty() &&
-          predictions.front().find('=') == std::string::npos) {
-        std::cerr << "pil-trace: error: '" << path << "' is where the trace goes and '" << predictions.front()
-                  << "' has no '=': the trace comes first; allowed: pil-trace expect TRACE KEY=VALUE...\n";
-        return 2;
-      }
-      // The lessons' flag is --expect; here each prediction is a word of its own.
-      std::string what = bad.what();
-      if (what.rfind("--expect ", 0) == 0) what.replace(0, 9, "prediction ");
-      std::cerr << "pil-trace: error: " << what << "\n";
-      return 2;
-    }
-    read_options.keep_sources = bool(*slice);
-    // The kernel table's Launch column, and the launch report's outliers (each against its name
-    // and shape): only these.
-    read_options.read_launch_shapes = *kernels || *launches;
-    // Only these read the operators' inputs: the roofline (every operator's), and advise (the
-    // few its rules judge by them, with their concrete values: advise_read_options).
-    read_options.read_shapes = roofline;
-    // And the roofline the concrete values: a fused attention kernel's is_causal.
-    read_options.read_concrete = roofline;
-    if (*ops && !roofline) {
-      // The table's FLOPs column, in a trace recorded with_flops (its header says so): the
-      // inputs of the operators Python counts, with their values (conv2d's stride...).
-      read_options.read_shapes = read_options.read_concrete = true;
-      read_options.shapes_for = [](std::string_view) { return false; };  // none but those:
-      read_options.shapes_also_for = counts_python_flops;
-      read_options.shapes_also_if = [](const Trace& head) { return head.with_flops; };
-    }
-    if (*advise_cmd) read_options = advise_read_options(read_options, advise_options);
-    const Trace t = parse_trace_file(path, read_options);
-    note_skipped(path, t.skipped);
-    if (!t.events.empty()) note_unread(path, t.unread);  // else the error says what it holds
-    if (const std::string why = unusable_trace_problem(t, path); !why.empty()) {
-      std::cerr << "pil-trace: error: " << why << "\n";
-      return 2;
-    }
-    // The summary and the predictions ask for the operator table: it starts beside the index.
-    const TraceIndex index(t, read_options.threads, /*table_ahead=*/*summary || *expect);
-    // svg's and slice's --from-us A [--to-us B]: B, or the window's end; an empty span, or one
-    // wholly outside the recorded window, is refused.
-    auto us_window = [&](const WindowOptions& w, int64_t& from, int64_t& to) {
-      const std::string window_text =
-          "the recorded window ends " + format_time_ns(index.window_end - index.window_start) + " after its start";
-      for (const auto& [flag, us] : {std::pair<const char*, double>{"--from-us", from_us}, {"--to-us", to_us}})
-        if (!(std::fabs(us) < 1e12)) {  // past 11 days: no trace's, and past what int64 ns keep
-          std::cerr << "pil-trace: error: " << flag << " " << us << ": out of range (" << window_text << ")\n";
-          return false;
-        }
-      from = index.window_start + int64_t(from_us * 1000);
-      to = *w.to ? index.window_start + int64_t(to_us * 1000) : index.window_end;
-      if (to <= from) {
-        if (*w.to)
-          std::cerr << "pil-trace: error: --to-us must be past --from-us\n";
-        else
-          std::cerr << "pil-trace: error: --from-us " << from_us << ": past the recorded window, which ends "
-                    << format_time_ns(index.window_end - index.window_start) << " after its start; allowed: a smaller --from-us\n";
-        return false;
-      }
-      if (to <= index.window_start || from >= index.window_end) {
-        std::cerr << "pil-trace: error: --from-us " << from_us << " --to-us " << to_us
-                  << ": the span lies outside the recorded window (" << window_text << ")\n";
-        return false;
-      }
-      return true;
-    };
-    if (*summary) {
-      if (as_json) {
-        std::cout << summary_json(index, idle_rule).dump(2) << "\n";
-        return 0;
-      }
-      std::cout << explain(index, idle_rule);
-      return 0;
-    }
-    if (*ops) return roofline ? report_roofline(index, path, roofline_options, rows, as_json)
-                              : report_ops(t, sort, rows, as_json);
-    if (*kernels) return report_kernels(index, range, as_json);
-    if (*api) return report_api(index, as_json);
-    if (*launches) return report_launches(index, top, as_json);
-    if (*streams) return report_streams(index, gap_us, idle_rule, as_json);
-    if (*memory) return report_memory(index, as_json);
-    if (*expect) {  // exit 0 when every prediction holds, 1 when one does not
-      bool all = true;
-      for (const auto& e : parsed) {
-        const ExpectAnswer a = check_expectation(index, e);
-        std::cout << a.line() << "\n";
-        all = all && a.yes;
-      }
-      return all ? 0 : 1;
-    }
-    if (*chain) return report_chain(index, range, instance, as_json);
-    if (*check) return report_check(index, path, examples, as_json);
-    if (*advise_cmd) {  // advice is not a failure: exit 0 with findings
-      advise_options.threads = read_options.threads;
-      advise_options.min_saved_share = min_share_pct / 100;
-      advise_options.trace_path = path;
-      advise_options.program = argv[0];
-      const Advice a = advise(index, advise_options);
-      if (as_json) std::cout << advice_json(a).dump(2) << "\n";
-      else std::cout << format_advice(a, path);
-      return 0;
-    }
-    if (*slice) {
-      int64_t from = 0, to = 0;
-      if (*slice_window.step) {
-        if (!step_window(index, step, from, to)) {
-          std::cerr << "pil-trace: error: --step " << step << ": the trace has "
-                    << counted(static_cast<long long>(index.steps.size()), "profiled step") << steps_allowed(index.steps.size())
-                    << "\n";
-          return 2;
-        }
-        // The step's own CPU span: its GPU tail comes with its launch calls. (svg's window,
-        // widened to that tail, would also take in the next step's range and operators, and
-        // the slice would read back as two steps.)
-        const Event& s = t.events[index.steps[step]];
-        from = s.start_ns, to = s.end_ns();
-      } else if (*slice_window.range) {
-        // The range's own CPU span (svg's range window also reaches to its GPU work).
-        const std::vector<const Event*> found = slices_named(t, range);
-        if (instance >= found.size()) {
-          say_no_instance(t, range, instance);
-          return 2;
-        }
-        from = found[instance]->start_ns, to = found[instance]->end_ns();
-      } else if (*slice_window.from) {
-        if (!us_window(slice_window, from, to)) return 2;
-      } else {
-        std::cerr << "pil-trace: error: slice: choose --step K, --range NAME or --from-us A [--to-us B]\n";
-        return 2;
-      }
-      const TraceBytes bytes(path);
-      SliceCounts n;
-      write_out(out, slice_text(index, bytes.text(), from, to, &n), pil::Gzip::ByName);
-      std::cout << "slice: " << out << ": " << n.events << " events (" << n.cpu << " on the CPU, "
-                << n.gpu_work << " GPU work items, " << n.flows << " flow arrow ends, " << n.metadata
-                << " names) from ts " << trace_ts(from) << " to " << trace_ts(to) << " us"
-                // Where the window launched GPU work, how far past the window it ran.
-                << (n.gpu_work ? ", GPU work to " + trace_ts(std::max(n.gpu_end_ns, to)) + " us" : std::string())
-                << "\n";
-      return 0;
-    }
-    if (*diff) {
-      const Trace b = parse_trace_file(path_b, read_options);
-      note_skipped(path_b, b.skipped);
-      if (!b.events.empty()) note_unread(path_b, b.unread);
-      if (const std::string why = unusable_trace_problem(b, path_b); !why.empty()) {
-        std::cerr << "pil-trace: error: " << why << "\n";
-        return 2;
-      }
-      return report_diff(t, b, tolerance, as_json);
-    }
-    if (*svg) {
-      SvgOptions o;
-      o.width = width;
-      o.title = title.empty() ? path : title;
-      if (*svg_window.step && !step_window(index, step, o.from_ns, o.to_ns)) {
-        std::cerr << "pil-trace: error: --step " << step << ": the trace has "
-                  << counted(static_cast<long long>(index.steps.size()), "profiled step") << steps_allowed(index.steps.size())
-                  << "\n";
-        return 2;
-      }
-      if (*svg_window.range && !range_window(index, range, instance, o.from_ns, o.to_ns)) {
-        say_no_instance(t, range, instance);
-        return 2;
-      }
-      if (*svg_window.from && !us_window(svg_window, o.from_ns, o.to_ns)) return 2;
-      o.marks = marks;
-      for (const auto& m : marks)
-        if (!find_mark(index, o, m)) {
-          std::cerr << "pil-trace: error: --mark: no slice named '" << m << "' in the window\n";
-          return 2;
-        }
-      write_out(out, render_svg(index, o));
-      std::cout << "svg: " << out << "\n";
-      return 0;
-    }
+    return run_command(commands, args, argv[0]);
   } catch (const ParseError& e) {
     std::cerr << "pil-trace: error: " << e.what() << "\n";
     return 2;
@@ -1402,7 +1480,6 @@ int run(int argc, char** argv) {
     std::cerr << "pil-trace: internal error: an unknown exception\n";
     return 70;
   }
-  return 0;
 }
 
 }  // namespace
