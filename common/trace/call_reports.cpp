@@ -30,6 +30,18 @@ using namespace report_helpers;
 
 // --- Chain -----------------------------------------------------------------------------------
 
+OtherThreadsWork launched_by_other_threads(const TraceIndex& index, size_t range) {
+  const Trace& t = index.trace();
+  const Event& r = t.events[range];
+  OtherThreadsWork out;
+  for (size_t c : index.launch_calls()) {
+    const Event& call = t.events[c];
+    if (call.pid != r.pid || call.tid == r.tid || call.start_ns < r.start_ns || call.start_ns >= r.end_ns()) continue;
+    for (size_t w : index.work_of(c)) ++out.items, out.gpu_ns += t.events[w].dur_ns;
+  }
+  return out;
+}
+
 std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& range,
                                     size_t instance) {
   const Trace& t = index.trace();

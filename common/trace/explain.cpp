@@ -336,9 +336,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     const size_t starting = calls_starting_gpu_work(index);
     const std::string made = counted(int64_t(calls), "CUDA runtime or driver call");
     std::string other_device;  // the events of a device pil-trace does not model
-    for (const auto& [kind, n] : t.unread)
-      if (!Trace::unread_kind_of_event(kind))
-        other_device += std::string(other_device.empty() ? "" : ", ") + kind + " " + grouped(n);
+    for (const auto& [kind, n] : Trace::unread_device_events(t.unread))
+      other_device += std::string(other_device.empty() ? "" : ", ") + kind + " " + grouped(n);
     if (const auto legacy = t.unread.find(Trace::kUnreadLegacyCuda); calls == 0 && legacy != t.unread.end())
       line("no GPU work pil-trace reads: the trace's GPU side is the autograd profiler's GPU time of each "
            "operator (" + grouped(legacy->second) + " \"CUDA functions\" events, torch 1.7 and before), not "
@@ -421,10 +420,10 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
                            (idle_rule == IdleRule::Hta ? std::string(" (Holistic Trace Analysis's rule)") : std::string()) +
                            ": " + split(host, kwait, other);
   // With several streams the sum can be the side streams' (a few items each, idle nearly all the
-  // window): the busiest stream's own split beside it.
+  // window): the busiest stream's own split beside it (and below, whether its gaps are the host's).
+  const StreamRow& main = *std::max_element(sr.streams.begin(), sr.streams.end(),
+                                            [](const StreamRow& a, const StreamRow& b) { return a.busy_ns < b.busy_ns; });
   if (sr.streams.size() > 1) {
-    const StreamRow& main = *std::max_element(sr.streams.begin(), sr.streams.end(),
-                                              [](const StreamRow& a, const StreamRow& b) { return a.busy_ns < b.busy_ns; });
     split_line += "; on the busiest, stream " + std::to_string(main.stream) +
                   (devices ? " (device " + std::to_string(main.device) + ")" : "") + ": " +
                   split(main.host_wait_ns, main.kernel_wait_ns, main.other_idle_ns);
@@ -438,8 +437,6 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     const int64_t idle_any = window - sr.busy_ns;
     const std::string then = ": not a launch-bound loop; `pil-trace advise` looks at what the host did then)";
     // The busiest stream's split says whether its short gaps are the host's launches.
-    const StreamRow& main = *std::max_element(sr.streams.begin(), sr.streams.end(),
-                                              [](const StreamRow& a, const StreamRow& b) { return a.busy_ns < b.busy_ns; });
     const int64_t main_idle = main.host_wait_ns + main.kernel_wait_ns + main.other_idle_ns;
     if (2 * s.longest_ns >= idle_any && s.longest_ns >= s.after_last_ns)
       waits = " (the GPU mostly waits, " + pct(double(s.longest_ns) / double(idle_any)) + " of it in one stretch of " +

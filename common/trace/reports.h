@@ -499,6 +499,15 @@ struct ChainLine {
 std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& range,
                                     size_t instance = 0);
 
+/// The GPU work other threads of slice `range`'s process launched while it ran (their launch
+/// calls starting inside it: autograd's threads in a backward range), which chain_report, on
+/// the range's own thread, leaves out.
+struct OtherThreadsWork {
+  int64_t items = 0;
+  int64_t gpu_ns = 0;  ///< the items' durations added
+};
+OtherThreadsWork launched_by_other_threads(const TraceIndex& index, size_t range);
+
 enum class Change { Added, Removed, Faster, Slower, Same };
 const char* to_string(Change c);
 

@@ -178,6 +178,13 @@ struct Trace {
   static bool unread_kind_of_event(const std::string& kind) {
     return kind == kUnreadBeginEnd || kind == kUnreadLegacyCuda || kind == kUnreadAsync || kind == kUnreadCuptiRange;
   }
+  /// An unread map's device kinds alone (is_unmodelled_device_category's: mtia_runtime 3,453...).
+  static std::map<std::string, int64_t> unread_device_events(const std::map<std::string, int64_t>& unread) {
+    std::map<std::string, int64_t> out;
+    for (const auto& [kind, n] : unread)
+      if (!unread_kind_of_event(kind)) out.emplace(kind, n);
+    return out;
+  }
   /// Slices read from the autograd profiler's own format (EventList's export: "CPU functions",
   /// no category), which holds a run's CPU side only, whether or not it used a GPU.
   int64_t autograd_profiler_slices = 0;

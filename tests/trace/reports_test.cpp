@@ -673,27 +673,22 @@ TEST(IdleVerdict, AfterTheLastWorkShortOtherWaitsAndALaunchBoundLoopAreToldApart
             std::string::npos) << text;
   EXPECT_EQ(text.find("launch/overhead bound"), std::string::npos) << text;
 
+  // Thirty launches in a 2 ms step: call k at call_at(k) for call_dur, its kernel at kernel_at(k).
+  auto loop = [](auto call_at, double call_dur, auto kernel_at, double kernel_dur) {
+    test::TraceBuilder b;
+    b.step(1, 0, 2000);
+    for (int k = 0; k < 30; ++k) b.kernel("k", b.call("cudaLaunchKernel", call_at(k), call_dur), kernel_at(k), kernel_dur);
+    return explain_built(b);
+  };
   // Launches all made at the start, each kernel starting 50 us after the previous one ended
   // (the stream idle, the work late: "other"): no single stretch, no long ones, not the host's
   // launches.
-  test::TraceBuilder late;
-  late.step(1, 0, 2000);
-  for (int k = 0; k < 30; ++k) {
-    const int corr = late.call("cudaLaunchKernel", 2.0 * k + 1, 1);
-    late.kernel("late", corr, 60.0 * k + 50, 10);
-  }
-  text = explain_built(late);
+  text = loop([](int k) { return 2.0 * k + 1; }, 1, [](int k) { return 60.0 * k + 50; }, 10);
   EXPECT_EQ(text.find("launch/overhead bound"), std::string::npos) << text;
   EXPECT_NE(text.find("in short stretches, most of them not on the host's launch calls"), std::string::npos) << text;
 
   // Each launch returns after the previous kernel ended: the GPU waits on the host.
-  test::TraceBuilder bound;
-  bound.step(1, 0, 2000);
-  for (int k = 0; k < 30; ++k) {
-    const int corr = bound.call("cudaLaunchKernel", 60.0 * k + 1, 50);
-    bound.kernel("short", corr, 60.0 * k + 52, 5);
-  }
-  text = explain_built(bound);
+  text = loop([](int k) { return 60.0 * k + 1; }, 50, [](int k) { return 60.0 * k + 52; }, 5);
   EXPECT_NE(text.find("(launch/overhead bound: the GPU mostly waits)"), std::string::npos) << text;
 }
 

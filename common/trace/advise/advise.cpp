@@ -322,8 +322,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.steps = int64_t(ctx.step_ns.size());
   a.gpu = ctx.gpu();
   a.cpu_side_only_format = !a.gpu && index.trace().autograd_profiler_slices > 0;
-  for (const auto& [kind, n] : index.trace().unread)
-    if (!Trace::unread_kind_of_event(kind)) a.unmodelled_device_events[kind] = n;
+  a.unmodelled_device_events = Trace::unread_device_events(index.trace().unread);
   a.python_functions = index.trace().python_functions;
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
   if (!a.gpu && a.launches_without_gpu_work == 0) a.sync_or_query_calls = int64_t(index.api_calls().size());

@@ -283,10 +283,8 @@ void note_skipped(const std::string& path, const SkippedFields& skipped) {
 /// not read (Trace::unread), or empty.
 std::string unread_text(const std::map<std::string, int64_t>& unread) {
   std::string text, devices;
-  for (const auto& [kind, n] : unread) {
-    if (Trace::unread_kind_of_event(kind)) continue;
+  for (const auto& [kind, n] : Trace::unread_device_events(unread))
     devices += std::string(devices.empty() ? "" : ", ") + grouped(n) + " " + kind;
-  }
   if (const auto be = unread.find(Trace::kUnreadBeginEnd); be != unread.end())
     text = grouped(be->second) + " begin/end events (\"ph\": \"B\", \"E\"; pil-trace reads complete "
            "events, \"X\", as torch.profiler and Kineto write them)";
@@ -799,17 +797,10 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
   }
   // The chain follows the range's own thread: GPU work other threads of its process launched
   // meanwhile (autograd's threads in a backward range) is said in one line, not left out silently.
-  const Event& r = t.events[lines[0].event];
-  int64_t items = 0, gpu_ns = 0;
-  for (size_t c : index.launch_calls()) {
-    const Event& call = t.events[c];
-    if (call.pid != r.pid || call.tid == r.tid || call.start_ns < r.start_ns || call.start_ns >= r.end_ns()) continue;
-    for (size_t w : index.work_of(c)) ++items, gpu_ns += t.events[w].dur_ns;
-  }
-  if (items)
-    std::cout << "other threads of the process launched " << count_of(items, "GPU work item", "GPU work items") << " ("
-              << format_duration(gpu_ns) << " on the GPU) while it ran: not in this chain, which follows its own "
-              << "thread (`pil-trace summary` counts them beside the range)\n";
+  if (const OtherThreadsWork other = launched_by_other_threads(index, lines[0].event); other.items)
+    std::cout << "other threads of the process launched " << count_of(other.items, "GPU work item", "GPU work items")
+              << " (" << format_duration(other.gpu_ns) << " on the GPU) while it ran: not in this chain, which "
+              << "follows its own thread (`pil-trace summary` counts them beside the range)\n";
   return 0;
 }
 
