@@ -185,8 +185,11 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   std::vector<size_t> expecting;
   for (size_t call : index.api_calls()) {
     const Event& e = t.events[call];
-    if (!starts_gpu_work_async(e.name)) continue;  // a plain cudaMemcpy between host buffers need not
-    ++r.launch_calls;
+    if (!starts_gpu_work(e.name)) continue;
+    ++r.launch_calls;  // as summary counts them: a plain cudaMemcpy or cudaMemset too
+    // Only a call that always starts GPU work is expected to have some: a plain cudaMemcpy
+    // between host buffers has none.
+    if (!starts_gpu_work_async(e.name)) continue;
     if (captured(e) && index.work_of(call).empty()) {  // relaxed capture: other streams run
       ++r.captured_launches;
     } else if (index.work_of(call).empty() && e.dur_ns <= 1000 &&

@@ -42,7 +42,8 @@ struct ClockInfo {
 
 struct CheckReport {
   ClockInfo clock;
-  /// launch_calls: the calls that start GPU work (kernel and graph launches, async copies, sets).
+  /// launch_calls: the calls that start GPU work (kernel and graph launches, copies and sets,
+  /// starts_gpu_work: the count summary gives).
   int64_t events = 0, gpu_work = 0, launch_calls = 0, steps = 0;
   /// GPU work whose External id is its own correlation id (links_to_itself): no link to an
   /// operator; pil-trace gives such work to the operator around its launch call (key_averages).

@@ -911,6 +911,11 @@ TEST(PilTraceCheck, HtasTritonAndRangeProfilerTracesAreSaidForWhatTheyAre) {
   const auto advise = run_process(kTool, {"advise", cupti});
   EXPECT_EQ(advise.exit_code, 0) << advise.err;
   EXPECT_NE(advise.out.find("GPU work not recorded"), std::string::npos) << advise.out;
+  // check counts the calls that start GPU work as summary does: the one plain cudaMemcpy too
+  // (it said 103 launch calls where summary said 104).
+  const auto check = run_process(kTool, {"check", cupti});
+  EXPECT_NE(check.out.find(": 2,324 events, 0 GPU work items, 104 launch calls, 0 steps\n"), std::string::npos)
+      << check.out;
 }
 
 // The capture and size rules at their edges (planted; thread 1 unless said):
