@@ -12,7 +12,8 @@
 #       archive their traces under $OUT at once, then run the other gpu-labelled tests and the
 #       profiler-labelled ones (-j4) but the long ones, archive what a failed one kept, then the
 #       long ones (label gpu_long: suites named *GpuLong, about two minutes each) with the time
-#       left, where three minutes are;
+#       left, where three minutes are; then, with what time is left, part 2's benchmarks are
+#       built (not run);
 #   part 2 (bench, 240 s): build the benchmarks and run the rows that carry the lessons' goals
 #       (scripts/bench_table.py --goal-filter names them; PIL_GPU_BENCH_LESSONS="06_find_and_fix
 #       01_matmul_add" runs only those lessons', in that order) with short min-times, each lesson's JSON written
@@ -235,9 +236,43 @@ archive() {
   return $((too_large ? 3 : 0))  # 3: too large to come back (archive_kept cuts and tries again)
 }
 
+# bench_lessons: the lessons part 2 benchmarks, into `benches` (with their filters in
+# `goal_filter`): those with goals (scripts/bench_table.py) and a _bench target, or, where
+# PIL_GPU_BENCH_LESSONS is set (names, blanks or commas between), only those, in the order given;
+# a name that is none of them is a usage error (exit 2), said before anything is built.
+bench_lessons() {
+  local l filter asked
+  with_goals=()
+  benches=()
+  declare -gA goal_filter=()
+  for l in "${lessons[@]}"; do
+    filter=$(python3 scripts/bench_table.py --goal-filter "$l")
+    present "${l}_bench" && [[ -n $filter ]] && with_goals+=("$l") && goal_filter[$l]=$filter
+  done
+  benches=("${with_goals[@]}")
+  if [[ -n ${PIL_GPU_BENCH_LESSONS+set} ]]; then
+    asked=()
+    IFS=$', \t\n' read -r -d '' -a asked <<<"$PIL_GPU_BENCH_LESSONS" || true
+    benches=()
+    for l in "${asked[@]}"; do
+      if [[ " ${with_goals[*]} " != *" $l "* ]]; then
+        echo "gpu-check: PIL_GPU_BENCH_LESSONS: '$l' is no lesson with goals and a benchmark here;" \
+             "allowed: ${with_goals[*]:-none (no _bench target: was Google Benchmark found?)}" >&2
+        exit 2
+      fi
+      benches+=("$l")
+    done
+    if ((${#benches[@]} == 0)); then
+      echo "gpu-check: PIL_GPU_BENCH_LESSONS names no lesson; allowed: ${with_goals[*]:-none}" >&2
+      exit 2
+    fi
+  fi
+}
+
 if [[ $part == tests ]]; then
   configure OFF  # every time: a warm machine's build folder may hold part 3's configure
   known=$(targets_of_build)
+  bench_lessons  # a name PIL_GPU_BENCH_LESSONS should not have is said before the build
   targets=()
   present pil-trace && targets+=(pil-trace)
   for l in "${lessons[@]}"; do present "$l" && targets+=("$l"); done
@@ -323,37 +358,26 @@ if [[ $part == tests ]]; then
     run_checks ctest-long-checks.log "$long_left" --no-tests=ignore -j 1 -L gpu_long
     archive_kept
   fi
+  # What time is left builds part 2's benchmarks (PIL_GPU_BENCH_LESSONS' only, where set), so that
+  # part 2, on this machine while it is warm, starts measuring at once. Nothing is measured here,
+  # and a build cut short fails nothing: part 2 builds what is missing.
+  phase "build part 2's benchmarks with the time left"
+  bench_left=$(($(left) - 5))
+  if ((${#benches[@]} == 0)); then
+    echo "not built: no lesson with goals has a _bench target"
+  elif ((bench_left < 20)); then
+    echo "not built: ${bench_left}s left (part 2 builds them)"
+  else
+    kept_status=$status
+    within "$bench_left" cmake --build "$build" -j "$(nproc)" --target "${benches[@]/%/_bench}" ||
+      echo "not all built: part 2 builds the rest"
+    status=$kept_status
+  fi
 elif [[ $part == bench ]]; then
   # A fresh machine (the one of part 1 went back: it is held 30 s after a call): configured here.
   [[ -f $build/build.ninja ]] || configure OFF
   known=$(targets_of_build)
-  # The lessons with goals (scripts/bench_table.py) and a _bench target; PIL_GPU_BENCH_LESSONS
-  # (names, blanks or commas between) runs only those, in the order given; a name that is none
-  # of them is a usage error, said before anything is built.
-  with_goals=()
-  declare -A goal_filter=()
-  for l in "${lessons[@]}"; do
-    filter=$(python3 scripts/bench_table.py --goal-filter "$l")
-    present "${l}_bench" && [[ -n $filter ]] && with_goals+=("$l") && goal_filter[$l]=$filter
-  done
-  benches=("${with_goals[@]}")
-  if [[ -n ${PIL_GPU_BENCH_LESSONS+set} ]]; then
-    asked=()
-    IFS=$', \t\n' read -r -d '' -a asked <<<"$PIL_GPU_BENCH_LESSONS" || true
-    benches=()
-    for l in "${asked[@]}"; do
-      if [[ " ${with_goals[*]} " != *" $l "* ]]; then
-        echo "gpu-check: PIL_GPU_BENCH_LESSONS: '$l' is no lesson with goals and a benchmark here;" \
-             "allowed: ${with_goals[*]:-none (no _bench target: was Google Benchmark found?)}" >&2
-        exit 2
-      fi
-      benches+=("$l")
-    done
-    if ((${#benches[@]} == 0)); then
-      echo "gpu-check: PIL_GPU_BENCH_LESSONS names no lesson; allowed: ${with_goals[*]:-none}" >&2
-      exit 2
-    fi
-  fi
+  bench_lessons
   # None at all: a part that benchmarked nothing is no pass (the configure made no _bench target).
   if ((${#benches[@]} == 0)); then
     echo "gpu-check: no benchmark to run: no lesson with goals has a _bench target (was Google Benchmark found?)"

@@ -111,6 +111,17 @@ class GpuCheckDryRun(unittest.TestCase):
         self.assertLess(archive, ctest)
         self.assertLess(ctest, long_checks)  # the long checks with the time the others left
         self.assertFalse([c for c in cmds if "first_step_gap" in c], "the gap is part 2's")
+        # With the time left, part 2's benchmarks are built (the lessons with goals), not run.
+        with_goals = [m for m in self.made if subprocess.run(
+            ["python3", os.path.join(ROOT, "scripts", "bench_table.py"), "--goal-filter", m],
+            capture_output=True, text=True).stdout.strip()]
+        bench_build = self.index(cmds, r"cmake --build .* --target \S+_bench")
+        self.assertLess(long_checks, bench_build)
+        self.assertEqual(cmds[bench_build].split("--target ")[1].split(), [m + "_bench" for m in with_goals])
+        self.assertFalse([c for c in cmds if "--benchmark_filter" in c], "the benchmarks run in part 2")
+        only = self.commands(self.plan("tests", PIL_GPU_BENCH_LESSONS=with_goals[-1]).stdout)
+        self.assertEqual(only[self.index(only, r"cmake --build .* --target \S+_bench")].split("--target ")[1].split(),
+                         [with_goals[-1] + "_bench"])
         for c in (cmds[traces], cmds[ctest]):
             self.assertIn("--no-tests=error", c)
         for c in cmds:
