@@ -261,6 +261,34 @@ TEST(AdviseHostWait, AStallWhileTorchCompileCompilesIsSaidSo) {
   }
 }
 
+// Step [0, 10000]: first_kernel [70, 100] (call [50, 60]); then loaded_kernel's first launch, a
+// call of 4800 [200, 5000] (the runtime loading the kernel), its kernel [5010, 5100]; then its
+// second launch, a slow call too [5200, 7200] but not a first one, its kernel [7210, 9900].
+// Stalls: [100, 5010] (4910) and [5100, 7210] (2110), 7020 in all, of which 4800 inside the first
+// launch (68%: half or more): said, and the gain says it is mostly a first call's one-time cost.
+TEST(AdviseHostWait, AStallInsideAKernelsFirstLaunchIsAOneTimeCost) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 10000);
+  b.kernel("first_kernel", b.call("cudaLaunchKernel", 50, 10), 70, 30);
+  b.kernel("loaded_kernel", b.call("cudaLaunchKernel", 200, 4800), 5010, 90);
+  b.kernel("loaded_kernel", b.call("cudaLaunchKernel", 5200, 2000), 7210, 2690);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "host_stall");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "stall_ns"), 7'020'000);
+  EXPECT_DOUBLE_EQ(figure(*s, "first_launch_ns"), 4'800'000);
+  EXPECT_TRUE(has(s->text, "; 4.80 ms of it (68%) with the launching thread in the first launches of their kernels "
+                           "(the longest 4.80 ms, cudaLaunchKernel of loaded_kernel): the GPU's runtime loads a "
+                           "kernel's code at its first launch"))
+      << s->text;
+  EXPECT_TRUE(has(s->how, "; most of it a first call's one-time cost: warm up before recording")) << s->how;
+  ASSERT_EQ(s->examples.size(), 2u);
+  EXPECT_TRUE(has(s->examples[0].detail, "was inside this call (its kernel's first launch in the trace)"))
+      << s->examples[0].detail;
+  EXPECT_TRUE(has(s->examples[1].detail, "was inside this call;")) << s->examples[1].detail;
+}
+
 // Step [0, 5000]: a kernel [10, 20] (call [0, 5]), then nothing recorded on the thread but
 // aten::add [100, 200] until the next launch [3000, 3010] and its kernel [3020, 3030]. The gap
 // [20, 3020] (3000) is a stall no slice covers half of: untraced work, said so, with the slice
@@ -596,8 +624,8 @@ TEST(AdviseWithoutSteps, TheSetUpBeforeTheGpusFirstWorkIsLeftOut) {
   EXPECT_EQ(a.steps, 0);
   EXPECT_GT(a.set_up_ns, 9'000'000'000);
   EXPECT_LT(a.basis_ns, 4'000'000);
-  EXPECT_TRUE(has(a.basis, "the trace's window from the GPU's first work (3.21 ms; the 9.08 s recorded before it, "
-                           "set-up, left out)"))
+  EXPECT_TRUE(has(a.basis, "the trace's window from the launch of the GPU's first work (3.21 ms; the 9.08 s "
+                           "recorded before it, set-up, left out)"))
       << a.basis;
   EXPECT_EQ(finding(a, "host_stall"), nullptr);
   for (const Finding& f : a.findings) EXPECT_LT(f.speedup, 10) << f.cause;
@@ -1260,8 +1288,28 @@ TEST(AdviseRealTraces, Mi250StallsInAFirstLaunchThenIsLaunchBound) {
   ASSERT_GE(a.findings.size(), 2u);
   EXPECT_EQ(a.findings[0].cause, "host_stall");
   EXPECT_EQ(a.findings[0].symptoms.at(0).examples.at(0).name, "hipLaunchKernel");
+  // The launch is its kernel's first (6.54 ms of the stall's 6.63): a one-time cost, said so.
+  EXPECT_DOUBLE_EQ(figure(a.findings[0].symptoms.at(0), "first_launch_ns"), 6'543'109);
   EXPECT_EQ(a.findings[1].cause, "launch_bound");
   EXPECT_TRUE(has(unable(a, "fp32_gemm"), "an AMD GPU"));
+}
+
+// A mixture-of-experts model's forward on an A100 (SwitchTransformers, MIT; no steps, recorded
+// without a warm-up): 17 kernels' first launches took 490 ms between them (the longest, an
+// embedding's index_select, 358 ms), 489 ms of the GPU's 518 ms idle in stretches over 1 ms. The
+// finding is the host stall still (that is what the window shows), said to be a first call's
+// one-time cost rather than work to move off the launching thread.
+TEST(AdviseRealTraces, AForwardRecordedWithoutAWarmUpStallsInItsKernelsFirstLaunches) {
+  const Advice a = advise_file("tests/trace/fixtures/switchtransformers/moe_forward_a100.json.gz");
+  ASSERT_FALSE(a.findings.empty());
+  EXPECT_EQ(a.findings[0].cause, "host_stall");
+  const Symptom& s = a.findings[0].symptoms.at(0);
+  EXPECT_DOUBLE_EQ(figure(s, "stall_ns"), 518'353'000);
+  EXPECT_DOUBLE_EQ(figure(s, "first_launch_ns"), 489'273'000);
+  EXPECT_TRUE(has(s.how, "most of it a first call's one-time cost")) << s.how;
+  EXPECT_EQ(s.examples.at(0).name, "cudaLaunchKernel");
+  EXPECT_TRUE(has(s.examples.at(0).detail, "(its kernel's first launch in the trace), inside aten::embedding"))
+      << s.examples.at(0).detail;
 }
 
 }  // namespace

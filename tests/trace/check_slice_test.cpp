@@ -741,8 +741,8 @@ TEST(PilTraceCheck, GpuTimesOffsetFromCpuTimes) {
   EXPECT_EQ(aa["findings"][0]["cause"], "host_stall");
   const auto at = run_process(kTool, {"advise", add});
   EXPECT_NE(at.out.find("in 2 stretches longer than 1.00 ms each"), std::string::npos) << at.out;
-  EXPECT_NE(at.out.find("the trace's window from the GPU's first work (229 ms; the 19.6 s recorded before it, set-up, "
-                        "left out)"),
+  EXPECT_NE(at.out.find("the trace's window from the launch of the GPU's first work (229 ms; the 19.6 s recorded "
+                        "before it, set-up, left out)"),
             std::string::npos)
       << at.out;
   EXPECT_EQ(aa["set_up_ns"].get<int64_t>() / 100'000'000, 195) << aa["set_up_ns"];

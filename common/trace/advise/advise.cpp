@@ -345,8 +345,9 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
                                          : std::string()) +
                           ")"
                     : ctx.set_up_ns > 0
-                        ? "the trace's window from the GPU's first work (" + format_duration(a.basis_ns) + "; the " +
-                              format_duration(ctx.set_up_ns) + " recorded before it, set-up, left out)"
+                        ? "the trace's window from the launch of the GPU's first work (" +
+                              format_duration(a.basis_ns) + "; the " + format_duration(ctx.set_up_ns) +
+                              " recorded before it, set-up, left out)"
                         : "the trace's window (" + format_duration(a.basis_ns) + ")";
 
   // Every rule runs on its own (on `threads` threads, each taking the next rule left); their

@@ -5,8 +5,10 @@
 // What falls inside a loop of small operators is op_loop's (RuleContext::loops()): the GPU's wait
 // there, and the launches made there, are left out here.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
+#include <unordered_set>
 
 #include "trace/advise/names.h"
 #include "trace/advise/rules_gpu.h"
@@ -34,13 +36,15 @@ std::vector<HostGap> find_host_gaps(const RuleContext& c) {
 
 bool is_stall(const HostGap& g) { return g.dur() > threshold::kHostStallNs; }
 
-// What a stall's host time went to, where a family of ranges says so on the launching thread:
-// the DataLoader's fetches (the step waiting for its batch) or torch.compile compiling (its
-// "(dynamo_timed)" ranges: the first call of a compiled function, recorded). Each family's
-// ranges per thread, merged.
+// What a stall's host time went to, where a family of slices says so on the launching thread:
+// the DataLoader's fetches (the step waiting for its batch), torch.compile compiling (its
+// "(dynamo_timed)" ranges: the first call of a compiled function, recorded) or the first launches
+// of kernels that load them (first_slow_launches). Each family's slices per thread, merged.
 struct HostRanges {
   const char* figure;  // "data_loading_ns"
   std::string (*what)(const std::string& longest);  // where the stall's time went, in words
+  bool one_time;       // a first call's cost: not in a warmed-up step
+  std::function<std::string(const Event&)> label;  // how the longest is named (its name when empty)
   std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> by_thread;     // merged
   std::map<std::pair<int64_t, int64_t>, std::vector<const Event*>> ranges;  // as recorded
   int64_t stalled = 0;  // the stalls' counted time inside them
@@ -49,8 +53,9 @@ struct HostRanges {
 
   template <typename NameTest, typename EventTest>
   HostRanges(const Trace& t, const char* figure_name, std::string (*what_it_is)(const std::string&),
-             NameTest name_test, EventTest is_one)
-      : figure(figure_name), what(what_it_is) {
+             bool first_calls, NameTest name_test, EventTest is_one,
+             std::function<std::string(const Event&)> label_of = {})
+      : figure(figure_name), what(what_it_is), one_time(first_calls), label(std::move(label_of)) {
     if (!any_name(t, name_test)) return;
     for (const Event& e : t.events) {
       if (!is_one(e)) continue;
@@ -70,7 +75,8 @@ struct HostRanges {
     if (n <= 0) return;
     stalled += n;
     for (const Event* e : ranges.at({call.pid, call.tid}))
-      if (e->start_ns < to && e->end_ns() > from && e->dur_ns > longest) longest = e->dur_ns, name = std::string(e->name);
+      if (e->start_ns < to && e->end_ns() > from && e->dur_ns > longest)
+        longest = e->dur_ns, name = label ? label(*e) : std::string(e->name);
   }
 };
 
@@ -93,6 +99,38 @@ std::string loading_text(const std::string& longest) {
 std::string compiling_text(const std::string& longest) {
   return "compiling (torch.compile's \"(dynamo_timed)\" ranges, the longest " + longest +
          "): a first call compiled inside the recorded window, not the steady state";
+}
+
+std::string first_launch_text(const std::string& longest) {
+  return "in the first launches of their kernels (the longest " + longest +
+         "): the GPU's runtime loads a kernel's code at its first launch (CUDA's lazy module loading, "
+         "CUDA_MODULE_LOADING=LAZY), and a library such as cuBLAS or cuDNN sets itself up at its first call: a "
+         "one-time cost inside the recorded window, not the steady state";
+}
+
+// The kernel launch calls that are the first launch of their kernel in the trace (by the name of
+// the first kernel they launched) and last longer than a stall themselves: a launch takes
+// microseconds, and one that takes milliseconds the first time loads the kernel (CUDA's lazy
+// module loading) or sets up its library.
+std::unordered_set<const Event*> first_slow_launches(const RuleContext& c) {
+  std::vector<size_t> calls;
+  for (size_t call : c.index.launch_calls())
+    if (is_kernel_launch_call(c.trace.events[call].name)) calls.push_back(call);
+  std::stable_sort(calls.begin(), calls.end(), [&](size_t a, size_t b) {
+    return c.trace.events[a].start_ns < c.trace.events[b].start_ns;
+  });
+  std::unordered_set<std::string_view> seen;
+  std::unordered_set<const Event*> out;
+  for (size_t call : calls) {
+    const auto work = c.index.work_of(call);
+    const auto kernel = std::find_if(work.begin(), work.end(), [&](size_t w) {
+      return c.trace.events[w].category == Category::Kernel;
+    });
+    if (kernel == work.end()) continue;
+    if (seen.insert(c.trace.events[*kernel].name).second && c.trace.events[call].dur_ns > threshold::kHostStallNs)
+      out.insert(&c.trace.events[call]);
+  }
+  return out;
 }
 
 std::vector<HostGap> longest(std::vector<HostGap> gaps, size_t n) {
@@ -243,9 +281,23 @@ void host_stall(const RuleContext& c, RuleResult& out) {
   const double share = double(saved) / double(c.basis_ns);
   if (share < threshold::kHostStallShare) return;
   // Only now, with a finding to word, the ranges that may say where it went (a scan of the trace).
+  const std::unordered_set<const Event*> first = first_slow_launches(c);
+  auto kernel_of = [&](const Event& call) {
+    const auto work = c.index.work_of(size_t(&call - c.trace.events.data()));
+    std::string kernel;
+    for (size_t w : work)
+      if (c.trace.events[w].category == Category::Kernel) {
+        kernel = std::string(c.trace.events[w].name);
+        break;
+      }
+    if (kernel.size() > 60) kernel = kernel.substr(0, 60) + "...";
+    return format_duration(call.dur_ns) + ", " + std::string(call.name) + " of " + kernel;
+  };
   HostRanges families[] = {
-      {c.trace, "data_loading_ns", loading_text, is_data_loading_name, is_data_loading},
-      {c.trace, "compiling_ns", compiling_text, is_compiling_name, is_compiling}};
+      {c.trace, "data_loading_ns", loading_text, false, is_data_loading_name, is_data_loading},
+      {c.trace, "compiling_ns", compiling_text, true, is_compiling_name, is_compiling},
+      {c.trace, "first_launch_ns", first_launch_text, true, [&](std::string_view) { return !first.empty(); },
+       [&](const Event& e) { return first.count(&e) > 0; }, kernel_of}};
   for (const HostGap& g : stalls)
     for (HostRanges& f : families) f.add(c, loops, c.trace.events[g.call], g.start, g.end);
   const std::vector<HostGap> worst = longest(stalls, c.options.examples);
@@ -268,11 +320,13 @@ void host_stall(const RuleContext& c, RuleResult& out) {
   // Half or more of it inside one family of ranges: that is where the time went. The DataLoader's
   // kind of fetch says whose (worker processes not keeping up, or the training thread preparing
   // the data itself); compiling inside the recorded window is a first call, not the steady state.
+  const HostRanges* most = nullptr;
   for (const HostRanges& f : families) {
     if (f.stalled <= 0 || 2 * f.stalled < saved) continue;
     s.text += "; " + format_duration(f.stalled) + " of it (" + percent_text(double(f.stalled) / double(saved)) +
               ") with the launching thread " + f.what(f.name);
     s.figures.push_back({f.figure, double(f.stalled)});
+    most = &f;
     break;  // half or more: one family at most
   }
   for (size_t k = 0; k < worst.size(); ++k) {
@@ -283,7 +337,9 @@ void host_stall(const RuleContext& c, RuleResult& out) {
     AdviceExample x;
     if (what[k].slice >= 0) {
       const Event& in = c.trace.events[size_t(what[k].slice)];
-      detail += is_launch_call(in.category) ? "was inside this call" : "ran this";
+      detail += !is_launch_call(in.category) ? "ran this"
+                : first.count(&in)               ? "was inside this call (its kernel's first launch in the trace)"
+                                                 : "was inside this call";
       if (what[k].outer >= 0) detail += ", inside " + std::string(c.trace.events[size_t(what[k].outer)].name);
       x = c.example(size_t(what[k].slice));
     } else if (what[k].python >= 0) {
@@ -309,6 +365,9 @@ void host_stall(const RuleContext& c, RuleResult& out) {
           std::string(c.step_ns.empty() ? "window" : "steps") + " (" + format_duration(saved) +
           "): moving the host's other work off the launching thread (or out of the recorded "
           "steps) could save at most that";
+  if (most && most->one_time)
+    s.how += "; most of it a first call's one-time cost: warm up before recording (a schedule's warmup steps) "
+             "to see what is left of it in the steady state";
   out.symptom(std::move(s));
 }
 
