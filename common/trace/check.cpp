@@ -435,6 +435,28 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
     }
   }
 
+  // What the profiler logged as it recorded (the trace's ERROR, WARNING and INFO lists): that GPU
+  // events are missing, a finding; any other error or warning, a finding to read (pil-trace does
+  // not judge it); its record counts, and its finding no GPU in a CPU run's trace, lines apart.
+  r.profiler_counts = profiler_counts(t.profiler_log.record_counts);
+  CheckFinding& lost = f.add("profiler_gpu_incomplete",
+                             "the profiler logged that GPU events are missing from the trace (CUPTI not "
+                             "initialised or not permitted, records dropped, its GPU buffer full and recording "
+                             "stopped early): the GPU figures leave that work out");
+  for (const std::string& m : profiler_gpu_loss(t)) f.note(lost, m, 0);
+  CheckFinding& logged = f.add("profiler_logged",
+                               "errors and warnings the profiler logged while recording (the trace's ERROR and "
+                               "WARNING lists), not judged here: read them");
+  const bool cpu_run = index.device_work().empty() && index.api_calls().empty();
+  for (const std::string* m : logged_messages(t)) {
+    if (says_gpu_loss(*m)) continue;
+    if (cpu_run && m->find("gpuGetDeviceCount failed") != std::string::npos) {
+      if (r.no_gpu_logged.empty()) r.no_gpu_logged = profiler_message(*m);
+      continue;
+    }
+    f.note(logged, profiler_message(*m), 0);
+  }
+
   // Arguments the reader skipped as unusable (read as absent).
   CheckFinding& skipped = f.add("skipped_fields",
                                 "events with an argument of an unexpected type, read as absent");
@@ -491,6 +513,24 @@ std::string format_check(const CheckReport& r, const std::string& path) {
   apart("before", r.launched_before_recording,
         "GPU work items have no launch call and correlation ids before every launch call's: "
         "launched before recording began (earlier steps' work, still running when it began)");
+  if (const ProfilerCounts& k = r.profiler_counts; k.read) {
+    std::string wrong;
+    auto add = [&](int64_t n, const char* noun, const char* rest) {
+      if (n > 0) wrong += ", " + counted(n, noun) + " " + rest;
+    };
+    add(k.invalid_correlations, "link", "to an operator it could not use (invalid external correlations: that GPU "
+                                        "work may have no operator)");
+    add(k.out_of_order, "GPU work item", "out of order (starting before the runtime call that launched it)");
+    add(k.unexpected, "record", "of a kind it did not know");
+    o << "kineto: its record counts (the trace's INFO log): " << counted(k.out_of_range, "record")
+      << " outside the recording window and " << counted(k.blocklisted, "runtime call")
+      << " on its blocklist (cudaGetDevice and the like) left out, as it does" << wrong
+      << (k.stopped_early ? "; its GPU side stopped early (a finding below)" : "; not stopped early") << "\n";
+  }
+  if (!r.no_gpu_logged.empty())
+    o << "no GPU: the profiler logged \"" << r.no_gpu_logged
+      << "\", and the trace has no GPU work or CUDA call: a CPU run's trace on a machine without a usable GPU; "
+         "not counted below\n";
   if (r.self_linked > 0)
     o << "links: " << grouped(r.self_linked) << " of " << grouped(r.gpu_work)
       << " GPU work items carry their own correlation id as External id, not their operator's "
@@ -507,7 +547,8 @@ std::string format_check(const CheckReport& r, const std::string& path) {
     o << "  " << f.title << ": " << grouped(f.count) << "\n";
     for (const CheckExample& e : f.examples) {
       o << "    " << e.name;
-      if (e.ts_ns || f.key != "skipped_fields") o << " at ts " << trace_ts(e.ts_ns);
+      const bool untimed = f.key == "skipped_fields" || f.key == "profiler_gpu_incomplete" || f.key == "profiler_logged";
+      if (e.ts_ns || !untimed) o << " at ts " << trace_ts(e.ts_ns);
       if (!e.detail.empty()) o << " (" << e.detail << ")";
       o << "\n";
     }

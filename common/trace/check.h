@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "trace/profiler_log.h"
 #include "trace/reports.h"
 
 namespace pil::trace {
@@ -42,6 +43,12 @@ struct ClockInfo {
 
 struct CheckReport {
   ClockInfo clock;
+  /// The profiler's record counts (Kineto's INFO log in the trace), a line apart; and where it
+  /// logged finding no GPU in a trace without GPU work or launch calls (a CPU run's: torch's
+  /// Python profiler logs "gpuGetDeviceCount failed with code 35" on a machine without a driver),
+  /// that message, a line apart too.
+  ProfilerCounts profiler_counts;
+  std::string no_gpu_logged;
   /// launch_calls: the calls that start GPU work (kernel and graph launches, copies and sets,
   /// starts_gpu_work: the count summary gives).
   int64_t events = 0, gpu_work = 0, launch_calls = 0, steps = 0;

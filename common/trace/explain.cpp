@@ -5,6 +5,7 @@
 #include "trace/intervals.h"
 #include "trace/name_ids.h"
 #include "trace/nesting.h"
+#include "trace/profiler_log.h"
 #include "trace/text_table.h"
 #include <algorithm>
 #include <array>
@@ -240,6 +241,11 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   const Summary m = summarize(index, idle_rule);
   std::string out = "what this trace says:\n";
   auto line = [&](const std::string& s) { out += "  - " + s + "\n"; };
+  // First: the profiler itself said GPU events are missing (its log in the trace).
+  if (const std::vector<std::string> lost = profiler_gpu_loss(t); !lost.empty())
+    line("the profiler logged that GPU events are missing (" + lost.front() +
+         (lost.size() > 1 ? "; " + std::to_string(lost.size() - 1) + " more" : std::string()) +
+         "): the GPU figures below leave that work out (`pil-trace check` lists what it logged)");
 
   if (!m.step_ns.empty()) {
     const auto& d = m.step_ns;

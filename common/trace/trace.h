@@ -213,6 +213,17 @@ struct Trace {
   /// FLOPs of. A file holds none: its FLOPs follow from the calls' recorded inputs
   /// (python_flops.h), which a trace made in process does not keep (op_inputs).
   std::vector<CountedFlops> counted_flops;
+  /// What the profiler logged while it recorded: Kineto writes the messages its logger collected
+  /// into the trace's top level, a list per level ("ERROR", "WARNING", "INFO"), each message
+  /// "LEVEL:date pid:tid file:line] text" (libkineto's Logger). The errors and warnings whole; of
+  /// the INFO messages only the last "Record counts: ..." (the records Kineto left out, and
+  /// whether its GPU side stopped early: profiler_counts in check.h reads it).
+  struct ProfilerLog {
+    std::vector<std::string> errors, warnings;
+    std::string record_counts;  ///< "" where the trace has none
+    bool any() const { return !errors.empty() || !warnings.empty() || !record_counts.empty(); }
+  };
+  ProfilerLog profiler_log;
   std::unique_ptr<NamePool> names = std::make_unique<NamePool>();
 
   std::string_view intern(std::string_view s) { return names->intern(s); }

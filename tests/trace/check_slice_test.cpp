@@ -75,7 +75,7 @@ TEST(PilTraceCheck, EachPlantedFaultIsFoundInItsFixtureAndNothingElse) {
     EXPECT_EQ(text.exit_code, 1);
     EXPECT_NE(text.out.find("1 finding(s):"), std::string::npos) << text.out;
   }
-  EXPECT_EQ(planted, 15);
+  EXPECT_EQ(planted, 17);
   const auto clean = run_process(kTool, {"check", kFixtures + "/check/clean.json"});
   EXPECT_EQ(clean.exit_code, 0) << clean.out;
   EXPECT_NE(clean.out.find("no findings"), std::string::npos) << clean.out;
@@ -916,6 +916,84 @@ TEST(PilTraceCheck, HtasTritonAndRangeProfilerTracesAreSaidForWhatTheyAre) {
   const auto check = run_process(kTool, {"check", cupti});
   EXPECT_NE(check.out.find(": 2,324 events, 0 GPU work items, 104 launch calls, 0 steps\n"), std::string::npos)
       << check.out;
+}
+
+// What the profiler logged as it recorded (Kineto's ERROR, WARNING and INFO lists in the trace):
+// its record counts in a real trace (HTA's DDP rank, torch 2.3's label "CUPTI stopped early?"), its
+// finding no GPU in a CPU run's trace (torch 2.11's Python profiler on this project's machine), the
+// planted fixture whose GPU side stopped early (summary says so first; a slice keeps the log), and
+// the lists before the event array too, with a message of no known shape kept whole.
+TEST(PilTraceCheck, WhatTheProfilerLoggedIsRead) {
+  const auto ddp = run_process(kTool, {"check", kFixtures + "/hta/ns_resolution_ddp.json.gz"});
+  EXPECT_NE(ddp.out.find("\nkineto: its record counts (the trace's INFO log): 3,829 records outside the recording "
+                         "window and 56,517 runtime calls on its blocklist (cudaGetDevice and the like) left out, as "
+                         "it does; not stopped early\n"),
+            std::string::npos)
+      << ddp.out;
+  const json counts = json::parse(run_process(kTool, {"check", kFixtures + "/hta/ns_resolution_ddp.json.gz", "--json"}).out);
+  EXPECT_EQ(counts["profiler_counts"]["out_of_range"], 3829);
+  EXPECT_EQ(counts["profiler_counts"]["blocklisted_runtime"], 56517);
+  EXPECT_EQ(counts["profiler_counts"]["stopped_early"], false);
+
+  const std::string cpu = kFixtures + "/python_cpu_steps.pt.trace.json";
+  const auto no_gpu = run_process(kTool, {"check", cpu});
+  EXPECT_EQ(no_gpu.exit_code, 0) << no_gpu.out;
+  EXPECT_NE(no_gpu.out.find("no GPU: the profiler logged \"ERROR: gpuGetDeviceCount failed with code 35 "
+                            "(DeviceProperties.cpp:48)\", and the trace has no GPU work or CUDA call"),
+            std::string::npos)
+      << no_gpu.out;
+  EXPECT_TRUE(json::parse(run_process(kTool, {"check", cpu, "--json"}).out)["profiler_counts"].is_null());
+
+  const std::string lost = kFixtures + "/check/profiler_gpu_incomplete.json";
+  const auto summary = run_process(kTool, {"summary", lost});
+  EXPECT_NE(summary.out.find("what this trace says:\n  - the profiler logged that GPU events are missing (ERROR: "
+                             "State: CollectTrace stopped by GPU profiler. (Buffer size configured is 128MB) "
+                             "(GenericActivityProfiler.cpp:799); 2 more): the GPU figures below leave that work out"),
+            std::string::npos)
+      << summary.out;
+  EXPECT_EQ(json::parse(run_process(kTool, {"summary", lost, "--json"}).out)["profiler_gpu_loss"].size(), 3u);
+  const auto advise = run_process(kTool, {"advise", lost});
+  EXPECT_NE(advise.out.find("\nthe profiler logged that GPU events are missing (ERROR: State: CollectTrace stopped "
+                            "by GPU profiler."),
+            std::string::npos)
+      << advise.out;
+  TempDir dir;
+  const std::string cut = dir.path() + "/step0.json";
+  ASSERT_EQ(run_process(kTool, {"slice", lost, "--out", cut, "--step", "0"}).exit_code, 0);
+  const json sliced = json::parse(run_process(kTool, {"check", cut, "--json"}).out);
+  ASSERT_EQ(sliced["findings"].size(), 1u) << sliced.dump();
+  EXPECT_EQ(sliced["findings"][0]["key"], "profiler_gpu_incomplete");
+  EXPECT_EQ(sliced["findings"][0]["count"], 3);
+
+  // torch 2.x's label for the buffer running full, CUPTI's initialisation failing, and the lists
+  // before the event array.
+  std::ifstream in(kFixtures + "/check/clean.json");
+  json t = json::parse(in);
+  json head = {{"schemaVersion", 1},
+               {"WARNING", {"WARNING:2024-01-02 03:04:05 7:7 init.cpp:106] CUPTI initialization failed - CUDA "
+                            "profiler activities will be missing"}},
+               {"ERROR", {"not a line of Kineto's"}},
+               {"INFO", {"INFO:2024-01-02 03:04:06 7:7 CuptiActivityProfiler.cpp:300] Record counts: Out-of-range = 0, "
+                         "Blocklisted runtime = 3, Invalid ext correlations = 2, CPU GPU out-of-order = 0, Unexpected "
+                         "CUDA events = 0, CUPTI stopped early? = 1"}}};
+  const std::string early = dir.path() + "/early.json";
+  std::string text = head.dump();
+  text.pop_back();  // the object open: the event array after the lists
+  std::ofstream(early) << text << ", \"traceEvents\": " << t["traceEvents"].dump() << "}";
+  const auto r = run_process(kTool, {"check", early});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("2 links to an operator it could not use (invalid external correlations: that GPU work may "
+                       "have no operator); its GPU side stopped early (a finding below)\n"),
+            std::string::npos)
+      << r.out;
+  const json j = json::parse(run_process(kTool, {"check", early, "--json"}).out);
+  ASSERT_EQ(j["findings"].size(), 2u) << j.dump();
+  EXPECT_EQ(j["findings"][0]["key"], "profiler_gpu_incomplete");
+  EXPECT_EQ(j["findings"][0]["examples"][0]["name"],
+            "WARNING: CUPTI initialization failed - CUDA profiler activities will be missing (init.cpp:106)");
+  EXPECT_EQ(j["findings"][0]["count"], 2);
+  EXPECT_EQ(j["findings"][1]["key"], "profiler_logged");
+  EXPECT_EQ(j["findings"][1]["examples"][0]["name"], "not a line of Kineto's");
 }
 
 // The capture and size rules at their edges (planted; thread 1 unless said):

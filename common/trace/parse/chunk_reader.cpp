@@ -218,6 +218,19 @@ simdjson::error_code Reader::read_top_field(od::raw_json_string key, od::value& 
     else if (!v.get_string().get(s)) out_->with_flops = s == "1" || s == "true";
     return simdjson::SUCCESS;
   }
+  if (key == "ERROR" || key == "WARNING" || key == "INFO") {  // the profiler's own log (Trace::ProfilerLog)
+    od::array arr;
+    if (v.get_array().get(arr)) return simdjson::SUCCESS;  // not the shape we know: ignore
+    Trace::ProfilerLog& log = out_->profiler_log;
+    const bool info = key == "INFO";
+    for (auto item : arr) {
+      std::string_view s;
+      if (item.get_string().get(s)) continue;
+      if (!info) (key == "ERROR" ? log.errors : log.warnings).emplace_back(s);
+      else if (s.find("] Record counts: ") != std::string_view::npos) log.record_counts = std::string(s);
+    }
+    return simdjson::SUCCESS;
+  }
   if (key == "deviceProperties") {
     od::array arr;
     if (v.get_array().get(arr)) return simdjson::SUCCESS;  // not the shape we know: ignore

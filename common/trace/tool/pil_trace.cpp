@@ -142,6 +142,8 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                 {"first_over_median", d.empty() || m.steps.median <= 0 ? 0.0 : double(d.front()) / m.steps.median},
                 {"durations_ns", d},
                 {"processes", m.step_processes}};
+  // What the profiler logged that says GPU events are missing (its messages, as check lists them).
+  j["profiler_gpu_loss"] = profiler_gpu_loss(t);
   // The profiler's own work (CUPTI's overhead records): each, the step it is in, the longest CUDA
   // call during it, and the longest that spans it, synchronizes aside (its thread may have waited
   // for the profiler), with that call's step; where none spans it, the call of a thread with none
@@ -720,6 +722,7 @@ int report_check(const TraceIndex& index, const std::string& path, size_t exampl
               {"profiler_overhead", r.profiler_overhead},
               {"dependent_launch_overlaps", r.dependent_launch_overlaps},
               {"graph_branch_overlaps", r.graph_branch_overlaps},
+              {"no_gpu_logged", r.no_gpu_logged.empty() ? json(nullptr) : json(r.no_gpu_logged)},
               {"clock", {{"unit", "us"},
                          {"base", c.base_time ? "baseTimeNanoseconds" : c.absolute ? "absolute epoch" : "relative"},
                          {"base_time_ns", c.base_time_ns},
@@ -727,6 +730,15 @@ int report_check(const TraceIndex& index, const std::string& path, size_t exampl
                          {"max_abs_ns", c.max_abs_ns},
                          {"double_step_ns", c.double_step_ns}}},
               {"findings", json::array()}};
+    // Kineto's record counts (the trace's INFO log), null where the trace has none.
+    j["profiler_counts"] = nullptr;
+    if (const ProfilerCounts& k = r.profiler_counts; k.read)
+      j["profiler_counts"] = {{"out_of_range", k.out_of_range},
+                              {"blocklisted_runtime", k.blocklisted},
+                              {"invalid_external_correlations", k.invalid_correlations},
+                              {"cpu_gpu_out_of_order", k.out_of_order},
+                              {"unexpected_events", k.unexpected},
+                              {"stopped_early", k.stopped_early}};
     for (const CheckFinding& f : r.findings) {
       json row = {{"key", f.key}, {"title", f.title}, {"count", f.count}, {"examples", json::array()}};
       for (const CheckExample& e : f.examples)
