@@ -784,12 +784,28 @@ TEST(AdviseCpu, TheStepsThreadWaitingForAnotherThreadIsNotUntraced) {
   EXPECT_TRUE(clean(a, "untraced"));
 }
 
-TEST(AdviseCpu, UntracedNeedsSteps) {
+// Without steps the window [0, 100] is judged, every thread covering: aten::mm [0, 20] and
+// [80, 100] on thread 1, aten::add [30, 45] on thread 2. Untraced: [20, 30] (10, the least
+// counted) and [45, 80] (35): 45 of 100, the findings' words of the window, not of a step.
+TEST(AdviseCpu, WithoutStepsTheWindowIsJudged) {
   TraceBuilder b;
   b.op("aten::mm", 0, 20);
+  b.op("aten::add", 30, 15, "", "", 2);
   b.op("aten::mm", 80, 20);
-  EXPECT_EQ(unable(advise_text(b.str()), "untraced"),
-            "no profiled steps (ProfilerStep#N): a step's untraced time needs its range");
+  const Advice a = advise_text(b.str());
+  const Finding* f = finding(a, "untraced");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->title, "Time in the recorded window outside the model's operators: untraced work, data loading");
+  const Symptom& s = f->symptoms.at(0);
+  EXPECT_DOUBLE_EQ(figure(s, "untraced_ns"), 45.0 * kUs);
+  EXPECT_DOUBLE_EQ(figure(s, "untraced_share"), 0.45);
+  EXPECT_EQ(s.text, "2 stretches of at least 10.0 us with no operator, range or runtime call on any thread took 45% "
+                    "of the window (45.0 us)");
+  ASSERT_EQ(s.examples.size(), 2u);
+  EXPECT_EQ(s.examples[0].ts_ns, 45 * kUs);
+  EXPECT_EQ(s.examples[0].where, "the window");
+  EXPECT_EQ(s.examples[0].detail, "after aten::add, before aten::mm");
+  EXPECT_EQ(s.examples[1].detail, "after aten::mm, before aten::add");
 }
 
 // Two steps of 100 us: the DataLoader's fetch [0, 40) (aten::stack in it), then the model. 80 us

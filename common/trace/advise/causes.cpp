@@ -161,6 +161,9 @@ const std::vector<std::pair<const char*, const char*>>& step_texts() {
        "The optimizer takes a large share of the recorded window"},
       {"host synchronizes inside a step", "host synchronizes inside the recorded window"},
       {"the optimizer's share of the step", "the optimizer's share of the recorded window"},
+      {"Time in the step outside the model's operators: untraced work, data loading",
+       "Time in the recorded window outside the model's operators: untraced work, data loading"},
+      {"time in a step outside every operator and range", "time in the recorded window outside every operator and range"},
   };
   return texts;
 }
