@@ -13,7 +13,8 @@
 #       profiler-labelled ones (-j4) but the long ones, archive what a failed one kept, then the
 #       long ones (label gpu_long: suites named *GpuLong, about two minutes each) with the time
 #       left, where three minutes are; then, with what time is left, part 2's benchmarks are
-#       built (not run);
+#       built (not run; PIL_GPU_BENCH_LESSONS, where set, names them here too, and a name in it
+#       that is no lesson with goals stops part 1 at once, exit 2, as it would part 2);
 #   part 2 (bench, 240 s): build the benchmarks and run the rows that carry the lessons' goals
 #       (scripts/bench_table.py --goal-filter names them; PIL_GPU_BENCH_LESSONS="06_find_and_fix
 #       01_matmul_add" runs only those lessons', in that order) with short min-times, each lesson's JSON written
@@ -374,7 +375,8 @@ if [[ $part == tests ]]; then
     status=$kept_status
   fi
 elif [[ $part == bench ]]; then
-  # A fresh machine (the one of part 1 went back: it is held 30 s after a call): configured here.
+  # On a fresh machine (part 1's went back: one is held only a short while after a call), the
+  # build folder is configured here; on part 1's warm one its benchmarks may be built already.
   [[ -f $build/build.ninja ]] || configure OFF
   known=$(targets_of_build)
   bench_lessons

@@ -442,14 +442,15 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   CheckFinding& lost = f.add("profiler_gpu_incomplete",
                              "the profiler logged that GPU events are missing from the trace (CUPTI not "
                              "initialised or not permitted, records dropped, its GPU buffer full and recording "
-                             "stopped early): the GPU figures leave that work out");
+                             "stopped early): the missing work reads as GPU idle time, so idle and launch-bound "
+                             "figures come out too high");
   for (const std::string& m : profiler_gpu_loss(t)) f.note(lost, m, 0);
   CheckFinding& logged = f.add("profiler_logged",
                                "errors and warnings the profiler logged while recording (the trace's ERROR and "
                                "WARNING lists), not judged here: read them");
   const bool cpu_run = index.device_work().empty() && index.api_calls().empty();
   for (const std::string* m : logged_messages(t)) {
-    if (says_gpu_loss(*m)) continue;
+    if (says_gpu_loss(*m, !index.device_work().empty())) continue;
     if (cpu_run && m->find("gpuGetDeviceCount failed") != std::string::npos) {
       if (r.no_gpu_logged.empty()) r.no_gpu_logged = profiler_message(*m);
       continue;
@@ -470,6 +471,10 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   f.finish();
   r.findings = std::move(f.kept);
   return r;
+}
+
+bool untimed_finding(const std::string& key) {
+  return key == "skipped_fields" || key == "profiler_gpu_incomplete" || key == "profiler_logged";
 }
 
 std::string format_check(const CheckReport& r, const std::string& path) {
@@ -522,10 +527,15 @@ std::string format_check(const CheckReport& r, const std::string& path) {
                                         "work may have no operator)");
     add(k.out_of_order, "GPU work item", "out of order (starting before the runtime call that launched it)");
     add(k.unexpected, "record", "of a kind it did not know");
-    o << "kineto: its record counts (the trace's INFO log): " << counted(k.out_of_range, "record")
-      << " outside the recording window and " << counted(k.blocklisted, "runtime call")
+    // A count the line does not give is said so, not taken for 0.
+    auto count = [](int64_t n, const char* noun) { return n >= 0 ? counted(n, noun) : std::string("? ") + noun + "s"; };
+    o << "kineto: its record counts (the trace's INFO log): " << count(k.out_of_range, "record")
+      << " outside the recording window and " << count(k.blocklisted, "runtime call")
       << " on its blocklist (cudaGetDevice and the like) left out, as it does" << wrong
-      << (k.stopped_early ? "; its GPU side stopped early (a finding below)" : "; not stopped early") << "\n";
+      << (k.stopped_early > 0    ? "; its GPU side stopped early (a finding below)"
+          : k.stopped_early == 0 ? "; not stopped early"
+                                 : "; whether it stopped early not given")
+      << "\n";
   }
   if (!r.no_gpu_logged.empty())
     o << "no GPU: the profiler logged \"" << r.no_gpu_logged
@@ -547,8 +557,7 @@ std::string format_check(const CheckReport& r, const std::string& path) {
     o << "  " << f.title << ": " << grouped(f.count) << "\n";
     for (const CheckExample& e : f.examples) {
       o << "    " << e.name;
-      const bool untimed = f.key == "skipped_fields" || f.key == "profiler_gpu_incomplete" || f.key == "profiler_logged";
-      if (e.ts_ns || !untimed) o << " at ts " << trace_ts(e.ts_ns);
+      if (e.ts_ns || !untimed_finding(f.key)) o << " at ts " << trace_ts(e.ts_ns);
       if (!e.detail.empty()) o << " (" << e.detail << ")";
       o << "\n";
     }

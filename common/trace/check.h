@@ -77,6 +77,10 @@ struct CheckReport {
   bool clean() const { return findings.empty(); }
 };
 
+/// True for a finding whose examples have no time (their ts_ns 0): skipped_fields' kinds, the
+/// profiler's logged messages.
+bool untimed_finding(const std::string& key);
+
 /// Every check over the trace; `examples` per finding at most.
 CheckReport check_trace(const TraceIndex& index, size_t examples = 3);
 

@@ -245,7 +245,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   if (const std::vector<std::string> lost = profiler_gpu_loss(t); !lost.empty())
     line("the profiler logged that GPU events are missing (" + lost.front() +
          (lost.size() > 1 ? "; " + std::to_string(lost.size() - 1) + " more" : std::string()) +
-         "): the GPU figures below leave that work out (`pil-trace check` lists what it logged)");
+         "): the missing work reads as GPU idle time below, so idle and launch-bound figures come out too high "
+         "(`pil-trace check` lists what it logged)");
 
   if (!m.step_ns.empty()) {
     const auto& d = m.step_ns;

@@ -1,6 +1,7 @@
 #include "trace/profiler_log.h"
 
 #include <algorithm>
+#include <charconv>
 #include <string_view>
 
 namespace pil::trace {
@@ -9,18 +10,22 @@ namespace {
 
 bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
-}  // namespace
-
-// A message of the profiler that says GPU events are missing (profiler_gpu_loss): the phrases
-// libkineto logs (init.cpp, CuptiActivityApi.cpp, GenericActivityProfiler.cpp) and CUPTI's
-// error for a user without access to the GPU's counters.
-bool says_gpu_loss(const std::string& m) {
-  return contains(m, "CUPTI initialization failed") || contains(m, "INSUFFICIENT_PRIVILEGES") ||
-         contains(m, "ERR_NVGPUCTRPERM") || (contains(m, "Dropped ") && contains(m, "activity records")) ||
-         contains(m, "Exceeded max GPU buffer count") || contains(m, "CollectTrace stopped by GPU profiler");
+bool has_gpu_work(const Trace& t) {
+  return std::any_of(t.events.begin(), t.events.end(), [](const Event& e) { return is_device_work(e.category); });
 }
 
-// The profiler's messages: its errors, then its warnings.
+}  // namespace
+
+// The phrases libkineto logs (init.cpp, CuptiActivityApi.cpp, GenericActivityProfiler.cpp and
+// their earlier forms) and CUPTI's error for a user without access to the GPU's profiling.
+bool says_gpu_loss(const std::string& m, bool gpu_work) {
+  return contains(m, "CUPTI initialization failed") || (contains(m, "Dropped ") && contains(m, "activity records")) ||
+         contains(m, "Exceeded max GPU buffer count") ||
+         ((contains(m, "CollectTrace stopped by") || contains(m, "Warmup stopped by")) &&
+          (contains(m, "stopped by CUPTI") || contains(m, "stopped by GPU profiler"))) ||
+         (!gpu_work && contains(m, "INSUFFICIENT_PRIVILEGES"));
+}
+
 std::vector<const std::string*> logged_messages(const Trace& t) {
   std::vector<const std::string*> out;
   for (const std::string& m : t.profiler_log.errors) out.push_back(&m);
@@ -33,31 +38,26 @@ ProfilerCounts profiler_counts(const std::string& line) {
   const size_t at = line.find("Record counts: ");
   if (at == std::string::npos) return c;
   const std::string_view rest = std::string_view(line).substr(at);
-  // "Label = N": the number after the label's " = ", or -1 where the label is not there.
+  // "Label = N": the whole number after the label's " = ", or -1 where the label is not there or
+  // its value is no whole number int64_t holds.
   auto value = [&](std::string_view label) -> int64_t {
     const size_t k = rest.find(label);
-    if (k == std::string_view::npos) return -1;
-    size_t i = k + label.size();
-    if (rest.substr(i, 3) != " = ") return -1;
-    i += 3;
-    int64_t n = 0;
-    bool any = false;
-    for (; i < rest.size() && rest[i] >= '0' && rest[i] <= '9'; ++i) n = n * 10 + (rest[i] - '0'), any = true;
-    return any ? n : -1;
+    if (k == std::string_view::npos || rest.substr(k + label.size(), 3) != " = ") return -1;
+    const char* from = rest.data() + k + label.size() + 3;
+    int64_t n = -1;
+    const auto [end, ec] = std::from_chars(from, rest.data() + rest.size(), n);
+    return ec == std::errc() && end != from && n >= 0 ? n : -1;
   };
-  const int64_t range = value("Out-of-range"), blocked = value("Blocklisted runtime"),
-                invalid = value("Invalid ext correlations"), order = value("CPU GPU out-of-order"),
-                unexpected = value("Unexpected CUDA events");
-  int64_t stopped = value("CUPTI stopped early?");
-  if (stopped < 0) stopped = value("GPU stopped early?");  // libkineto's name since 2026
-  if (range < 0 || blocked < 0) return c;  // not the line we know
-  c.read = true;
-  c.out_of_range = range;
-  c.blocklisted = blocked;
-  c.invalid_correlations = std::max<int64_t>(invalid, 0);
-  c.out_of_order = std::max<int64_t>(order, 0);
-  c.unexpected = std::max<int64_t>(unexpected, 0);
-  c.stopped_early = stopped > 0;
+  c.out_of_range = value("Out-of-range");
+  c.blocklisted = value("Blocklisted runtime");
+  c.invalid_correlations = value("Invalid ext correlations");
+  c.out_of_order = value("CPU GPU out-of-order");
+  c.unexpected = value("Unexpected CUDA events");
+  c.stopped_early = value("CUPTI stopped early?");
+  if (c.stopped_early < 0) c.stopped_early = value("GPU stopped early?");  // libkineto's name since 2026
+  for (int64_t n : {c.out_of_range, c.blocklisted, c.invalid_correlations, c.out_of_order, c.unexpected,
+                    c.stopped_early})
+    c.read = c.read || n >= 0;
   return c;
 }
 
@@ -75,9 +75,11 @@ std::string profiler_message(const std::string& logged) {
 
 std::vector<std::string> profiler_gpu_loss(const Trace& t) {
   std::vector<std::string> out;
+  if (!t.profiler_log.any()) return out;
+  const bool gpu_work = has_gpu_work(t);
   for (const std::string* m : logged_messages(t))
-    if (says_gpu_loss(*m)) out.push_back(profiler_message(*m));
-  if (profiler_counts(t.profiler_log.record_counts).stopped_early)
+    if (says_gpu_loss(*m, gpu_work)) out.push_back(profiler_message(*m));
+  if (profiler_counts(t.profiler_log.record_counts).stopped_early > 0)
     out.push_back(profiler_message(t.profiler_log.record_counts));
   return out;
 }

@@ -2,7 +2,7 @@
 /// \file
 /// What the profiler logged while it recorded (Trace::ProfilerLog: Kineto's ERROR, WARNING and
 /// INFO lists in the trace), read: its record counts, and the messages that say GPU events are
-/// missing. `check` lists them; `summary` says when the GPU side is incomplete.
+/// missing. `check` lists them; `summary` and `advise` say first when the GPU side is incomplete.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,14 +13,17 @@ namespace pil::trace {
 
 /// Kineto's "Record counts" line (Trace::ProfilerLog::record_counts), read: what it left out of the
 /// trace or found wrong as it wrote it (libkineto's GenericActivityProfiler, its ErrorCounts).
+/// Each count is -1 where the line does not give it (or gives no whole number).
 struct ProfilerCounts {
-  bool read = false;                  ///< the trace had the line, and it read
-  int64_t out_of_range = 0;           ///< "Out-of-range": records outside the recording window, left out
-  int64_t blocklisted = 0;            ///< "Blocklisted runtime": runtime calls on its blocklist, left out
-  int64_t invalid_correlations = 0;   ///< "Invalid ext correlations": links to operators it could not use
-  int64_t out_of_order = 0;           ///< "CPU GPU out-of-order": GPU work starting before its runtime call
-  int64_t unexpected = 0;             ///< "Unexpected CUDA events": records of a kind it did not know
-  bool stopped_early = false;         ///< "CUPTI stopped early? = 1" (later "GPU stopped early?")
+  bool read = false;                  ///< the trace had the line, and some count in it read
+  int64_t out_of_range = -1;          ///< "Out-of-range": records outside the recording window, left out
+  int64_t blocklisted = -1;           ///< "Blocklisted runtime": runtime calls on its blocklist, left out
+  int64_t invalid_correlations = -1;  ///< "Invalid ext correlations": links to operators it could not use
+  int64_t out_of_order = -1;          ///< "CPU GPU out-of-order": GPU work starting before its runtime call
+  int64_t unexpected = -1;            ///< "Unexpected CUDA events": records of a kind it did not know
+  /// "CUPTI stopped early?" (2023 to 2026), later "GPU stopped early?": 1 when its GPU buffer ran
+  /// full and it stopped recording GPU work; -1 where not given.
+  int64_t stopped_early = -1;
 };
 ProfilerCounts profiler_counts(const std::string& record_counts);
 
@@ -28,16 +31,21 @@ ProfilerCounts profiler_counts(const std::string& record_counts);
 /// "WARNING: Dropped 12 activity records (CuptiActivityApi.cpp:326)". One it cannot split, whole.
 std::string profiler_message(const std::string& logged);
 
-/// The profiler's own messages in the trace (Trace::ProfilerLog) that say GPU events are missing
-/// from it, each as profiler_message gives it: CUPTI not initialised or not permitted, records
-/// dropped, its GPU buffer full and the recording of GPU work stopped early (a logged message, or
-/// the record counts' "stopped early? = 1"). Empty for a trace whose profiler said none of that.
-std::vector<std::string> profiler_gpu_loss(const Trace& t);
-
-/// True for a logged message that says GPU events are missing (profiler_gpu_loss's test).
-bool says_gpu_loss(const std::string& message);
-
 /// The profiler's messages, its errors then its warnings, as logged.
 std::vector<const std::string*> logged_messages(const Trace& t);
+
+/// True for a logged message that says GPU events are missing from the trace: CUPTI not
+/// initialised; records dropped; its GPU buffer full and recording stopped, in warm-up or in the
+/// recording itself ("stopped by CUPTI" until 2026, "stopped by GPU profiler" since); and, in a
+/// trace without GPU work (`gpu_work`), a CUPTI call refused for want of privileges (with GPU
+/// work in the trace that refusal was of another CUPTI service, its counters: not a loss).
+bool says_gpu_loss(const std::string& message, bool gpu_work);
+
+/// The profiler's own messages in the trace that say GPU events are missing (says_gpu_loss),
+/// each as profiler_message gives it, and the record counts' line where it says the GPU side
+/// stopped early. Empty for a trace whose profiler said none of that, or logged nothing: Kineto
+/// wrote its log into the trace until July 2026 (pytorch/kineto #1460; its INFO list until April
+/// 2026, #1336), so a trace without the lists says nothing either way.
+std::vector<std::string> profiler_gpu_loss(const Trace& t);
 
 }  // namespace pil::trace

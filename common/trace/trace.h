@@ -217,7 +217,8 @@ struct Trace {
   /// into the trace's top level, a list per level ("ERROR", "WARNING", "INFO"), each message
   /// "LEVEL:date pid:tid file:line] text" (libkineto's Logger). The errors and warnings whole; of
   /// the INFO messages only the last "Record counts: ..." (the records Kineto left out, and
-  /// whether its GPU side stopped early: profiler_counts in check.h reads it).
+  /// whether its GPU side stopped early: profiler_log.h reads it). Empty messages are left out.
+  /// Kineto wrote these lists until July 2026 (pytorch/kineto #1460; INFO until April, #1336).
   struct ProfilerLog {
     std::vector<std::string> errors, warnings;
     std::string record_counts;  ///< "" where the trace has none

@@ -289,6 +289,37 @@ TEST(AdviseHostWait, AStallInsideAKernelsFirstLaunchIsAOneTimeCost) {
   EXPECT_TRUE(has(s->examples[1].detail, "was inside this call;")) << s->examples[1].detail;
 }
 
+// Each device loads its modules itself: kernel k's first launch on device 0 (call [30, 2030],
+// kernel [2040, 2100]) and its first on device 1 (call [2200, 4200], kernel [4210, 4300]), after
+// a first kernel [10, 20] and before a last [4410, 9900]. Stalls [20, 2040] (2020) and [2100,
+// 4210] (2110): 4130, of which 4000 in first launches (97%; keyed by name alone, device 1's
+// would not be one: 48%, not said). A graph's launch is none (its first is the graph's upload).
+TEST(AdviseHostWait, AKernelsFirstLaunchIsPerDevice) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 10000);
+  b.kernel("first_kernel", b.call("cudaLaunchKernel", 0, 5), 10, 10);
+  b.kernel("k", b.call("cudaLaunchKernel", 30, 2000), 2040, 60, 7, 0, 0);
+  b.kernel("k", b.call("cudaLaunchKernel", 2200, 2000), 4210, 90, 7, 0, 1);
+  b.kernel("last_kernel", b.call("cudaLaunchKernel", 4400, 5), 4410, 5490);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "host_stall");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "stall_ns"), 4'130'000);
+  EXPECT_DOUBLE_EQ(figure(*s, "first_launch_ns"), 4'000'000);
+
+  TraceBuilder g;
+  g.device("NVIDIA H100 80GB HBM3");
+  g.step(1, 0, 10000);
+  g.kernel("first_kernel", g.call("cudaLaunchKernel", 0, 5), 10, 10);
+  g.kernel("graph_kernel", g.call("cudaGraphLaunch", 30, 4000), 4040, 60);
+  g.kernel("last_kernel", g.call("cudaLaunchKernel", 4400, 5), 4410, 5490);
+  const Advice ga = advise_text(g.str());
+  const Symptom* graph = symptom(ga, "host_stall");
+  ASSERT_NE(graph, nullptr);
+  EXPECT_FALSE(has(graph->text, "first launches")) << graph->text;
+}
+
 // Step [0, 5000]: a kernel [10, 20] (call [0, 5]), then nothing recorded on the thread but
 // aten::add [100, 200] until the next launch [3000, 3010] and its kernel [3020, 3030]. The gap
 // [20, 3020] (3000) is a stall no slice covers half of: untraced work, said so, with the slice

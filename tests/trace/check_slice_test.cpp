@@ -933,7 +933,7 @@ TEST(PilTraceCheck, WhatTheProfilerLoggedIsRead) {
   const json counts = json::parse(run_process(kTool, {"check", kFixtures + "/hta/ns_resolution_ddp.json.gz", "--json"}).out);
   EXPECT_EQ(counts["profiler_counts"]["out_of_range"], 3829);
   EXPECT_EQ(counts["profiler_counts"]["blocklisted_runtime"], 56517);
-  EXPECT_EQ(counts["profiler_counts"]["stopped_early"], false);
+  EXPECT_EQ(counts["profiler_counts"]["stopped_early"], 0);
 
   const std::string cpu = kFixtures + "/python_cpu_steps.pt.trace.json";
   const auto no_gpu = run_process(kTool, {"check", cpu});
@@ -948,7 +948,7 @@ TEST(PilTraceCheck, WhatTheProfilerLoggedIsRead) {
   const auto summary = run_process(kTool, {"summary", lost});
   EXPECT_NE(summary.out.find("what this trace says:\n  - the profiler logged that GPU events are missing (ERROR: "
                              "State: CollectTrace stopped by GPU profiler. (Buffer size configured is 128MB) "
-                             "(GenericActivityProfiler.cpp:799); 2 more): the GPU figures below leave that work out"),
+                             "(GenericActivityProfiler.cpp:799); 2 more): the missing work reads as GPU idle time below"),
             std::string::npos)
       << summary.out;
   EXPECT_EQ(json::parse(run_process(kTool, {"summary", lost, "--json"}).out)["profiler_gpu_loss"].size(), 3u);
@@ -994,6 +994,78 @@ TEST(PilTraceCheck, WhatTheProfilerLoggedIsRead) {
   EXPECT_EQ(j["findings"][0]["count"], 2);
   EXPECT_EQ(j["findings"][1]["key"], "profiler_logged");
   EXPECT_EQ(j["findings"][1]["examples"][0]["name"], "not a line of Kineto's");
+  EXPECT_TRUE(j["findings"][1]["examples"][0]["ts"].is_null());  // a message has no time
+}
+
+// The log's edges. Lists before the event array in a head larger than a read's buffer are read
+// once (they were read again with the head: 3,000 errors came out as 6,295 on two threads).
+// Kineto's wording before 2026 ("stopped by CUPTI"), in warm-up too; a refused CUPTI call is a
+// loss only in a trace without GPU work (with GPU work it was another CUPTI service's); a
+// record counts line that does not say whether it stopped early says so; empty messages and
+// items that are not strings are left out.
+TEST(PilTraceCheck, TheProfilersLogAtItsEdges) {
+  TempDir dir;
+  std::ifstream in(kFixtures + "/check/clean.json");
+  const json clean = json::parse(in);
+  // A trace: `lists` (an object of the top level's fields) before the event array, or after it.
+  // (A head is parsed up to a buffer's last line break, then again with more: on lines of their
+  // own, the lists were read once a parse.)
+  auto write = [&](const std::string& name, const json& lists, bool before, const json& events) {
+    const std::string path = dir.path() + "/" + name + ".json";
+    std::string fields = lists.dump(1);  // a line a message, as Python's json.dump(indent=1) writes
+    fields = fields.substr(1, fields.size() - 2);  // without its braces
+    std::ofstream out(path);
+    out << "{" << (before ? fields + ", " : "") << "\"traceEvents\": " << events.dump()
+        << (before ? "" : ", " + fields) << "}";
+    return path;
+  };
+  json many = json::array();
+  for (int k = 0; k < 3000; ++k)
+    many.push_back("ERROR:2024-01-02 03:04:05 7:7 Demo.cpp:1] message number " + std::to_string(k) +
+                   " of a list long enough that the head does not fit in one buffer");
+  json padded = clean["traceEvents"];  // over 4 MiB in all: read in parallel on two threads
+  for (int k = 0; k < 45000; ++k)
+    padded.push_back({{"ph", "X"}, {"cat", "cpu_op"}, {"name", "aten::pad" + std::to_string(k % 7)}, {"pid", 1},
+                      {"tid", 2}, {"ts", 2000.0 + k * 0.001}, {"dur", 0.0005}, {"args", {{"External id", 100000 + k}}}});
+  const std::string big = write("big_head", {{"ERROR", many}}, true, padded);
+  for (const char* threads : {"1", "2"}) {
+    const json j = json::parse(run_process(kTool, {"check", big, "--json", "--threads", threads}).out);
+    ASSERT_EQ(j["findings"].size(), 1u) << threads;
+    EXPECT_EQ(j["findings"][0]["count"], 3000) << threads;
+  }
+
+  const std::string head = "2025-03-04 05:06:07 9:9 ";
+  const json older = {{"ERROR", {"ERROR:" + head + "CuptiActivityProfiler.cpp:1080] State: Warmup stopped by CUPTI. "
+                                 "(Buffer size configured is 64MB)",
+                                 "", 7}},
+                      {"WARNING", {"WARNING:" + head + "DeviceUtil.h:44] function cuptiProfilerInitialize failed with "
+                                   "error CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (35)"}},
+                      {"INFO", {"INFO:" + head + "CuptiActivityProfiler.cpp:395] Record counts: Out-of-range = 5, "
+                                "Blocklisted runtime = 6"}}};
+  const std::string gpu = write("older", older, false, clean["traceEvents"]);
+  const auto r = run_process(kTool, {"check", gpu});
+  EXPECT_NE(r.out.find("kineto: its record counts (the trace's INFO log): 5 records outside the recording window and 6 "
+                       "runtime calls on its blocklist (cudaGetDevice and the like) left out, as it does; whether it "
+                       "stopped early not given\n"),
+            std::string::npos)
+      << r.out;
+  const json j = json::parse(run_process(kTool, {"check", gpu, "--json"}).out);
+  ASSERT_EQ(j["findings"].size(), 2u) << j.dump();
+  EXPECT_EQ(j["findings"][0]["key"], "profiler_gpu_incomplete");
+  EXPECT_EQ(j["findings"][0]["count"], 1);  // the warm-up's buffer; the counters' refusal is another service's
+  EXPECT_EQ(j["findings"][1]["key"], "profiler_logged");
+  EXPECT_EQ(j["findings"][1]["count"], 1);
+  EXPECT_EQ(j["profiler_counts"]["stopped_early"], -1);
+  // The same refusal in a trace with no GPU work: its GPU side was not recorded (the launches'
+  // own finding says so too).
+  json cpu_side = json::array();
+  for (const json& e : clean["traceEvents"])
+    if (e.value("cat", "") != "kernel") cpu_side.push_back(e);
+  const json refused = json::parse(
+      run_process(kTool, {"check", write("refused", {{"WARNING", older["WARNING"]}}, false, cpu_side), "--json"}).out);
+  std::set<std::string> keys;
+  for (const json& f : refused["findings"]) keys.insert(f["key"].get<std::string>());
+  EXPECT_EQ(keys, (std::set<std::string>{"launch_without_gpu_work", "profiler_gpu_incomplete"})) << refused.dump();
 }
 
 // The capture and size rules at their edges (planted; thread 1 unless said):

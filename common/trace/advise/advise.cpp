@@ -493,7 +493,8 @@ std::string format_advice(const Advice& a, const std::string& path) {
   if (!a.profiler_gpu_loss.empty())
     o << "the profiler logged that GPU events are missing (" << a.profiler_gpu_loss.front()
       << (a.profiler_gpu_loss.size() > 1 ? "; " + std::to_string(a.profiler_gpu_loss.size() - 1) + " more" : "")
-      << "): the findings about GPU work leave that work out (`pil-trace check` lists what it logged)\n";
+      << "): the missing work reads as GPU idle time, so the gains of the findings about idle time and launches "
+         "come out too high (`pil-trace check` lists what it logged)\n";
   if (a.findings.empty()) o << "\nNo finding: every rule that could run found nothing past its threshold.\n";
   int n = 0;
   for (const Finding& f : a.findings) {

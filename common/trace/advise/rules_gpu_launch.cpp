@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_set>
 
 #include "trace/advise/names.h"
@@ -103,32 +105,38 @@ std::string compiling_text(const std::string& longest) {
 
 std::string first_launch_text(const std::string& longest) {
   return "in the first launches of their kernels (the longest " + longest +
-         "): the GPU's runtime loads a kernel's code at its first launch (CUDA's lazy module loading, "
-         "CUDA_MODULE_LOADING=LAZY), and a library such as cuBLAS or cuDNN sets itself up at its first call: a "
-         "one-time cost inside the recorded window, not the steady state";
+         "): the GPU's runtime loads a kernel's code at its first launch (lazy loading: CUDA_MODULE_LOADING=LAZY "
+         "on CUDA), and a library (cuBLAS, cuDNN; rocBLAS, MIOpen) sets itself up at its first call: a one-time "
+         "cost inside the recorded window, not the steady state";
 }
 
-// The kernel launch calls that are the first launch of their kernel in the trace (by the name of
-// the first kernel they launched) and last longer than a stall themselves: a launch takes
-// microseconds, and one that takes milliseconds the first time loads the kernel (CUDA's lazy
-// module loading) or sets up its library.
+// The first kernel a launch call started, or none.
+const Event* first_kernel(const RuleContext& c, size_t call) {
+  for (size_t w : c.index.work_of(call))
+    if (c.trace.events[w].category == Category::Kernel) return &c.trace.events[w];
+  return nullptr;
+}
+
+// The kernel launch calls that are the first launch of their kernel in the trace by their process
+// on their device (by the name of the first kernel they started: each process loads its modules
+// on each device itself) and last longer than a stall themselves: a launch takes microseconds,
+// and one that takes milliseconds the first time loads the kernel or sets up its library. A
+// graph's launch is not one: its first is the graph's upload, and its kernels may have run before.
 std::unordered_set<const Event*> first_slow_launches(const RuleContext& c) {
   std::vector<size_t> calls;
   for (size_t call : c.index.launch_calls())
-    if (is_kernel_launch_call(c.trace.events[call].name)) calls.push_back(call);
+    if (const std::string_view name = c.trace.events[call].name; is_kernel_launch_call(name) && !is_graph_launch(name))
+      calls.push_back(call);
   std::stable_sort(calls.begin(), calls.end(), [&](size_t a, size_t b) {
     return c.trace.events[a].start_ns < c.trace.events[b].start_ns;
   });
-  std::unordered_set<std::string_view> seen;
+  std::set<std::tuple<int64_t, int64_t, std::string_view>> seen;  // (process, device, kernel)
   std::unordered_set<const Event*> out;
   for (size_t call : calls) {
-    const auto work = c.index.work_of(call);
-    const auto kernel = std::find_if(work.begin(), work.end(), [&](size_t w) {
-      return c.trace.events[w].category == Category::Kernel;
-    });
-    if (kernel == work.end()) continue;
-    if (seen.insert(c.trace.events[*kernel].name).second && c.trace.events[call].dur_ns > threshold::kHostStallNs)
-      out.insert(&c.trace.events[call]);
+    const Event* kernel = first_kernel(c, call);
+    if (!kernel) continue;
+    const Event& e = c.trace.events[call];
+    if (seen.insert({e.pid, kernel->pid, kernel->name}).second && e.dur_ns > threshold::kHostStallNs) out.insert(&e);
   }
   return out;
 }
@@ -282,22 +290,16 @@ void host_stall(const RuleContext& c, RuleResult& out) {
   if (share < threshold::kHostStallShare) return;
   // Only now, with a finding to word, the ranges that may say where it went (a scan of the trace).
   const std::unordered_set<const Event*> first = first_slow_launches(c);
-  auto kernel_of = [&](const Event& call) {
-    const auto work = c.index.work_of(size_t(&call - c.trace.events.data()));
-    std::string kernel;
-    for (size_t w : work)
-      if (c.trace.events[w].category == Category::Kernel) {
-        kernel = std::string(c.trace.events[w].name);
-        break;
-      }
-    if (kernel.size() > 60) kernel = kernel.substr(0, 60) + "...";
-    return format_duration(call.dur_ns) + ", " + std::string(call.name) + " of " + kernel;
+  auto first_launch_label = [&](const Event& call) {  // "358 ms, cudaLaunchKernel of indexSelectSmallIndex"
+    const Event* kernel = first_kernel(c, size_t(&call - c.trace.events.data()));
+    return format_duration(call.dur_ns) + ", " + std::string(call.name) + " of " +
+           (kernel ? kernel_label(kernel->name) : std::string("?"));
   };
   HostRanges families[] = {
       {c.trace, "data_loading_ns", loading_text, false, is_data_loading_name, is_data_loading},
       {c.trace, "compiling_ns", compiling_text, true, is_compiling_name, is_compiling},
       {c.trace, "first_launch_ns", first_launch_text, true, [&](std::string_view) { return !first.empty(); },
-       [&](const Event& e) { return first.count(&e) > 0; }, kernel_of}};
+       [&](const Event& e) { return first.count(&e) > 0; }, first_launch_label}};
   for (const HostGap& g : stalls)
     for (HostRanges& f : families) f.add(c, loops, c.trace.events[g.call], g.start, g.end);
   const std::vector<HostGap> worst = longest(stalls, c.options.examples);

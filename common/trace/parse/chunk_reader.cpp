@@ -156,6 +156,12 @@ size_t Reader::read_head(size_t start) {
       simdjson::error_code err = parser_.iterate(json).get(doc);
       if (!err) err = doc.get_object().get(top);
       if (!err) {
+        // A head read again (it did not fit, or a broken event failed the window) starts over:
+        // the fields that add to lists would hold it twice (3,000 ERROR messages before the
+        // event array read as 6,295 on two threads).
+        out_->profiler_log = {};
+        out_->device_names.clear();
+        out_->devices.clear();
         for (auto field : top) {
           od::raw_json_string key;
           if ((err = field.key().get(key))) break;
@@ -225,7 +231,7 @@ simdjson::error_code Reader::read_top_field(od::raw_json_string key, od::value& 
     const bool info = key == "INFO";
     for (auto item : arr) {
       std::string_view s;
-      if (item.get_string().get(s)) continue;
+      if (item.get_string().get(s) || s.empty()) continue;
       if (!info) (key == "ERROR" ? log.errors : log.warnings).emplace_back(s);
       else if (s.find("] Record counts: ") != std::string_view::npos) log.record_counts = std::string(s);
     }

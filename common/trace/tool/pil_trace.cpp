@@ -738,11 +738,13 @@ int report_check(const TraceIndex& index, const std::string& path, size_t exampl
                               {"invalid_external_correlations", k.invalid_correlations},
                               {"cpu_gpu_out_of_order", k.out_of_order},
                               {"unexpected_events", k.unexpected},
-                              {"stopped_early", k.stopped_early}};
+                              {"stopped_early", k.stopped_early}};  // each -1 where the line gives none
     for (const CheckFinding& f : r.findings) {
       json row = {{"key", f.key}, {"title", f.title}, {"count", f.count}, {"examples", json::array()}};
       for (const CheckExample& e : f.examples)
-        row["examples"].push_back({{"name", e.name}, {"ts", trace_ts(e.ts_ns)}, {"detail", e.detail}});
+        row["examples"].push_back({{"name", e.name},
+                                   {"ts", untimed_finding(f.key) && !e.ts_ns ? json(nullptr) : json(trace_ts(e.ts_ns))},
+                                   {"detail", e.detail}});
       j["findings"].push_back(row);
     }
     std::cout << j.dump(2) << "\n";
