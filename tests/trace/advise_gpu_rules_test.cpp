@@ -254,6 +254,8 @@ TEST(AdviseHostWait, AStallWhileTorchCompileCompilesIsSaidSo) {
     const Symptom* s = symptom(a, "host_stall");
     ASSERT_NE(s, nullptr);
     EXPECT_DOUBLE_EQ(figure(*s, "compiling_ns"), 6'000'000);
+    EXPECT_NE(finding(a, "one_time_stall"), nullptr);  // a first call's: warm up
+    EXPECT_EQ(finding(a, "host_stall"), nullptr);
     EXPECT_TRUE(has(s->text, "; 6.00 ms of it (99%) with the launching thread compiling (torch.compile's "
                              "\"(dynamo_timed)\" ranges, the longest _compile.compile_inner (dynamo_timed)): a "
                              "first call compiled inside the recorded window, not the steady state"))
@@ -283,6 +285,7 @@ TEST(AdviseHostWait, AStallInsideAKernelsFirstLaunchIsAOneTimeCost) {
                            "kernel's code at its first launch"))
       << s->text;
   EXPECT_TRUE(has(s->how, "; most of it a first call's one-time cost: warm up before recording")) << s->how;
+  EXPECT_NE(finding(a, "one_time_stall"), nullptr);
   ASSERT_EQ(s->examples.size(), 2u);
   EXPECT_TRUE(has(s->examples[0].detail, "was inside this call (its kernel's first launch in the trace)"))
       << s->examples[0].detail;
@@ -1312,12 +1315,13 @@ TEST(AdviseRealTraces, ResNetWaitsForItsDataLoader) {
 }
 
 // A toy model on an MI250 (ROCm 6.2, HTA's test data): a 6.5 ms hipLaunchKernel in backward
-// (the kernel's first launch) leaves the GPU idle; the rest of the step is a launch-bound loop
-// of microsecond kernels.
+// (the kernel's first launch) leaves the GPU idle, a one-time cost; the rest of the step is a
+// launch-bound loop of microsecond kernels.
 TEST(AdviseRealTraces, Mi250StallsInAFirstLaunchThenIsLaunchBound) {
   const Advice a = advise_file("tests/trace/fixtures/hta/mi250_rocm6_2_train.json.gz");
   ASSERT_GE(a.findings.size(), 2u);
-  EXPECT_EQ(a.findings[0].cause, "host_stall");
+  EXPECT_EQ(a.findings[0].cause, "one_time_stall");
+  EXPECT_EQ(a.findings[0].symptoms.at(0).rule, "host_stall");
   EXPECT_EQ(a.findings[0].symptoms.at(0).examples.at(0).name, "hipLaunchKernel");
   // The launch is its kernel's first (6.54 ms of the stall's 6.63): a one-time cost, said so.
   EXPECT_DOUBLE_EQ(figure(a.findings[0].symptoms.at(0), "first_launch_ns"), 6'543'109);
@@ -1329,11 +1333,14 @@ TEST(AdviseRealTraces, Mi250StallsInAFirstLaunchThenIsLaunchBound) {
 // without a warm-up): 17 kernels' first launches took 490 ms between them (the longest, an
 // embedding's index_select, 358 ms), 489 ms of the GPU's 518 ms idle in stretches over 1 ms. The
 // finding is the host stall still (that is what the window shows), said to be a first call's
-// one-time cost rather than work to move off the launching thread.
+// one-time cost rather than work to move off the launching thread: a finding of its own, whose
+// lesson is lesson 01's first step (it was told to move the host's work to a loader thread).
 TEST(AdviseRealTraces, AForwardRecordedWithoutAWarmUpStallsInItsKernelsFirstLaunches) {
   const Advice a = advise_file("tests/trace/fixtures/switchtransformers/moe_forward_a100.json.gz");
   ASSERT_FALSE(a.findings.empty());
-  EXPECT_EQ(a.findings[0].cause, "host_stall");
+  EXPECT_EQ(a.findings[0].cause, "one_time_stall");
+  EXPECT_EQ(a.findings[0].title, "The GPU idles while the host pays one-time costs: first launches, compiling");
+  EXPECT_EQ(a.findings[0].lesson.link(), "01_matmul_add/README.md#2-why-is-the-first-step-slow");
   const Symptom& s = a.findings[0].symptoms.at(0);
   EXPECT_DOUBLE_EQ(figure(s, "stall_ns"), 518'353'000);
   EXPECT_DOUBLE_EQ(figure(s, "first_launch_ns"), 489'273'000);

@@ -24,6 +24,13 @@ const std::vector<Cause>& all_causes() {
        "steps); a slow call of your own belongs outside the loop.",
        {"06_find_and_fix", "3. The batch on the training thread: `fix2`",
         "./run-lesson 06_find_and_fix --variant fix2"}},
+      {"one_time_stall", "The GPU idles while the host pays one-time costs: first launches, compiling",
+       "Record the steady state: warm up before recording (a schedule's warmup steps, or a step or two "
+       "run before the profiler starts). A kernel's first launch loads its code, a library's first call "
+       "sets it up, and torch.compile compiles at a function's first call; none of it recurs, and the "
+       "recorded window that holds it says little about a step. Lesson 01 takes the first step's costs "
+       "apart.",
+       {"01_matmul_add", "2. Why is the first step slow?", "./run-lesson 01_matmul_add"}},
       {"host_sync", "The CPU stops inside a step to wait for the GPU",
        "Keep values on the GPU until the step ends: a loss read with .item() or copied to the CPU "
        "every step, or an explicit synchronize, makes the CPU wait for every kernel launched "

@@ -367,9 +367,14 @@ void host_stall(const RuleContext& c, RuleResult& out) {
           std::string(c.step_ns.empty() ? "window" : "steps") + " (" + format_duration(saved) +
           "): moving the host's other work off the launching thread (or out of the recorded "
           "steps) could save at most that";
-  if (most && most->one_time)
+  // Most of it a first call's (first launches, compiling): a finding of its own, whose fix is a
+  // warm-up rather than moving the host's work.
+  if (most && most->one_time) {
     s.how += "; most of it a first call's one-time cost: warm up before recording (a schedule's warmup steps) "
              "to see what is left of it in the steady state";
+    out.symptom(std::move(s), "one_time_stall");
+    return;
+  }
   out.symptom(std::move(s));
 }
 
