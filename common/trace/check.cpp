@@ -534,8 +534,17 @@ std::string format_check(const CheckReport& r, const std::string& path) {
       << " on its blocklist (cudaGetDevice and the like) left out, as it does" << wrong
       << (k.stopped_early > 0    ? "; its GPU side stopped early (a finding below)"
           : k.stopped_early == 0 ? "; not stopped early"
-                                 : "; whether it stopped early not given")
-      << "\n";
+                                 : "; whether it stopped early not given");
+    // Launches with no GPU work beside records Kineto dropped as out of range: the work may be
+    // those (a ROCm run whose kernels' clock ran 26 s ahead had every kernel dropped so).
+    const bool unmatched = std::any_of(r.findings.begin(), r.findings.end(), [](const CheckFinding& f) {
+      return f.key == "launch_without_gpu_work" || f.key == "gpu_events_stop_early";
+    });
+    if (unmatched && k.out_of_range > 0)
+      o << "; the launches with no GPU work below may be those out-of-range records' (work Kineto "
+           "dropped as outside the window: a GPU clock out of step with the CPU's, or work that ran after "
+           "recording stopped)";
+    o << "\n";
   }
   if (!r.no_gpu_logged.empty())
     o << "no GPU: the profiler logged \"" << r.no_gpu_logged

@@ -1066,6 +1066,19 @@ TEST(PilTraceCheck, TheProfilersLogAtItsEdges) {
   std::set<std::string> keys;
   for (const json& f : refused["findings"]) keys.insert(f["key"].get<std::string>());
   EXPECT_EQ(keys, (std::set<std::string>{"launch_without_gpu_work", "profiler_gpu_incomplete"})) << refused.dump();
+
+  // Launches with no GPU work beside records Kineto dropped as out of range: said to be maybe
+  // theirs (a ROCm run whose kernels' clock ran ahead had every kernel dropped so).
+  std::ifstream lw(kFixtures + "/check/launch_without_gpu_work.json");
+  const json lacking = json::parse(lw);
+  const json counts = {{"INFO", {"INFO:" + head + "RocmActivityProfiler.cpp:300] Record counts: Out-of-range = 1, "
+                                 "Blocklisted runtime = 0, CUPTI stopped early? = 0"}}};
+  const auto dropped = run_process(kTool, {"check", write("dropped", counts, false, lacking["traceEvents"])});
+  EXPECT_NE(dropped.out.find("; not stopped early; the launches with no GPU work below may be those out-of-range "
+                             "records' (work Kineto dropped as outside the window"),
+            std::string::npos)
+      << dropped.out;
+  EXPECT_EQ(run_process(kTool, {"check", gpu}).out.find("may be those out-of-range"), std::string::npos);
 }
 
 // The capture and size rules at their edges (planted; thread 1 unless said):
