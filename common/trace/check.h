@@ -66,6 +66,9 @@ struct CheckReport {
   /// apart; a CUDA call inside a step that spans one (a synchronize aside) is also a finding,
   /// once per call (profiler_overhead_in_step).
   int64_t profiler_overhead = 0;
+  /// Kineto's cuda_sync records (Trace::cuda_sync_events): a line apart, as pil-trace does not
+  /// read them.
+  int64_t cuda_sync_events = 0;
   /// GPU work that starts before the work before it on its stream ends, launched by an extended
   /// launch or a graph's on a GPU with programmatic dependent launch (compute capability 9.0 and
   /// later, or not given): PDL, by design, not stream_overlap; the most such an overlap was.

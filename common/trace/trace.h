@@ -200,6 +200,10 @@ struct Trace {
   /// Slices of Python's own tracer (category "python_function": torch.profiler's with_stack in
   /// Python): it lengthens every call it traces on the host.
   int64_t python_functions = 0;
+  /// Kineto's CUDA synchronization records (category "cuda_sync", with enable_cuda_sync_events:
+  /// "Stream Wait Event", "Event Sync", "Stream Sync", "Context Sync" on the GPU's lanes), read
+  /// as Category::Other and not used: `check` says the trace has them.
+  int64_t cuda_sync_events = 0;
   /// The header's "with_flops": recorded with torch.profiler's with_flops=True, whose table
   /// counts the FLOPs of a few operators (python_flops.h).
   bool with_flops = false;

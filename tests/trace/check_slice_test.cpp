@@ -598,6 +598,10 @@ TEST(PilTraceCheck, SaysWhenGpuWorkCarriesItsCorrelationIdAsExternalId) {
   const json j = json::parse(run_process(kTool, {"check", kFixtures + "/hta/alexnet_two_streams.json.gz", "--json"}).out);
   EXPECT_EQ(j["self_linked_gpu_work"], 98);
   EXPECT_EQ(j["gpu_work"], 98);
+  // Its 41 cuda_sync records (Kineto's enable_cuda_sync_events), which pil-trace does not read: said.
+  EXPECT_EQ(j["cuda_sync_events"], 41);
+  EXPECT_NE(alexnet.out.find("\nsync: 41 CUDA synchronization records (Kineto's cuda_sync"), std::string::npos)
+      << alexnet.out;
   const auto mi250 = run_process(kTool, {"check", kFixtures + "/hta/mi250_rocm6_2_train.json.gz", "--json"});
   EXPECT_EQ(json::parse(mi250.out)["self_linked_gpu_work"], 0);
   EXPECT_EQ(run_process(kTool, {"check", kFixtures + "/hta/mi250_rocm6_2_train.json.gz"}).out.find("\nlinks:"),

@@ -600,6 +600,7 @@ void EventFields::read_event(od::object& obj) {
   if (category == Category::Other && !cat.empty() && is_unmodelled_device_category(cat))
     out_->unread[std::string(cat)] += 1;
   if (category == Category::Other && cat == "python_function") out_->python_functions += 1;
+  if (category == Category::Other && cat == "cuda_sync") out_->cuda_sync_events += 1;
   if (category == Category::Other && cat == Trace::kUnreadCuptiRange) out_->unread[Trace::kUnreadCuptiRange] += 1;
   if (skipped) out_->skipped.events += 1;
   if (keep_sources) {

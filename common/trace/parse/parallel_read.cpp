@@ -325,6 +325,7 @@ class ParallelRead {
     for (const auto& [kind, n] : p.t.unread) out_->unread[kind] += n;
     out_->autograd_profiler_slices += p.t.autograd_profiler_slices;
     out_->python_functions += p.t.python_functions;
+    out_->cuda_sync_events += p.t.cuda_sync_events;
     elements_ += p.elements;
   }
 

@@ -720,6 +720,7 @@ int report_check(const TraceIndex& index, const std::string& path, size_t exampl
               {"short_copies_without_work", r.short_copies_without_work},
               {"gpu_work_launched_before_recording", r.launched_before_recording},
               {"profiler_overhead", r.profiler_overhead},
+              {"cuda_sync_events", r.cuda_sync_events},
               {"dependent_launch_overlaps", r.dependent_launch_overlaps},
               {"graph_branch_overlaps", r.graph_branch_overlaps},
               {"no_gpu_logged", r.no_gpu_logged.empty() ? json(nullptr) : json(r.no_gpu_logged)},
