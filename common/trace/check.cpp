@@ -445,18 +445,18 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
                              "initialised or not permitted, records dropped, its GPU buffer full and recording "
                              "stopped early): the missing work reads as GPU idle time, so idle and launch-bound "
                              "figures come out too high");
-  for (const std::string& m : profiler_gpu_loss(t)) f.note(lost, m, 0);
+  const ProfilerMessages said = profiler_messages(t, !index.device_work().empty());
+  for (const std::string& m : said.gpu_loss) f.note(lost, m, 0);
   CheckFinding& logged = f.add("profiler_logged",
                                "errors and warnings the profiler logged while recording (the trace's ERROR and "
                                "WARNING lists), not judged here: read them");
   const bool cpu_run = index.device_work().empty() && index.api_calls().empty();
-  for (const std::string* m : logged_messages(t)) {
-    if (says_gpu_loss(*m, !index.device_work().empty())) continue;
-    if (cpu_run && m->find("gpuGetDeviceCount failed") != std::string::npos) {
-      if (r.no_gpu_logged.empty()) r.no_gpu_logged = profiler_message(*m);
+  for (const std::string& m : said.other) {
+    if (cpu_run && m.find("gpuGetDeviceCount failed") != std::string::npos) {
+      if (r.no_gpu_logged.empty()) r.no_gpu_logged = m;
       continue;
     }
-    f.note(logged, profiler_message(*m), 0);
+    f.note(logged, m, 0);
   }
 
   // Arguments the reader skipped as unusable (read as absent).

@@ -242,10 +242,9 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   std::string out = "what this trace says:\n";
   auto line = [&](const std::string& s) { out += "  - " + s + "\n"; };
   // First: the profiler itself said GPU events are missing (its log in the trace).
-  if (const std::vector<std::string> lost = profiler_gpu_loss(t); !lost.empty())
-    line("the profiler logged that GPU events are missing (" + lost.front() +
-         (lost.size() > 1 ? "; " + std::to_string(lost.size() - 1) + " more" : std::string()) +
-         "): the missing work reads as GPU idle time below, so idle and launch-bound figures come out too high "
+  if (const auto lost = profiler_messages(t, !index.device_work().empty()).gpu_loss; !lost.empty())
+    line(gpu_loss_said(lost) +
+         ": the missing work reads as GPU idle time below, so idle and launch-bound figures come out too high "
          "(`pil-trace check` lists what it logged)");
 
   if (!m.step_ns.empty()) {

@@ -272,11 +272,9 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     if (l.queued) l.queue_ns = std::min(free_at, first.start_ns) - call.end_ns();
     l.waited = !l.queued && waited_after_return(l.delay_ns);
     // A graph's first node can be a memset or a copy: its first kernel is the one judged.
-    const auto kernel = std::find_if(work.begin(), work.end(),
-                                     [&](size_t w) { return t.events[w].category == Category::Kernel; });
-    if (kernel != work.end()) {
+    if (const long kernel = index.first_kernel_of(l.call); kernel >= 0) {
       ++r.kernel_launches;
-      if (t.events[*kernel].dur_ns < call.dur_ns) ++r.shorter_than_call;
+      if (t.events[size_t(kernel)].dur_ns < call.dur_ns) ++r.shorter_than_call;
     }
     if (work.size() > 1 || is_graph_launch(call.name)) {
       ++r.graph_launches;

@@ -1,6 +1,5 @@
 #include "trace/profiler_log.h"
 
-#include <algorithm>
 #include <charconv>
 #include <string_view>
 
@@ -9,12 +8,6 @@ namespace pil::trace {
 namespace {
 
 bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
-
-bool has_gpu_work(const Trace& t) {
-  return std::any_of(t.events.begin(), t.events.end(), [](const Event& e) { return is_device_work(e.category); });
-}
-
-}  // namespace
 
 // The phrases libkineto logs (init.cpp, CuptiActivityApi.cpp, GenericActivityProfiler.cpp and
 // their earlier forms) and CUPTI's error for a user without access to the GPU's profiling.
@@ -26,12 +19,7 @@ bool says_gpu_loss(const std::string& m, bool gpu_work) {
          (!gpu_work && contains(m, "INSUFFICIENT_PRIVILEGES"));
 }
 
-std::vector<const std::string*> logged_messages(const Trace& t) {
-  std::vector<const std::string*> out;
-  for (const std::string& m : t.profiler_log.errors) out.push_back(&m);
-  for (const std::string& m : t.profiler_log.warnings) out.push_back(&m);
-  return out;
-}
+}  // namespace
 
 ProfilerCounts profiler_counts(const std::string& line) {
   ProfilerCounts c;
@@ -73,15 +61,20 @@ std::string profiler_message(const std::string& logged) {
   return level + ": " + logged.substr(close + 2) + (source.empty() ? "" : " (" + source + ")");
 }
 
-std::vector<std::string> profiler_gpu_loss(const Trace& t) {
-  std::vector<std::string> out;
-  if (!t.profiler_log.any()) return out;
-  const bool gpu_work = has_gpu_work(t);
-  for (const std::string* m : logged_messages(t))
-    if (says_gpu_loss(*m, gpu_work)) out.push_back(profiler_message(*m));
+ProfilerMessages profiler_messages(const Trace& t, bool gpu_work) {
+  ProfilerMessages out;
+  for (const auto* list : {&t.profiler_log.errors, &t.profiler_log.warnings})
+    for (const std::string& m : *list)
+      (says_gpu_loss(m, gpu_work) ? out.gpu_loss : out.other).push_back(profiler_message(m));
   if (profiler_counts(t.profiler_log.record_counts).stopped_early > 0)
-    out.push_back(profiler_message(t.profiler_log.record_counts));
+    out.gpu_loss.push_back(profiler_message(t.profiler_log.record_counts));
   return out;
+}
+
+std::string gpu_loss_said(const std::vector<std::string>& gpu_loss) {
+  if (gpu_loss.empty()) return "";
+  return "the profiler logged that GPU events are missing (" + gpu_loss.front() +
+         (gpu_loss.size() > 1 ? "; " + std::to_string(gpu_loss.size() - 1) + " more" : std::string()) + ")";
 }
 
 }  // namespace pil::trace

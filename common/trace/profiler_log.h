@@ -31,21 +31,23 @@ ProfilerCounts profiler_counts(const std::string& record_counts);
 /// "WARNING: Dropped 12 activity records (CuptiActivityApi.cpp:326)". One it cannot split, whole.
 std::string profiler_message(const std::string& logged);
 
-/// The profiler's messages, its errors then its warnings, as logged.
-std::vector<const std::string*> logged_messages(const Trace& t);
-
-/// True for a logged message that says GPU events are missing from the trace: CUPTI not
+/// The profiler's errors and warnings (errors first, each as profiler_message gives it), sorted
+/// in two: `gpu_loss`, those that say GPU events are missing from the trace (CUPTI not
 /// initialised; records dropped; its GPU buffer full and recording stopped, in warm-up or in the
-/// recording itself ("stopped by CUPTI" until 2026, "stopped by GPU profiler" since); and, in a
-/// trace without GPU work (`gpu_work`), a CUPTI call refused for want of privileges (with GPU
-/// work in the trace that refusal was of another CUPTI service, its counters: not a loss).
-bool says_gpu_loss(const std::string& message, bool gpu_work);
+/// recording itself, "stopped by CUPTI" until 2026 and "stopped by GPU profiler" since; in a
+/// trace without GPU work, `gpu_work` false, a CUPTI call refused for want of privileges: with
+/// GPU work in the trace that refusal was of another CUPTI service, its counters), and the record
+/// counts' line where it says the GPU side stopped early; `other`, the rest. Both empty for a
+/// trace whose profiler logged nothing: Kineto wrote its log into the trace until July 2026
+/// (pytorch/kineto #1460; its INFO list until April 2026, #1336), so a trace without the lists
+/// says nothing either way.
+struct ProfilerMessages {
+  std::vector<std::string> gpu_loss, other;
+};
+ProfilerMessages profiler_messages(const Trace& t, bool gpu_work);
 
-/// The profiler's own messages in the trace that say GPU events are missing (says_gpu_loss),
-/// each as profiler_message gives it, and the record counts' line where it says the GPU side
-/// stopped early. Empty for a trace whose profiler said none of that, or logged nothing: Kineto
-/// wrote its log into the trace until July 2026 (pytorch/kineto #1460; its INFO list until April
-/// 2026, #1336), so a trace without the lists says nothing either way.
-std::vector<std::string> profiler_gpu_loss(const Trace& t);
+/// How summary and advise begin their line on a GPU side the profiler said is incomplete:
+/// "the profiler logged that GPU events are missing (FIRST MESSAGE; N more)".
+std::string gpu_loss_said(const std::vector<std::string>& gpu_loss);
 
 }  // namespace pil::trace

@@ -106,6 +106,8 @@ class TraceIndex {
     size_t operator[](size_t i) const { return b[i]; }
   };
   Span work_of(size_t launch) const;
+  /// The first kernel call `launch` started (a graph's first node may be a memset or a copy), or -1.
+  long first_kernel_of(size_t launch) const;
   /// Every runtime/driver call that launched GPU work, in event order.
   const std::vector<size_t>& launch_calls() const { return launch_calls_; }
   /// Every CUDA runtime and driver call, in event order.
@@ -202,6 +204,12 @@ inline TraceIndex::Span TraceIndex::work_of(size_t launch) const {
     return {work_.data(), work_.data()};
   const uint32_t c = ordinal_[launch];
   return {work_.data() + first_work_[c], work_.data() + first_work_[c + 1]};
+}
+
+inline long TraceIndex::first_kernel_of(size_t launch) const {
+  for (size_t w : work_of(launch))
+    if (t_.events[w].category == Category::Kernel) return long(w);
+  return -1;
 }
 
 /// The named ranges' rows of the operator table (CPU ranges other than the steps: a lesson's

@@ -226,7 +226,6 @@ struct Trace {
   struct ProfilerLog {
     std::vector<std::string> errors, warnings;
     std::string record_counts;  ///< "" where the trace has none
-    bool any() const { return !errors.empty() || !warnings.empty() || !record_counts.empty(); }
   };
   ProfilerLog profiler_log;
   std::unique_ptr<NamePool> names = std::make_unique<NamePool>();

@@ -20,7 +20,7 @@
 #include "trace/check.h"  // trace_ts: timestamps as the trace writes them
 #include "trace/device_peaks.h"
 #include "trace/nesting.h"
-#include "trace/profiler_log.h"  // profiler_gpu_loss
+#include "trace/profiler_log.h"  // profiler_messages
 #include "trace/roofline_format.h"    // roofline_evidence
 #include "trace/roofline_formulas.h"  // is_matrix_formula
 #include "trace/text_table.h"
@@ -325,7 +325,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.cpu_side_only_format = !a.gpu && index.trace().autograd_profiler_slices > 0;
   a.unmodelled_device_events = Trace::unread_device_events(index.trace().unread);
   a.python_functions = index.trace().python_functions;
-  a.profiler_gpu_loss = profiler_gpu_loss(index.trace());
+  a.profiler_gpu_loss = profiler_messages(index.trace(), !index.device_work().empty()).gpu_loss;
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
   if (!a.gpu && a.launches_without_gpu_work == 0) a.sync_or_query_calls = int64_t(index.api_calls().size());
   const std::string not_recorded_why =
@@ -491,9 +491,8 @@ std::string format_advice(const Advice& a, const std::string& path) {
       << "): it lengthens every call it traces, so the host's times here (gaps between launches, operators' "
          "overhead) come out longer than without it; record again without with_stack to judge them\n";
   if (!a.profiler_gpu_loss.empty())
-    o << "the profiler logged that GPU events are missing (" << a.profiler_gpu_loss.front()
-      << (a.profiler_gpu_loss.size() > 1 ? "; " + std::to_string(a.profiler_gpu_loss.size() - 1) + " more" : "")
-      << "): the missing work reads as GPU idle time, so the gains of the findings about idle time and launches "
+    o << gpu_loss_said(a.profiler_gpu_loss)
+      << ": the missing work reads as GPU idle time, so the gains of the findings about idle time and launches "
          "come out too high (`pil-trace check` lists what it logged)\n";
   if (a.findings.empty()) o << "\nNo finding: every rule that could run found nothing past its threshold.\n";
   int n = 0;

@@ -139,8 +139,8 @@ struct Advice {
   /// Slices of Python's tracer in the trace (Trace::python_functions): the host's times include
   /// its cost, which the header says.
   int64_t python_functions = 0;
-  /// What the profiler logged that says GPU events are missing (profiler_gpu_loss): the findings
-  /// about GPU work leave that work out, which the header says.
+  /// What the profiler logged that says GPU events are missing (ProfilerMessages::gpu_loss): the
+  /// missing work reads as GPU idle time, which the header says.
   std::vector<std::string> profiler_gpu_loss;
   /// The floor the findings were held to (AdviseOptions::min_saved_share).
   double min_share = advise_rules::threshold::kMinSavedShare;

@@ -110,13 +110,6 @@ std::string first_launch_text(const std::string& longest) {
          "cost inside the recorded window, not the steady state";
 }
 
-// The first kernel a launch call started, or none.
-const Event* first_kernel(const RuleContext& c, size_t call) {
-  for (size_t w : c.index.work_of(call))
-    if (c.trace.events[w].category == Category::Kernel) return &c.trace.events[w];
-  return nullptr;
-}
-
 // The kernel launch calls that are the first launch of their kernel in the trace by their process
 // on their device (by the name of the first kernel they started: each process loads its modules
 // on each device itself) and last longer than a stall themselves: a launch takes microseconds,
@@ -133,10 +126,10 @@ std::unordered_set<const Event*> first_slow_launches(const RuleContext& c) {
   std::set<std::tuple<int64_t, int64_t, std::string_view>> seen;  // (process, device, kernel)
   std::unordered_set<const Event*> out;
   for (size_t call : calls) {
-    const Event* kernel = first_kernel(c, call);
-    if (!kernel) continue;
-    const Event& e = c.trace.events[call];
-    if (seen.insert({e.pid, kernel->pid, kernel->name}).second && e.dur_ns > threshold::kHostStallNs) out.insert(&e);
+    const long kernel = c.index.first_kernel_of(call);
+    if (kernel < 0) continue;
+    const Event &e = c.trace.events[call], &k = c.trace.events[size_t(kernel)];
+    if (seen.insert({e.pid, k.pid, k.name}).second && e.dur_ns > threshold::kHostStallNs) out.insert(&e);
   }
   return out;
 }
@@ -291,14 +284,14 @@ void host_stall(const RuleContext& c, RuleResult& out) {
   // Only now, with a finding to word, the ranges that may say where it went (a scan of the trace).
   const std::unordered_set<const Event*> first = first_slow_launches(c);
   auto first_launch_label = [&](const Event& call) {  // "358 ms, cudaLaunchKernel of indexSelectSmallIndex"
-    const Event* kernel = first_kernel(c, size_t(&call - c.trace.events.data()));
+    const long kernel = c.index.first_kernel_of(size_t(&call - c.trace.events.data()));  // one, or not first
     return format_duration(call.dur_ns) + ", " + std::string(call.name) + " of " +
-           (kernel ? kernel_label(kernel->name) : std::string("?"));
+           kernel_label(c.trace.events[size_t(kernel)].name);
   };
   HostRanges families[] = {
       {c.trace, "data_loading_ns", loading_text, false, is_data_loading_name, is_data_loading},
       {c.trace, "compiling_ns", compiling_text, true, is_compiling_name, is_compiling},
-      {c.trace, "first_launch_ns", first_launch_text, true, [&](std::string_view) { return !first.empty(); },
+      {c.trace, "first_launch_ns", first_launch_text, true, is_kernel_launch_call,
        [&](const Event& e) { return first.count(&e) > 0; }, first_launch_label}};
   for (const HostGap& g : stalls)
     for (HostRanges& f : families) f.add(c, loops, c.trace.events[g.call], g.start, g.end);
@@ -369,13 +362,11 @@ void host_stall(const RuleContext& c, RuleResult& out) {
           "steps) could save at most that";
   // Most of it a first call's (first launches, compiling): a finding of its own, whose fix is a
   // warm-up rather than moving the host's work.
-  if (most && most->one_time) {
+  const bool one_time = most && most->one_time;
+  if (one_time)
     s.how += "; most of it a first call's one-time cost: warm up before recording (a schedule's warmup steps) "
              "to see what is left of it in the steady state";
-    out.symptom(std::move(s), "one_time_stall");
-    return;
-  }
-  out.symptom(std::move(s));
+  out.symptom(std::move(s), one_time ? "one_time_stall" : nullptr);
 }
 
 // Launch-bound, seen from the CPU: kernel launches (not copies or sets) onto an idle stream whose

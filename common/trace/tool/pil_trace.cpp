@@ -143,7 +143,7 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                 {"durations_ns", d},
                 {"processes", m.step_processes}};
   // What the profiler logged that says GPU events are missing (its messages, as check lists them).
-  j["profiler_gpu_loss"] = profiler_gpu_loss(t);
+  j["profiler_gpu_loss"] = profiler_messages(t, !index.device_work().empty()).gpu_loss;
   // The profiler's own work (CUPTI's overhead records): each, the step it is in, the longest CUDA
   // call during it, and the longest that spans it, synchronizes aside (its thread may have waited
   // for the profiler), with that call's step; where none spans it, the call of a thread with none
