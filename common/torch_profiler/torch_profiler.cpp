@@ -105,7 +105,8 @@ trace::Event convert(const tap::KinetoEvent& k, trace::Trace& into, bool with_fl
     e.dur_ns = 0;
     e.memory_info = uint32_t(into.memory.size());
     into.memory.push_back({k.nBytes(), -1, k.deviceType() == c10::DeviceType::CUDA,
-                           k.deviceType() == c10::DeviceType::CPU ? -1 : k.deviceIndex()});
+                           k.deviceType() == c10::DeviceType::CPU ? -1 : k.deviceIndex(),
+                           int8_t(k.deviceType())});
     return e;
   }
   if (trace::is_torch_scope(e.category)) {

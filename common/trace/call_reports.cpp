@@ -137,11 +137,12 @@ DiffReport diff_report(const Trace& a, const Trace& b, double tolerance) {
 
 // --- Memory ----------------------------------------------------------------------------------
 
-std::map<std::pair<bool, int32_t>, std::vector<size_t>> memory_events_by_device(const Trace& t) {
-  std::map<std::pair<bool, int32_t>, std::vector<size_t>> by_device;
+std::map<std::pair<int, int32_t>, std::vector<size_t>> memory_events_by_device(const Trace& t) {
+  std::map<std::pair<int, int32_t>, std::vector<size_t>> by_device;
   if (t.memory.empty()) return by_device;  // no memory events: nothing to look for
   for (size_t i = 0; i < t.events.size(); ++i)
-    if (const MemoryInfo* m = t.memory_info(t.events[i])) by_device[{m->cuda, m->device}].push_back(i);
+    if (const MemoryInfo* m = t.memory_info(t.events[i]))
+      by_device[{m->cuda ? 1 : m->device_type, m->device_type == 0 ? -1 : m->device}].push_back(i);
   for (auto& [key, idx] : by_device)
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
       return t.events[a].start_ns < t.events[b].start_ns;
@@ -154,7 +155,8 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
   std::vector<MemoryRow> rows;
   for (const auto& [key, idx] : memory_events_by_device(t)) {
     MemoryRow r;
-    r.cuda = key.first;
+    r.cuda = key.first == 1;
+    r.device_type = int8_t(key.first);
     r.device = key.second;
     int64_t in_use = 0;
     size_t peak_event = idx.front();
@@ -196,6 +198,46 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
     rows.push_back(std::move(r));
   }
   return rows;
+}
+
+// --- A device used, its work not recorded ----------------------------------------------------
+
+std::string DeviceUseWithoutWork::evidence() const {
+  std::string s;
+  if (!device.empty()) s = counted(allocations, "allocation") + " on " + device;
+  if (!op.empty())
+    s += (s.empty() ? "" : "; ") + op + " called " + (op_calls == 1 ? std::string("once") : grouped(op_calls) + " times");
+  return s;
+}
+
+DeviceUseWithoutWork device_use_without_work(const TraceIndex& index) {
+  DeviceUseWithoutWork use;
+  if (!index.device_work().empty() || !index.api_calls().empty()) return use;
+  for (const MemoryRow& r : index.memory())
+    if (r.device_type != 0) {
+      use.device = device_label(r);
+      use.allocations = r.allocations;
+      break;
+    }
+  const Trace& t = index.trace();
+  if (!use.device.empty())
+    for (size_t i = 0; i < t.events.size(); ++i)
+      if (const MemoryInfo* m = t.memory_info(t.events[i]); m && m->device_type != 0) {
+        use.first_memory = i;
+        break;
+      }
+  std::map<std::string_view, std::pair<int64_t, size_t>> gpu_only;  // name -> (calls, first call)
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (e.category != Category::CpuOp) continue;
+    if (e.name.find("cudnn") == std::string_view::npos && e.name.find("miopen") == std::string_view::npos) continue;
+    auto& [calls, first] = gpu_only.try_emplace(e.name, 0, i).first->second;
+    ++calls;
+    if (e.start_ns < t.events[first].start_ns) first = i;
+  }
+  for (const auto& [name, c] : gpu_only)
+    if (c.first > use.op_calls) use.op = std::string(name), use.op_calls = c.first, use.first_op = c.second;
+  return use;
 }
 
 // --- The profiler's own work ------------------------------------------------------------------

@@ -230,6 +230,22 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
       f.note(no_work, l.name, l.start_ns, "correlation " + std::to_string(l.correlation));
   }
 
+  // A run that used a device, traced without it: no GPU work and no CUDA call, yet memory events
+  // on a device or operators that run on a GPU only (device_use_without_work).
+  CheckFinding& unrecorded = f.add("gpu_side_not_recorded",
+                                   "a run that used a device, traced without its work: no GPU work and no CUDA call, "
+                                   "yet memory on the device or operators that run on a GPU only (record with the "
+                                   "device's activity: ProfilerActivity.CUDA for an NVIDIA or AMD GPU); the figures "
+                                   "are the CPU side's only");
+  if (const DeviceUseWithoutWork use = device_use_without_work(index); use.found()) {
+    if (!use.device.empty())
+      f.note(unrecorded, "[memory]", t.events[use.first_memory].start_ns,
+             "the first of " + counted(use.allocations, "allocation") + " on " + use.device);
+    if (!use.op.empty())
+      f.note(unrecorded, use.op, t.events[use.first_op].start_ns,
+             "runs on a GPU only; called " + (use.op_calls == 1 ? std::string("once") : grouped(use.op_calls) + " times"));
+  }
+
   // Work on one stream that overlaps earlier work there: Perfetto draws one of them only.
   CheckFinding& overlap = f.add("stream_overlap",
                                 "GPU work overlapping earlier work on its own stream (Perfetto hides one of them)");

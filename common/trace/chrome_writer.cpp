@@ -61,7 +61,7 @@ void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& 
                     << "\"name\": \"[memory]\", \"pid\": " << e.pid << ", \"tid\": " << e.tid
                     << ", \"ts\": " << trace_ts(e.start_ns) << ", \"args\": {\"Total Allocated\": "
                     << m->total_allocated << ", \"Bytes\": " << m->bytes << ", \"Device Id\": "
-                    << m->device << ", \"Device Type\": " << (m->cuda ? 1 : 0) << "}}";
+                    << m->device << ", \"Device Type\": " << int(m->device_type) << "}}";
       continue;
     }
     begin_event() << "{\"ph\": \"X\", \"cat\": \"" << kineto_category(e.category)

@@ -329,7 +329,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     std::string where;
     if (!r.peak_range.empty()) where += " in `" + r.peak_range + "`";
     if (!r.peak_op.empty()) where += (where.empty() ? " in " : ", ") + r.peak_op;
-    line(std::string(r.cuda ? "GPU " + std::to_string(r.device) : "host") + " memory: peak " +
+    line(memory_name(r) + ": peak " +
          format_bytes(r.peak_growth) + " above what was held when recording began" + where +
          (r.peak_total >= 0 ? " (allocator total then " + format_bytes(r.peak_total) + ")" : "") +
          "; " + count_of(r.allocations, "allocation", "allocations") + ", " + format_bytes(r.allocated_bytes) +
@@ -355,6 +355,11 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
       line("no GPU work in this trace: the autograd profiler's own format (EventList's export, its slices in "
            "\"CPU functions\") holds a run's CPU side only, whether or not it used a GPU, so the table's CPU "
            "columns are all it tells");
+    else if (const DeviceUseWithoutWork use = device_use_without_work(index); calls == 0 && use.found())
+      line("no GPU work in this trace, though the run used " + (use.device.empty() ? "a GPU" : use.device) +
+           " (" + use.evidence() + "): the profiler recorded the CPU's side only (no activity of the "
+           "device's: ProfilerActivity.CUDA for an NVIDIA or AMD GPU; `pil-trace check`), so the table's CPU "
+           "columns are all it can tell");
     else if (calls == 0)
       line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
     else if (const auto ranges = t.unread.find(Trace::kUnreadCuptiRange); ranges != t.unread.end())

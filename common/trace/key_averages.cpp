@@ -369,8 +369,9 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
     std::vector<int64_t> host_mem(slots, 0), dev_mem(slots, 0);
     for (const Allocation& a : allocations) {
       const MemoryInfo& m = *memory_of(events[a.event]);
-      (m.cuda ? device_memory : host_memory) = true;
-      if (const long o = eff(a.owner); o >= 0) (m.cuda ? dev_mem : host_mem)[size_t(o)] += m.bytes;
+      const bool on_device = m.device_type != 0;  // a GPU's, or another device's (torch's device memory)
+      (on_device ? device_memory : host_memory) = true;
+      if (const long o = eff(a.owner); o >= 0) (on_device ? dev_mem : host_mem)[size_t(o)] += m.bytes;
     }
     for (size_t s = 0; s < slots; ++s) {
       rows[row_of[s]].self_cpu_mem += host_mem[s];

@@ -262,7 +262,12 @@ const std::vector<MemoryRow>& TraceIndex::memory() const {
 }
 
 std::string device_label(const MemoryRow& row) {
-  return row.cuda ? "cuda:" + std::to_string(row.device) : std::string("cpu");
+  return row.device_type == 0 ? std::string("cpu") : device_type_name(row.device_type) + ":" + std::to_string(row.device);
+}
+
+std::string memory_name(const MemoryRow& row) {
+  if (row.device_type == 0) return "host memory";
+  return (row.cuda ? "GPU " + std::to_string(row.device) : device_label(row)) + " memory";
 }
 
 const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows) {

@@ -25,8 +25,9 @@ namespace pil::trace {
 
 /// Memory on one device over the recorded window, from the `[memory]` events.
 struct MemoryRow {
-  bool cuda = false;
+  bool cuda = false;               ///< CUDA's or HIP's memory (device_type 1)
   int32_t device = -1;             ///< -1 for host memory
+  int8_t device_type = 0;          ///< MemoryInfo::device_type, HIP's counted as CUDA's (1)
   int64_t allocations = 0, frees = 0;
   int64_t allocated_bytes = 0;     ///< summed over allocations
   /// Most memory in use at once, counted from the first event: the peak of (allocations -
@@ -41,7 +42,7 @@ struct MemoryRow {
   std::string peak_op;             ///< innermost operator then ("aten::bmm")
 };
 
-/// "cuda:0" or "cpu": the device a memory row is about.
+/// "cuda:0", "mps:0" or "cpu": the device a memory row is about.
 std::string device_label(const MemoryRow& row);
 
 /// The row a one-line answer speaks of: the first GPU's where there is one, else the host's;
@@ -537,9 +538,14 @@ struct DiffReport {
 /// as the same.
 DiffReport diff_report(const Trace& a, const Trace& b, double tolerance = 0.05);
 
-/// The memory events of each device, (cuda, device index) -> event indices in time order;
-/// host memory first.
-std::map<std::pair<bool, int32_t>, std::vector<size_t>> memory_events_by_device(const Trace& trace);
+/// The memory events of each device, (device type, device index) -> event indices in time order;
+/// host memory first (type 0, index -1), then CUDA's (1: HIP's, 6, counted as CUDA's), then
+/// other devices' (MemoryInfo::device_type).
+std::map<std::pair<int, int32_t>, std::vector<size_t>> memory_events_by_device(const Trace& trace);
+
+/// How the memory of a device is named in a line: "host memory", "GPU 0 memory" (CUDA's or
+/// HIP's), "mps:0 memory".
+std::string memory_name(const MemoryRow& row);
 
 /// Per device (host first): allocations, frees, the peak and where it came from.
 std::vector<MemoryRow> memory_report(const TraceIndex& index);
@@ -568,6 +574,26 @@ RangeTimes named_range_times(const TraceIndex& index, const std::vector<const Ke
 /// The CUDA runtime and driver calls that start GPU work (launches, copies, sets: starts_gpu_work).
 /// On a trace that holds no GPU work, any such call says its GPU side was not recorded.
 size_t calls_starting_gpu_work(const TraceIndex& index);
+
+/// What says that a run whose trace holds no GPU work and no CUDA call used a device all the same:
+/// its memory events on one (Kineto's "Device Type": CUDA, XPU, MPS...; recorded with
+/// profile_memory), and operators that run on a GPU only (cuDNN's and MIOpen's: `aten::cudnn_*`,
+/// `aten::miopen_*`). Where either is found, the profiler recorded the CPU's side only (torch.profiler
+/// without the device's activity: ProfilerActivity.CUDA for an NVIDIA or AMD GPU).
+struct DeviceUseWithoutWork {
+  std::string device;       ///< the first device with memory events ("cuda:0", "mps:0"); "" for none
+  int64_t allocations = 0;  ///< its allocations
+  size_t first_memory = 0;  ///< its first memory event (index into Trace::events), where `device` is set
+  std::string op;           ///< the GPU-only operator called most ("aten::cudnn_convolution"); "" for none
+  int64_t op_calls = 0;     ///< its calls
+  size_t first_op = 0;      ///< its first call (index into Trace::events), where `op` is set
+  bool found() const { return !device.empty() || !op.empty(); }
+  /// "22 allocations on cuda:0; aten::cudnn_convolution called 3 times".
+  std::string evidence() const;
+};
+/// Looked for in a trace without GPU work or CUDA calls (empty otherwise: such a trace's device
+/// side is judged from its calls).
+DeviceUseWithoutWork device_use_without_work(const TraceIndex& index);
 
 /// How many processes recorded the steps: 1 (Kineto writes one process's trace), more in several
 /// processes' traces merged into one file (TraceLens merges a run's ranks so), whose per-step

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
 namespace pil::trace {
 
@@ -28,6 +29,15 @@ std::string_view NamePool::intern(std::string_view s) {
   block_used_ += s.size();
   order_.push_back(std::string_view(dst, s.size()));
   return slot = *views_.insert(order_.back()).first;
+}
+
+std::string device_type_name(int type) {
+  // c10::DeviceType's numbers and c10::DeviceTypeName's lower-case names.
+  static constexpr const char* kNames[] = {"cpu",    "cuda", "mkldnn", "opengl", "opencl", "ideep", "cuda",
+                                           "fpga",   "maia", "xla",    "vulkan", "metal",  "xpu",   "mps",
+                                           "meta",   "hpu",  "ve",     "lazy",   "ipu",    "mtia",  "privateuseone"};
+  if (type >= 0 && size_t(type) < std::size(kNames)) return kNames[type];
+  return "device type " + std::to_string(type);
 }
 
 }  // namespace pil::trace

@@ -60,7 +60,15 @@ struct MemoryInfo {
   int64_t total_allocated = -1;
   bool cuda = false;       ///< a GPU allocation (Kineto's "Device Type" 1, or 6: HIP), else host memory
   int32_t device = -1;     ///< device index; -1 for host memory
+  /// The device's kind as c10::DeviceType numbers it (Kineto's "Device Type"): 0 the host, 1 CUDA,
+  /// 6 HIP, 12 XPU, 13 MPS...; `cuda` where 1 or 6. Not the host: a device's memory, GPU or not.
+  int8_t device_type = 0;
 };
+
+/// The name torch gives a c10::DeviceType in a device string: "cpu", "cuda" (HIP's too: a ROCm
+/// build names its GPU so), "xpu", "mps", "hpu", "mtia"...; "device type N" for a number it does
+/// not have.
+std::string device_type_name(int type);
 
 /// Flow arrows ("ph": "s" at a launch, "f" at its GPU work): counted, not kept. The reports join
 /// launches to GPU work through correlation ids, which every flow arrow mirrors; a trace whose

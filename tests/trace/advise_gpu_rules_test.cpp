@@ -136,6 +136,10 @@ TEST(AdviseHostWait, LaunchGapsAreTheLaunchBoundLoop) {
   EXPECT_DOUBLE_EQ(figure(*s, "host_wait_ns"), 845'000);
   EXPECT_DOUBLE_EQ(figure(*s, "host_wait_share"), 0.845);
   EXPECT_DOUBLE_EQ(figure(*s, "gaps"), 10);
+  EXPECT_DOUBLE_EQ(figure(*s, "longest_gap_ns"), 90'000);
+  EXPECT_NE(s->text.find("in 10 gaps, the longest 90.0 us (a gap over 1.00 ms is a stall, judged apart)"),
+            std::string::npos)
+      << s->text;
   EXPECT_DOUBLE_EQ(figure(*s, "busy_share"), 0.1);
   EXPECT_EQ(s->saved_ns, 845'000);
   EXPECT_TRUE(clean(a, "host_stall"));

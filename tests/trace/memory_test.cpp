@@ -47,6 +47,12 @@ std::string memory_trace() {
 
 constexpr int64_t MiB = 1 << 20;
 
+// The one GPU memory event's device fields in memory_trace().
+const std::string& cuda_field() {
+  static const std::string f = R"("Device Id": 0, "Device Type": 1)";
+  return f;
+}
+
 TEST(Memory, ChunkCutsLeaveOneRecordPerEvent) {
   // An event cut by a chunk's end is read again from the next chunk: what the first try added is
   // taken back, memory records included, at every place a cut can fall.
@@ -116,6 +122,63 @@ TEST(Memory, HipsDeviceTypeIsGpuMemory) {
   const auto rows = memory_report(TraceIndex(t));
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_TRUE(rows[1].cuda);
+}
+
+// Another device's memory (an Apple GPU's: "Device Type" 13, c10::DeviceType::MPS) is that
+// device's, named as torch names it, and device memory in the table, not the host's; written back
+// with its type.
+TEST(Memory, AnotherDevicesMemoryIsNamedAsTorchNamesIt) {
+  std::string text = memory_trace();
+  const std::string cuda = R"("Device Id": 0, "Device Type": 1)";
+  text.replace(text.find(cuda), cuda.size(), R"("Device Id": 0, "Device Type": 13)");
+  const Trace t = parse_trace_text(text);
+  const TraceIndex index(t);
+  const auto& rows = index.memory();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[1].cuda);
+  EXPECT_EQ(device_label(rows[0]), "cpu");
+  EXPECT_EQ(device_label(rows[1]), "mps:0");
+  EXPECT_EQ(memory_name(rows[1]), "mps:0 memory");
+  EXPECT_EQ(rows[1].peak_growth, MiB);
+  EXPECT_EQ(key_averages(t).find("aten::mm")->self_device_mem, MiB);
+  EXPECT_EQ(key_averages(t).find("aten::mm")->self_cpu_mem, 0);
+  EXPECT_NE(explain(index).find("mps:0 memory: peak 1.00 MB"), std::string::npos) << explain(index);
+  std::ostringstream written;
+  write_chrome_trace(t, written, WriterOptions{});
+  EXPECT_NE(written.str().find(R"("Device Id": 0, "Device Type": 13)"), std::string::npos);
+  EXPECT_EQ(device_type_name(20), "privateuseone");
+  EXPECT_EQ(device_type_name(6), "cuda");
+  EXPECT_EQ(device_type_name(42), "device type 42");
+}
+
+// A GPU run traced without the GPU's activity: no kernel and no CUDA call, its memory events on
+// cuda:0 and a cuDNN operator. Not a CPU run: summary and advise say the GPU's side was not
+// recorded, and advise does not take the host's time for the run's cost.
+TEST(Memory, AGpuRunTracedWithoutItsGpuIsNotACpuRun) {
+  std::string text = memory_trace();
+  text.replace(text.find("aten::bmm"), 9, "aten::cudnn_convolution");
+  const Trace t = parse_trace_text(text);
+  const TraceIndex index(t);
+  const DeviceUseWithoutWork use = device_use_without_work(index);
+  EXPECT_EQ(use.device, "cuda:0");
+  EXPECT_EQ(use.allocations, 1);
+  EXPECT_EQ(use.op, "aten::cudnn_convolution");
+  EXPECT_EQ(use.op_calls, 1);
+  EXPECT_EQ(t.events[use.first_op].name, "aten::cudnn_convolution");
+  EXPECT_EQ(t.events[use.first_memory].start_ns, 70'000);
+  EXPECT_EQ(use.evidence(), "1 allocation on cuda:0; aten::cudnn_convolution called once");
+  const std::string said = explain(index);
+  EXPECT_EQ(said.find("(a CPU run)"), std::string::npos) << said;
+  EXPECT_NE(said.find("no GPU work in this trace, though the run used cuda:0 (1 allocation on cuda:0; "
+                      "aten::cudnn_convolution called once): the profiler recorded the CPU's side only"),
+            std::string::npos)
+      << said;
+  // Host memory alone, and no GPU-only operator: a CPU run.
+  std::string host = memory_trace();
+  host.replace(host.find(cuda_field()), cuda_field().size(), R"("Device Id": -1, "Device Type": 0)");
+  const Trace cpu = parse_trace_text(host);
+  EXPECT_FALSE(device_use_without_work(TraceIndex(cpu)).found());
+  EXPECT_NE(explain(TraceIndex(cpu)).find("(a CPU run)"), std::string::npos);
 }
 
 TEST(Memory, TableAttributesBytesToTheInnermostOperatorAndItsAncestors) {

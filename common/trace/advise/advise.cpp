@@ -328,10 +328,14 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.profiler_gpu_loss = profiler_messages(index.trace(), !index.device_work().empty()).gpu_loss;
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
   if (!a.gpu && a.launches_without_gpu_work == 0) a.sync_or_query_calls = int64_t(index.api_calls().size());
+  if (!a.gpu) a.device_use = device_use_without_work(index).evidence();
+  const bool not_recorded = a.launches_without_gpu_work > 0 || !a.device_use.empty();
   const std::string not_recorded_why =
-      "the trace's GPU side was not recorded (" + std::to_string(a.launches_without_gpu_work) +
-      " CUDA calls start GPU work, none is in the trace; pil-trace check): its host time is launches and waits, "
-      "not a CPU run's cost";
+      "the trace's GPU side was not recorded (" +
+      (a.launches_without_gpu_work > 0
+           ? std::to_string(a.launches_without_gpu_work) + " CUDA calls start GPU work, none is in the trace"
+           : "the run used a device: " + a.device_use + "; no CUDA call or GPU work is in the trace") +
+      "; pil-trace check): its host time is launches and waits, not a CPU run's cost";
   a.min_share = options.min_saved_share;
   // GPU times offset from CPU times: the rules that set one against the other are not run.
   const ClockOffset offset = a.gpu ? gpu_clock_offset(index) : ClockOffset{};
@@ -400,7 +404,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       a.unable.push_back({r.key, what(r), "the trace has no GPU work"});
       continue;
     }
-    if (r.host_time_is_cost && a.launches_without_gpu_work > 0) {
+    if (r.host_time_is_cost && not_recorded) {
       a.unable.push_back({r.key, what(r), not_recorded_why});
       continue;
     }
@@ -463,6 +467,7 @@ std::string speedup_text(const Finding& f) {
 std::string device_side(const Advice& a) {
   if (a.gpu) return "with GPU work";
   if (a.launches_without_gpu_work > 0) return "GPU work not recorded";
+  if (!a.device_use.empty()) return "GPU work not recorded (the run used a device: " + a.device_use + ")";
   if (!a.unmodelled_device_events.empty()) {
     std::string kinds;
     for (const auto& [kind, n] : a.unmodelled_device_events)
@@ -550,6 +555,7 @@ nlohmann::ordered_json advice_json(const Advice& a) {
             {"processes", a.processes}, {"gpu", a.gpu},
             {"launches_without_gpu_work", a.launches_without_gpu_work},
             {"sync_or_query_calls", a.sync_or_query_calls},
+            {"device_use", a.device_use},
             {"cpu_side_only_format", a.cpu_side_only_format},
             {"unmodelled_device_events", a.unmodelled_device_events},
             {"python_functions", a.python_functions},

@@ -126,6 +126,10 @@ struct Advice {
   /// sets). Where there are any, the GPU's side was not recorded (the profiler's GPU activity
   /// off or lost): the rules that take the host's time for a CPU run's cost are not run.
   int64_t launches_without_gpu_work = 0;
+  /// Without GPU work and without any CUDA call: what shows that the run used a device all the
+  /// same (DeviceUseWithoutWork::evidence: its memory there, cuDNN's operators); "" where nothing
+  /// does. Where something does, the GPU's side was not recorded, as with launches above.
+  std::string device_use;
   /// Without GPU work and without a call that starts any: the CUDA calls that only synchronize
   /// or query (cudaDeviceSynchronize, cudaGetDevice...). The process used CUDA, but any work they
   /// waited for was launched before recording began: judged as a CPU run, and the header says so.

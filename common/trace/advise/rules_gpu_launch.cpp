@@ -210,7 +210,7 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
   const int64_t hi = c.index.gpu_window_end;
   if (hi <= lo) return;
   std::vector<HostGap> gaps;
-  int64_t wait = 0, saved = 0, in_loops = 0;
+  int64_t wait = 0, saved = 0, in_loops = 0, longest_gap = 0;  // a gap's part outside the loops
   const Loops& loops = c.loops();
   for (const HostGap& g : c.host_gaps()) {
     const int64_t in = loops.inside(c.trace.events[g.call], g.start, g.end);
@@ -218,6 +218,7 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
     in_loops += in;
     if (in >= g.dur()) continue;
     wait += g.dur() - in;
+    longest_gap = std::max(longest_gap, g.dur() - in);
     saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
     gaps.push_back(g);
   }
@@ -228,12 +229,13 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
   Symptom s;
   s.text = "GPU idle waiting on the host between launches: " + percent_text(share) +
            " of the GPU window (" + format_duration(wait) + " in " + std::to_string(gaps.size()) +
-           " gaps of up to " + format_duration(threshold::kHostStallNs) +
-           ", every stream idle; GPU busy " + percent_text(busy) + ")";
+           " gaps, the longest " + format_duration(longest_gap) + " (a gap over " +
+           format_duration(threshold::kHostStallNs) + " is a stall, judged apart), every stream idle; GPU busy " +
+           percent_text(busy) + ")";
   if (in_loops > 0)
     s.text += "; besides " + format_duration(in_loops) + " inside loops of small operators, op_loop's";
   s.figures = {{"host_wait_share", share}, {"host_wait_ns", double(wait)},
-               {"gaps", double(gaps.size())}, {"busy_share", busy}};
+               {"gaps", double(gaps.size())}, {"longest_gap_ns", double(longest_gap)}, {"busy_share", busy}};
   if (in_loops > 0) s.figures.push_back({"in_loops_ns", double(in_loops)});
   for (const HostGap& g : longest(gaps, c.options.examples))
     s.examples.push_back(c.example(g.next, "the GPU idle " + format_duration(g.dur()) +

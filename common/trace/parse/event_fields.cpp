@@ -509,8 +509,12 @@ void EventFields::read_event(od::object& obj) {
           if (!optional_whole(av, minfo.total_allocated)) minfo.total_allocated = -1;
         } else if (is_key(ak, "Device Type")) {
           int64_t type = 0;
-          // c10::DeviceType: 1 CUDA, 6 HIP (a ROCm build's GPU memory in some Kineto versions).
-          if (optional_whole(av, type)) minfo.cuda = type == 1 || type == 6;
+          // c10::DeviceType: 1 CUDA, 6 HIP (a ROCm build's GPU memory in some Kineto versions),
+          // 12 XPU, 13 MPS... (a number past its range: read as the host's).
+          if (optional_whole(av, type) && type > 0 && type < 128) {
+            minfo.device_type = int8_t(type);
+            minfo.cuda = type == 1 || type == 6;
+          }
         } else if (is_key(ak, "Device Id")) {
           int64_t device = -1;
           if (optional_whole(av, device)) minfo.device = int32_t(device);
