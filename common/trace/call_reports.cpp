@@ -244,16 +244,89 @@ DeviceUseWithoutWork device_use_without_work(const TraceIndex& index) {
 
 bool is_profiler_overhead(const Event& e) {
   if (e.category != Category::Other || e.dur_ns <= 0) return false;
-  // libkineto's names for CUPTI's overhead kinds (CUpti_ActivityOverheadKind).
-  for (std::string_view name : {"Activity Buffer Request", "Buffer Flush", "Driver Compiler",
-                                "Runtime Triggered Module Loading", "Lazy Function Loading", "Command Buffer Full",
-                                "UVM Activity Init"})
+  // libkineto's names for CUPTI's own overhead kinds (CUpti_ActivityOverheadKind: buffer flush,
+  // buffer request, UVM activity set-up; CUDA's own costs among them are is_cuda_overhead_record's).
+  for (std::string_view name : {"Activity Buffer Request", "Buffer Flush", "UVM Activity Init"})
     if (e.name == name) return true;
   // Names a user's could have; "Unrecognized" for a kind the Kineto that wrote the trace did not
   // know (before 2025 it named CUDA 12.4's lazy-loading kinds so).
   for (std::string_view name : {"Instrumentation", "Resource", "Unknown", "Unrecognized"})
     if (e.name == name) return e.pid == -1;
   return false;
+}
+
+const char* cuda_overhead_kind(const Event& e) {
+  if (e.category != Category::Other || e.dur_ns <= 0) return nullptr;
+  // libkineto's names for the kinds of CUPTI's overhead records that are CUDA's own work.
+  if (e.name == "Runtime Triggered Module Loading" || e.name == "Lazy Function Loading") return "lazy loading";
+  if (e.name == "Driver Compiler") return "the driver compiling";
+  if (e.name == "Command Buffer Full") return "the launch queue full";
+  return nullptr;
+}
+
+std::vector<CudaOverhead> cuda_overhead(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  std::vector<CudaOverhead> out;
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    const char* kind = cuda_overhead_kind(e);
+    if (!kind) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const CudaOverhead& o) { return o.name == e.name; });
+    if (it == out.end()) it = out.insert(out.end(), CudaOverhead{e.name, kind, 0, 0, i});
+    ++it->records;
+    it->total_ns += e.dur_ns;
+    if (e.dur_ns > t.events[it->longest].dur_ns) it->longest = i;
+  }
+  // The longest CUDA call (any thread) that lasts through each kind's longest record: the call
+  // that paid for it (the records carry no thread).
+  for (CudaOverhead& o : out) {
+    const Event& r = t.events[o.longest];
+    for (size_t c : index.api_calls()) {
+      const Event& call = t.events[c];
+      if (call.start_ns <= r.start_ns && call.end_ns() >= r.end_ns() &&
+          (o.in_call == CudaOverhead::npos || call.dur_ns > t.events[o.in_call].dur_ns))
+        o.in_call = c;
+    }
+  }
+  return out;
+}
+
+std::string cuda_overhead_text(const TraceIndex& index, const std::vector<CudaOverhead>& overhead) {
+  if (overhead.empty()) return "";
+  const Trace& t = index.trace();
+  auto meaning = [](std::string_view kind) -> const char* {
+    if (kind == "lazy loading")
+      return "a kernel's code loaded at its first launch, CUDA's default, CUDA_MODULE_LOADING=LAZY; once per "
+             "kernel and process, so a warm-up before the recorded steps pays it";
+    if (kind == "the driver compiling")
+      return "PTX compiled for this GPU as it loads (no code for its architecture in the binary), once per kernel "
+             "and process";
+    return "a launch waited for room in the GPU's command buffer: the host far ahead of the GPU";
+  };
+  std::string s = "CUDA's own work in CUPTI's overhead records (the program's, with or without a profiler): ";
+  for (size_t i = 0; i < overhead.size(); ++i) {
+    const CudaOverhead& o = overhead[i];
+    const bool first_of_kind = i == 0 || std::string_view(overhead[i - 1].kind) != o.kind;
+    if (first_of_kind) s += std::string(i ? "; " : "") + o.kind + " (" + meaning(o.kind) + "): ";
+    else s += ", ";
+    const Event& r = t.events[o.longest];
+    s += counted(o.records, std::string(o.name) + " record") + ", " + format_duration(o.total_ns);
+    std::string longest = o.records > 1 ? "the longest " + format_duration(r.dur_ns) : std::string();
+    if (o.in_call != CudaOverhead::npos) {
+      const Event& call = t.events[o.in_call];
+      std::string of;  // a launch's kernel
+      if (const long k = index.first_kernel_of(o.in_call); k >= 0) {
+        const std::string_view name = t.events[size_t(k)].name;
+        of = " of " + std::string(name.substr(0, 60)) + (name.size() > 60 ? "..." : "");
+      }
+      const long step = index.step_at(call.start_ns);
+      longest += (longest.empty() ? "" : ", ") + std::string("inside a ") + format_duration(call.dur_ns) + " " +
+                 std::string(call.name) + of +
+                 (step >= 0 ? " in " + std::string(t.events[index.steps[size_t(step)]].name) : "");
+    }
+    if (!longest.empty()) s += " (" + longest + ")";
+  }
+  return s;
 }
 
 std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {

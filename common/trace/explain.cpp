@@ -174,6 +174,7 @@ Summary summarize(const TraceIndex& index, IdleRule idle_rule) {
   m.steps = DurationStats::of(m.step_ns);
   m.step_processes = step_processes(index);
   m.overhead = profiler_overhead(index);
+  m.cuda_overhead = cuda_overhead(index);
   if (gpu) {
     m.kernels = kernel_report(index);
     m.launches = launch_report(index, LaunchDetail::Totals);
@@ -295,6 +296,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     line(s);
   }
   if (!m.overhead.empty()) line(profiler_overhead_text(index, m.overhead));
+  if (!m.cuda_overhead.empty()) line(cuda_overhead_text(index, m.cuda_overhead));
   const KeyAverages& ka = index.key_averages();
   if (!m.top_ops.empty()) {
     std::string s = "most self CPU time:";

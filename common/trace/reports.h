@@ -640,6 +640,26 @@ inline constexpr int64_t kOverheadResumeNs = 20'000;
 bool is_profiler_overhead(const Event& e);
 /// The trace's profiler overhead records, in time order.
 std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index);
+
+/// CUDA's own work among CUPTI's overhead records (Kineto writes them beside the profiler's, on
+/// its lane pid -1), which the program pays with or without a profiler: "lazy loading" (Runtime
+/// Triggered Module Loading, Lazy Function Loading: a kernel's code loaded on its first launch,
+/// CUDA 12's default), "the driver compiling" (Driver Compiler: PTX compiled for the GPU at load),
+/// "the launch queue full" (Command Buffer Full: a launch waiting for room in the command buffer);
+/// nullptr for any other event.
+const char* cuda_overhead_kind(const Event& e);
+/// Such records, by name in order of first appearance.
+struct CudaOverhead {
+  static constexpr size_t npos = size_t(-1);
+  std::string_view name;  ///< "Runtime Triggered Module Loading"
+  const char* kind;       ///< cuda_overhead_kind
+  int64_t records = 0, total_ns = 0;
+  size_t longest = 0;     ///< the longest record (index into Trace::events)
+  size_t in_call = npos;  ///< the longest CUDA call that lasts through it, any thread (npos: none)
+};
+std::vector<CudaOverhead> cuda_overhead(const TraceIndex& index);
+/// One line on them for a report, or "" where there are none.
+std::string cuda_overhead_text(const TraceIndex& index, const std::vector<CudaOverhead>& overhead);
 /// One line on them for a report ("Activity Buffer Request 2.54 ms in ProfilerStep#2 ..."), or ""
 /// where there are none.
 std::string profiler_overhead_text(const TraceIndex& index, const std::vector<ProfilerOverhead>& overhead);
@@ -649,6 +669,7 @@ struct Summary {
   DurationStats steps;
   size_t step_processes = 0;  ///< step_processes(): more than 1 in merged traces
   std::vector<ProfilerOverhead> overhead;  ///< profiler_overhead(): the profiler's own work
+  std::vector<CudaOverhead> cuda_overhead; ///< cuda_overhead(): CUDA's own work in CUPTI's records
   std::vector<const KeyAverage*> top_ops;  ///< up to 3 CPU rows, most self CPU time first
   std::vector<const KeyAverage*> ranges;   ///< named_range_rows(), the most time (range_times) first
   RangeTimes range_times;                  ///< per range: its time, and its GPU work's

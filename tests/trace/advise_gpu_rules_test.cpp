@@ -392,6 +392,47 @@ TEST(AdviseHostWait, TheProfilersOwnWorkTheLaunchingThreadWaitedForIsNoStall) {
   EXPECT_EQ(t->saved_ns, 2'502'000);
 }
 
+// CUDA's own work among CUPTI's overhead records is the program's, not the profiler's: a stall
+// whose record is a lazy load of the next kernel's code ("Runtime Triggered Module Loading" [2500,
+// 5000] and "Lazy Function Loading" [4990, 4995], inside the next launch call [2490, 5002]) counts
+// whole, the GPU idle [20, 5022]; the summary says the records apart from the profiler's work.
+TEST(AdviseHostWait, LazyLoadingIsTheProgramsOwnStallNotTheProfilers) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 6000);
+  b.kernel("first_kernel", b.call("cudaLaunchKernel", 0, 5), 10, 10);
+  b.overhead("Runtime Triggered Module Loading", 2500, 2500).overhead("Lazy Function Loading", 4990, 5);
+  b.kernel("next_kernel", b.call("cudaLaunchKernel", 2490, 2512), 5022, 10);
+  const std::string json = b.str();
+  const Advice a = advise_text(json);
+  const Symptom* s = symptom(a, "host_stall");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->saved_ns, 5'002'000);  // the idle [20, 5022]: no profiler's part left out
+  for (const auto& [name, value] : s->figures) EXPECT_NE(name, "profiler_ns") << s->text;
+  const Trace t = parse_trace_text(json);
+  const TraceIndex index(t);
+  EXPECT_TRUE(profiler_overhead(index).empty());
+  const std::vector<CudaOverhead> cuda = cuda_overhead(index);
+  ASSERT_EQ(cuda.size(), 2u);
+  EXPECT_EQ(cuda[0].name, "Runtime Triggered Module Loading");
+  EXPECT_STREQ(cuda[0].kind, "lazy loading");
+  EXPECT_EQ(cuda[0].records, 1);
+  EXPECT_EQ(cuda[0].total_ns, 2'500'000);
+  ASSERT_NE(cuda[0].in_call, CudaOverhead::npos);
+  EXPECT_EQ(t.events[cuda[0].in_call].dur_ns, 2'512'000);
+  const std::string said = explain(index);
+  EXPECT_EQ(said.find("the profiler's own work"), std::string::npos) << said;
+  EXPECT_NE(said.find("CUDA's own work in CUPTI's overhead records (the program's, with or without a profiler): "
+                      "lazy loading (a kernel's code loaded at its first launch"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("1 Runtime Triggered Module Loading record, 2.50 ms (inside a 2.51 ms cudaLaunchKernel of "
+                      "next_kernel in ProfilerStep#1), 1 Lazy Function Loading record, 5.00 us (inside a 2.51 ms "
+                      "cudaLaunchKernel of next_kernel in ProfilerStep#1)"),
+            std::string::npos)
+      << said;
+}
+
 // --- host synchronizes inside a step -------------------------------------------------------------
 
 // Two steps of 1000 at s = 0 and 1000. In each: kernel A [s+30, s+330] (call [s+10, s+20]); a

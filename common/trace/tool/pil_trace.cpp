@@ -179,6 +179,19 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
     }
     j["profiler_overhead"].push_back(jo);
   }
+  // CUDA's own work in CUPTI's overhead records (lazy loading, the driver compiling, the launch
+  // queue full): per name, its records, their time, the longest and the call it was inside.
+  j["cuda_overhead"] = json::array();
+  for (const CudaOverhead& o : m.cuda_overhead) {
+    const Event& r = t.events[o.longest];
+    json jo = {{"name", std::string(o.name)}, {"kind", o.kind}, {"records", o.records}, {"total_ns", o.total_ns},
+               {"longest_ts", trace_ts(r.start_ns)}, {"longest_ns", r.dur_ns}, {"in_call", nullptr}, {"in_call_ns", 0}};
+    if (o.in_call != CudaOverhead::npos) {
+      jo["in_call"] = std::string(t.events[o.in_call].name);
+      jo["in_call_ns"] = t.events[o.in_call].dur_ns;
+    }
+    j["cuda_overhead"].push_back(jo);
+  }
   const KeyAverages& ka = index.key_averages();
   j["self_cpu_total_ns"] = ka.self_cpu_total_ns;
   j["top_ops"] = json::array();
