@@ -65,6 +65,100 @@ void check_gpu_clock(const TraceIndex& index, Finder& f) {
 
 }  // namespace
 
+LaunchExpectations launch_expectations(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  LaunchExpectations x;
+  std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> captures;  // per thread
+  {
+    // Per thread: the start of its outermost open capture and how many are open (one thread may
+    // capture two streams at once). A capture the trace sees end but not begin began before
+    // recording; one it sees begin but not end goes on past it.
+    std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int>> open;
+    std::vector<size_t> calls = index.api_calls();
+    std::stable_sort(calls.begin(), calls.end(),
+                     [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+    for (size_t call : calls) {
+      const Event& e = t.events[call];
+      const std::pair<int64_t, int64_t> lane{e.pid, e.tid};
+      if (e.name.find("StreamBeginCapture") != std::string_view::npos) {
+        auto& [from, depth] = open[lane];
+        if (depth++ == 0) from = e.end_ns();
+      } else if (e.name.find("StreamEndCapture") != std::string_view::npos) {
+        auto it = open.find(lane);
+        if (it == open.end()) {
+          captures[lane].push_back({std::numeric_limits<int64_t>::min(), e.start_ns});
+        } else if (--it->second.second == 0) {
+          captures[lane].push_back({it->second.first, e.start_ns});
+          open.erase(it);
+        }
+      }
+    }
+    for (const auto& [lane, o] : open)
+      captures[lane].push_back({o.first, std::numeric_limits<int64_t>::max()});
+  }
+  auto captured = [&](const Event& e) {
+    const auto it = captures.find({e.pid, e.tid});
+    if (it == captures.end()) return false;
+    for (const Interval& c : it->second)
+      if (c.from <= e.start_ns && e.start_ns < c.to) return true;
+    return false;
+  };
+  std::vector<size_t>& expecting = x.expecting;
+  for (size_t call : index.api_calls()) {
+    const Event& e = t.events[call];
+    if (!starts_gpu_work(e.name)) continue;
+    ++x.launch_calls;  // as summary counts them: a plain cudaMemcpy or cudaMemset too
+    // Only a call that always starts GPU work is expected to have some: a plain cudaMemcpy
+    // between host buffers has none.
+    if (!starts_gpu_work_async(e.name)) continue;
+    if (captured(e) && index.work_of(call).empty()) {  // relaxed capture: other streams run
+      ++x.captured;
+    } else if (index.work_of(call).empty() && e.dur_ns <= 1000 &&
+               (e.name.find("MemsetAsync") != std::string_view::npos ||
+                e.name.find("MemcpyAsync") != std::string_view::npos)) {
+      ++x.short_copies;
+    } else {
+      expecting.push_back(call);
+    }
+  }
+  std::stable_sort(expecting.begin(), expecting.end(), [&](size_t a, size_t b) {
+    return t.events[a].start_ns < t.events[b].start_ns;
+  });
+  x.last_found = expecting.size();  // none found
+  for (size_t k = expecting.size(); k-- > 0;)
+    if (!index.work_of(expecting[k]).empty()) {
+      x.last_found = k;
+      break;
+    }
+  x.lost_from = x.last_found < expecting.size() && expecting.size() - x.last_found - 1 >= 2 ? x.last_found + 1
+                                                                                            : expecting.size();
+  if (x.lost_from == expecting.size()) return x;
+  // Why: the GPU's recorded work lasting to the end of the CPU's side (within kLostTailBusyNs) says
+  // the lost work queued behind it, to run after recording stopped.
+  int64_t cpu_end = std::numeric_limits<int64_t>::min();
+  for (const Event& e : t.events)
+    if (is_cpu_slice(e.category) || is_launch_call(e.category)) cpu_end = std::max(cpu_end, e.end_ns());
+  for (size_t w : index.device_work()) x.gpu_end = std::max(x.gpu_end, t.events[w].end_ns());
+  x.cpu_end = cpu_end;
+  const Event& last = t.events[expecting[x.last_found]];
+  for (size_t w : index.work_of(expecting[x.last_found]))
+    x.lag_ns = std::max(x.lag_ns, t.events[w].start_ns - last.end_ns());
+  x.after_recording = x.gpu_end >= cpu_end - kLostTailBusyNs;
+  return x;
+}
+
+std::string lost_tail_said(const LaunchExpectations& x) {
+  if (!x.stops_early()) return "";
+  std::string s = "GPU events stop early: the last " + grouped(int64_t(x.lost())) + " of " +
+                  counted(int64_t(x.expecting.size()), "launch call") + " that must start GPU work found none";
+  if (x.after_recording)
+    return s + ", and the recorded GPU work lasts to the recording's end (the GPU " + format_duration(x.lag_ns) +
+           " behind its host at the last launch found): their work most likely ran after the profiler stopped, "
+           "which Kineto does not keep (synchronize before it stops)";
+  return s + ", while the recorded GPU work ended " + format_duration(x.cpu_end - x.gpu_end) +
+         " before the recording did: their events were most likely dropped (a full buffer?)";
+}
+
 CheckReport check_trace(const TraceIndex& index, size_t examples) {
   const Trace& t = index.trace();
   CheckReport r;
@@ -142,90 +236,35 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
       r.self_linked += !named;
     }
   }
-  // Launch calls that should have GPU work and have none: the trailing run of them (two or
-  // more after the last launch that found its work) is the GPU events stopping early. Left out:
-  // launches inside a stream capture on their thread (recorded into a graph, run by its
-  // launches), and copy or set calls of 1 us or less that found no work (of zero bytes, most
-  // likely: cuBLAS sets zero bytes of its workspace in every matrix product of some shapes).
-  std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> captures;  // per thread
-  {
-    // Per thread: the start of its outermost open capture and how many are open (one thread may
-    // capture two streams at once). A capture the trace sees end but not begin began before
-    // recording; one it sees begin but not end goes on past it.
-    std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int>> open;
-    std::vector<size_t> calls = index.api_calls();
-    std::stable_sort(calls.begin(), calls.end(),
-                     [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
-    for (size_t call : calls) {
-      const Event& e = t.events[call];
-      const std::pair<int64_t, int64_t> lane{e.pid, e.tid};
-      if (e.name.find("StreamBeginCapture") != std::string_view::npos) {
-        auto& [from, depth] = open[lane];
-        if (depth++ == 0) from = e.end_ns();
-      } else if (e.name.find("StreamEndCapture") != std::string_view::npos) {
-        auto it = open.find(lane);
-        if (it == open.end()) {
-          captures[lane].push_back({std::numeric_limits<int64_t>::min(), e.start_ns});
-        } else if (--it->second.second == 0) {
-          captures[lane].push_back({it->second.first, e.start_ns});
-          open.erase(it);
-        }
-      }
-    }
-    for (const auto& [lane, o] : open)
-      captures[lane].push_back({o.first, std::numeric_limits<int64_t>::max()});
-  }
-  auto captured = [&](const Event& e) {
-    const auto it = captures.find({e.pid, e.tid});
-    if (it == captures.end()) return false;
-    for (const Interval& c : it->second)
-      if (c.from <= e.start_ns && e.start_ns < c.to) return true;
-    return false;
-  };
-  std::vector<size_t> expecting;
-  for (size_t call : index.api_calls()) {
-    const Event& e = t.events[call];
-    if (!starts_gpu_work(e.name)) continue;
-    ++r.launch_calls;  // as summary counts them: a plain cudaMemcpy or cudaMemset too
-    // Only a call that always starts GPU work is expected to have some: a plain cudaMemcpy
-    // between host buffers has none.
-    if (!starts_gpu_work_async(e.name)) continue;
-    if (captured(e) && index.work_of(call).empty()) {  // relaxed capture: other streams run
-      ++r.captured_launches;
-    } else if (index.work_of(call).empty() && e.dur_ns <= 1000 &&
-               (e.name.find("MemsetAsync") != std::string_view::npos ||
-                e.name.find("MemcpyAsync") != std::string_view::npos)) {
-      ++r.short_copies_without_work;
-    } else {
-      expecting.push_back(call);
-    }
-  }
-  std::stable_sort(expecting.begin(), expecting.end(), [&](size_t a, size_t b) {
-    return t.events[a].start_ns < t.events[b].start_ns;
-  });
-  size_t last_found = expecting.size();  // none found
-  for (size_t k = expecting.size(); k-- > 0;)
-    if (!index.work_of(expecting[k]).empty()) {
-      last_found = k;
-      break;
-    }
-  const size_t trailing_from =
-      last_found < expecting.size() && expecting.size() - last_found - 1 >= 2 ? last_found + 1
-                                                                               : expecting.size();
+  // Launch calls that should have GPU work and have none (launch_expectations): the trailing run
+  // of them is the GPU events stopping early.
+  const LaunchExpectations x = launch_expectations(index);
+  r.launch_calls = x.launch_calls;
+  r.captured_launches = x.captured;
+  r.short_copies_without_work = x.short_copies;
+  const std::vector<size_t>& expecting = x.expecting;
+  const size_t last_found = x.last_found, trailing_from = x.lost_from;
   CheckFinding& no_work = f.add("launch_without_gpu_work",
                                 "launch calls with no GPU work (no kernel, copy or set of their correlation)");
   CheckFinding& stops = f.add(
       "gpu_events_stop_early",
-      "GPU events stop early: from some time on, launches find no GPU work (events dropped, a full buffer?)");
+      "GPU events stop early: from some time on, launches find no GPU work (run after recording stopped, or "
+      "dropped: the first example says which is likelier)");
   for (size_t k = 0; k < expecting.size(); ++k) {
     const Event& l = t.events[expecting[k]];
     if (!index.work_of(expecting[k]).empty()) continue;
     if (k >= trailing_from)
       f.note(stops, l.name, l.start_ns,
-             k == trailing_from ? "the first launch after the last GPU work found, " +
-                                      std::string(t.events[expecting[last_found]].name) + " at " +
-                                      trace_ts(t.events[expecting[last_found]].start_ns)
-                                : std::string());
+             k == trailing_from
+                 ? "the first launch after the last GPU work found, " + std::string(t.events[expecting[last_found]].name) +
+                       " at " + trace_ts(t.events[expecting[last_found]].start_ns) +
+                       (x.after_recording
+                            ? "; the recorded GPU work lasts to the recording's end, the GPU " +
+                                  format_duration(x.lag_ns) +
+                                  " behind its host then: run after the profiler stopped, most likely"
+                            : "; the recorded GPU work ended " + format_duration(x.cpu_end - x.gpu_end) +
+                                  " before the recording did: dropped, most likely")
+                 : std::string());
     else
       f.note(no_work, l.name, l.start_ns, "correlation " + std::to_string(l.correlation));
   }

@@ -8,6 +8,7 @@
 /// skipped as unusable; and the clock (unit, base, the precision it leaves, GPU times offset
 /// from CPU times).
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,41 @@ struct CheckReport {
   std::vector<CheckFinding> findings;  ///< only those with a count above zero
   bool clean() const { return findings.empty(); }
 };
+
+/// How far before the end of the CPU's side the recorded GPU work may end, at most, for launches
+/// at the end that found no work to count as run after recording stopped (LaunchExpectations):
+/// a launch's latency, with room. Work that could have run earlier, on a GPU that had caught up,
+/// would have run while recording went on, and been recorded.
+inline constexpr int64_t kLostTailBusyNs = 50'000;
+
+/// The calls that start GPU work, and those of them that must find some in the trace: check's
+/// launch_without_gpu_work and gpu_events_stop_early judge those, and summary and advise open
+/// with the second.
+struct LaunchExpectations {
+  int64_t launch_calls = 0;  ///< the calls that start GPU work (starts_gpu_work), as summary counts them
+  int64_t captured = 0;      ///< of them, made inside a stream capture and with no work: recorded into a graph
+  int64_t short_copies = 0;  ///< async copies or sets of 1 us or less with no work: of zero bytes, most likely
+  /// The others among the calls that always start work (starts_gpu_work_async), in time order.
+  std::vector<size_t> expecting;
+  size_t last_found = 0;  ///< in `expecting`, the last that found its work (expecting.size(): none did)
+  /// Where the GPU events stop early, the first of the calls after `last_found` (two or more) that
+  /// found none; expecting.size() where they do not.
+  size_t lost_from = 0;
+  // Where they stop early:
+  int64_t cpu_end = 0;    ///< the end of the CPU's side: its last slice or call
+  int64_t gpu_end = std::numeric_limits<int64_t>::min();  ///< the end of the recorded GPU work
+  int64_t lag_ns = 0;     ///< how long after the last found call ended its work started
+  /// The recorded GPU work lasts to the CPU's end (within kLostTailBusyNs) or past it: the GPU was
+  /// behind its host, and the lost work most likely ran after recording stopped (Kineto keeps no
+  /// GPU record past its window: its "Out-of-range" count); else its events were dropped.
+  bool after_recording = false;
+  size_t lost() const { return expecting.size() - lost_from; }
+  bool stops_early() const { return lost_from < expecting.size(); }
+};
+LaunchExpectations launch_expectations(const TraceIndex& index);
+/// The opening words summary and advise give a trace whose GPU events stop early, the likelier
+/// cause with them; "" where they do not.
+std::string lost_tail_said(const LaunchExpectations& x);
 
 /// True for a finding whose examples have no time (their ts_ns 0): skipped_fields' kinds, the
 /// profiler's logged messages.

@@ -1,4 +1,5 @@
 #include "trace/reports.h"
+#include "trace/check.h"
 
 #include "trace/report_helpers.h"
 #include "trace/first_by_id.h"
@@ -247,6 +248,14 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     line(gpu_loss_said(lost) +
          ": the missing work reads as GPU idle time below, so idle and launch-bound figures come out too high "
          "(`pil-trace check` lists what it logged)");
+
+  // Or the trace shows it: the last launches found no GPU work (check's gpu_events_stop_early).
+  if (!index.device_work().empty())
+    if (const LaunchExpectations x = launch_expectations(index); x.stops_early())
+      line(lost_tail_said(x) +
+           (x.after_recording ? ": the GPU figures below are the recorded work's, without theirs (`pil-trace check`)"
+                              : ": the missing work reads as GPU idle time below, so idle and launch-bound figures "
+                                "come out too high (`pil-trace check`)"));
 
   if (!m.step_ns.empty()) {
     const auto& d = m.step_ns;

@@ -12,6 +12,7 @@
 
 #include "trace/advise/advise.h"
 #include "trace/advise/names.h"  // is_fp32_simt_gemm_kernel
+#include "trace/check.h"  // launch_expectations
 #include "trace/parse.h"
 #include "trace/advice_lookup.h"
 #include "trace/trace_builder.h"
@@ -431,6 +432,68 @@ TEST(AdviseHostWait, LazyLoadingIsTheProgramsOwnStallNotTheProfilers) {
                       "cudaLaunchKernel of next_kernel in ProfilerStep#1)"),
             std::string::npos)
       << said;
+}
+
+// GPU events that stop early, and why. Step [0, 1000]: a kernel [20, 620] (call [10, 15]), a
+// second launched at 30 (call [30, 35]) that runs from 620 for `second` us, then launches at 900
+// and 950 whose work is not in the trace. With second = 600 the recorded work ends at 1220, past
+// the CPU's end (1000), the GPU 585 us behind its host at the last launch found: the lost work ran
+// after recording stopped, most likely. With second = 100 it ends at 720, 280 us before the CPU's
+// end: the GPU was idle while the lost launches were made, and recording went on: dropped.
+TEST(AdviseHeader, GpuEventsThatStopEarlySayTheLikelierCause) {
+  auto lost = [](double second) {
+    TraceBuilder b;
+    b.device("NVIDIA H100 80GB HBM3");
+    b.step(1, 0, 1000);
+    b.kernel("first_kernel", b.call("cudaLaunchKernel", 10, 5), 20, 600);
+    b.kernel("second_kernel", b.call("cudaLaunchKernel", 30, 5), 620, second);
+    b.call("cudaLaunchKernel", 900, 5);
+    b.call("cudaLaunchKernel", 950, 5);
+    return b.str();
+  };
+  const Trace late = parse_trace_text(lost(600));
+  const TraceIndex late_index(late);
+  const LaunchExpectations x = launch_expectations(late_index);
+  ASSERT_TRUE(x.stops_early());
+  EXPECT_EQ(x.lost(), 2u);
+  EXPECT_EQ(x.expecting.size(), 4u);
+  EXPECT_EQ(x.lag_ns, 585'000);
+  EXPECT_EQ(x.gpu_end, 1'220'000);
+  EXPECT_EQ(x.cpu_end, 1'000'000);
+  EXPECT_TRUE(x.after_recording);
+  EXPECT_EQ(lost_tail_said(x),
+            "GPU events stop early: the last 2 of 4 launch calls that must start GPU work found none, and the recorded "
+            "GPU work lasts to the recording's end (the GPU 585 us behind its host at the last launch found): their "
+            "work most likely ran after the profiler stopped, which Kineto does not keep (synchronize before it stops)");
+  const Advice a = advise(late_index);
+  EXPECT_EQ(a.gpu_events_stop_early, lost_tail_said(x));
+  EXPECT_TRUE(a.lost_after_recording);
+  EXPECT_TRUE(has(format_advice(a, "t.json"), "(synchronize before it stops): the findings are of the recorded work, "
+                                              "without theirs (`pil-trace check`)"));
+  EXPECT_TRUE(has(explain(late_index), "  - GPU events stop early: the last 2 of 4 launch calls"));
+
+  const Trace early = parse_trace_text(lost(100));
+  const TraceIndex early_index(early);
+  const LaunchExpectations y = launch_expectations(early_index);
+  ASSERT_TRUE(y.stops_early());
+  EXPECT_FALSE(y.after_recording);
+  EXPECT_EQ(lost_tail_said(y),
+            "GPU events stop early: the last 2 of 4 launch calls that must start GPU work found none, while the "
+            "recorded GPU work ended 280 us before the recording did: their events were most likely dropped (a full "
+            "buffer?)");
+  EXPECT_TRUE(has(format_advice(advise(early_index), "t.json"),
+                  "(a full buffer?): the missing work reads as GPU idle time, so the gains of the findings about idle "
+                  "time and launches come out too high"));
+  // One lost launch at the end is no stop: the last launch before a profiler stops may miss its work.
+  TraceBuilder one;
+  one.device("NVIDIA H100 80GB HBM3");
+  one.step(1, 0, 1000);
+  one.kernel("first_kernel", one.call("cudaLaunchKernel", 10, 5), 20, 600);
+  one.call("cudaLaunchKernel", 950, 5);
+  const Trace t1 = parse_trace_text(one.str());
+  const TraceIndex i1(t1);
+  EXPECT_FALSE(launch_expectations(i1).stops_early());
+  EXPECT_TRUE(advise(i1).gpu_events_stop_early.empty());
 }
 
 // --- host synchronizes inside a step -------------------------------------------------------------

@@ -17,7 +17,7 @@
 #include "base/command_line.h"  // shell_word
 #include "trace/advise/names.h"  // needs_input_shapes
 #include "trace/advise/rules.h"
-#include "trace/check.h"  // trace_ts: timestamps as the trace writes them
+#include "trace/check.h"  // trace_ts, launch_expectations
 #include "trace/device_peaks.h"
 #include "trace/nesting.h"
 #include "trace/profiler_log.h"  // profiler_messages
@@ -326,6 +326,11 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.unmodelled_device_events = Trace::unread_device_events(index.trace().unread);
   a.python_functions = index.trace().python_functions;
   a.profiler_gpu_loss = profiler_messages(index.trace(), !index.device_work().empty()).gpu_loss;
+  if (a.gpu)
+    if (const LaunchExpectations x = launch_expectations(index); x.stops_early()) {
+      a.gpu_events_stop_early = lost_tail_said(x);
+      a.lost_after_recording = x.after_recording;
+    }
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
   if (!a.gpu && a.launches_without_gpu_work == 0) a.sync_or_query_calls = int64_t(index.api_calls().size());
   if (!a.gpu) a.device_use = device_use_without_work(index).evidence();
@@ -499,6 +504,12 @@ std::string format_advice(const Advice& a, const std::string& path) {
     o << gpu_loss_said(a.profiler_gpu_loss)
       << ": the missing work reads as GPU idle time, so the gains of the findings about idle time and launches "
          "come out too high (`pil-trace check` lists what it logged)\n";
+  if (!a.gpu_events_stop_early.empty())
+    o << a.gpu_events_stop_early
+      << (a.lost_after_recording
+              ? ": the findings are of the recorded work, without theirs (`pil-trace check`)\n"
+              : ": the missing work reads as GPU idle time, so the gains of the findings about idle time and "
+                "launches come out too high (`pil-trace check`)\n");
   if (a.findings.empty()) o << "\nNo finding: every rule that could run found nothing past its threshold.\n";
   int n = 0;
   for (const Finding& f : a.findings) {
@@ -560,6 +571,8 @@ nlohmann::ordered_json advice_json(const Advice& a) {
             {"unmodelled_device_events", a.unmodelled_device_events},
             {"python_functions", a.python_functions},
             {"profiler_gpu_loss", a.profiler_gpu_loss},
+            {"gpu_events_stop_early", a.gpu_events_stop_early},
+            {"lost_after_recording", a.lost_after_recording},
             {"min_share", a.min_share}, {"window_start", trace_ts(a.window_start_ns)},
             {"findings", json::array()}, {"clean", json::array()}, {"unable", json::array()}};
   for (const Finding& f : a.findings) {

@@ -146,6 +146,10 @@ struct Advice {
   /// What the profiler logged that says GPU events are missing (ProfilerMessages::gpu_loss): the
   /// missing work reads as GPU idle time, which the header says.
   std::vector<std::string> profiler_gpu_loss;
+  /// Where the trace's last launches found no GPU work (check's gpu_events_stop_early), what the
+  /// header says of it (lost_tail_said, the likelier cause with it); "" where they did not.
+  std::string gpu_events_stop_early;
+  bool lost_after_recording = false;  ///< that work ran after recording stopped, most likely (else dropped)
   /// The floor the findings were held to (AdviseOptions::min_saved_share).
   double min_share = advise_rules::threshold::kMinSavedShare;
   std::vector<Finding> findings;  ///< largest gain first
