@@ -297,6 +297,75 @@ TEST(AdviseHostWait, AStallInsideAKernelsFirstLaunchIsAOneTimeCost) {
   EXPECT_TRUE(has(s->examples[1].detail, "was inside this call;")) << s->examples[1].detail;
 }
 
+// A first call far slower than its later ones: step [0, 12000]; first_kernel [10, 20] (call [0,
+// 5]); aten::conv's first call [100, 3100] (a library setting itself up: 3000, over a stall), its
+// kernel's launch [3000, 3010] and kernel [3020, 3100]; then a second aten::conv [3200, 3300] (100:
+// a thirtieth), launch [3250, 3260], kernel [3270, 3300]; then untraced host time and a last
+// kernel [6000, 11900] (call [5980, 5990]). Stalls: [20, 3020] (3000, of which 2900 inside the
+// first conv) and [3300, 6000] (2700, none). 5700 in all: the first call 51%, said; its kernel
+// launch is not a first slow one (10 us).
+TEST(AdviseHostWait, AFirstCallFarSlowerThanItsLaterOnesIsAOneTimeCost) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 12000);
+  b.kernel("first_kernel", b.call("cudaLaunchKernel", 0, 5), 10, 10);
+  b.op("aten::conv", 100, 3000);
+  b.kernel("conv_kernel", b.call("cudaLaunchKernel", 3000, 10), 3020, 80);
+  b.op("aten::conv", 3200, 100);
+  b.kernel("conv_kernel", b.call("cudaLaunchKernel", 3250, 10), 3270, 30);
+  b.kernel("last_kernel", b.call("cudaLaunchKernel", 5980, 10), 6000, 5900);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "host_stall");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "stall_ns"), 5'700'000);
+  EXPECT_DOUBLE_EQ(figure(*s, "first_call_ns"), 2'920'000);
+  EXPECT_TRUE(has(s->text, "; 2.92 ms of it (51%) with the launching thread in first calls far slower than their "
+                           "later ones (the longest aten::conv (3.00 ms)): a library setting itself up"))
+      << s->text;
+  EXPECT_NE(finding(a, "one_time_stall"), nullptr);
+  // Its later call as slow (3000 as well): not a first call's cost, nor one made once.
+  TraceBuilder same;
+  same.device("NVIDIA H100 80GB HBM3");
+  same.step(1, 0, 12000);
+  same.kernel("first_kernel", same.call("cudaLaunchKernel", 0, 5), 10, 10);
+  same.op("aten::conv", 100, 3000);
+  same.kernel("conv_kernel", same.call("cudaLaunchKernel", 3000, 10), 3020, 80);
+  same.kernel("last_kernel", same.call("cudaLaunchKernel", 5980, 10), 6000, 5900);
+  const Advice slow = advise_text(same.str());
+  const Symptom* once = symptom(slow, "host_stall");
+  ASSERT_NE(once, nullptr);
+  EXPECT_FALSE(has(once->text, "first calls")) << once->text;
+  EXPECT_EQ(finding(slow, "one_time_stall"), nullptr);
+}
+
+// One-time costs together: a kernel's first launch (call [30, 1830], kernel [1840, 1900]) and a
+// first call far slower than its later one (aten::setup [2000, 3600], later [3700, 3750]; its
+// launch [3600, 3605], kernel [3610, 3700]), then a stall of other work (untraced to the last
+// kernel [6000, 11900], call [5980, 5990]). Stalls: [20, 1840] (1820: 1800 first launch), [1900,
+// 3610] (1710: 1600 first call), [3700, 6000] (2300: the later aten::setup, then untraced). 5830 in
+// all: first launches 31%, first calls 27%, neither half; together 3400 (58%): one-time costs.
+TEST(AdviseHostWait, OneTimeCostsTogetherHoldingHalfAStallAreOneTimeCosts) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 12000);
+  b.kernel("first_kernel", b.call("cudaLaunchKernel", 0, 5), 10, 10);
+  b.kernel("loaded_kernel", b.call("cudaLaunchKernel", 30, 1800), 1840, 60);
+  b.op("aten::setup", 2000, 1600);
+  b.kernel("setup_kernel", b.call("cudaLaunchKernel", 3600, 5), 3610, 90);
+  b.op("aten::setup", 3700, 50);
+  b.kernel("last_kernel", b.call("cudaLaunchKernel", 5980, 10), 6000, 5900);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "host_stall");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "stall_ns"), 5'830'000);
+  EXPECT_DOUBLE_EQ(figure(*s, "one_time_ns"), 3'400'000);
+  EXPECT_TRUE(has(s->text, "; 3.40 ms of it (58%) with the launching thread paying one-time costs: first launches of "
+                           "kernels, first calls far slower than their later ones, compiling (the longest 1.80 ms, "
+                           "cudaLaunchKernel of loaded_kernel): not the steady state"))
+      << s->text;
+  EXPECT_NE(finding(a, "one_time_stall"), nullptr);
+}
+
 // Each device loads its modules itself: kernel k's first launch on device 0 (call [30, 2030],
 // kernel [2040, 2100]) and its first on device 1 (call [2200, 4200], kernel [4210, 4300]), after
 // a first kernel [10, 20] and before a last [4410, 9900]. Stalls [20, 2040] (2020) and [2100,
@@ -1447,7 +1516,7 @@ TEST(AdviseRealTraces, AForwardRecordedWithoutAWarmUpStallsInItsKernelsFirstLaun
   const Advice a = advise_file("tests/trace/fixtures/switchtransformers/moe_forward_a100.json.gz");
   ASSERT_FALSE(a.findings.empty());
   EXPECT_EQ(a.findings[0].cause, "one_time_stall");
-  EXPECT_EQ(a.findings[0].title, "The GPU idles while the host pays one-time costs: first launches, compiling");
+  EXPECT_EQ(a.findings[0].title, "The GPU idles while the host pays one-time costs: first launches, first calls, compiling");
   EXPECT_EQ(a.findings[0].lesson.link(), "01_matmul_add/README.md#2-why-is-the-first-step-slow");
   const Symptom& s = a.findings[0].symptoms.at(0);
   EXPECT_DOUBLE_EQ(figure(s, "stall_ns"), 518'353'000);

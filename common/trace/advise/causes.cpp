@@ -24,7 +24,7 @@ const std::vector<Cause>& all_causes() {
        "steps); a slow call of your own belongs outside the loop.",
        {"06_find_and_fix", "3. The batch on the training thread: `fix2`",
         "./run-lesson 06_find_and_fix --variant fix2"}},
-      {"one_time_stall", "The GPU idles while the host pays one-time costs: first launches, compiling",
+      {"one_time_stall", "The GPU idles while the host pays one-time costs: first launches, first calls, compiling",
        "Record the steady state: warm up before recording (a schedule's warmup steps, or a step or two "
        "run before the profiler starts). A kernel's first launch loads its code, a library's first call "
        "sets it up, and torch.compile compiles at a function's first call; none of it recurs, and the "

@@ -110,6 +110,56 @@ std::string first_launch_text(const std::string& longest) {
          "cost inside the recorded window, not the steady state";
 }
 
+std::string first_call_text(const std::string& longest) {
+  return "in first calls far slower than their later ones (the longest " + longest +
+         "): a library setting itself up, a first allocation, loading: a one-time cost inside the recorded window, "
+         "not the steady state";
+}
+
+std::string one_time_text(const std::string& longest) {
+  return "paying one-time costs: first launches of kernels, first calls far slower than their later ones, "
+         "compiling (the longest " + longest + "): not the steady state";
+}
+
+// The operators and CUDA calls that are their name's first on their thread, longer than a stall,
+// and at least kFirstCallRatio times the median of their later calls there: a first call's set-up
+// (a library's handle and workspace, a first allocation, a module loaded), which a warm-up pays.
+// A call made once cannot be told from a slow one, and is not one.
+std::unordered_set<const Event*> slow_first_calls(const RuleContext& c) {
+  using Key = std::tuple<int64_t, int64_t, const char*>;  // (process, thread, interned name)
+  auto counts = [](const Event& e) { return e.category == Category::CpuOp || is_launch_call(e.category); };
+  std::map<Key, const Event*> first;  // the candidates: names with a call over a stall on a thread
+  for (const Event& e : c.trace.events)
+    if (counts(e) && e.dur_ns > threshold::kHostStallNs) {
+      auto [it, added] = first.try_emplace(Key{e.pid, e.tid, e.name.data()}, &e);
+      if (!added && e.start_ns < it->second->start_ns) it->second = &e;
+    }
+  std::unordered_set<const Event*> out;
+  if (first.empty()) return out;
+  std::map<Key, std::vector<int64_t>> later;
+  std::map<Key, const Event*> earliest = first;  // the first call of each, whatever its length
+  for (const Event& e : c.trace.events) {
+    if (!counts(e)) continue;
+    const auto it = earliest.find(Key{e.pid, e.tid, e.name.data()});
+    if (it != earliest.end() && e.start_ns < it->second->start_ns) it->second = &e;
+  }
+  for (const Event& e : c.trace.events) {
+    if (!counts(e)) continue;
+    const Key key{e.pid, e.tid, e.name.data()};
+    const auto it = earliest.find(key);
+    if (it != earliest.end() && it->second != &e) later[key].push_back(e.dur_ns);
+  }
+  for (auto& [key, call] : earliest) {
+    if (call->dur_ns <= threshold::kHostStallNs) continue;  // its first call was quick: a later one is slow
+    auto l = later.find(key);
+    if (l == later.end()) continue;
+    std::vector<int64_t>& d = l->second;
+    std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
+    if (double(call->dur_ns) >= threshold::kFirstCallRatio * double(d[d.size() / 2])) out.insert(call);
+  }
+  return out;
+}
+
 // The kernel launch calls that are the first launch of their kernel in the trace by their process
 // on their device (by the name of the first kernel they started: each process loads its modules
 // on each device itself) and last longer than a stall themselves: a launch takes microseconds,
@@ -290,11 +340,23 @@ void host_stall(const RuleContext& c, RuleResult& out) {
     return format_duration(call.dur_ns) + ", " + std::string(call.name) + " of " +
            kernel_label(c.trace.events[size_t(kernel)].name);
   };
+  const std::unordered_set<const Event*> first_calls = slow_first_calls(c);
+  auto any = [](std::string_view) { return true; };
+  // The one-time families together, where none holds half a stall alone: first launches, first
+  // calls and compiling, whose union does (py4ai's cold inference: its first launches 49% of its
+  // stall, the first cuDNN convolution most of the rest).
+  auto is_one_time = [&](const Event& e) { return first.count(&e) > 0 || first_calls.count(&e) > 0 || is_compiling(e); };
+  auto one_time_label = [&](const Event& e) {
+    return first.count(&e) ? first_launch_label(e) : std::string(e.name) + " (" + format_duration(e.dur_ns) + ")";
+  };
   HostRanges families[] = {
       {c.trace, "data_loading_ns", loading_text, false, is_data_loading_name, is_data_loading},
       {c.trace, "compiling_ns", compiling_text, true, is_compiling_name, is_compiling},
       {c.trace, "first_launch_ns", first_launch_text, true, is_kernel_launch_call,
-       [&](const Event& e) { return first.count(&e) > 0; }, first_launch_label}};
+       [&](const Event& e) { return first.count(&e) > 0; }, first_launch_label},
+      {c.trace, "first_call_ns", first_call_text, true, any, [&](const Event& e) { return first_calls.count(&e) > 0; },
+       [](const Event& e) { return std::string(e.name) + " (" + format_duration(e.dur_ns) + ")"; }},
+      {c.trace, "one_time_ns", one_time_text, true, any, is_one_time, one_time_label}};
   for (const HostGap& g : stalls)
     for (HostRanges& f : families) f.add(c, loops, c.trace.events[g.call], g.start, g.end);
   const std::vector<HostGap> worst = longest(stalls, c.options.examples);
@@ -362,7 +424,7 @@ void host_stall(const RuleContext& c, RuleResult& out) {
           std::string(c.step_ns.empty() ? "window" : "steps") + " (" + format_duration(saved) +
           "): moving the host's other work off the launching thread (or out of the recorded "
           "steps) could save at most that";
-  // Most of it a first call's (first launches, compiling): a finding of its own, whose fix is a
+  // Most of it a first call's (first launches, first calls, compiling): a finding of its own, whose fix is a
   // warm-up rather than moving the host's work.
   const bool one_time = most && most->one_time;
   if (one_time)

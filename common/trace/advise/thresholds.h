@@ -28,6 +28,11 @@ inline constexpr double kShortKernelShare = 0.30;
 inline constexpr int64_t kHostStallNs = pil::trace::kLongIdleNs;
 /// Host stalls: the GPU idle in such gaps for at least this share of the basis.
 inline constexpr double kHostStallShare = 0.10;
+/// A first call that is a one-time cost: an operator's or CUDA call's first on its thread, longer
+/// than a stall (kHostStallNs), and at least this many times the median of its later calls there
+/// (a warmed-up call). py4ai's cold ResNet inference on an RTX 3090: its first
+/// aten::cudnn_convolution 102 ms, cuDNN setting itself up; the later ones well under 1 ms.
+inline constexpr double kFirstCallRatio = 10;
 /// A synchronize inside a step matters when the CPU waited in it at least this long in all.
 inline constexpr int64_t kSyncMinNs = 50'000;
 /// A host-to-device or device-to-host copy from pageable memory: reported from this many bytes
