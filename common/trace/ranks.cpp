@@ -55,6 +55,7 @@ std::string normalized(std::string_view s) {
 }
 
 bool is_exchange(std::string_view name) {
+  if (is_expert_exchange_kernel(name)) return true;  // an expert-parallel all-to-all
   const std::string kind = normalized(name);
   return kind.find("alltoall") != std::string::npos || kind.find("sendrecv") != std::string::npos ||
          ((starts_with_ci(name, "gloo:") || starts_with_ci(name, "nccl:")) &&
@@ -132,8 +133,20 @@ std::string two_labels(const RankProfile& a, const RankProfile& b) {
 
 }  // namespace
 
+bool is_expert_exchange_kernel(std::string_view name) {
+  // DeepEP's (deepseek-ai/DeepEP: namespace deep_ep; "dpsk::ep" in DeepSeek's own published
+  // traces): its intranode (NVLink), internode (RDMA) and internode_ll (low-latency) kernels move
+  // tokens between the experts' GPUs themselves: dispatch, combine and their notify kernels.
+  // Its other kernels (deep_ep::layout's) compute.
+  for (std::string_view ns : {"deep_ep::intranode::", "deep_ep::internode", "dpsk::ep::intranode::",
+                              "dpsk::ep::internode"})
+    if (name.find(ns) != std::string_view::npos) return true;
+  return false;
+}
+
 bool is_comm_kernel(std::string_view name) {
   if (starts_with_ci(name, "nccl")) return true;
+  if (is_expert_exchange_kernel(name)) return true;
   // torch's symmetric memory (torch.distributed._symmetric_memory: CUDASymmetricMemoryOps.cu),
   // whose kernels move data between GPUs themselves: "void (anonymous
   // namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(...)", one_shot_all_reduce_kernel,
@@ -844,7 +857,7 @@ std::string format_ranks(const RanksReport& r) {
             ? " (no ProfilerStep ranges: a rank's whole trace is its step 0)"
             : "")
     << "; communication read from "
-    << (r0.gpu ? "NCCL kernels (nccl*) and symmetric memory's, computation from the other GPU work"
+    << (r0.gpu ? "NCCL kernels (nccl*), symmetric memory's and DeepEP's, computation from the other GPU work"
                : "the backend's slices (gloo:*), computation from the operators on the threads that run none")
     << "\nper rank, medians over the steps (ns):\n";
   TextTable ranks({"Rank", "Step", "Compute", "Comm", "Overlap", "Exposed comm", "Hidden (%)",

@@ -114,10 +114,16 @@ struct RankProfile {
   std::map<std::string, int64_t> unread;  ///< events its reader counted and did not read (Trace::unread)
 };
 
-/// A GPU kernel that is communication: NCCL's (and RCCL's) "nccl*", and torch's symmetric
-/// memory collectives ("void (anonymous namespace)::multimem_all_reduce_kernel<...>", one- and
-/// two-shot all-reduce, multimem all-gather and reduce).
+/// A GPU kernel that is communication: NCCL's (and RCCL's) "nccl*", torch's symmetric memory
+/// collectives ("void (anonymous namespace)::multimem_all_reduce_kernel<...>", one- and two-shot
+/// all-reduce, multimem all-gather and reduce), and DeepEP's expert-parallel exchanges
+/// (is_expert_exchange_kernel).
 bool is_comm_kernel(std::string_view name);
+/// DeepEP's kernels that move tokens between GPUs, an all-to-all of a mixture of experts:
+/// "deep_ep::intranode::dispatch<...>", "deep_ep::internode::combine<...>",
+/// "deep_ep::internode_ll::dispatch<...>", their notify kernels ("dpsk::ep::" in DeepSeek's own
+/// published traces).
+bool is_expert_exchange_kernel(std::string_view name);
 
 /// A slice of the backend's own that the ranks report counts as communication: a Gloo slice
 /// ("gloo:all_reduce", a CPU trace's) or a communication kernel (is_comm_kernel).

@@ -451,6 +451,33 @@ TEST_F(Ranks, CommunicationKernelsOfNcclAndSymmetricMemory) {
   EXPECT_EQ(p.steps[0].compute_ns, 500);
 }
 
+// DeepEP's expert-parallel kernels move tokens between GPUs themselves: communication, an
+// exchange (an all-to-all); its layout kernels compute. DeepSeek's own published trace (an H800
+// rank of 64) names them "dpsk::ep::"; DeepEP's source, "deep_ep::".
+TEST_F(Ranks, DeepEpsDispatchAndCombineAreExchanges) {
+  const char* combine = "void dpsk::ep::internode::combine<false, 8, __nv_bfloat16, 8, 2, 16, 24>(int4*, float*)";
+  const char* notify = "void deep_ep::intranode::notify_dispatch<8>(int const*, int*, int)";
+  const char* low_latency = "void deep_ep::internode_ll::dispatch<false, 8, 7168>(void*, float*)";
+  const char* layout = "void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*, int*, int*)";
+  for (const char* k : {combine, notify, low_latency}) {
+    EXPECT_TRUE(is_comm_kernel(k)) << k;
+    EXPECT_TRUE(is_expert_exchange_kernel(k)) << k;
+  }
+  EXPECT_FALSE(is_comm_kernel(layout));
+  Trace t;
+  auto ev = [&](const char* name, Category c, int64_t from, int64_t to) { add_event(t, name, c, from, to); };
+  ev((pil::test::step_prefix() + "0").c_str(), Category::UserAnnotation, 0, 1000);
+  ev(layout, Category::Kernel, 50, 100);
+  ev("sm90_xmma_gemm", Category::Kernel, 100, 600);
+  ev(combine, Category::Kernel, 500, 800);
+  const RankProfile p = rank_profile(t);
+  ASSERT_EQ(p.collectives.size(), 1u);
+  EXPECT_TRUE(p.collectives[0].exchange);
+  EXPECT_EQ(p.steps[0].comm_ns, 300);
+  EXPECT_EQ(p.steps[0].compute_ns, 550);
+  EXPECT_EQ(p.steps[0].overlap_ns, 100);
+}
+
 // NCCL runs some all-reduces as SendRecv kernels: the nccl:* slice around the launch says what
 // the collective is (an A100 TorchRec trace's DDP all-reduces read as all-to-all by the kernel's
 // name); without one, the kernel's name.
