@@ -202,6 +202,13 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
 
 // --- A device used, its work not recorded ----------------------------------------------------
 
+bool cuda_side_only(const TraceIndex& index) {
+  if (index.device_work().empty() && index.api_calls().empty()) return false;
+  return std::none_of(index.trace().events.begin(), index.trace().events.end(), [](const Event& e) {
+    return e.category == Category::CpuOp || e.category == Category::UserAnnotation;
+  });
+}
+
 std::string DeviceUseWithoutWork::evidence() const {
   std::string s;
   if (!device.empty()) s = counted(allocations, "allocation") + " on " + device;

@@ -495,6 +495,7 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   // not judge it); its record counts, and its finding no GPU in a CPU run's trace, lines apart.
   r.profiler_counts = profiler_counts(t.profiler_log.record_counts);
   r.cuda_sync_events = t.cuda_sync_events;
+  r.cuda_side_only = cuda_side_only(index);
   CheckFinding& lost = f.add("profiler_gpu_incomplete",
                              "the profiler logged that GPU events are missing from the trace (CUPTI not "
                              "initialised or not permitted, records dropped, its GPU buffer full and recording "
@@ -607,6 +608,10 @@ std::string format_check(const CheckReport& r, const std::string& path) {
       << " (Kineto's cuda_sync, with enable_cuda_sync_events: Stream Wait Event, Event Sync, Stream Sync, Context "
          "Sync on the GPU's lanes), not read: the CPU's synchronize calls say when the host waited; which stream "
          "waited for which is not used here\n";
+  if (r.cuda_side_only)
+    o << "no CPU side: CUDA calls and GPU work only, no operator or range (recorded without the profiler's CPU "
+         "activity: ProfilerActivity.CPU); the host's time is its CUDA calls' alone, what it did between them is "
+         "not in the trace; not a finding\n";
   if (!r.no_gpu_logged.empty())
     o << "no GPU: the profiler logged \"" << r.no_gpu_logged
       << "\", and the trace has no GPU work or CUDA call: a CPU run's trace on a machine without a usable GPU; "

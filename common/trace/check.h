@@ -63,6 +63,8 @@ struct CheckReport {
   /// trace); GPU work with no launch call whose correlation id precedes every launch call's
   /// (launched before recording began: earlier steps' work still running when it began).
   int64_t captured_launches = 0, short_copies_without_work = 0, launched_before_recording = 0;
+  /// CUDA calls and GPU work but no operator or range (cuda_side_only): a line apart.
+  bool cuda_side_only = false;
   /// The profiler's own work: CUPTI's overhead records (profiler_overhead, reports.h). A line
   /// apart; a CUDA call inside a step that spans one (a synchronize aside) is also a finding,
   /// once per call (profiler_overhead_in_step).

@@ -304,6 +304,10 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
            "`pil-trace check`)";
     line(s);
   }
+  if (cuda_side_only(index))
+    line("no operator or range in this trace, only CUDA calls and GPU work (recorded without the profiler's CPU "
+         "activity, ProfilerActivity.CPU): the CPU time below is the CUDA calls' alone, and what the host did "
+         "between them is not in the trace");
   if (!m.overhead.empty()) line(profiler_overhead_text(index, m.overhead));
   if (!m.cuda_overhead.empty()) line(cuda_overhead_text(index, m.cuda_overhead));
   const KeyAverages& ka = index.key_averages();

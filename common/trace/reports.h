@@ -591,6 +591,12 @@ struct DeviceUseWithoutWork {
   /// "22 allocations on cuda:0; aten::cudnn_convolution called 3 times".
   std::string evidence() const;
 };
+/// A trace with CUDA calls or GPU work but no operator and no named range (CpuOp or
+/// UserAnnotation: steps are ranges): recorded without the profiler's CPU activity
+/// (torch.profiler's activities=[ProfilerActivity.CUDA] alone), so the host's time is its CUDA
+/// calls' alone, and what it did between them is not in the trace. Stops at the first operator.
+bool cuda_side_only(const TraceIndex& index);
+
 /// Looked for in a trace without GPU work or CUDA calls (empty otherwise: such a trace's device
 /// side is judged from its calls).
 DeviceUseWithoutWork device_use_without_work(const TraceIndex& index);

@@ -731,5 +731,25 @@ TEST(NamedRanges, ARangeOnSeveralThreadsSaysItsTimesAreAdded) {
   for (size_t k = 0; k < rows.size(); ++k) EXPECT_EQ(times.threads[k], rows[k]->name == "forward" ? 1 : 2) << rows[k]->name;
 }
 
+// A trace of CUDA calls and GPU work alone (recorded without ProfilerActivity.CPU, as a public RTX
+// A4000 trace of willding123's is): no operator, no range. The summary says its CPU time is the
+// calls' alone; with one operator (or a step), it is a trace with a CPU side.
+TEST(Explain, ATraceWithoutOperatorsOrRangesSaysItsCpuSideWasNotRecorded) {
+  pil::test::TraceBuilder b;
+  b.device("NVIDIA RTX A4000", 48, 16LL << 30, 8, 6);
+  b.kernel("k", b.call("cudaLaunchKernel", 0, 5), 10, 10);
+  b.kernel("k", b.call("cudaLaunchKernel", 30, 5), 40, 10);
+  const Trace t = parse_trace_text(b.str());
+  const TraceIndex index(t);
+  EXPECT_TRUE(cuda_side_only(index));
+  EXPECT_NE(explain(index).find("no operator or range in this trace, only CUDA calls and GPU work"), std::string::npos)
+      << explain(index);
+  b.op("aten::mm", 0, 8);
+  const Trace with_op = parse_trace_text(b.str());
+  EXPECT_FALSE(cuda_side_only(TraceIndex(with_op)));
+  EXPECT_EQ(explain(TraceIndex(with_op)).find("no operator or range"), std::string::npos);
+  EXPECT_FALSE(cuda_side_only(TraceIndex(parse_trace_text(R"({"traceEvents": []})"))));
+}
+
 }  // namespace
 }  // namespace pil::trace

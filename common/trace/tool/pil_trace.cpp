@@ -734,6 +734,7 @@ int report_check(const TraceIndex& index, const std::string& path, size_t exampl
               {"gpu_work_launched_before_recording", r.launched_before_recording},
               {"profiler_overhead", r.profiler_overhead},
               {"cuda_sync_events", r.cuda_sync_events},
+              {"cuda_side_only", r.cuda_side_only},
               {"dependent_launch_overlaps", r.dependent_launch_overlaps},
               {"graph_branch_overlaps", r.graph_branch_overlaps},
               {"no_gpu_logged", r.no_gpu_logged.empty() ? json(nullptr) : json(r.no_gpu_logged)},
