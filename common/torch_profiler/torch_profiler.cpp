@@ -104,7 +104,8 @@ trace::Event convert(const tap::KinetoEvent& k, trace::Trace& into, bool with_fl
     e.category = trace::Category::Memory;
     e.dur_ns = 0;
     e.memory_info = uint32_t(into.memory.size());
-    into.memory.push_back({k.nBytes(), -1, k.deviceType() == c10::DeviceType::CUDA,
+    into.memory.push_back({k.nBytes(), -1,
+                           k.deviceType() == c10::DeviceType::CUDA || k.deviceType() == c10::DeviceType::HIP,
                            k.deviceType() == c10::DeviceType::CPU ? -1 : k.deviceIndex(),
                            int8_t(k.deviceType())});
     return e;

@@ -211,39 +211,58 @@ bool cuda_side_only(const TraceIndex& index) {
 
 std::string DeviceUseWithoutWork::evidence() const {
   std::string s;
-  if (!device.empty()) s = counted(allocations, "allocation") + " on " + device;
+  if (!device.empty()) s = (allocations > 0 ? counted(allocations, "allocation") : counted(frees, "free")) + " on " + device;
   if (!op.empty())
     s += (s.empty() ? "" : "; ") + op + " called " + (op_calls == 1 ? std::string("once") : grouped(op_calls) + " times");
   return s;
 }
 
+std::string DeviceUseWithoutWork::activity() const {
+  switch (device_type) {
+    case 1: return "the profiler's activities without ProfilerActivity.CUDA";  // CUDA's, HIP's (6) counted as 1
+    case 12: return "the profiler's activities without ProfilerActivity.XPU";
+    case 13: return "torch.profiler has no activity for MPS: its work is never in the trace";
+    case 15: return "the profiler's activities without ProfilerActivity.HPU";
+    case 19: return "the profiler's activities without ProfilerActivity.MTIA";
+    case 20: return "the profiler's activities without ProfilerActivity.PrivateUse1";
+    default: return "the profiler's activities without the device's";
+  }
+}
+
+bool is_gpu_only_operator(std::string_view name) {
+  if (name == "aten::cudnn_is_acceptable") return false;  // asks, runs nothing
+  for (std::string_view prefix : {"aten::cudnn_", "aten::_cudnn_", "aten::miopen_", "aten::_miopen_"})
+    if (name.substr(0, prefix.size()) == prefix) return true;
+  return false;
+}
+
 DeviceUseWithoutWork device_use_without_work(const TraceIndex& index) {
   DeviceUseWithoutWork use;
   if (!index.device_work().empty() || !index.api_calls().empty()) return use;
+  const Trace& t = index.trace();
   for (const MemoryRow& r : index.memory())
     if (r.device_type != 0) {
       use.device = device_label(r);
+      use.device_type = r.device_type;
       use.allocations = r.allocations;
+      use.frees = r.frees;
+      // Its earliest memory event (memory_events_by_device's key: HIP's counted as CUDA's).
+      const auto& by_device = memory_events_by_device(t);
+      const auto it = by_device.find({r.device_type, r.device});
+      if (it != by_device.end() && !it->second.empty()) use.first_memory = it->second.front();
       break;
     }
-  const Trace& t = index.trace();
-  if (!use.device.empty())
-    for (size_t i = 0; i < t.events.size(); ++i)
-      if (const MemoryInfo* m = t.memory_info(t.events[i]); m && m->device_type != 0) {
-        use.first_memory = i;
-        break;
-      }
   std::map<std::string_view, std::pair<int64_t, size_t>> gpu_only;  // name -> (calls, first call)
   for (size_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
-    if (e.category != Category::CpuOp) continue;
-    if (e.name.find("cudnn") == std::string_view::npos && e.name.find("miopen") == std::string_view::npos) continue;
+    if (e.category != Category::CpuOp || !is_gpu_only_operator(e.name)) continue;
     auto& [calls, first] = gpu_only.try_emplace(e.name, 0, i).first->second;
     ++calls;
     if (e.start_ns < t.events[first].start_ns) first = i;
   }
   for (const auto& [name, c] : gpu_only)
     if (c.first > use.op_calls) use.op = std::string(name), use.op_calls = c.first, use.first_op = c.second;
+  if (use.device.empty() && !use.op.empty()) use.device_type = 1;  // cuDNN's or MIOpen's: a CUDA or ROCm GPU
   return use;
 }
 
@@ -284,17 +303,25 @@ std::vector<CudaOverhead> cuda_overhead(const TraceIndex& index) {
     it->total_ns += e.dur_ns;
     if (e.dur_ns > t.events[it->longest].dur_ns) it->longest = i;
   }
-  // The longest CUDA call (any thread) that lasts through each kind's longest record: the call
-  // that paid for it (the records carry no thread).
+  // The call (any thread) that paid for each name's longest record (the records carry no thread):
+  // the shortest CUDA call that lasts through it, a synchronize or a blocking copy aside (they
+  // wait for the GPU, and may span another thread's launch).
   for (CudaOverhead& o : out) {
     const Event& r = t.events[o.longest];
     for (size_t c : index.api_calls()) {
       const Event& call = t.events[c];
-      if (call.start_ns <= r.start_ns && call.end_ns() >= r.end_ns() &&
-          (o.in_call == CudaOverhead::npos || call.dur_ns > t.events[o.in_call].dur_ns))
+      const bool waits = is_synchronize(call) || (starts_gpu_work(call.name) && !starts_gpu_work_async(call.name));
+      if (!waits && call.start_ns <= r.start_ns && call.end_ns() >= r.end_ns() &&
+          (o.in_call == CudaOverhead::npos || call.dur_ns < t.events[o.in_call].dur_ns))
         o.in_call = c;
     }
   }
+  // Each kind's names together, in the kinds' order: lazy loading, the driver compiling, the queue.
+  auto rank = [](const char* kind) {
+    return std::string_view(kind) == "lazy loading" ? 0 : std::string_view(kind) == "the driver compiling" ? 1 : 2;
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const CudaOverhead& a, const CudaOverhead& b) { return rank(a.kind) < rank(b.kind); });
   return out;
 }
 

@@ -74,7 +74,9 @@ LaunchExpectations launch_expectations(const TraceIndex& index) {
     // capture two streams at once). A capture the trace sees end but not begin began before
     // recording; one it sees begin but not end goes on past it.
     std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int>> open;
-    std::vector<size_t> calls = index.api_calls();
+    std::vector<size_t> calls;  // the capture calls alone, in time order
+    for (size_t call : index.api_calls())
+      if (t.events[call].name.find("Capture") != std::string_view::npos) calls.push_back(call);
     std::stable_sort(calls.begin(), calls.end(),
                      [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
     for (size_t call : calls) {
@@ -143,20 +145,36 @@ LaunchExpectations launch_expectations(const TraceIndex& index) {
   const Event& last = t.events[expecting[x.last_found]];
   for (size_t w : index.work_of(expecting[x.last_found]))
     x.lag_ns = std::max(x.lag_ns, t.events[w].start_ns - last.end_ns());
-  x.after_recording = x.gpu_end >= cpu_end - kLostTailBusyNs;
+  // The profiler's own word first: where it logged that GPU events are missing (its buffer full,
+  // records dropped), they were dropped.
+  x.loss_logged = !profiler_messages(t, true).gpu_loss.empty();
+  x.after_recording = !x.loss_logged && x.gpu_end >= cpu_end - kLostTailBusyNs;
   return x;
+}
+
+std::string lost_tail_cause(const LaunchExpectations& x) {
+  if (x.loss_logged) return "the profiler logged that GPU events are missing: their records were dropped";
+  if (x.after_recording)
+    return "the recorded GPU work lasts to the recording's end" +
+           (x.lag_ns >= kLostTailBusyNs ? " (the GPU " + format_duration(x.lag_ns) + " behind its host at the last launch found)"
+                                        : std::string()) +
+           ": their work ran after the profiler stopped, most likely, and Kineto keeps none of it (synchronize "
+           "before it stops)";
+  return "the recorded GPU work ended " + format_duration(x.cpu_end - x.gpu_end) +
+         " before the recording did: their records were dropped, most likely (a full buffer?)";
 }
 
 std::string lost_tail_said(const LaunchExpectations& x) {
   if (!x.stops_early()) return "";
-  std::string s = "GPU events stop early: the last " + grouped(int64_t(x.lost())) + " of " +
-                  counted(int64_t(x.expecting.size()), "launch call") + " that must start GPU work found none";
-  if (x.after_recording)
-    return s + ", and the recorded GPU work lasts to the recording's end (the GPU " + format_duration(x.lag_ns) +
-           " behind its host at the last launch found): their work most likely ran after the profiler stopped, "
-           "which Kineto does not keep (synchronize before it stops)";
-  return s + ", while the recorded GPU work ended " + format_duration(x.cpu_end - x.gpu_end) +
-         " before the recording did: their events were most likely dropped (a full buffer?)";
+  return "GPU events stop early: the last " + grouped(int64_t(x.lost())) + " of " +
+         counted(int64_t(x.expecting.size()), "launch call") + " that must start GPU work found none; " +
+         lost_tail_cause(x);
+}
+
+std::string lost_tail_consequence(const LaunchExpectations& x) {
+  return x.after_recording ? "the figures are the recorded work's, without theirs (`pil-trace check`)"
+                           : "the missing work reads as GPU idle time, so idle and launch-bound figures come out too "
+                             "high (`pil-trace check`)";
 }
 
 CheckReport check_trace(const TraceIndex& index, size_t examples) {
@@ -258,12 +276,7 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
              k == trailing_from
                  ? "the first launch after the last GPU work found, " + std::string(t.events[expecting[last_found]].name) +
                        " at " + trace_ts(t.events[expecting[last_found]].start_ns) +
-                       (x.after_recording
-                            ? "; the recorded GPU work lasts to the recording's end, the GPU " +
-                                  format_duration(x.lag_ns) +
-                                  " behind its host then: run after the profiler stopped, most likely"
-                            : "; the recorded GPU work ended " + format_duration(x.cpu_end - x.gpu_end) +
-                                  " before the recording did: dropped, most likely")
+                       "; " + lost_tail_cause(x)
                  : std::string());
     else
       f.note(no_work, l.name, l.start_ns, "correlation " + std::to_string(l.correlation));
@@ -279,7 +292,8 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   if (const DeviceUseWithoutWork use = device_use_without_work(index); use.found()) {
     if (!use.device.empty())
       f.note(unrecorded, "[memory]", t.events[use.first_memory].start_ns,
-             "the first of " + counted(use.allocations, "allocation") + " on " + use.device);
+             "the first of " + counted(use.allocations + use.frees, "memory event") + " on " + use.device + "; " +
+                 use.activity());
     if (!use.op.empty())
       f.note(unrecorded, use.op, t.events[use.first_op].start_ns,
              "runs on a GPU only; called " + (use.op_calls == 1 ? std::string("once") : grouped(use.op_calls) + " times"));

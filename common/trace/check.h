@@ -110,13 +110,22 @@ struct LaunchExpectations {
   /// behind its host, and the lost work most likely ran after recording stopped (Kineto keeps no
   /// GPU record past its window: its "Out-of-range" count); else its events were dropped.
   bool after_recording = false;
+  /// The profiler logged that GPU events are missing (profiler_messages' gpu_loss): they were
+  /// dropped, whatever the times say.
+  bool loss_logged = false;
   size_t lost() const { return expecting.size() - lost_from; }
   bool stops_early() const { return lost_from < expecting.size(); }
 };
 LaunchExpectations launch_expectations(const TraceIndex& index);
+/// The likelier cause of GPU events that stop early, in a few words ("the recorded GPU work lasts
+/// to the recording's end: run after the profiler stopped, most likely").
+std::string lost_tail_cause(const LaunchExpectations& x);
 /// The opening words summary and advise give a trace whose GPU events stop early, the likelier
 /// cause with them; "" where they do not.
 std::string lost_tail_said(const LaunchExpectations& x);
+/// What that does to the figures: the recorded work's alone (run after recording), or idle time
+/// too high (dropped).
+std::string lost_tail_consequence(const LaunchExpectations& x);
 
 /// True for a finding whose examples have no time (their ts_ns 0): skipped_fields' kinds, the
 /// profiler's logged messages.

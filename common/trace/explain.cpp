@@ -252,10 +252,7 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   // Or the trace shows it: the last launches found no GPU work (check's gpu_events_stop_early).
   if (!index.device_work().empty())
     if (const LaunchExpectations x = launch_expectations(index); x.stops_early())
-      line(lost_tail_said(x) +
-           (x.after_recording ? ": the GPU figures below are the recorded work's, without theirs (`pil-trace check`)"
-                              : ": the missing work reads as GPU idle time below, so idle and launch-bound figures "
-                                "come out too high (`pil-trace check`)"));
+      line(lost_tail_said(x) + ": " + lost_tail_consequence(x));
 
   if (!m.step_ns.empty()) {
     const auto& d = m.step_ns;
@@ -305,9 +302,11 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     line(s);
   }
   if (cuda_side_only(index))
-    line("no operator or range in this trace, only CUDA calls and GPU work (recorded without the profiler's CPU "
-         "activity, ProfilerActivity.CPU): the CPU time below is the CUDA calls' alone, and what the host did "
-         "between them is not in the trace");
+    line(index.api_calls().empty()
+             ? "no operator, range or CUDA call in this trace, only GPU work: the host's side was not recorded"
+             : "no operator or range in this trace, only CUDA calls and GPU work (recorded without the profiler's "
+               "CPU activity, ProfilerActivity.CPU): the CPU time below is the CUDA calls' alone, and what the host "
+               "did between them is not in the trace");
   if (!m.overhead.empty()) line(profiler_overhead_text(index, m.overhead));
   if (!m.cuda_overhead.empty()) line(cuda_overhead_text(index, m.cuda_overhead));
   const KeyAverages& ka = index.key_averages();
@@ -372,9 +371,15 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
            "columns are all it tells");
     else if (const DeviceUseWithoutWork use = device_use_without_work(index); calls == 0 && use.found())
       line("no GPU work in this trace, though the run used " + (use.device.empty() ? "a GPU" : use.device) +
-           " (" + use.evidence() + "): the profiler recorded the CPU's side only (no activity of the "
-           "device's: ProfilerActivity.CUDA for an NVIDIA or AMD GPU; `pil-trace check`), so the table's CPU "
-           "columns are all it can tell");
+           " (" + use.evidence() + "): the profiler recorded the CPU's side only (" + use.activity() +
+           "; `pil-trace check`), so the table's CPU columns are all it can tell");
+    else if (calls == 0 && !t.devices.empty() && !t.devices.front().name.empty())
+      // Kineto lists the machine's GPUs whatever the profiler recorded: the run may have used one.
+      line("no GPU work in this trace (a CPU run, on a machine with " +
+           (t.devices.size() == 1 ? "a GPU, " + t.devices.front().name
+                                  : std::to_string(t.devices.size()) + " GPUs, the first " + t.devices.front().name) +
+           ": if the program used it, the profiler did not record its work): the table's CPU columns are all it "
+           "tells");
     else if (calls == 0)
       line("no GPU work in this trace (a CPU run): the table's CPU columns are the whole story");
     else if (const auto ranges = t.unread.find(Trace::kUnreadCuptiRange); ranges != t.unread.end())
@@ -514,7 +519,9 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
              ? "launch latency (stream idle when the call returned) median " +
                    format_duration(int64_t(lr.latency.median)) + ", max " + format_duration(lr.latency.max) +
                    " over " + count_of(lr.latency.count, "launch", "launches")
-             : "no launch onto an idle stream";
+             : lr.waited.count ? "no launch onto an idle stream started within " + format_duration(kLatencyAfterReturnNs) +
+                                     " of its call's return"
+                               : std::string("no launch onto an idle stream");
     s += lr.queueing.count
              ? "; queued behind earlier work on the stream: " +
                    count_of(lr.queueing.count, "launch", "launches") + ", median wait " + format_duration(int64_t(lr.queueing.median)) +

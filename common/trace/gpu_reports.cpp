@@ -243,6 +243,35 @@ ClockOffset gpu_clock_offset(const TraceIndex& index) {
       }
     }
   }
+  // A long synchronize that returned as the GPU's recorded work ended says the clocks agree: it
+  // waited for that work, which truly ended as it returned; with the GPU's times late by d, the
+  // work would read as ending d after the return. The late start was the GPU's own (a delay the
+  // trace does not show: an arcws trace's first memset began 34.8 ms after its call, on an idle
+  // A5000, and the 111 ms cudaDeviceSynchronize after the last launch returned 4 us after the
+  // last kernel ended).
+  if (o.late()) {
+    // The suspect devices' work by its launch call's start, with the latest end so far.
+    std::vector<std::pair<int64_t, int64_t>> launched;  // (launch call's start, work's end)
+    for (size_t w : index.device_work())
+      if (const long call = index.launch_of(w); call >= 0 && busy.count(t.events[w].pid))
+        launched.push_back({t.events[size_t(call)].start_ns, t.events[w].end_ns()});
+    std::sort(launched.begin(), launched.end());
+    for (size_t k = 1; k < launched.size(); ++k)
+      launched[k].second = std::max(launched[k].second, launched[k - 1].second);
+    for (size_t s : index.synchronizes()) {
+      const Event& sync = t.events[s];
+      if (sync.dur_ns < kClockOffsetNs) continue;
+      const auto before = std::lower_bound(launched.begin(), launched.end(),
+                                           std::pair<int64_t, int64_t>{sync.start_ns, std::numeric_limits<int64_t>::min()});
+      if (before == launched.begin()) continue;
+      const int64_t last_end = std::prev(before)->second;  // the latest end of the work launched before it
+      if (last_end > sync.start_ns && std::llabs(sync.end_ns() - last_end) < kClockOffsetNs) {
+        o.refuted_by = long(s);
+        o.idle_waits.clear();
+        break;
+      }
+    }
+  }
   o.least_delay_ns = o.found() ? offset : overall == std::numeric_limits<int64_t>::max() ? 0 : overall;
   return o;
 }

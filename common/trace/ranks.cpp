@@ -140,7 +140,8 @@ bool is_expert_exchange_kernel(std::string_view name) {
   // Its other kernels (deep_ep::layout's) compute.
   for (std::string_view ns : {"deep_ep::intranode::", "deep_ep::internode", "dpsk::ep::intranode::",
                               "dpsk::ep::internode"})
-    if (name.find(ns) != std::string_view::npos) return true;
+    if (name.find(ns) != std::string_view::npos)
+      return name.find("clean_low_latency_buffer") == std::string_view::npos;  // zeroes its buffer, moves nothing
   return false;
 }
 

@@ -364,6 +364,11 @@ struct ClockOffset {
   std::vector<size_t> early;
   int64_t async_launches = 0;
   int64_t most_early_ns = 0;  ///< the earliest start before its call, as a positive time
+  /// Where GPU work started late on an idle device but a synchronize of kClockOffsetNs or more
+  /// returned within kClockOffsetNs of the end of the work launched before it (so the clocks
+  /// agree: the late start was the GPU's own), that synchronize; `idle_waits` is then empty.
+  /// -1: none.
+  long refuted_by = -1;
   bool late() const { return !idle_waits.empty(); }
   bool ahead() const { return early.size() >= 2 && int64_t(early.size()) * 10 >= async_launches; }
   bool found() const { return late() || ahead(); }
@@ -582,15 +587,23 @@ size_t calls_starting_gpu_work(const TraceIndex& index);
 /// without the device's activity: ProfilerActivity.CUDA for an NVIDIA or AMD GPU).
 struct DeviceUseWithoutWork {
   std::string device;       ///< the first device with memory events ("cuda:0", "mps:0"); "" for none
-  int64_t allocations = 0;  ///< its allocations
-  size_t first_memory = 0;  ///< its first memory event (index into Trace::events), where `device` is set
+  int device_type = 0;      ///< its c10::DeviceType (HIP's as CUDA's, 1); 1 where a GPU-only operator says so
+  int64_t allocations = 0, frees = 0;  ///< its allocations and frees
+  size_t first_memory = 0;  ///< its earliest memory event (index into Trace::events), where `device` is set
   std::string op;           ///< the GPU-only operator called most ("aten::cudnn_convolution"); "" for none
   int64_t op_calls = 0;     ///< its calls
   size_t first_op = 0;      ///< its first call (index into Trace::events), where `op` is set
   bool found() const { return !device.empty() || !op.empty(); }
   /// "22 allocations on cuda:0; aten::cudnn_convolution called 3 times".
   std::string evidence() const;
+  /// Why the device's work is not in the trace, as torch.profiler has it: "the profiler's
+  /// activities without ProfilerActivity.CUDA" (XPU, HPU, MTIA, PrivateUse1 likewise); MPS has no
+  /// activity at all.
+  std::string activity() const;
 };
+/// An operator that runs on a GPU only: cuDNN's and MIOpen's (`aten::cudnn_*`, `aten::_cudnn_*`,
+/// `aten::miopen_*`, `aten::_miopen_*`; not `aten::cudnn_is_acceptable`, which only asks).
+bool is_gpu_only_operator(std::string_view name);
 /// A trace with CUDA calls or GPU work but no operator and no named range (CpuOp or
 /// UserAnnotation: steps are ranges): recorded without the profiler's CPU activity
 /// (torch.profiler's activities=[ProfilerActivity.CUDA] alone), so the host's time is its CUDA
@@ -654,14 +667,17 @@ std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index);
 /// "the launch queue full" (Command Buffer Full: a launch waiting for room in the command buffer);
 /// nullptr for any other event.
 const char* cuda_overhead_kind(const Event& e);
-/// Such records, by name in order of first appearance.
+/// Such records, by name, the names of a kind together (lazy loading's, the driver's, the queue's),
+/// each kind's in order of first appearance.
 struct CudaOverhead {
   static constexpr size_t npos = size_t(-1);
   std::string_view name;  ///< "Runtime Triggered Module Loading"
   const char* kind;       ///< cuda_overhead_kind
   int64_t records = 0, total_ns = 0;
   size_t longest = 0;     ///< the longest record (index into Trace::events)
-  size_t in_call = npos;  ///< the longest CUDA call that lasts through it, any thread (npos: none)
+  /// The shortest CUDA call that lasts through the longest record, any thread, a synchronize or
+  /// a blocking copy aside: the call that paid for it (npos: none).
+  size_t in_call = npos;
 };
 std::vector<CudaOverhead> cuda_overhead(const TraceIndex& index);
 /// One line on them for a report, or "" where there are none.

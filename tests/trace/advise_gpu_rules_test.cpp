@@ -336,6 +336,20 @@ TEST(AdviseHostWait, AFirstCallFarSlowerThanItsLaterOnesIsAOneTimeCost) {
   ASSERT_NE(once, nullptr);
   EXPECT_FALSE(has(once->text, "first calls")) << once->text;
   EXPECT_EQ(finding(slow, "one_time_stall"), nullptr);
+  // Slow again later (a 1.5 ms call among forty fast ones): a cost that recurs, not a first call's.
+  TraceBuilder again;
+  again.device("NVIDIA H100 80GB HBM3");
+  again.step(1, 0, 12000);
+  again.kernel("first_kernel", again.call("cudaLaunchKernel", 0, 5), 10, 10);
+  again.op("aten::conv", 100, 3000);
+  again.kernel("conv_kernel", again.call("cudaLaunchKernel", 3000, 10), 3020, 80);
+  for (int k = 0; k < 40; ++k) again.op("aten::conv", 3200 + 10.0 * k, 5);
+  again.op("aten::conv", 3700, 1500);
+  again.kernel("last_kernel", again.call("cudaLaunchKernel", 5980, 10), 6000, 5900);
+  const Advice recurs = advise_text(again.str());
+  const Symptom* r = symptom(recurs, "host_stall");
+  ASSERT_NE(r, nullptr);
+  EXPECT_FALSE(has(r->text, "first calls")) << r->text;
 }
 
 // One-time costs together: a kernel's first launch (call [30, 1830], kernel [1840, 1900]) and a
@@ -492,6 +506,24 @@ TEST(AdviseHostWait, LazyLoadingIsTheProgramsOwnStallNotTheProfilers) {
   EXPECT_EQ(t.events[cuda[0].in_call].dur_ns, 2'512'000);
   const std::string said = explain(index);
   EXPECT_EQ(said.find("the profiler's own work"), std::string::npos) << said;
+  {
+    // The call that paid for a record: the shortest that lasts through it, a synchronize aside
+    // (another thread's cudaStreamSynchronize [0, 6000] spans it too); the kinds in their order
+    // (a Driver Compiler record first in the trace, said after lazy loading).
+    TraceBuilder two = b;
+    two.call("cudaStreamSynchronize", 0, 6000, 0, /*tid=*/2);
+    two.overhead("Driver Compiler", 100, 50);
+    const Trace t2 = parse_trace_text(two.str());
+    const TraceIndex i2(t2);
+    const std::vector<CudaOverhead> c2 = cuda_overhead(i2);
+    ASSERT_EQ(c2.size(), 3u);
+    EXPECT_STREQ(c2[0].kind, "lazy loading");
+    EXPECT_STREQ(c2[1].kind, "lazy loading");
+    EXPECT_STREQ(c2[2].kind, "the driver compiling");
+    ASSERT_NE(c2[0].in_call, CudaOverhead::npos);
+    EXPECT_EQ(t2.events[c2[0].in_call].name, "cudaLaunchKernel");
+    EXPECT_EQ(c2[2].in_call, CudaOverhead::npos);  // inside the synchronize alone
+  }
   EXPECT_NE(said.find("CUDA's own work in CUPTI's overhead records (the program's, with or without a profiler): "
                       "lazy loading (a kernel's code loaded at its first launch"),
             std::string::npos)
@@ -531,13 +563,14 @@ TEST(AdviseHeader, GpuEventsThatStopEarlySayTheLikelierCause) {
   EXPECT_EQ(x.cpu_end, 1'000'000);
   EXPECT_TRUE(x.after_recording);
   EXPECT_EQ(lost_tail_said(x),
-            "GPU events stop early: the last 2 of 4 launch calls that must start GPU work found none, and the recorded "
+            "GPU events stop early: the last 2 of 4 launch calls that must start GPU work found none; the recorded "
             "GPU work lasts to the recording's end (the GPU 585 us behind its host at the last launch found): their "
-            "work most likely ran after the profiler stopped, which Kineto does not keep (synchronize before it stops)");
+            "work ran after the profiler stopped, most likely, and Kineto keeps none of it (synchronize before it "
+            "stops)");
   const Advice a = advise(late_index);
-  EXPECT_EQ(a.gpu_events_stop_early, lost_tail_said(x));
+  EXPECT_EQ(a.gpu_events_stop_early, lost_tail_said(x) + ": " + lost_tail_consequence(x));
   EXPECT_TRUE(a.lost_after_recording);
-  EXPECT_TRUE(has(format_advice(a, "t.json"), "(synchronize before it stops): the findings are of the recorded work, "
+  EXPECT_TRUE(has(format_advice(a, "t.json"), "(synchronize before it stops): the figures are the recorded work's, "
                                               "without theirs (`pil-trace check`)"));
   EXPECT_TRUE(has(explain(late_index), "  - GPU events stop early: the last 2 of 4 launch calls"));
 
@@ -547,12 +580,23 @@ TEST(AdviseHeader, GpuEventsThatStopEarlySayTheLikelierCause) {
   ASSERT_TRUE(y.stops_early());
   EXPECT_FALSE(y.after_recording);
   EXPECT_EQ(lost_tail_said(y),
-            "GPU events stop early: the last 2 of 4 launch calls that must start GPU work found none, while the "
-            "recorded GPU work ended 280 us before the recording did: their events were most likely dropped (a full "
+            "GPU events stop early: the last 2 of 4 launch calls that must start GPU work found none; the recorded "
+            "GPU work ended 280 us before the recording did: their records were dropped, most likely (a full "
             "buffer?)");
   EXPECT_TRUE(has(format_advice(advise(early_index), "t.json"),
-                  "(a full buffer?): the missing work reads as GPU idle time, so the gains of the findings about idle "
-                  "time and launches come out too high"));
+                  "(a full buffer?): the missing work reads as GPU idle time, so idle and launch-bound figures come "
+                  "out too high"));
+  // Where the profiler logged that GPU events are missing, they were dropped, whatever the times.
+  std::string logged = lost(600);
+  logged.insert(logged.rfind('}'), R"x(, "ERROR": ["ERROR:2026-12-07 10:00:00 1:1 GenericActivityProfiler.cpp:799] )x"
+                                   R"x(State: CollectTrace stopped by GPU profiler. (Buffer size configured is 128MB)"])x");
+  const Trace lt = parse_trace_text(logged);
+  const TraceIndex li(lt);
+  const LaunchExpectations z = launch_expectations(li);
+  EXPECT_TRUE(z.loss_logged);
+  EXPECT_FALSE(z.after_recording);
+  EXPECT_TRUE(has(lost_tail_said(z), "; the profiler logged that GPU events are missing: their records were dropped"))
+      << lost_tail_said(z);
   // One lost launch at the end is no stop: the last launch before a profiler stops may miss its work.
   TraceBuilder one;
   one.device("NVIDIA H100 80GB HBM3");
@@ -563,6 +607,23 @@ TEST(AdviseHeader, GpuEventsThatStopEarlySayTheLikelierCause) {
   const TraceIndex i1(t1);
   EXPECT_FALSE(launch_expectations(i1).stops_early());
   EXPECT_TRUE(advise(i1).gpu_events_stop_early.empty());
+}
+
+// A trace of CUDA calls and GPU work alone (recorded without ProfilerActivity.CPU): the rules
+// that read the operators have none to read, and say so instead of "nothing found".
+TEST(AdviseHeader, ATraceWithoutOperatorsLeavesTheOperatorRulesUnchecked) {
+  TraceBuilder b;
+  b.device("NVIDIA RTX A4000", 48, 16LL << 30, 8, 6);
+  for (int k = 0; k < 5; ++k) b.kernel("k", b.call("cudaLaunchKernel", 100.0 * k, 5), 100.0 * k + 10, 50);
+  const Advice a = advise_text(b.str());
+  EXPECT_TRUE(a.cuda_side_only);
+  for (const char* rule : {"op_loop", "copies", "optimizer", "rebuilt_constant", "gemm_epilogue"}) {
+    const auto it = std::find_if(a.unable.begin(), a.unable.end(), [&](const RuleNote& n) { return n.rule == rule; });
+    ASSERT_NE(it, a.unable.end()) << rule;
+    EXPECT_TRUE(has(it->why, "the trace has no operator or range")) << it->why;
+  }
+  EXPECT_TRUE(has(format_advice(a, "t.json"), "with GPU work; no operator or range (recorded without "
+                                              "ProfilerActivity.CPU)"));
 }
 
 // --- host synchronizes inside a step -------------------------------------------------------------

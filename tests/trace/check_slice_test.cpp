@@ -733,13 +733,17 @@ TEST(PilTraceCheck, GpuTimesOffsetFromCpuTimes) {
     if (u["why"].get<std::string>().find("GPU times look offset from CPU times") != std::string::npos)
       offset_rules.insert(u["rule"].get<std::string>());
   EXPECT_EQ(offset_rules, (std::set<std::string>{"gpu_host_wait", "short_kernels", "host_sync"}));
-  // A stall is still one: its gap ends when the launch call returns, so the offset can only
-  // shorten it. HTA's simple_add benchmark (an A100; its kernels start 2.4 ms or more after their
-  // calls) idles 19.6 s in set-up, 52.0 and 48.7 ms between its kernels: a trace without steps,
-  // whose set-up before the GPU's first work the basis leaves out (it read "2858x faster" on
-  // another such trace), the two stalls 44% of the 229 ms left.
+  // HTA's simple_add benchmark (an A100) has its kernels start 2.4 ms or more after their calls,
+  // on an idle GPU, but no offset: each cudaDeviceSynchronize after a launch waited as long (2.35
+  // ms for a 3 us kernel) and returned 5 us after the kernel's recorded end, so the clocks agree
+  // and the GPU started late itself. It idles 19.6 s in set-up, 52.0 and 48.7 ms between its
+  // kernels: a trace without steps, whose set-up before the GPU's first work the basis leaves out
+  // (it read "2858x faster" on another such trace), the two stalls 44% of the 229 ms left.
   const std::string add = kFixtures + "/hta/a100_simple_add.json.gz";
-  EXPECT_EQ(offset_findings(json::parse(run_process(kTool, {"check", add, "--json"}).out)).size(), 1u);
+  EXPECT_TRUE(offset_findings(json::parse(run_process(kTool, {"check", add, "--json"}).out)).empty());
+  EXPECT_NE(run_process(kTool, {"summary", add}).out.find(
+                "3 launches onto an idle stream started more than 1.00 ms after the call returned, up to 5.77 ms"),
+            std::string::npos);
   const json aa = json::parse(run_process(kTool, {"advise", add, "--json"}).out);
   ASSERT_EQ(aa["findings"].size(), 1u) << aa.dump();
   EXPECT_EQ(aa["findings"][0]["cause"], "host_stall");
@@ -776,6 +780,19 @@ TEST(PilTraceCheck, GpuTimesOffsetFromCpuTimes) {
   const std::vector<json> sf = offset_findings(check_planted(dir, "shifted.json", shifted));
   ASSERT_EQ(sf.size(), 1u);
   EXPECT_EQ(sf[0]["count"], 3);
+  {
+    // A synchronize that waited for the last late kernel and returned as it ended (the kernel
+    // recorded at [8005, 8025], the sync [6010, 8040]) says the clocks agree: no offset, the GPU
+    // itself was late.
+    pil::test::TraceBuilder synced = shifted;
+    synced.call("cudaDeviceSynchronize", 6010, 2030);
+    EXPECT_TRUE(offset_findings(check_planted(dir, "synced.json", synced)).empty());
+    // One that returned 1 ms before its work's recorded end (a sync [6010, 7010]) cannot have
+    // waited for it on one clock: the offset stands.
+    pil::test::TraceBuilder early = shifted;
+    early.call("cudaDeviceSynchronize", 6010, 1000);
+    EXPECT_EQ(offset_findings(check_planted(dir, "early.json", early)).size(), 1u);
+  }
   for (double at : {100.0, 4000.0}) {  // device 1's launches start at once
     c = shifted.call("cudaLaunchKernel", at, 5);
     shifted.kernel("prompt_kernel", c, at + 8, 20, 7, 0, /*device=*/1);

@@ -173,6 +173,23 @@ TEST(Memory, AGpuRunTracedWithoutItsGpuIsNotACpuRun) {
                       "aten::cudnn_convolution called once): the profiler recorded the CPU's side only"),
             std::string::npos)
       << said;
+  // What runs on a GPU only: cuDNN's and MIOpen's operators by their prefix, not a name that
+  // merely holds "cudnn", nor the operators that only ask whether cuDNN could run.
+  for (const char* gpu : {"aten::cudnn_convolution", "aten::_cudnn_rnn", "aten::miopen_batch_norm"})
+    EXPECT_TRUE(is_gpu_only_operator(gpu)) << gpu;
+  for (const char* not_gpu : {"my_cudnn_helper", "aten::_use_cudnn_ctc_loss", "aten::cudnn_is_acceptable"})
+    EXPECT_FALSE(is_gpu_only_operator(not_gpu)) << not_gpu;
+  // Two devices' memory, an MPS event first in time: the device said is the first row's (cuda:0),
+  // and its first event is that device's earliest.
+  std::string two = text;
+  two.insert(two.rfind(']'), R"(, {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, )"
+                             R"("tid": 7, "ts": 1, "args": {"Total Allocated": 64, "Bytes": 64, "Device Id": 0, )"
+                             R"("Device Type": 13}})");
+  const Trace both = parse_trace_text(two);
+  const DeviceUseWithoutWork u2 = device_use_without_work(TraceIndex(both));
+  EXPECT_EQ(u2.device, "cuda:0");
+  EXPECT_EQ(both.events[u2.first_memory].start_ns, 70'000);
+  EXPECT_EQ(u2.activity(), "the profiler's activities without ProfilerActivity.CUDA");
   // Host memory alone, and no GPU-only operator: a CPU run.
   std::string host = memory_trace();
   host.replace(host.find(cuda_field()), cuda_field().size(), R"("Device Id": -1, "Device Type": 0)");

@@ -328,12 +328,13 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   a.profiler_gpu_loss = profiler_messages(index.trace(), !index.device_work().empty()).gpu_loss;
   if (a.gpu)
     if (const LaunchExpectations x = launch_expectations(index); x.stops_early()) {
-      a.gpu_events_stop_early = lost_tail_said(x);
+      a.gpu_events_stop_early = lost_tail_said(x) + ": " + lost_tail_consequence(x);
       a.lost_after_recording = x.after_recording;
     }
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
   if (!a.gpu && a.launches_without_gpu_work == 0) a.sync_or_query_calls = int64_t(index.api_calls().size());
   if (!a.gpu) a.device_use = device_use_without_work(index).evidence();
+  a.cuda_side_only = cuda_side_only(index);
   const bool not_recorded = a.launches_without_gpu_work > 0 || !a.device_use.empty();
   const std::string not_recorded_why =
       "the trace's GPU side was not recorded (" +
@@ -413,6 +414,12 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       a.unable.push_back({r.key, what(r), not_recorded_why});
       continue;
     }
+    if (r.reads_operators && a.cuda_side_only) {
+      a.unable.push_back({r.key, what(r),
+                          "the trace has no operator or range, only CUDA calls and GPU work (recorded without the "
+                          "profiler's CPU activity, ProfilerActivity.CPU)"});
+      continue;
+    }
     if (!runs(r)) {
       a.unable.push_back({r.key, what(r), offset_why});
       continue;
@@ -470,6 +477,7 @@ std::string speedup_text(const Finding& f) {
 
 /// What the trace holds of the run's GPU side, for the advice's first line.
 std::string device_side(const Advice& a) {
+  if (a.gpu && a.cuda_side_only) return "with GPU work; no operator or range (recorded without ProfilerActivity.CPU)";
   if (a.gpu) return "with GPU work";
   if (a.launches_without_gpu_work > 0) return "GPU work not recorded";
   if (!a.device_use.empty()) return "GPU work not recorded (the run used a device: " + a.device_use + ")";
@@ -504,12 +512,7 @@ std::string format_advice(const Advice& a, const std::string& path) {
     o << gpu_loss_said(a.profiler_gpu_loss)
       << ": the missing work reads as GPU idle time, so the gains of the findings about idle time and launches "
          "come out too high (`pil-trace check` lists what it logged)\n";
-  if (!a.gpu_events_stop_early.empty())
-    o << a.gpu_events_stop_early
-      << (a.lost_after_recording
-              ? ": the findings are of the recorded work, without theirs (`pil-trace check`)\n"
-              : ": the missing work reads as GPU idle time, so the gains of the findings about idle time and "
-                "launches come out too high (`pil-trace check`)\n");
+  if (!a.gpu_events_stop_early.empty()) o << a.gpu_events_stop_early << "\n";
   if (a.findings.empty()) o << "\nNo finding: every rule that could run found nothing past its threshold.\n";
   int n = 0;
   for (const Finding& f : a.findings) {
@@ -567,6 +570,7 @@ nlohmann::ordered_json advice_json(const Advice& a) {
             {"launches_without_gpu_work", a.launches_without_gpu_work},
             {"sync_or_query_calls", a.sync_or_query_calls},
             {"device_use", a.device_use},
+            {"cuda_side_only", a.cuda_side_only},
             {"cpu_side_only_format", a.cpu_side_only_format},
             {"unmodelled_device_events", a.unmodelled_device_events},
             {"python_functions", a.python_functions},

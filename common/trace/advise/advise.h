@@ -122,6 +122,9 @@ struct Advice {
   /// traces were merged into one file (summary --json's steps.processes; pil-trace check).
   int64_t processes = 0;
   bool gpu = false;   ///< the trace has GPU work
+  /// CUDA calls and GPU work but no operator or range (cuda_side_only): the rules that read the
+  /// operators are not run, and the header says so.
+  bool cuda_side_only = false;
   /// Without GPU work: the CUDA runtime or driver calls that start some (launches, copies,
   /// sets). Where there are any, the GPU's side was not recorded (the profiler's GPU activity
   /// off or lost): the rules that take the host's time for a CPU run's cost are not run.
@@ -147,7 +150,7 @@ struct Advice {
   /// missing work reads as GPU idle time, which the header says.
   std::vector<std::string> profiler_gpu_loss;
   /// Where the trace's last launches found no GPU work (check's gpu_events_stop_early), what the
-  /// header says of it (lost_tail_said, the likelier cause with it); "" where they did not.
+  /// header says of it (lost_tail_said and lost_tail_consequence); "" where they did not.
   std::string gpu_events_stop_early;
   bool lost_after_recording = false;  ///< that work ran after recording stopped, most likely (else dropped)
   /// The floor the findings were held to (AdviseOptions::min_saved_share).

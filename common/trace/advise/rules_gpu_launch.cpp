@@ -122,40 +122,40 @@ std::string one_time_text(const std::string& longest) {
 }
 
 // The operators and CUDA calls that are their name's first on their thread, longer than a stall,
-// and at least kFirstCallRatio times the median of their later calls there: a first call's set-up
-// (a library's handle and workspace, a first allocation, a module loaded), which a warm-up pays.
-// A call made once cannot be told from a slow one, and is not one.
+// and at least kFirstCallRatio times the median of their later calls there, none of which is a
+// stall itself: a first call's set-up (a library's handle and workspace, a first allocation, a
+// module loaded), which a warm-up pays. A call made once cannot be told from a slow one, nor one
+// that is slow again later (a copy slow in every step), and is not one.
 std::unordered_set<const Event*> slow_first_calls(const RuleContext& c) {
   using Key = std::tuple<int64_t, int64_t, const char*>;  // (process, thread, interned name)
   auto counts = [](const Event& e) { return e.category == Category::CpuOp || is_launch_call(e.category); };
-  std::map<Key, const Event*> first;  // the candidates: names with a call over a stall on a thread
+  struct Calls {
+    const Event* first = nullptr;
+    std::vector<int64_t> later;  // the other calls' durations
+  };
+  std::map<Key, Calls> names;  // the candidates: names with a call over a stall on a thread
   for (const Event& e : c.trace.events)
-    if (counts(e) && e.dur_ns > threshold::kHostStallNs) {
-      auto [it, added] = first.try_emplace(Key{e.pid, e.tid, e.name.data()}, &e);
-      if (!added && e.start_ns < it->second->start_ns) it->second = &e;
-    }
+    if (counts(e) && e.dur_ns > threshold::kHostStallNs) names.try_emplace(Key{e.pid, e.tid, e.name.data()});
   std::unordered_set<const Event*> out;
-  if (first.empty()) return out;
-  std::map<Key, std::vector<int64_t>> later;
-  std::map<Key, const Event*> earliest = first;  // the first call of each, whatever its length
+  if (names.empty()) return out;
   for (const Event& e : c.trace.events) {
     if (!counts(e)) continue;
-    const auto it = earliest.find(Key{e.pid, e.tid, e.name.data()});
-    if (it != earliest.end() && e.start_ns < it->second->start_ns) it->second = &e;
+    const auto it = names.find(Key{e.pid, e.tid, e.name.data()});
+    if (it == names.end()) continue;
+    Calls& calls = it->second;
+    if (!calls.first || e.start_ns < calls.first->start_ns) {
+      if (calls.first) calls.later.push_back(calls.first->dur_ns);
+      calls.first = &e;
+    } else {
+      calls.later.push_back(e.dur_ns);
+    }
   }
-  for (const Event& e : c.trace.events) {
-    if (!counts(e)) continue;
-    const Key key{e.pid, e.tid, e.name.data()};
-    const auto it = earliest.find(key);
-    if (it != earliest.end() && it->second != &e) later[key].push_back(e.dur_ns);
-  }
-  for (auto& [key, call] : earliest) {
-    if (call->dur_ns <= threshold::kHostStallNs) continue;  // its first call was quick: a later one is slow
-    auto l = later.find(key);
-    if (l == later.end()) continue;
-    std::vector<int64_t>& d = l->second;
+  for (auto& [key, calls] : names) {
+    std::vector<int64_t>& d = calls.later;
+    if (calls.first->dur_ns <= threshold::kHostStallNs || d.empty()) continue;
+    if (*std::max_element(d.begin(), d.end()) > threshold::kHostStallNs) continue;  // slow again later
     std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
-    if (double(call->dur_ns) >= threshold::kFirstCallRatio * double(d[d.size() / 2])) out.insert(call);
+    if (double(calls.first->dur_ns) >= threshold::kFirstCallRatio * double(d[d.size() / 2])) out.insert(calls.first);
   }
   return out;
 }
@@ -287,10 +287,19 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
   s.figures = {{"host_wait_share", share}, {"host_wait_ns", double(wait)},
                {"gaps", double(gaps.size())}, {"longest_gap_ns", double(longest_gap)}, {"busy_share", busy}};
   if (in_loops > 0) s.figures.push_back({"in_loops_ns", double(in_loops)});
-  for (const HostGap& g : longest(gaps, c.options.examples))
-    s.examples.push_back(c.example(g.next, "the GPU idle " + format_duration(g.dur()) +
+  // The longest by their counted part (outside the loops), as the text's longest.
+  std::vector<std::pair<int64_t, const HostGap*>> ranked;  // (counted part, gap)
+  for (const HostGap& g : gaps) ranked.push_back({g.dur() - loops.inside(c.trace.events[g.call], g.start, g.end), &g});
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t k = 0; k < ranked.size() && k < c.options.examples; ++k) {
+    const HostGap& g = *ranked[k].second;
+    const int64_t in = g.dur() - ranked[k].first;
+    s.examples.push_back(c.example(g.next, "the GPU idle " + format_duration(ranked[k].first) +
                                                " before it, waiting for its launch (" +
-                                               std::string(c.trace.events[g.call].name) + ")"));
+                                               std::string(c.trace.events[g.call].name) + ")" +
+                                               (in > 0 ? "; besides " + format_duration(in) + " inside a loop of small operators"
+                                                       : std::string())));
+  }
   s.saved_ns = saved;
   s.how = "the GPU's idle time waiting on the host between launches inside " + std::string(c.basis_noun()) + " (" +
           format_duration(saved) + "): fewer, larger launches could save at most that";
