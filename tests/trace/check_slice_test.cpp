@@ -81,6 +81,27 @@ TEST(PilTraceCheck, EachPlantedFaultIsFoundInItsFixtureAndNothingElse) {
   EXPECT_NE(clean.out.find("no findings"), std::string::npos) << clean.out;
 }
 
+// What makes a trace partial, in summary --json as in its text: GPU events that stop early (with
+// their likelier cause), a device used without its work recorded.
+TEST(PilTraceCheck, SummaryJsonSaysWhatMakesATracePartial) {
+  const json lost = json::parse(
+      run_process(kTool, {"summary", kFixtures + "/check/gpu_events_stop_early.json", "--json"}).out);
+  EXPECT_EQ(lost["gpu_events_stop_early"]["lost_calls"], 3);
+  EXPECT_EQ(lost["gpu_events_stop_early"]["expecting_calls"], 6);
+  EXPECT_EQ(lost["gpu_events_stop_early"]["after_recording"], false);
+  EXPECT_EQ(lost["device_use"], "");
+  EXPECT_EQ(lost["cuda_side_only"], false);
+  const json clean = json::parse(run_process(kTool, {"summary", kFixtures + "/check/clean.json", "--json"}).out);
+  EXPECT_TRUE(clean["gpu_events_stop_early"].is_null());
+  const json used = json::parse(
+      run_process(kTool, {"summary", kFixtures + "/check/gpu_side_not_recorded.json", "--json"}).out);
+  EXPECT_EQ(used["device_use"], "2 allocations on cuda:0; aten::cudnn_convolution called 2 times");
+  EXPECT_NE(run_process(kTool, {"summary", kFixtures + "/check/gpu_events_stop_early.json"})
+                .out.find("  - GPU events stop early: the last 3 of 6 launch calls that must start GPU work found "
+                          "none; the recorded GPU work ended 134 us before the recording did"),
+            std::string::npos);
+}
+
 // Two processes' traces merged into one (as TraceLens merges a run's ranks): check names each
 // process with its steps, and the summary's steps line says the figures mix them.
 TEST(PilTraceCheck, StepsOfSeveralProcessesAreAMerge) {

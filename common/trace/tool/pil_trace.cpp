@@ -144,6 +144,16 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                 {"processes", m.step_processes}};
   // What the profiler logged that says GPU events are missing (its messages, as check lists them).
   j["profiler_gpu_loss"] = profiler_messages(t, !index.device_work().empty()).gpu_loss;
+  // What else says the trace is partial, as the text's lines: GPU events that stop early (their
+  // likelier cause), a device used without its work recorded, no operator or range.
+  j["gpu_events_stop_early"] = nullptr;
+  if (!index.device_work().empty())
+    if (const LaunchExpectations x = launch_expectations(index); x.stops_early())
+      j["gpu_events_stop_early"] = {{"lost_calls", x.lost()}, {"expecting_calls", x.expecting.size()},
+                                    {"after_recording", x.after_recording}, {"loss_logged", x.loss_logged},
+                                    {"cause", lost_tail_cause(x)}};
+  j["device_use"] = device_use_without_work(index).evidence();
+  j["cuda_side_only"] = cuda_side_only(index);
   // The profiler's own work (CUPTI's overhead records): each, the step it is in, the longest CUDA
   // call during it, and the longest that spans it, synchronizes aside (its thread may have waited
   // for the profiler), with that call's step; where none spans it, the call of a thread with none
