@@ -414,7 +414,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       a.unable.push_back({r.key, what(r), not_recorded_why});
       continue;
     }
-    if (r.reads_operators && a.cuda_side_only) {
+    if (r.needs_cpu_side && a.cuda_side_only) {
       a.unable.push_back({r.key, what(r),
                           "the trace has no operator or range, only CUDA calls and GPU work (recorded without the "
                           "profiler's CPU activity, ProfilerActivity.CPU)"});

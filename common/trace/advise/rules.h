@@ -187,9 +187,9 @@ struct Rule {
   /// not run where the trace's GPU side was not recorded (Advice::launches_without_gpu_work),
   /// where the host's time is launch calls and waits for GPU work the trace does not show.
   bool host_time_is_cost = false;
-  /// It reads the operators (their names, calls and times): not run on a trace that has none
-  /// (cuda_side_only: recorded without the profiler's CPU activity), where it has nothing to see.
-  bool reads_operators = false;
+  /// It reads what the profiler's CPU activity records (operators, ranges, memory events): not
+  /// run on a trace recorded without it (cuda_side_only), where it has nothing to see.
+  bool needs_cpu_side = false;
 };
 
 /// The rules of each family, in the order they run (the order does not change the advice).

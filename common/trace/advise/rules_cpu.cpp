@@ -67,23 +67,23 @@ std::vector<long> outermost_roots(const CpuSlices& cs, const std::function<bool(
 
 std::vector<Rule> cpu_rules() {
   // host_time_is_cost: the rule reads the host's time as the cost on a trace without GPU work.
-  constexpr bool kClocks = false, kHostCost = true, kOperators = true;
+  constexpr bool kClocks = false, kHostCost = true, kCpuSide = true;
   return {
       {"first_step", "first_step", "a first step far slower than the rest", false, first_step},
       {"op_overhead", "op_overhead", "operators too small for their dispatch cost", false, op_overhead, kClocks,
-       kHostCost, kOperators},
+       kHostCost, kCpuSide},
       {"op_loop", "op_loop", "a loop calling small operators one row or element at a time", false, op_loop,
-       kClocks, kHostCost, kOperators},
+       kClocks, kHostCost, kCpuSide},
       {"copies", "copies", "copies (copy_, contiguous, to, clone) taking a large share", false, copies, kClocks,
-       kHostCost, kOperators},
+       kHostCost, kCpuSide},
       {"optimizer", "optimizer", "the optimizer's share of the step", false, optimizer, kClocks, kHostCost,
-       kOperators},
+       kCpuSide},
       {"untraced", "untraced", "time in a step outside every operator and range", false, untraced, kClocks,
-       kHostCost, kOperators},
+       kHostCost, kCpuSide},
       {"data_loading", "untraced", "data loading on the training thread", false, data_loading, kClocks,
-       kHostCost, kOperators},
+       kHostCost, kCpuSide},
       {"rebuilt_constant", "rebuilt_constant", "the same constant tensor built in every step", false,
-       rebuilt_constant, kClocks, kHostCost, kOperators},
+       rebuilt_constant, kClocks, kHostCost, kCpuSide},
       {"memory_peak", "memory_peak", "memory peaks near the device's capacity", false, memory_peak},
       {"exposed_comm", "exposed_comm", "communication not hidden behind computation", false,
        exposed_comm},

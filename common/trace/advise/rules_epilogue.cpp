@@ -138,7 +138,7 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
 
 std::vector<Rule> operator_rules() {
   return {{"gemm_epilogue", "gemm_epilogue", "an elementwise pass a matrix product could do", false,
-           gemm_epilogue, /*compares_clocks=*/false, /*host_time_is_cost=*/true, /*reads_operators=*/true}};
+           gemm_epilogue, /*compares_clocks=*/false, /*host_time_is_cost=*/true, /*needs_cpu_side=*/true}};
 }
 
 }  // namespace pil::trace::advise_rules

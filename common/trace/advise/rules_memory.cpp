@@ -22,7 +22,11 @@ std::string gigabytes(int64_t bytes) {
 void memory_peak(const RuleContext& c, RuleResult& out) {
   const std::vector<MemoryRow>& rows = c.index.memory();
   if (rows.empty()) {
-    out.unable("the trace has no memory events: record with profile_memory");
+    // Memory events come with the profiler's CPU activity: without it, profile_memory records none.
+    out.unable(cuda_side_only(c.index)
+                   ? "the trace has no memory events: record with profile_memory and the CPU activity "
+                     "(ProfilerActivity.CPU; this trace has no operator or range)"
+                   : "the trace has no memory events: record with profile_memory");
     return;
   }
   bool gpu_rows = false, judged = false;
