@@ -158,6 +158,7 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
     r.cuda = key.first == 1;
     r.device_type = int8_t(key.first);
     r.device = key.second;
+    r.first_event = idx.front();
     int64_t in_use = 0;
     size_t peak_event = idx.front();
     for (size_t i : idx) {
@@ -213,8 +214,12 @@ std::string DeviceUseWithoutWork::evidence() const {
   std::string s;
   if (!device.empty()) s = (allocations > 0 ? counted(allocations, "allocation") : counted(frees, "free")) + " on " + device;
   if (!op.empty())
-    s += (s.empty() ? "" : "; ") + op + " called " + (op_calls == 1 ? std::string("once") : grouped(op_calls) + " times");
+    s += (s.empty() ? "" : "; ") + op + " called " + op_times();
   return s;
+}
+
+std::string DeviceUseWithoutWork::op_times() const {
+  return op_calls == 1 ? std::string("once") : grouped(op_calls) + " times";
 }
 
 std::string DeviceUseWithoutWork::activity() const {
@@ -246,10 +251,7 @@ DeviceUseWithoutWork device_use_without_work(const TraceIndex& index) {
       use.device_type = r.device_type;
       use.allocations = r.allocations;
       use.frees = r.frees;
-      // Its earliest memory event (memory_events_by_device's key: HIP's counted as CUDA's).
-      const auto& by_device = memory_events_by_device(t);
-      const auto it = by_device.find({r.device_type, r.device});
-      if (it != by_device.end() && !it->second.empty()) use.first_memory = it->second.front();
+      use.first_memory = r.first_event;
       break;
     }
   std::map<std::string_view, std::pair<int64_t, size_t>> gpu_only;  // name -> (calls, first call)
@@ -310,8 +312,7 @@ std::vector<CudaOverhead> cuda_overhead(const TraceIndex& index) {
     const Event& r = t.events[o.longest];
     for (size_t c : index.api_calls()) {
       const Event& call = t.events[c];
-      const bool waits = is_synchronize(call) || (starts_gpu_work(call.name) && !starts_gpu_work_async(call.name));
-      if (!waits && call.start_ns <= r.start_ns && call.end_ns() >= r.end_ns() &&
+      if (!waits_for_gpu(call) && call.start_ns <= r.start_ns && call.end_ns() >= r.end_ns() &&
           (o.in_call == CudaOverhead::npos || call.dur_ns < t.events[o.in_call].dur_ns))
         o.in_call = c;
     }
@@ -385,8 +386,7 @@ std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
   // the longest record to the call's end (records in start order: a search, not a scan).
   for (size_t c : index.api_calls()) {
     const Event& call = t.events[c];
-    // A synchronize, or a blocking copy or set, waits for the GPU whatever the profiler does.
-    const bool waits_for_gpu = is_synchronize(call) || (starts_gpu_work(call.name) && !starts_gpu_work_async(call.name));
+    const bool waits = waits_for_gpu(call);  // whatever the profiler does
     auto first = std::lower_bound(out.begin(), out.end(), call.start_ns - longest_record,
                                   [&](const ProfilerOverhead& o, int64_t ts) { return t.events[o.event].start_ns < ts; });
     for (auto it = first; it != out.end() && t.events[it->event].start_ns < call.end_ns(); ++it) {
@@ -394,7 +394,7 @@ std::vector<ProfilerOverhead> profiler_overhead(const TraceIndex& index) {
       if (call.end_ns() <= e.start_ns || call.start_ns >= e.end_ns()) continue;
       if (it->longest_call == ProfilerOverhead::npos || call.dur_ns > t.events[it->longest_call].dur_ns)
         it->longest_call = c;
-      if (call.start_ns <= e.start_ns && call.end_ns() >= e.end_ns() && !waits_for_gpu &&
+      if (call.start_ns <= e.start_ns && call.end_ns() >= e.end_ns() && !waits &&
           (it->spanning_call == ProfilerOverhead::npos || call.dur_ns > t.events[it->spanning_call].dur_ns))
         it->spanning_call = c;
     }

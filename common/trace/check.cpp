@@ -296,7 +296,7 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
                  use.activity());
     if (!use.op.empty())
       f.note(unrecorded, use.op, t.events[use.first_op].start_ns,
-             "runs on a GPU only; called " + (use.op_calls == 1 ? std::string("once") : grouped(use.op_calls) + " times"));
+             "runs on a GPU only; called " + use.op_times());
   }
 
   // Work on one stream that overlaps earlier work there: Perfetto draws one of them only.

@@ -640,6 +640,10 @@ bool is_synchronize(const Event& e) {
   return is_launch_call(e.category) && e.name.find("Synchronize") != std::string_view::npos;
 }
 
+bool waits_for_gpu(const Event& call) {
+  return is_synchronize(call) || (starts_gpu_work(call.name) && !starts_gpu_work_async(call.name));
+}
+
 double SyncRow::idle_share(const Trace& t) const {
   const int64_t d = t.events[call].dur_ns;
   return d > 0 ? 1.0 - double(gpu_busy_ns) / double(d) : 0.0;

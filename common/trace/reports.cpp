@@ -265,9 +265,10 @@ std::string device_label(const MemoryRow& row) {
   return row.device_type == 0 ? std::string("cpu") : device_type_name(row.device_type) + ":" + std::to_string(row.device);
 }
 
-std::string memory_name(const MemoryRow& row) {
-  if (row.device_type == 0) return "host memory";
-  return (row.cuda ? "GPU " + std::to_string(row.device) : device_label(row)) + " memory";
+std::string memory_name(int device_type, int32_t device) {
+  if (device_type == 0) return "host memory";
+  return (device_type == 1 ? "GPU " + std::to_string(device) : device_type_name(device_type) + ":" + std::to_string(device)) +
+         " memory";
 }
 
 const MemoryRow* main_memory_row(const std::vector<MemoryRow>& rows) {

@@ -38,6 +38,7 @@ struct MemoryRow {
   /// -1 where it does not (LibTorch's in-process events).
   int64_t peak_total = -1;
   int64_t peak_at_ns = 0;          ///< when the peak was reached
+  size_t first_event = 0;          ///< its earliest memory event (index into Trace::events)
   std::string peak_range;          ///< innermost named range then on that thread ("attn")
   std::string peak_op;             ///< innermost operator then ("aten::bmm")
 };
@@ -495,6 +496,9 @@ std::vector<SyncRow> sync_report(const TraceIndex& index);
 
 /// True for the CUDA runtime and driver calls that block the CPU until GPU work is done.
 bool is_synchronize(const Event& e);
+/// A call that waits for the GPU whatever else happens: a synchronize, or a blocking copy or set
+/// (cudaMemcpy, cudaMemset). Such a call may span work or records it did not cause.
+bool waits_for_gpu(const Event& call);
 
 /// One line of a chain: a CPU slice (depth > 0 inside the range) or GPU work under its launch.
 struct ChainLine {
@@ -549,8 +553,9 @@ DiffReport diff_report(const Trace& a, const Trace& b, double tolerance = 0.05);
 std::map<std::pair<int, int32_t>, std::vector<size_t>> memory_events_by_device(const Trace& trace);
 
 /// How the memory of a device is named in a line: "host memory", "GPU 0 memory" (CUDA's or
-/// HIP's), "mps:0 memory".
-std::string memory_name(const MemoryRow& row);
+/// HIP's), "mps:0 memory"; by memory_events_by_device's key, or a row's.
+std::string memory_name(int device_type, int32_t device);
+inline std::string memory_name(const MemoryRow& row) { return memory_name(row.device_type, row.device); }
 
 /// Per device (host first): allocations, frees, the peak and where it came from.
 std::vector<MemoryRow> memory_report(const TraceIndex& index);
@@ -596,6 +601,8 @@ struct DeviceUseWithoutWork {
   bool found() const { return !device.empty() || !op.empty(); }
   /// "22 allocations on cuda:0; aten::cudnn_convolution called 3 times".
   std::string evidence() const;
+  /// "once", "3 times": how often `op` was called.
+  std::string op_times() const;
   /// Why the device's work is not in the trace, as torch.profiler has it: "the profiler's
   /// activities without ProfilerActivity.CUDA" (XPU, HPU, MTIA, PrivateUse1 likewise); MPS has no
   /// activity at all.

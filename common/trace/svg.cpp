@@ -299,9 +299,7 @@ std::string render_svg(const TraceIndex& index, const SvgOptions& options) {
       }
       const double range = double(std::max<int64_t>(high - low, 1));
       auto y_of = [&](int64_t v) { return y + kMemoryRow - 4 - double(v - low) / range * (kMemoryRow - 8); };
-      MemoryRow named;  // only its device, for its name
-      named.cuda = key.first == 1, named.device_type = int8_t(key.first), named.device = key.second;
-      const std::string label = memory_name(named);
+      const std::string label = memory_name(key.first, key.second);
       body << "<text x=\"4\" y=\"" << y + 12 << "\" class=\"l\">" << escape(label) << "</text>\n"
            << "<text x=\"4\" y=\"" << y + 26 << "\" class=\"t\">" << escape(format_bytes(low)) << " to "
            << escape(format_bytes(high)) << "</text>\n"
