@@ -3,6 +3,7 @@
 // totalGlobalMem). A trace carries no capacity for host memory, so host peaks are not judged.
 #include "trace/advise/rules_cpu.h"
 #include "trace/check.h"  // trace_ts
+#include "trace/key_averages.h"  // format_bytes: KB, MB, GB of 1024, as Python's table
 
 namespace pil::trace::advise_rules {
 namespace {
@@ -11,10 +12,6 @@ namespace {
 int64_t device_capacity(const Trace& t, int32_t device) {
   const DeviceInfo* d = t.device_info(device);
   return d ? d->total_global_mem : 0;
-}
-
-std::string gigabytes(int64_t bytes) {
-  return fixed(double(bytes) / double(1LL << 30), 2) + " GiB";
 }
 
 }  // namespace
@@ -43,8 +40,8 @@ void memory_peak(const RuleContext& c, RuleResult& out) {
     const double share = double(peak) / double(capacity);
     if (share < threshold::kMemoryPeakShare) continue;
     Symptom s;
-    s.text = device_label(row) + " peaked at " + gigabytes(peak) + " of its " +
-             gigabytes(capacity) + " (" + percent_text(share) +
+    s.text = device_label(row) + " peaked at " + format_bytes(peak) + " of its " +
+             format_bytes(capacity) + " (" + percent_text(share) +
              (total ? "" : ", counted from the window's start") + ") at " +
              trace_ts(row.peak_at_ns) + " us, in " +
              (row.peak_range.empty() ? std::string("no named range") : "range " + row.peak_range) +
@@ -59,7 +56,7 @@ void memory_peak(const RuleContext& c, RuleResult& out) {
     x.where = c.step_name_at(row.peak_at_ns);
     if (x.where.empty()) x.where = c.step_ns.empty() ? "GPU " + std::to_string(row.device) : "outside the steps";
     if (!row.peak_range.empty()) x.where += ", range " + row.peak_range;
-    x.detail = "the peak: " + gigabytes(peak) + " allocated";
+    x.detail = "the peak: " + format_bytes(peak) + " allocated";
     s.examples.push_back(std::move(x));
     s.saved_ns = 0;
     s.how =
