@@ -737,7 +737,20 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
       }
       std::nth_element(d.begin(), d.begin() + ptrdiff_t(d.size() / 2), d.end());
       offset[r] = d[d.size() / 2];
-      if (std::abs(offset[r]) * 2 > step_ns)
+      // Further off than its whole recorded window is long: its steps and the others' never ran
+      // at the same time, which one run's clocks on one machine do not do.
+      const RankProfile& p = out.ranks[r];
+      const int64_t window = p.steps.back().start_ns + p.steps.back().dur_ns - p.steps.front().start_ns;
+      if (std::abs(offset[r]) > window)
+        out.clock_notes.push_back("rank " + std::to_string(out.rank_of(r)) + "'s steps start " +
+                                  format_duration(std::abs(offset[r])) +
+                                  (offset[r] > 0 ? " after" : " before") +
+                                  " the others', more than its whole recorded window (" +
+                                  format_duration(window) +
+                                  "): not one run's ranks (another run, or another profiling "
+                                  "window), or clocks of machines not synchronized; the waits "
+                                  "across ranks compare unlike things");
+      else if (std::abs(offset[r]) * 2 > step_ns)
         out.clock_notes.push_back("rank " + std::to_string(out.rank_of(r)) + "'s steps start " +
                                   grouped(offset[r]) + " ns from the others' (median step " +
                                   grouped(step_ns) + " ns): its clock disagrees, or it ran behind; "

@@ -180,14 +180,25 @@ TEST_F(Ranks, AMissingRankMakesThePartialFiguresARepeatedOneIsRefused) {
   EXPECT_NE(format_ranks(few).find("missing rank 0, 2–4, 6, 7 of 8 (6 ranks): PARTIAL"), std::string::npos)
       << format_ranks(few);
   EXPECT_TRUE(one.clock_notes.empty());
-  // Clocks that disagree: rank 1's base time a second off.
-  std::string shifted = synthetic_rank_trace(1, 2);
+  // Clocks that disagree: rank 1's base time 80 us off (steps of 100 us, 200 us recorded).
   const std::string base = "\"baseTimeNanoseconds\": 1700000000000000000";
-  shifted.replace(shifted.find(base), base.size(), "\"baseTimeNanoseconds\": 1700000001000000000");
-  const RanksReport skew = read_ranks({write("k_rank0.json", synthetic_rank_trace(0, 2)), write("k_rank1.json", shifted)});
+  auto shifted = [&](const char* to) {
+    std::string text = synthetic_rank_trace(1, 2);
+    return text.replace(text.find(base), base.size(), std::string("\"baseTimeNanoseconds\": ") + to);
+  };
+  const RanksReport skew = read_ranks({write("k_rank0.json", synthetic_rank_trace(0, 2)),
+                                       write("k_rank1.json", shifted("1700000000000080000"))});
   EXPECT_FALSE(skew.partial());
-  ASSERT_FALSE(skew.clock_notes.empty());
+  ASSERT_EQ(skew.clock_notes.size(), 1u);
   EXPECT_NE(skew.clock_notes[0].find("clock disagrees"), std::string::npos) << skew.clock_notes[0];
+  // A second off: more than the whole window recorded; the ranks never ran at the same time.
+  const RanksReport apart = read_ranks({write("m_rank0.json", synthetic_rank_trace(0, 2)),
+                                        write("m_rank1.json", shifted("1700000001000000000"))});
+  ASSERT_EQ(apart.clock_notes.size(), 1u);
+  EXPECT_NE(apart.clock_notes[0].find("rank 0's steps start 1.00 s before the others', more than its whole "
+                                      "recorded window (200 us): not one run's ranks"),
+            std::string::npos)
+      << apart.clock_notes[0];
   const RanksReport same = read_ranks({write("l_rank0.json", synthetic_rank_trace(0, 2)),
                                        write("l_rank1.json", synthetic_rank_trace(1, 2))});
   EXPECT_TRUE(same.clock_notes.empty());
