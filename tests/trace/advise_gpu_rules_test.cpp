@@ -303,15 +303,18 @@ TEST(AdviseHostWait, AStallInsideAKernelsFirstLaunchIsAOneTimeCost) {
 // a thirtieth), launch [3250, 3260], kernel [3270, 3300]; then untraced host time and a last
 // kernel [6000, 11900] (call [5980, 5990]). Stalls: [20, 3020] (3000, of which 2900 inside the
 // first conv) and [3300, 6000] (2700, none). 5700 in all: the first call 51%, said; its kernel
-// launch is not a first slow one (10 us).
+// launch is not a first slow one (10 us). Inside each conv, the library's call (aten::cudnn,
+// [150, 2900] then [3210, 3240]), a first call too, which names whose set-up it was.
 TEST(AdviseHostWait, AFirstCallFarSlowerThanItsLaterOnesIsAOneTimeCost) {
   TraceBuilder b;
   b.device("NVIDIA H100 80GB HBM3");
   b.step(1, 0, 12000);
   b.kernel("first_kernel", b.call("cudaLaunchKernel", 0, 5), 10, 10);
   b.op("aten::conv", 100, 3000);
+  b.op("aten::cudnn", 150, 2750);
   b.kernel("conv_kernel", b.call("cudaLaunchKernel", 3000, 10), 3020, 80);
   b.op("aten::conv", 3200, 100);
+  b.op("aten::cudnn", 3210, 30);
   b.kernel("conv_kernel", b.call("cudaLaunchKernel", 3250, 10), 3270, 30);
   b.kernel("last_kernel", b.call("cudaLaunchKernel", 5980, 10), 6000, 5900);
   const Advice a = advise_text(b.str());
@@ -320,7 +323,8 @@ TEST(AdviseHostWait, AFirstCallFarSlowerThanItsLaterOnesIsAOneTimeCost) {
   EXPECT_DOUBLE_EQ(figure(*s, "stall_ns"), 5'700'000);
   EXPECT_DOUBLE_EQ(figure(*s, "first_call_ns"), 2'920'000);
   EXPECT_TRUE(has(s->text, "; 2.92 ms of it (51%) with the launching thread in first calls far slower than their "
-                           "later ones (the longest aten::conv (3.00 ms)): a library setting itself up"))
+                           "later ones (the longest aten::conv (3.00 ms), most of it in aten::cudnn (2.75 ms)): "
+                           "a library setting itself up"))
       << s->text;
   EXPECT_NE(finding(a, "one_time_stall"), nullptr);
   // Its later call as slow (3000 as well): not a first call's cost, nor one made once.

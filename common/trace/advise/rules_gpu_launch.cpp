@@ -354,9 +354,29 @@ void host_stall(const RuleContext& c, RuleResult& out) {
   // The one-time families together, where none holds half a stall alone: first launches, first
   // calls and compiling, whose union does (py4ai's cold inference: its first launches 49% of its
   // stall, the first cuDNN convolution most of the rest).
+  // A first call named with the innermost first call inside it that holds half its time or more
+  // ("aten::conv2d (3.00 ms), most of it in aten::cudnn_convolution (2.75 ms)"): the outermost
+  // is the longest, the innermost says whose set-up it was.
+  auto first_call_label = [&](const Event& e) {
+    const Event* in = &e;
+    for (size_t depth = 0; depth < first_calls.size(); ++depth) {
+      const Event* deeper = nullptr;
+      for (const Event* f : first_calls)
+        if (f != in && f->pid == e.pid && f->tid == e.tid && f->start_ns >= in->start_ns &&
+            f->end_ns() <= in->end_ns() && f->dur_ns < in->dur_ns && 2 * f->dur_ns >= in->dur_ns)
+          deeper = f;
+      if (!deeper) break;
+      in = deeper;
+    }
+    std::string label = std::string(e.name) + " (" + format_duration(e.dur_ns) + ")";
+    if (in != &e) label += ", most of it in " + std::string(in->name) + " (" + format_duration(in->dur_ns) + ")";
+    return label;
+  };
   auto is_one_time = [&](const Event& e) { return first.count(&e) > 0 || first_calls.count(&e) > 0 || is_compiling(e); };
   auto one_time_label = [&](const Event& e) {
-    return first.count(&e) ? first_launch_label(e) : std::string(e.name) + " (" + format_duration(e.dur_ns) + ")";
+    return first.count(&e)        ? first_launch_label(e)
+           : first_calls.count(&e) ? first_call_label(e)
+                                   : std::string(e.name) + " (" + format_duration(e.dur_ns) + ")";
   };
   HostRanges families[] = {
       {c.trace, "data_loading_ns", loading_text, false, is_data_loading_name, is_data_loading},
@@ -364,7 +384,7 @@ void host_stall(const RuleContext& c, RuleResult& out) {
       {c.trace, "first_launch_ns", first_launch_text, true, is_kernel_launch_call,
        [&](const Event& e) { return first.count(&e) > 0; }, first_launch_label},
       {c.trace, "first_call_ns", first_call_text, true, any, [&](const Event& e) { return first_calls.count(&e) > 0; },
-       [](const Event& e) { return std::string(e.name) + " (" + format_duration(e.dur_ns) + ")"; }},
+       first_call_label},
       {c.trace, "one_time_ns", one_time_text, true, any, is_one_time, one_time_label}};
   for (const HostGap& g : stalls)
     for (HostRanges& f : families) f.add(c, loops, c.trace.events[g.call], g.start, g.end);
