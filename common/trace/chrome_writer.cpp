@@ -53,7 +53,13 @@ void write_chrome_trace(const Trace& t, std::ostream& out, const WriterOptions& 
     if (is_launch_call(e.category)) max_correlation = std::max(max_correlation, e.correlation);
   FirstById launch_by_correlation(max_correlation, t.events.size());
   for (size_t i = 0; i < t.events.size(); ++i)
-    if (is_launch_call(t.events[i].category)) launch_by_correlation.add(t.events[i].correlation, long(i));
+    if (const Event& e = t.events[i]; is_launch_call(e.category)) {
+      if (const long held = launch_by_correlation[e.correlation];
+          held >= 0 && takes_correlation(t.events[size_t(held)].name, e.name))
+        launch_by_correlation.replace(e.correlation, long(i));
+      else
+        launch_by_correlation.add(e.correlation, long(i));
+    }
 
   for (const auto& e : t.events) {
     if (const MemoryInfo* m = t.memory_info(e)) {  // an instant event, as Kineto writes it

@@ -82,6 +82,14 @@ inline bool starts_gpu_work(std::string_view call_name) {
          call_name.find("Memset") != std::string_view::npos;
 }
 
+/// Of two runtime calls with one correlation id, whether `call` takes it from `held`, the call
+/// that had it first: the one that starts GPU work does (Kineto's ROCm traces write a
+/// hipMemsetAsync's internal dispatch as a call of the same id and time, misnamed
+/// "hipArray3DCreate", before the call itself: ROCm/aorta's MI350X trace).
+inline bool takes_correlation(std::string_view held, std::string_view call) {
+  return !starts_gpu_work(held) && starts_gpu_work(call);
+}
+
 /// True for the slices of a CPU thread that nest: operators, ranges, runtime and driver calls.
 inline bool is_cpu_slice(Category c) { return is_torch_scope(c) || is_launch_call(c); }
 

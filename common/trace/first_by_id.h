@@ -25,6 +25,12 @@ class FirstById {
       table_[id] = index;
     }
   }
+  /// Gives `id` to `index` whatever held it (an id that add() kept).
+  void replace(uint64_t id, long index) {
+    if (id == 0) return;
+    if (!dense_) sparse_[id] = index;
+    else if (id < table_.size()) table_[id] = index;
+  }
   /// The index added first for `id`, or -1.
   long operator[](uint64_t id) const {
     if (id == 0) return -1;

@@ -141,7 +141,11 @@ void TraceIndex::build() {
         const size_t c = api_calls_.size();
         ordinal_[i] = uint32_t(c);
         api_calls_.push_back(i);
-        call_of.add(e.correlation, long(c));
+        if (const long held = call_of[e.correlation];
+            held >= 0 && takes_correlation(ev[api_calls_[size_t(held)]].name, e.name))
+          call_of.replace(e.correlation, long(c));
+        else
+          call_of.add(e.correlation, long(c));
         if (e.correlation && (!first_launch_correlation_ || e.correlation < first_launch_correlation_))
           first_launch_correlation_ = e.correlation;
         if (!steps.empty()) step_of_call[c] = step_from(e.start_ns, started);

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "support/run_process.h"
+#include "trace/check.h"  // launch_expectations
 #include "trace/key_averages.h"
 #include "trace/reports.h"
 #include "trace/synthetic_trace.h"
@@ -690,6 +691,27 @@ TEST(Parse, IdsGivenAsHexOrDecimalStrings) {
   const LaunchReport r = launch_report(index);
   EXPECT_EQ(r.graph_launches, 1) << "hipGraphLaunch is a graph launch, as cudaGraphLaunch is";
   EXPECT_EQ(index.synchronizes().size(), 0u);
+}
+
+// Kineto's ROCm traces write a hipMemsetAsync's internal dispatch as a second call of the same
+// correlation id and time, misnamed "hipArray3DCreate", before the call itself (ROCm/aorta's
+// MI350X trace, correlations 45 and 80): the call that starts GPU work owns the kernel, so check
+// finds no launch without work, and launches names hipMemsetAsync. Written after, the same.
+TEST(Parse, OfTwoCallsOfOneCorrelationTheOneThatStartsGpuWorkOwnsIt) {
+  for (const bool memset_first : {false, true}) {
+    const std::string fill = R"({"ph": "X", "cat": "cuda_runtime", "name": "hipArray3DCreate", "pid": 1, "tid": 1, "ts": 10, "dur": 8, "args": {"cid": 1, "correlation": 45, "grid": [256, 1, 1], "block": [256, 1, 1]}})";
+    const std::string memset = R"({"ph": "X", "cat": "cuda_runtime", "name": "hipMemsetAsync", "pid": 1, "tid": 1, "ts": 10, "dur": 9, "args": {"cid": 293, "correlation": 45}})";
+    const std::string text = "{\"traceEvents\": [" + (memset_first ? memset + ", " + fill : fill + ", " + memset) +
+                             R"(, {"ph": "X", "cat": "kernel", "name": "__amd_rocclr_fillBufferAligned.kd", "pid": 2, "tid": 1, "ts": 25, "dur": 2, "args": {"device": 0, "stream": 1, "correlation": 45, "kind": "Dispatch Kernel"}}]})";
+    const Trace t = parse_trace_text(text);
+    const TraceIndex index(t);
+    const long call = index.launch_of(2);
+    ASSERT_GE(call, 0);
+    EXPECT_EQ(t.events[size_t(call)].name, "hipMemsetAsync") << (memset_first ? "memset first" : "memset second");
+    const LaunchExpectations x = launch_expectations(index);
+    ASSERT_EQ(x.expecting.size(), 1u);
+    EXPECT_EQ(index.work_of(x.expecting[0]).size(), 1u) << "hipMemsetAsync found its kernel";
+  }
 }
 
 // torch 1.8-1.9's Kineto (pytorch/kineto's ResNet-50 samples, docs/traces/kineto-samples/) wrote
