@@ -146,6 +146,46 @@ TEST(AdviseHostWait, LaunchGapsAreTheLaunchBoundLoop) {
   EXPECT_TRUE(clean(a, "host_stall"));
 }
 
+// Gaps under a stall spent in the DataLoader's fetch wait for the batch, not for launches (a
+// public RTX 3080 trace without workers: 380 us of its longest 473 us gap in the fetch). Step [0,
+// 3000], three rounds at t = 0, 1000, 2000: the fetch [t, t + 600], a copy's call [t + 600, t +
+// 610] and copy [t + 620, t + 625], a kernel's call [t + 625, t + 630] and kernel [t + 640, t +
+// 1000]. Gaps: [t, t + 620] (620, 600 of it in the fetch: the data's) and [t + 625, t + 640] (15,
+// launch scale): 1860 of 3000 (62%) waiting for the data, 45 (1.5%) for launches: no launch-bound
+// loop. With worker processes, the loader behind them.
+TEST(AdviseHostWait, ShortGapsInsideTheDataLoadersFetchWaitForTheDataNotForLaunches) {
+  for (const std::string iter : {"_SingleProcessDataLoaderIter", "_MultiProcessingDataLoaderIter"}) {
+    TraceBuilder b;
+    b.device("NVIDIA H100 80GB HBM3");
+    b.step(1, 0, 3000);
+    for (int k = 0; k < 3; ++k) {
+      const double t = 1000.0 * k;
+      b.range("enumerate(DataLoader)#" + iter + ".__next__", t, 600);
+      b.memcpy("Memcpy HtoD (Pinned -> Device)", b.call("cudaMemcpyAsync", t + 600, 10), t + 620, 5, 4096);
+      b.kernel("big_kernel", b.call("cudaLaunchKernel", t + 625, 5), t + 640, 360);
+    }
+    const Advice a = advise_text(b.str());
+    const bool workers = iter == "_MultiProcessingDataLoaderIter";
+    const Finding* f = finding(a, workers ? "loader_behind" : "untraced");
+    ASSERT_NE(f, nullptr) << iter;
+    const Symptom& s = f->symptoms.at(0);
+    EXPECT_EQ(s.rule, "gpu_host_wait");
+    EXPECT_DOUBLE_EQ(figure(s, "loading_wait_ns"), 1'860'000);
+    EXPECT_DOUBLE_EQ(figure(s, "loading_wait_share"), 0.62);
+    EXPECT_DOUBLE_EQ(figure(s, "gaps"), 3);
+    EXPECT_EQ(s.saved_ns, 1'860'000);
+    EXPECT_TRUE(has(s.text, "GPU idle waiting for the data between launches: 62% of the steps (1.86 ms in 3 gaps of "
+                            "1.00 ms or less, each mostly with the launching thread inside the DataLoader's fetches"))
+        << s.text;
+    EXPECT_TRUE(has(s.text, workers ? "its worker processes did not have the batch ready"
+                                    : "the training thread prepared the data itself"))
+        << s.text;
+    ASSERT_EQ(s.examples.size(), 3u);
+    EXPECT_EQ(s.examples[0].name, "Memcpy HtoD (Pinned -> Device)");
+    EXPECT_EQ(finding(a, "launch_bound"), nullptr) << "45 us of launch gaps is no launch-bound loop";
+  }
+}
+
 // Step [0, 10000]. A kernel [70, 100] (call [50, 60]); then what `host` records; then a kernel
 // [6170, 9970] (call [6150, 6160]). The gap [100, 6170] (6070) waits on the host: a stall.
 // The gap [0, 70] is launch scale: 70 of the window, 0.7%, under the launch-bound threshold.

@@ -259,23 +259,75 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
   const int64_t lo = c.step_ns.empty() ? std::max(c.index.gpu_window_start, c.basis_start) : c.index.gpu_window_start;
   const int64_t hi = c.index.gpu_window_end;
   if (hi <= lo) return;
-  std::vector<HostGap> gaps;
-  int64_t wait = 0, saved = 0, in_loops = 0, longest_gap = 0;  // a gap's part outside the loops
+  // A gap spent mostly inside the DataLoader's fetch on the launching thread waited for the batch,
+  // not for launches: fusing or a graph does nothing for it (a public RTX 3080 trace without
+  // workers: 380 us of its longest 473 us gap in _SingleProcessDataLoaderIter.__next__).
+  HostRanges loading{c.trace, "loading_wait_ns", loading_text, false, is_data_loading_name, is_data_loading};
   const Loops& loops = c.loops();
+  auto loading_part = [&](const Event& call, int64_t from, int64_t to) {  // outside the loops, as counted
+    const auto it = loading.by_thread.find({call.pid, call.tid});
+    int64_t n = 0;
+    if (it != loading.by_thread.end())
+      for (const Interval& p : clip(it->second, from, to)) n += p.to - p.from - loops.inside(call, p.from, p.to);
+    return n;
+  };
+  std::vector<HostGap> gaps, loading_gaps;
+  int64_t wait = 0, saved = 0, in_loops = 0, longest_gap = 0;  // a gap's part outside the loops
+  int64_t loading_wait = 0, loading_saved = 0;
   for (const HostGap& g : c.host_gaps()) {
-    const int64_t in = loops.inside(c.trace.events[g.call], g.start, g.end);
+    const Event& call = c.trace.events[g.call];
+    const int64_t in = loops.inside(call, g.start, g.end);
     if (g.dur() - in > threshold::kHostStallNs) continue;  // a stall, outside the loops
     in_loops += in;
     if (in >= g.dur()) continue;
-    wait += g.dur() - in;
-    longest_gap = std::max(longest_gap, g.dur() - in);
-    saved += std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
+    const int64_t counted = g.dur() - in, counted_in_basis = std::max<int64_t>(0, c.basis_overlap(g.start, g.end) - in);
+    if (2 * loading_part(call, g.start, g.end) >= counted) {
+      loading_wait += counted;
+      loading_saved += counted_in_basis;
+      loading.add(c, loops, call, g.start, g.end);  // for the longest fetch's name
+      loading_gaps.push_back(g);
+      continue;
+    }
+    wait += counted;
+    longest_gap = std::max(longest_gap, counted);
+    saved += counted_in_basis;
     gaps.push_back(g);
   }
-  const double share = double(wait) / double(hi - lo);
+  // The longest by their counted part (outside the loops).
+  auto ranked = [&](const std::vector<HostGap>& of) {
+    std::vector<std::pair<int64_t, const HostGap*>> r;  // (counted part, gap)
+    for (const HostGap& g : of) r.push_back({g.dur() - loops.inside(c.trace.events[g.call], g.start, g.end), &g});
+    std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (r.size() > c.options.examples) r.resize(c.options.examples);
+    return r;
+  };
+  const double window = double(hi - lo);
+  // Judged as a stall is (the host busy with other work), by its share of the basis.
+  const double loading_share = c.basis_ns > 0 ? double(loading_saved) / double(c.basis_ns) : 0;
+  if (loading_share >= threshold::kHostStallShare &&
+      double(loading_saved) >= c.options.min_saved_share * double(c.basis_ns)) {
+    const bool workers = loads_in_workers(loading.name);
+    Symptom s;
+    s.text = "GPU idle waiting for the data between launches: " + percent_text(loading_share) + " of " +
+             c.basis_noun() + " (" + format_duration(loading_saved) + " in " + std::to_string(loading_gaps.size()) +
+             (loading_gaps.size() == 1 ? " gap" : " gaps") + " of " + format_duration(threshold::kHostStallNs) +
+             " or less, each mostly with the launching thread " + loading_text(loading.name) + ")";
+    s.figures = {{"loading_wait_share", loading_share}, {"loading_wait_ns", double(loading_saved)},
+                 {"gaps", double(loading_gaps.size())}, {"workers", workers ? 1.0 : 0.0}};
+    for (const auto& [part, g] : ranked(loading_gaps))
+      s.examples.push_back(c.example(g->next, "the GPU idle " + format_duration(part) +
+                                                  " before it, the launching thread inside the DataLoader's fetch"));
+    s.saved_ns = loading_saved;
+    s.how = "the GPU's idle time in those gaps inside " + std::string(c.basis_noun()) + " (" +
+            format_duration(loading_saved) + "), an upper bound: with the batch ready ahead of the step, only "
+            "the hand-off stays";
+    // As data_loading's (a CPU run's): workers that do not keep up are a cause of their own.
+    out.symptom(std::move(s), workers ? "loader_behind" : "untraced");
+  }
+  const double share = double(wait) / window;
   if (share < threshold::kHostWaitShare) return;
   if (double(saved) < c.options.min_saved_share * double(c.basis_ns)) return;
-  const double busy = double(c.gpu_busy_in(lo, hi)) / double(hi - lo);
+  const double busy = double(c.gpu_busy_in(lo, hi)) / window;
   Symptom s;
   s.text = "GPU idle waiting on the host between launches: " + percent_text(share) +
            " of the GPU window (" + format_duration(wait) + " in " + std::to_string(gaps.size()) +
@@ -284,21 +336,19 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
            percent_text(busy) + ")";
   if (in_loops > 0)
     s.text += "; besides " + format_duration(in_loops) + " inside loops of small operators, op_loop's";
+  if (loading_wait > 0)
+    s.text += "; besides " + format_duration(loading_wait) + " in gaps spent mostly in the DataLoader's fetches";
   s.figures = {{"host_wait_share", share}, {"host_wait_ns", double(wait)},
                {"gaps", double(gaps.size())}, {"longest_gap_ns", double(longest_gap)}, {"busy_share", busy}};
   if (in_loops > 0) s.figures.push_back({"in_loops_ns", double(in_loops)});
-  // The longest by their counted part (outside the loops), as the text's longest.
-  std::vector<std::pair<int64_t, const HostGap*>> ranked;  // (counted part, gap)
-  for (const HostGap& g : gaps) ranked.push_back({g.dur() - loops.inside(c.trace.events[g.call], g.start, g.end), &g});
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t k = 0; k < ranked.size() && k < c.options.examples; ++k) {
-    const HostGap& g = *ranked[k].second;
-    const int64_t in = g.dur() - ranked[k].first;
-    s.examples.push_back(c.example(g.next, "the GPU idle " + format_duration(ranked[k].first) +
-                                               " before it, waiting for its launch (" +
-                                               std::string(c.trace.events[g.call].name) + ")" +
-                                               (in > 0 ? "; besides " + format_duration(in) + " inside a loop of small operators"
-                                                       : std::string())));
+  if (loading_wait > 0) s.figures.push_back({"loading_wait_ns", double(loading_wait)});
+  for (const auto& [part, g] : ranked(gaps)) {
+    const int64_t in = g->dur() - part;
+    s.examples.push_back(c.example(g->next, "the GPU idle " + format_duration(part) +
+                                                " before it, waiting for its launch (" +
+                                                std::string(c.trace.events[g->call].name) + ")" +
+                                                (in > 0 ? "; besides " + format_duration(in) + " inside a loop of small operators"
+                                                        : std::string())));
   }
   s.saved_ns = saved;
   s.how = "the GPU's idle time waiting on the host between launches inside " + std::string(c.basis_noun()) + " (" +

@@ -26,7 +26,8 @@ inline constexpr double kShortKernelShare = 0.30;
 /// host was busy with something else — loading data, a first call that loads a library or a
 /// kernel, setup. Such gaps are a stall, not a launch-bound loop; so is a launch call this long.
 inline constexpr int64_t kHostStallNs = pil::trace::kLongIdleNs;
-/// Host stalls: the GPU idle in such gaps for at least this share of the basis.
+/// Host stalls: the GPU idle in such gaps for at least this share of the basis; so too the
+/// shorter gaps spent mostly inside the DataLoader's fetches (gpu_host_wait's data wait).
 inline constexpr double kHostStallShare = 0.10;
 /// A first call that is a one-time cost: an operator's or CUDA call's first on its thread, longer
 /// than a stall (kHostStallNs), and at least this many times the median of its later calls there
