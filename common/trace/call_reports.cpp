@@ -238,7 +238,15 @@ bool is_gpu_only_operator(std::string_view name) {
   if (name == "aten::cudnn_is_acceptable") return false;  // asks, runs nothing
   for (std::string_view prefix : {"aten::cudnn_", "aten::_cudnn_", "aten::miopen_", "aten::_miopen_"})
     if (name.substr(0, prefix.size()) == prefix) return true;
-  return false;
+  return is_triton_kernel_range(name);
+}
+
+bool is_triton_kernel_range(std::string_view name) {
+  // Inductor's launcher records each Triton kernel's launch under the kernel's name, with
+  // "kernel_backend": "triton" (torch/_inductor/runtime/triton_heuristics.py); its CPU code is
+  // C++ (cpp_fused_*). XAheli/torch-profiler's compiled MoE on an H200, traced without the CUDA
+  // activity: triton_per_fused_cumsum_0 and the like, read as a CPU run.
+  return name.substr(0, 7) == "triton_";
 }
 
 DeviceUseWithoutWork device_use_without_work(const TraceIndex& index) {

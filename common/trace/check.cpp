@@ -296,7 +296,10 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
                  use.activity());
     if (!use.op.empty())
       f.note(unrecorded, use.op, t.events[use.first_op].start_ns,
-             "runs on a GPU only; called " + use.op_times());
+             std::string(is_triton_kernel_range(use.op) ? "a Triton kernel's launch (torch.compile's GPU code): runs "
+                                                                  "on a GPU only"
+                                                                : "runs on a GPU only") +
+                 "; called " + use.op_times());
   }
 
   // Work on one stream that overlaps earlier work there: Perfetto draws one of them only.

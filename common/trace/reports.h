@@ -609,8 +609,12 @@ struct DeviceUseWithoutWork {
   std::string activity() const;
 };
 /// An operator that runs on a GPU only: cuDNN's and MIOpen's (`aten::cudnn_*`, `aten::_cudnn_*`,
-/// `aten::miopen_*`, `aten::_miopen_*`; not `aten::cudnn_is_acceptable`, which only asks).
+/// `aten::miopen_*`, `aten::_miopen_*`; not `aten::cudnn_is_acceptable`, which only asks), and
+/// torch.compile's Triton kernels (is_triton_kernel_range).
 bool is_gpu_only_operator(std::string_view name);
+/// The range Inductor records around a Triton kernel's launch, named as the kernel
+/// ("triton_poi_fused_add_0", "triton_per_fused_cumsum_0", "triton_red_...", "triton_tem_...").
+bool is_triton_kernel_range(std::string_view name);
 /// A trace with CUDA calls or GPU work but no operator and no named range (CpuOp or
 /// UserAnnotation: steps are ranges): recorded without the profiler's CPU activity
 /// (torch.profiler's activities=[ProfilerActivity.CUDA] alone), so the host's time is its CUDA

@@ -175,10 +175,25 @@ TEST(Memory, AGpuRunTracedWithoutItsGpuIsNotACpuRun) {
       << said;
   // What runs on a GPU only: cuDNN's and MIOpen's operators by their prefix, not a name that
   // merely holds "cudnn", nor the operators that only ask whether cuDNN could run.
-  for (const char* gpu : {"aten::cudnn_convolution", "aten::_cudnn_rnn", "aten::miopen_batch_norm"})
+  // torch.compile's Triton kernels too, recorded by Inductor's launcher under their own names
+  // (its CPU code is C++: cpp_fused_*).
+  for (const char* gpu : {"aten::cudnn_convolution", "aten::_cudnn_rnn", "aten::miopen_batch_norm",
+                          "triton_per_fused_cumsum_0", "triton_poi_fused_add_mul_1"})
     EXPECT_TRUE(is_gpu_only_operator(gpu)) << gpu;
-  for (const char* not_gpu : {"my_cudnn_helper", "aten::_use_cudnn_ctc_loss", "aten::cudnn_is_acceptable"})
+  for (const char* not_gpu : {"my_cudnn_helper", "aten::_use_cudnn_ctc_loss", "aten::cudnn_is_acceptable",
+                              "cpp_fused_add_0", "my_triton_wrapper"})
     EXPECT_FALSE(is_gpu_only_operator(not_gpu)) << not_gpu;
+  // A compiled run's Triton kernels with no memory events: the GPU said by its kernels.
+  std::string compiled = memory_trace();
+  compiled.replace(compiled.find("aten::bmm"), 9, "triton_per_fused_cumsum_0");
+  compiled.replace(compiled.find(cuda_field()), cuda_field().size(), R"("Device Id": -1, "Device Type": 0)");
+  const Trace triton = parse_trace_text(compiled);
+  const DeviceUseWithoutWork u3 = device_use_without_work(TraceIndex(triton));
+  EXPECT_EQ(u3.device, "");
+  EXPECT_EQ(u3.evidence(), "triton_per_fused_cumsum_0 called once");
+  EXPECT_NE(explain(TraceIndex(triton)).find("though the run used a GPU (triton_per_fused_cumsum_0 called once)"),
+            std::string::npos)
+      << explain(TraceIndex(triton));
   // Two devices' memory, an MPS event first in time: the device said is the first row's (cuda:0),
   // and its first event is that device's earliest.
   std::string two = text;
