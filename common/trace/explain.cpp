@@ -295,6 +295,11 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
                "totals over the steps, so they hold it too)";
       }
     }
+    if (index.cut_short_step >= 0) {
+      const Event& stub = t.events[size_t(index.cut_short_step)];
+      s += "; besides " + std::string(stub.name) + " (" + format_duration(stub.dur_ns) +
+           ", nothing in it), left out: the profiler's stop cut it short";
+    }
     if (m.step_processes > 1)
       s += "; recorded by " + std::to_string(m.step_processes) +
            " processes (several processes' traces merged into one file? the per-step figures mix them: "

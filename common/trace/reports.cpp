@@ -97,6 +97,22 @@ void TraceIndex::build() {
   // The steps in time order, and the profiled window: their span, or without steps, of all events.
   std::stable_sort(steps.begin(), steps.end(),
                    [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
+  if (steps.size() >= 2) {  // the last step: a stub the profiler's stop cut short?
+    const Event& last = ev[steps.back()];
+    std::vector<int64_t> others;
+    for (size_t k = 0; k + 1 < steps.size(); ++k) others.push_back(ev[steps[k]].dur_ns);
+    std::nth_element(others.begin(), others.begin() + ptrdiff_t(others.size() / 2), others.end());
+    const int64_t median = others[others.size() / 2];
+    // Only a short one is looked into (one pass over the events, rarely made).
+    if (is_cut_short_step(last.dur_ns, median, false) &&
+        is_cut_short_step(last.dur_ns, median, std::any_of(ev.begin(), ev.end(), [&](const Event& e) {
+          return e.pid == last.pid && e.start_ns >= last.start_ns && e.start_ns < last.end_ns() &&
+                 ((is_torch_scope(e.category) && !is_step(e)) || (is_launch_call(e.category) && starts_gpu_work(e.name)));
+        }))) {
+      cut_short_step = long(steps.back());
+      steps.pop_back();
+    }
+  }
   if (!steps.empty()) {
     first = true;
     for (size_t i : steps) extend(ev[i]);
@@ -240,6 +256,10 @@ size_t TraceIndex::steps_started_by(int64_t t, size_t hint) const {
   for (size_t k = hint; k <= hint + 1 && k <= n; ++k)
     if ((k == 0 || step_starts_[k - 1] <= t) && (k == n || step_starts_[k] > t)) return k;
   return size_t(std::upper_bound(step_starts_.begin(), step_starts_.end(), t) - step_starts_.begin());
+}
+
+bool is_cut_short_step(int64_t last_ns, int64_t others_median_ns, bool holds_work) {
+  return !holds_work && others_median_ns > 0 && 10 * last_ns < others_median_ns;
 }
 
 long TraceIndex::step_at(int64_t t) const {

@@ -141,7 +141,10 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                 {"first_ns", d.empty() ? 0 : d.front()},
                 {"first_over_median", d.empty() || m.steps.median <= 0 ? 0.0 : double(d.front()) / m.steps.median},
                 {"durations_ns", d},
-                {"processes", m.step_processes}};
+                {"processes", m.step_processes},
+                // The last step range the profiler's stop cut short, left out of the figures.
+                {"cut_short", index.cut_short_step < 0 ? json(nullptr)
+                                                       : json(t.events[size_t(index.cut_short_step)].name)}};
   // What the profiler logged that says GPU events are missing (its messages, as check lists them).
   j["profiler_gpu_loss"] = profiler_messages(t, !index.device_work().empty()).gpu_loss;
   // What else says the trace is partial, as the text's lines: GPU events that stop early (their
