@@ -218,6 +218,7 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args, cons
     }
   }
   p.step_processes = step_pids.size();
+  if (step_pids.size() == 1) p.step_pid = *step_pids.begin();
   std::sort(p.steps.begin(), p.steps.end(),
             [](const RankStep& a, const RankStep& b) { return a.start_ns < b.start_ns; });
   if (p.steps.empty() && !t.events.empty()) {
@@ -625,6 +626,26 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
                        "each rank once");
     by_rank[size_t(p.id.rank)] = &p;
   }
+  // One trace under two names (copied as rank0 and rank1): two ranks are two processes, whose
+  // steps, computation and communication never start and end at the same nanoseconds, every one.
+  auto same_steps = [](const RankProfile& a, const RankProfile& b) {
+    if (a.step_pid != b.step_pid || a.steps.empty() || a.steps.size() != b.steps.size()) return false;
+    for (size_t k = 0; k < a.steps.size(); ++k)
+      if (a.steps[k].start_ns != b.steps[k].start_ns || a.steps[k].dur_ns != b.steps[k].dur_ns) return false;
+    auto same = [](const std::vector<Interval>& x, const std::vector<Interval>& y) {
+      return std::equal(x.begin(), x.end(), y.begin(), y.end(),
+                        [](const Interval& i, const Interval& j) { return i.from == j.from && i.to == j.to; });
+    };
+    return same(a.compute, b.compute) && same(a.comm, b.comm);
+  };
+  for (const RankProfile& a : ranks)
+    for (const RankProfile& b : ranks)
+      if (&a < &b && same_steps(a, b))
+        throw RanksError(two_labels(a, b) + " hold the same trace (" +
+                         (a.steps.size() == 1 ? std::string("its step starts and ends")
+                                              : "all " + std::to_string(a.steps.size()) + " of their steps start and end") +
+                         " at the same nanosecond: one rank's trace given twice, under two names?); allowed: each "
+                         "rank's own trace once");
   RanksReport out;
   out.world_size = world;
   out.single_process = single_process;

@@ -105,6 +105,7 @@ struct RankProfile {
   /// The processes its steps came from: 1, or more where several ranks' traces were merged into
   /// one file (TraceLens's TraceFusion), which compare_ranks refuses.
   size_t step_processes = 0;
+  int64_t step_pid = -1;  ///< that process, where it is one (-1: none, or several)
   std::vector<Collective> collectives;  ///< in start order
   std::vector<Interval> compute, comm;  ///< merged unions of the steps' own (for the picture)
   /// On a GPU with steps: each step's own computation (the work it launched), merged, by its

@@ -109,7 +109,7 @@ TEST_F(Ranks, ACollectiveCalledInsideAnOperatorIsNotComputation) {
     std::string ev;
     auto x = [&](const char* cat, const char* name, int tid, int ts, int dur) {
       ev += std::string(ev.empty() ? "" : ",") + "{\"ph\": \"X\", \"cat\": \"" + cat + "\", \"name\": \"" + name +
-            "\", \"pid\": 1, \"tid\": " + std::to_string(tid) + ", \"ts\": " + std::to_string(ts) +
+            "\", \"pid\": " + std::to_string(1 + rank) + ", \"tid\": " + std::to_string(tid) + ", \"ts\": " + std::to_string(ts) +
             ", \"dur\": " + std::to_string(dur) + ", \"args\": {}}";
     };
     x("user_annotation", (pil::test::step_prefix() + "1").c_str(), 1, 0, 100);
@@ -156,6 +156,15 @@ TEST_F(Ranks, TracesOfDifferentRunsAreRefused) {
   const std::string w = message_of({write("e_rank0.json", synthetic_rank_trace(0, 2)),
                                     write("e_rank1.json", synthetic_rank_trace(1, 4))});
   EXPECT_NE(w.find("world_size"), std::string::npos) << w;
+  // One rank's trace copied under another rank's name (torch.profiler's traces say no rank
+  // without torch.distributed): the same steps, computation and communication to the nanosecond.
+  std::string copy = synthetic_rank_trace(0, 2);
+  copy.replace(copy.find("\"rank\": 0"), 10, "\"rank\": 1");
+  const std::string twice = message_of({write("n_rank0.json", synthetic_rank_trace(0, 2)), write("n_rank1.json", copy)});
+  EXPECT_NE(twice.find("n_rank0.json and n_rank1.json hold the same trace (all 2 of their steps start and end at "
+                       "the same nanosecond: one rank's trace given twice, under two names?)"),
+            std::string::npos)
+      << twice;
 }
 
 // Ranks missing from the run: the ranks given are analysed, the missing ones listed, and the
