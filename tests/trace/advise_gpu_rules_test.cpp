@@ -477,6 +477,16 @@ TEST(AdviseHostWait, AStallWithNothingRecordedSaysSo) {
   EXPECT_TRUE(has(s->examples[0].detail, "ran nothing the profiler recorded on the launching thread "
                                          "for most of it (aten::add covers 100 us)"))
       << s->examples[0].detail;
+  // The same stall begun 500 us before the step (the step [520, 5520], the first kernel launched
+  // before it): its example's place from the first step is negative, written "-500.000 us".
+  TraceBuilder early;
+  early.device("NVIDIA H100 80GB HBM3");
+  early.kernel("first_kernel", early.call("cudaLaunchKernel", 0, 5), 10, 10);
+  early.step(1, 520, 5000);
+  early.op("aten::add", 600, 100);
+  early.kernel("next_kernel", early.call("cudaLaunchKernel", 3000, 10), 3020, 10);
+  const std::string said = format_advice(advise_text(early.str()), "t.json");
+  EXPECT_TRUE(has(said, "\n       -500.000 us (ts 20.000): (untraced)")) << said;
 }
 
 // A stall that is the profiler's: the launching thread inside aten::mm [100, 3102], CUPTI's

@@ -528,7 +528,8 @@ std::string format_advice(const Advice& a, const std::string& path) {
     for (const Symptom& s : f.symptoms) {
       o << "   - " << s.text << "\n";
       for (const AdviceExample& x : s.examples) {
-        o << "       +" << trace_ts(x.ts_ns - a.window_start_ns) << " us (ts " << trace_ts(x.ts_ns) << "): "
+        const int64_t at = x.ts_ns - a.window_start_ns;  // before the first step: "-534.304 us"
+        o << "       " << (at < 0 ? "-" + trace_ts(-at) : "+" + trace_ts(at)) << " us (ts " << trace_ts(x.ts_ns) << "): "
           << x.name << " (" << format_duration(x.dur_ns) << "; " << x.where << ")";
         if (!x.detail.empty()) o << ": " << x.detail;
         o << "\n";
