@@ -15,6 +15,7 @@
 #include "trace/lagging_trace.h"
 #include "trace/synthetic_ranks.h"
 #include "trace/synthetic_trace.h"
+#include "trace/trace_builder.h"
 #include "trace/parse.h"
 
 namespace {
@@ -343,6 +344,37 @@ TEST_F(PilTrace, DiffOfDifferentStepCountsSaysTheTimesAreTotals) {
   EXPECT_EQ(d.err, "pil-trace: note: A has " + std::to_string(steps[0].get<int>()) +
                        " profiled steps and B 1: the times are each trace's totals, so they differ by the steps' "
                        "count too; compare traces of as many steps (pil-trace slice --step K cuts one out)\n");
+}
+
+// A trace whose GPU side was not recorded (its launch calls and copies found no GPU work) against
+// one that has it: the second's kernels read as "added", which is the first's loss, not the
+// program's change (a public RTX 2080 Ti pair); said on both sides, in the JSON too.
+TEST_F(PilTrace, DiffSaysWhenATracesGpuSideIsMissing) {
+  auto built = [](bool gpu) {
+    pil::test::TraceBuilder b;
+    b.device("NVIDIA GeForce RTX 2080 Ti", 68, 11LL << 30, 7, 5);
+    b.step(1, 0, 1000);
+    b.op("aten::mul", 10, 100);
+    const int call = b.call("cudaLaunchKernel", 20, 10);
+    if (gpu) b.kernel("mul_kernel", call, 40, 50);
+    return b.str();
+  };
+  const std::string lost = dir.path() + "/lost.json", whole = dir.path() + "/whole.json";
+  std::ofstream(lost) << built(false);
+  std::ofstream(whole) << built(true);
+  const auto d = run_process(kTool, {"diff", lost, whole});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.out.find("added"), std::string::npos) << d.out;
+  EXPECT_EQ(d.err, "pil-trace: note: A: 1 call starts GPU work and none is in the trace (its GPU side was not recorded, "
+                   "or lost): the GPU rows and totals lack its missing work, so that work reads as added or slower "
+                   "in B, not a change of the program (pil-trace check on A says more)\n");
+  const auto j = run_process(kTool, {"diff", whole, lost, "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto missing = nlohmann::json::parse(j.out)["gpu_side_missing"];
+  EXPECT_EQ(missing[0], "");
+  EXPECT_NE(missing[1].get<std::string>().find("none is in the trace"), std::string::npos) << missing;
+  EXPECT_NE(j.err.find("B: 1 call starts"), std::string::npos) << j.err;
+  EXPECT_EQ(run_process(kTool, {"diff", whole, whole}).err, "");
 }
 
 TEST_F(PilTrace, SvgIsWrittenWhole) {

@@ -850,8 +850,34 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
   return 0;
 }
 
+/// Why a trace's GPU rows and total are not the run's GPU work, for diff, or "": its GPU side not
+/// recorded (calls that start GPU work, none in the trace), or GPU events that stop early.
+std::string gpu_side_missing(const Trace& t) {
+  const TraceIndex index(t);
+  if (index.device_work().empty()) {
+    if (const size_t calls = calls_starting_gpu_work(index); calls > 0)
+      return counted(int64_t(calls), "call") + (calls == 1 ? " starts" : " start") +
+             " GPU work and none is in the trace (its GPU side was not recorded, or lost)";
+    if (const DeviceUseWithoutWork use = device_use_without_work(index); use.found())
+      return "no GPU work in the trace, though the run used a device (" + use.evidence() + ")";
+    return "";
+  }
+  if (const LaunchExpectations x = launch_expectations(index); x.stops_early())
+    return "its GPU events stop early (the last " + count_of(int64_t(x.lost()), "launch", "launches") +
+           " found no GPU work)";
+  return "";
+}
+
 int report_diff(const Trace& a, const Trace& b, double tolerance, bool as_json) {
   const DiffReport d = diff_report(a, b, tolerance);
+  // A trace whose GPU side is missing, in part or whole: its GPU rows are not the run's (a trace
+  // that lost its GPU records read as the other "adding" every kernel and copy).
+  const std::string missing[2] = {gpu_side_missing(a), gpu_side_missing(b)};
+  for (int k = 0; k < 2; ++k)
+    if (!missing[k].empty())
+      std::cerr << "pil-trace: note: " << (k ? "B" : "A") << ": " << missing[k] << ": the GPU rows and totals lack "
+                << "its missing work, so that work reads as " << (k ? "removed or faster" : "added or slower")
+                << " in B, not a change of the program (pil-trace check on " << (k ? "B" : "A") << " says more)\n";
   // The times are each trace's totals: traces of different step counts differ by that alone
   // (a 3-step trace against a 1-step slice of itself read as every operator "faster").
   auto steps = [](const Trace& t) { return std::count_if(t.events.begin(), t.events.end(), is_step); };
@@ -862,6 +888,7 @@ int report_diff(const Trace& a, const Trace& b, double tolerance, bool as_json) 
                  "compare traces of as many steps (pil-trace slice --step K cuts one out)\n";
   if (as_json) {
     json j = {{"steps", {steps_a, steps_b}},
+              {"gpu_side_missing", {missing[0], missing[1]}},
               {"cpu_total_ns", {d.cpu_a, d.cpu_b}},
               {"device_total_ns", {d.device_a, d.device_b}},
               {"kernels", {d.kernels_a, d.kernels_b}},
