@@ -1172,6 +1172,24 @@ TEST(AdviseFp32Gemm, SgemmOnAGpuWithTf32) {
   EXPECT_TRUE(has(s.how, "upper bound")) << s.how;
 }
 
+// On a GeForce card TF32's dense peak is fp32's: the symptom says the gain is autocast's.
+TEST(AdviseFp32Gemm, OnAGeForceCardTheGainIsAutocastsNotTf32s) {
+  TraceBuilder b;
+  b.device("NVIDIA GeForce RTX 4090", 128, 24LL << 30, 8, 9);
+  const Advice geforce = advise_text(gemms(b));
+  const Symptom* s = symptom(geforce, "fp32_gemm");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "geforce"), 1);
+  EXPECT_TRUE(has(s->text, "; a GeForce card: TF32's dense peak is fp32's there, so the gain is bf16's or fp16's "
+                           "under autocast"))
+      << s->text;
+  TraceBuilder a100;
+  a100.device("NVIDIA A100-SXM4-80GB", 108, 80LL << 30, 8, 0);
+  const Advice datacentre = advise_text(gemms(a100));
+  ASSERT_NE(symptom(datacentre, "fp32_gemm"), nullptr);
+  EXPECT_FALSE(has(symptom(datacentre, "fp32_gemm")->text, "GeForce"));
+}
+
 TEST(AdviseFp32Gemm, AV100HasNoTf32) {
   TraceBuilder b;
   b.device("Tesla V100-SXM2-32GB", 80, 32LL << 30, 7, 0);

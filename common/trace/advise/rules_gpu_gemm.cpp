@@ -14,8 +14,16 @@
 // - NVIDIA only: an AMD GPU's compute capability is its gfx version (an MI250 writes 9.0) and
 //   its fp32 GEMMs run on matrix cores anyway.
 // - the gain is the kernels' whole time, an upper bound: TF32's dense peak is 8x fp32's on an
-//   A100 and 7.4x on an H100 SXM, about 1x on GeForce Ampere cards, so a TF32 kernel still takes
-//   some of that time, and less is saved where the GPU is not the bottleneck.
+//   A100 and 7.4x on an H100 SXM, 1x on GeForce cards (RTX 3090, 4090, 5090: their datasheets'
+//   dense TF32 tensor figure is their fp32 one), so a TF32 kernel still takes some of that time,
+//   and less is saved where the GPU is not the bottleneck. On a GeForce card the symptom says
+//   that TF32 gains nothing there and bf16 or fp16 under autocast does (twice fp32's dense peak,
+//   at fp32 accumulate): a public RTX 5070 Ti trace read "at most 8.27x faster" with TF32 first.
+// - convolutions are not counted, fp32 or not: in every public trace of Ampere or later seen with
+//   fp32 convolution kernels (implicit_convolve_sgemm, *scudnn*: RTX 5070 Ti, RTX 4090, RTX 500
+//   Ada, A100), TF32 convolution kernels ran beside them (PyTorch allows TF32 for cuDNN by
+//   default): cuDNN chose fp32 for the shapes it has no TF32 kernel for (a 3-channel stem, 1x1
+//   stride-2 convolutions), which "enable TF32" would not change.
 #include <algorithm>
 #include <map>
 
@@ -90,13 +98,17 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
 
   const std::string name(t.device_name(device));
   const std::string cc = std::to_string(compute / 10) + "." + std::to_string(compute % 10);
+  const bool geforce = name.find("GeForce") != std::string::npos;
   Symptom s;
   s.text = counted(kernels, "fp32 GEMM kernel") +
            " without tensor cores (sgemm or FFMA by name) ran " + format_duration(total) + ", " +
            percent_text(share) + " of the GPU's busy time, on " +
-           (name.empty() ? "a GPU" : name) + " (compute capability " + cc + ", which has TF32)";
+           (name.empty() ? "a GPU" : name) + " (compute capability " + cc + ", which has TF32)" +
+           (geforce ? "; a GeForce card: TF32's dense peak is fp32's there, so the gain is bf16's or fp16's "
+                      "under autocast (twice fp32's dense peak, at fp32 accumulate), not TF32's"
+                    : "");
   s.figures = {{"kernels", double(kernels)}, {"gemm_ns", double(total)}, {"busy_share", share},
-               {"compute_capability", double(compute) / 10.0}};
+               {"compute_capability", double(compute) / 10.0}, {"geforce", geforce ? 1.0 : 0.0}};
   std::vector<std::pair<int64_t, size_t>> worst;
   for (const auto& [n, v] : by_name) worst.push_back(v);
   std::stable_sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.first > b.first; });
