@@ -97,21 +97,9 @@ void TraceIndex::build() {
   // The steps in time order, and the profiled window: their span, or without steps, of all events.
   std::stable_sort(steps.begin(), steps.end(),
                    [&](size_t a, size_t b) { return ev[a].start_ns < ev[b].start_ns; });
-  if (steps.size() >= 2) {  // the last step: a stub the profiler's stop cut short?
-    const Event& last = ev[steps.back()];
-    std::vector<int64_t> others;
-    for (size_t k = 0; k + 1 < steps.size(); ++k) others.push_back(ev[steps[k]].dur_ns);
-    std::nth_element(others.begin(), others.begin() + ptrdiff_t(others.size() / 2), others.end());
-    const int64_t median = others[others.size() / 2];
-    // Only a short one is looked into (one pass over the events, rarely made).
-    if (is_cut_short_step(last.dur_ns, median, false) &&
-        is_cut_short_step(last.dur_ns, median, std::any_of(ev.begin(), ev.end(), [&](const Event& e) {
-          return e.pid == last.pid && e.start_ns >= last.start_ns && e.start_ns < last.end_ns() &&
-                 ((is_torch_scope(e.category) && !is_step(e)) || (is_launch_call(e.category) && starts_gpu_work(e.name)));
-        }))) {
-      cut_short_step = long(steps.back());
-      steps.pop_back();
-    }
+  if (const long stub = cut_short_last_step(t_, steps); stub >= 0) {
+    cut_short_step = stub;
+    steps.pop_back();
   }
   if (!steps.empty()) {
     first = true;
@@ -260,6 +248,23 @@ size_t TraceIndex::steps_started_by(int64_t t, size_t hint) const {
 
 bool is_cut_short_step(int64_t last_ns, int64_t others_median_ns, bool holds_work) {
   return !holds_work && others_median_ns > 0 && 10 * last_ns < others_median_ns;
+}
+
+long cut_short_last_step(const Trace& t, const std::vector<size_t>& steps) {
+  if (steps.size() < 2) return -1;
+  const std::vector<Event>& ev = t.events;
+  const Event& last = ev[steps.back()];
+  std::vector<int64_t> others;
+  for (size_t k = 0; k + 1 < steps.size(); ++k) others.push_back(ev[steps[k]].dur_ns);
+  std::nth_element(others.begin(), others.begin() + ptrdiff_t(others.size() / 2), others.end());
+  const int64_t median = others[others.size() / 2];
+  // Only a short one is looked into (one pass over the events, rarely made).
+  if (!is_cut_short_step(last.dur_ns, median, false)) return -1;
+  const bool holds = std::any_of(ev.begin(), ev.end(), [&](const Event& e) {
+    return e.pid == last.pid && e.start_ns >= last.start_ns && e.start_ns < last.end_ns() &&
+           ((is_torch_scope(e.category) && !is_step(e)) || (is_launch_call(e.category) && starts_gpu_work(e.name)));
+  });
+  return is_cut_short_step(last.dur_ns, median, holds) ? long(steps.back()) : -1;
 }
 
 long TraceIndex::step_at(int64_t t) const {

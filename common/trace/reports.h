@@ -619,6 +619,10 @@ struct DeviceUseWithoutWork {
 /// it, on its process) and lasts less than a tenth of the other steps' median (`others_median_ns`;
 /// 0: there are none, and it is no stub).
 bool is_cut_short_step(int64_t last_ns, int64_t others_median_ns, bool holds_work);
+/// The last of `steps` (step events' indices, in time order) where it is one the profiler's stop
+/// cut short (is_cut_short_step, its work looked for on its process), else -1. TraceIndex leaves
+/// it out of its steps, and the ranks report out of each rank's.
+long cut_short_last_step(const Trace& t, const std::vector<size_t>& steps);
 
 /// An operator that runs on a GPU only: cuDNN's and MIOpen's (`aten::cudnn_*`, `aten::_cudnn_*`,
 /// `aten::miopen_*`, `aten::_miopen_*`; not `aten::cudnn_is_acceptable`, which only asks), and
