@@ -239,6 +239,10 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
   std::vector<uint32_t> row_of;    // slot -> its row
   parent.reserve(slices);
   row_of.reserve(slices);
+  // slot -> its event, kept where there are memory events (step 4 needs each slice's span).
+  const bool has_memory = std::any_of(events.begin(), events.end(), [&](const Event& e) { return memory_of(e) != nullptr; });
+  std::vector<size_t> event_of_slot;
+  if (has_memory) event_of_slot.reserve(slices);
   FirstById owner(max_id, n);      // external id -> the first slot with it (an operator or range)
   // For self-linked GPU work: a launch call's correlation id -> the slot of the innermost
   // operator or range around the call (built only when some GPU work needs it).
@@ -279,6 +283,7 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       const uint32_t row = row_for(i, false);
       parent.push_back(up_slot);
       row_of.push_back(row);
+      if (has_memory) event_of_slot.push_back(i);
       rows[row].self_cpu_ns += e.dur_ns;
       rows[row].cpu_total_ns += e.dur_ns;
       if (up_slot >= 0) rows[row_of[size_t(up_slot)]].self_cpu_ns -= e.dur_ns;
@@ -363,29 +368,61 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
     }
   }
 
-  // 4. Memory: each allocation or free to the slice it fell in, then up to its ancestors.
+  // 4. Memory, by Python's rule (torch.autograd.profiler's _parse_kineto_results): a slice's
+  //    memory is every allocation and free whose time is in its span, ends included, on any
+  //    thread (Python matches them by time alone); its self memory is that less its children's
+  //    (EventList's self_cpu_memory_usage, after _remove_dup_nodes). Memory no slice's span holds
+  //    is the "[memory]" row, one call per event, as Python's table lists it. Prefix sums over
+  //    the events in time order give each slice's sum in two searches.
   bool host_memory = false, device_memory = false;
   if (!allocations.empty()) {
-    std::vector<int64_t> host_mem(slots, 0), dev_mem(slots, 0);
-    for (const Allocation& a : allocations) {
-      const MemoryInfo& m = *memory_of(events[a.event]);
-      const bool on_device = m.device_type != 0;  // a GPU's, or another device's (torch's device memory)
+    std::vector<size_t> order;
+    order.reserve(allocations.size());
+    for (const Allocation& a : allocations) order.push_back(a.event);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return events[a].start_ns < events[b].start_ns; });
+    const size_t m = order.size();
+    std::vector<int64_t> at(m), host_sum(m + 1, 0), dev_sum(m + 1, 0);
+    for (size_t k = 0; k < m; ++k) {
+      const MemoryInfo& info = *memory_of(events[order[k]]);
+      const bool on_device = info.device_type != 0;  // a GPU's, or another device's (torch's device memory)
       (on_device ? device_memory : host_memory) = true;
-      if (const long o = eff(a.owner); o >= 0) (on_device ? dev_mem : host_mem)[size_t(o)] += m.bytes;
+      at[k] = events[order[k]].start_ns;
+      host_sum[k + 1] = host_sum[k] + (on_device ? 0 : info.bytes);
+      dev_sum[k + 1] = dev_sum[k] + (on_device ? info.bytes : 0);
     }
-    for (size_t s = 0; s < slots; ++s) {
-      rows[row_of[s]].self_cpu_mem += host_mem[s];
-      rows[row_of[s]].self_device_mem += dev_mem[s];
+    std::vector<int32_t> held(m + 1, 0);  // +1 where a span begins, -1 past where it ends
+    std::vector<int64_t> host_mem(slots, 0), dev_mem(slots, 0);
+    for (size_t slot = 0; slot < slots; ++slot) {
+      const Event& e = events[event_of_slot[slot]];
+      const size_t lo = size_t(std::lower_bound(at.begin(), at.end(), e.start_ns) - at.begin());
+      const size_t hi = size_t(std::upper_bound(at.begin(), at.end(), e.end_ns()) - at.begin());
+      if (lo >= hi) continue;
+      host_mem[slot] = host_sum[hi] - host_sum[lo];
+      dev_mem[slot] = dev_sum[hi] - dev_sum[lo];
+      ++held[lo];
+      --held[hi];
     }
-    for (size_t s = slots; s-- > 0;) {  // children before parents
-      if (!merged(s)) {
-        rows[row_of[s]].cpu_mem += host_mem[s];
-        rows[row_of[s]].device_mem += dev_mem[s];
+    for (size_t slot = 0; slot < slots; ++slot) {
+      if (merged(slot)) continue;  // its parent's span holds the same memory
+      KeyAverage& r = rows[row_of[slot]];
+      r.cpu_mem += host_mem[slot];
+      r.self_cpu_mem += host_mem[slot];
+      r.device_mem += dev_mem[slot];
+      r.self_device_mem += dev_mem[slot];
+      if (const long up = eff(parent[slot]); up >= 0) {
+        KeyAverage& p = rows[row_of[size_t(up)]];
+        p.self_cpu_mem -= host_mem[slot];
+        p.self_device_mem -= dev_mem[slot];
       }
-      if (parent[s] >= 0) {
-        host_mem[size_t(parent[s])] += host_mem[s];
-        dev_mem[size_t(parent[s])] += dev_mem[s];
-      }
+    }
+    int32_t open = 0;
+    for (size_t k = 0; k < m; ++k) {
+      open += held[k];
+      if (open > 0) continue;
+      const MemoryInfo& info = *memory_of(events[order[k]]);
+      KeyAverage& r = rows[row_for(order[k], false)];
+      (info.device_type != 0 ? r.device_mem : r.cpu_mem) += info.bytes;
+      (info.device_type != 0 ? r.self_device_mem : r.self_cpu_mem) += info.bytes;
     }
   }
 
@@ -420,6 +457,13 @@ constexpr SortName kSortNames[] = {
     {"cpu_time_total", SortKey::CpuTotal},       {"self_cpu_time_total", SortKey::SelfCpu},
     {"device_time_total", SortKey::DeviceTotal}, {"self_device_time_total", SortKey::SelfDevice},
     {"cuda_time_total", SortKey::DeviceTotal},   {"self_cuda_time_total", SortKey::SelfDevice},
+    {"xpu_time_total", SortKey::DeviceTotal},    {"self_xpu_time_total", SortKey::SelfDevice},
+    // The memory columns' keys (torch's memory recipe sorts by self_cpu_memory_usage); Python maps
+    // "cuda" and "xpu" in a key to "device", as here.
+    {"cpu_memory_usage", SortKey::CpuMemory},    {"self_cpu_memory_usage", SortKey::SelfCpuMemory},
+    {"device_memory_usage", SortKey::DeviceMemory}, {"self_device_memory_usage", SortKey::SelfDeviceMemory},
+    {"cuda_memory_usage", SortKey::DeviceMemory}, {"self_cuda_memory_usage", SortKey::SelfDeviceMemory},
+    {"xpu_memory_usage", SortKey::DeviceMemory},  {"self_xpu_memory_usage", SortKey::SelfDeviceMemory},
     {"count", SortKey::Count},
 };
 
@@ -434,6 +478,10 @@ double sort_value(const KeyAverage& r, SortKey k) {
     case SortKey::SelfCpu: return double(r.self_cpu_ns);
     case SortKey::DeviceTotal: return double(r.device_total_ns);
     case SortKey::SelfDevice: return double(r.self_device_ns);
+    case SortKey::CpuMemory: return double(r.cpu_mem);
+    case SortKey::SelfCpuMemory: return double(r.self_cpu_mem);
+    case SortKey::DeviceMemory: return double(r.device_mem);
+    case SortKey::SelfDeviceMemory: return double(r.self_device_mem);
     case SortKey::Count: return double(r.calls);
     case SortKey::Unsorted: return 0;
   }

@@ -87,7 +87,7 @@ void python_float_times(KeyAverages& table, const Trace& trace);
 
 /// What the table is sorted by (descending), with the names Python's profiler uses.
 /// Unsorted is Python's `sort_by=None`: rows in order of first appearance.
-enum class SortKey { CpuTotal, SelfCpu, DeviceTotal, SelfDevice, Count, Unsorted };
+enum class SortKey { CpuTotal, SelfCpu, DeviceTotal, SelfDevice, CpuMemory, SelfCpuMemory, DeviceMemory, SelfDeviceMemory, Count, Unsorted };
 std::optional<SortKey> parse_sort_key(std::string_view name);
 /// The accepted names, for messages and --help.
 std::string sort_key_names();

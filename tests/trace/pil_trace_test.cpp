@@ -287,6 +287,29 @@ TEST(PilTracePython, TheAutogradProfilersOwnFormatIsRead) {
       << r.out;
 }
 
+// Traces Python recorded with profile_memory (tests/trace/fixtures/make_python_memory_table.py)
+// and the tables it printed sorted by the memory columns, byte for byte: each operator's and
+// range's memory is every allocation and free in its span, ends included, on any thread, as
+// Python matches them; memory no span holds is the "[memory]" row (12 frees by `del` outside
+// every operator, -867.75 KB), which the table lacked before.
+TEST(PilTracePython, OpsPrintsPythonsMemoryTablesToTheByte) {
+  const std::string dir = PIL_FIXTURES_DIR;
+  for (const auto& [trace, sort] : {std::pair{"python_memory_steps", "self_cpu_memory_usage"},
+                                    std::pair{"python_memory_steps", "cpu_memory_usage"},
+                                    std::pair{"python_memory_loose", "cpu_memory_usage"}}) {
+    SCOPED_TRACE(std::string(trace) + ", " + sort);
+    std::ifstream in(dir + "/" + trace + "." + sort + ".table.txt");
+    const std::string python((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_NE(python.find("Self CPU Mem"), std::string::npos);
+    const auto r = run_process(kTool, {"ops", dir + "/" + trace + ".pt.trace.json", "--sort", sort, "--row-limit", "100"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, python);
+  }
+  std::ifstream loose(dir + "/python_memory_loose.cpu_memory_usage.table.txt");
+  const std::string table((std::istreambuf_iterator<char>(loose)), std::istreambuf_iterator<char>());
+  EXPECT_NE(table.find("[memory]"), std::string::npos) << "the fixture holds the row it is for";
+}
+
 // A trace Python recorded with_flops (tests/trace/fixtures/make_python_flops_table.py) and the
 // tables it printed sorted three ways, byte for byte: the "Total KFLOPs" column from the
 // recorded inputs of conv2d, mm, bmm, baddbmm, mul and add; aten::sum's inner call dropped into
