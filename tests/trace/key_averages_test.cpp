@@ -210,6 +210,27 @@ TEST(KeyAverages, NestedSameNameRangesAndZeroLengthEvents) {
   EXPECT_FALSE(t.has_device_time());
 }
 
+// Python's nesting rule (EventList._populate_cpu_children): a slice holds no slice that starts
+// at or after its end. Integer-microsecond traces (a MacBook's) have zero-length calls at one
+// time: two aten::empty at 10 are siblings, not a parent and its duplicate child (merged, one
+// call: Python counted 1,902 where pil-trace counted 1,786); aten::resolve_conj [20, 20], which
+// starts where aten::mm [10, 20] ends, is no child of it.
+TEST(KeyAverages, ASliceHoldsNothingThatStartsAtItsEnd) {
+  const std::vector<Event> events = {
+      cpu("aten::linear", Category::CpuOp, 0, 30, 1, 1),
+      cpu("aten::empty", Category::CpuOp, 10, 10, 2, 1),
+      cpu("aten::empty", Category::CpuOp, 10, 10, 3, 1),
+      cpu("aten::mm", Category::CpuOp, 10, 20, 4, 1),
+      cpu("aten::resolve_conj", Category::CpuOp, 20, 20, 5, 1),
+  };
+  const KeyAverages t = key_averages(events);
+  EXPECT_EQ(t.find("aten::empty")->calls, 2);
+  EXPECT_EQ(t.find("aten::resolve_conj")->calls, 1);
+  EXPECT_EQ(t.find("aten::mm")->self_cpu_ns, 10 * us);
+  EXPECT_EQ(t.find("aten::linear")->self_cpu_ns, 20 * us);
+  EXPECT_TRUE(t.dropped.empty());
+}
+
 TEST(KeyAverages, ThreadsNestSeparately) {
   // Same interval on two threads: neither is the other's child.
   const std::vector<Event> events = {
