@@ -215,6 +215,9 @@ std::string DeviceUseWithoutWork::evidence() const {
   if (!device.empty()) s = (allocations > 0 ? counted(allocations, "allocation") : counted(frees, "free")) + " on " + device;
   if (!op.empty())
     s += (s.empty() ? "" : "; ") + op + " called " + op_times();
+  if (!autograd_thread.empty())
+    s += (s.empty() ? "" : "; ") + counted(autograd_ops, "operator") + " on autograd's device thread " +
+         autograd_thread;
   return s;
 }
 
@@ -272,6 +275,23 @@ DeviceUseWithoutWork device_use_without_work(const TraceIndex& index) {
   }
   for (const auto& [name, c] : gpu_only)
     if (c.first > use.op_calls) use.op = std::string(name), use.op_calls = c.first, use.first_op = c.second;
+  // Operators on the autograd engine's thread for a device (Kineto names it "thread 11026
+  // (pt_autograd_0)"): a backward ran on a device (a public RTX A1000 VAE trace, recorded without
+  // the CUDA activity).
+  std::map<std::pair<int64_t, int64_t>, std::string> device_threads;
+  for (const auto& [lane, name] : t.lane_names)
+    if (const size_t at = name.find("pt_autograd_"); at != std::string::npos && lane.second != -1 &&
+                                                      (at == 0 || name[at - 1] == '('))
+      device_threads[lane] = name.substr(at, name.find(')', at) - at);
+  if (!device_threads.empty())
+    for (size_t i = 0; i < t.events.size(); ++i) {
+      const Event& e = t.events[i];
+      const auto it = e.category == Category::CpuOp ? device_threads.find({e.pid, e.tid}) : device_threads.end();
+      if (it == device_threads.end() || (!use.autograd_thread.empty() && use.autograd_thread != it->second)) continue;
+      if (use.autograd_thread.empty() || e.start_ns < t.events[use.first_autograd_op].start_ns) use.first_autograd_op = i;
+      use.autograd_thread = it->second;
+      ++use.autograd_ops;
+    }
   if (use.device.empty() && !use.op.empty()) use.device_type = 1;  // cuDNN's or MIOpen's: a CUDA or ROCm GPU
   return use;
 }

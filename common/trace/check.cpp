@@ -286,7 +286,8 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   // on a device or operators that run on a GPU only (device_use_without_work).
   CheckFinding& unrecorded = f.add("gpu_side_not_recorded",
                                    "a run that used a device, traced without its work: no GPU work and no CUDA call, "
-                                   "yet memory on the device or operators that run on a GPU only (record with the "
+                                   "yet memory on the device, operators that run on a GPU only or a backward on "
+                                   "autograd's thread for a device (record with the "
                                    "device's activity: ProfilerActivity.CUDA for an NVIDIA or AMD GPU); the figures "
                                    "are the CPU side's only");
   if (const DeviceUseWithoutWork use = device_use_without_work(index); use.found()) {
@@ -300,6 +301,10 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
                                                                   "on a GPU only"
                                                                 : "runs on a GPU only") +
                  "; called " + use.op_times());
+    if (!use.autograd_thread.empty())
+      f.note(unrecorded, t.events[use.first_autograd_op].name, t.events[use.first_autograd_op].start_ns,
+             "the first of " + counted(use.autograd_ops, "operator") + " on autograd's thread for a device, " +
+                 use.autograd_thread + " (a CPU backward runs on the calling thread)");
   }
 
   // Work on one stream that overlaps earlier work there: Perfetto draws one of them only.

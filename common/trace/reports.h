@@ -604,7 +604,13 @@ struct DeviceUseWithoutWork {
   std::string op;           ///< the GPU-only operator called most ("aten::cudnn_convolution"); "" for none
   int64_t op_calls = 0;     ///< its calls
   size_t first_op = 0;      ///< its first call (index into Trace::events), where `op` is set
-  bool found() const { return !device.empty() || !op.empty(); }
+  /// The autograd engine's thread for a device that ran operators ("pt_autograd_0": the engine
+  /// runs a backward's device work on a thread per device, a CPU backward on the caller's); ""
+  /// for none.
+  std::string autograd_thread;
+  int64_t autograd_ops = 0;  ///< the operators it ran
+  size_t first_autograd_op = 0;  ///< its first (index into Trace::events), where set
+  bool found() const { return !device.empty() || !op.empty() || !autograd_thread.empty(); }
   /// "22 allocations on cuda:0; aten::cudnn_convolution called 3 times".
   std::string evidence() const;
   /// "once", "3 times": how often `op` was called.

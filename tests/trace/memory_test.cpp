@@ -211,6 +211,23 @@ TEST(Memory, AGpuRunTracedWithoutItsGpuIsNotACpuRun) {
   const Trace cpu = parse_trace_text(host);
   EXPECT_FALSE(device_use_without_work(TraceIndex(cpu)).found());
   EXPECT_NE(explain(TraceIndex(cpu)).find("(a CPU run)"), std::string::npos);
+  // Its backward's operators on the autograd engine's thread for device 0: a device was used (the
+  // engine runs a CPU backward on the calling thread). Named only where the thread ran operators.
+  auto with_thread = [&](bool ops) {
+    std::string text = host;
+    const std::string thread = R"J({"ph": "M", "name": "thread_name", "pid": 1, "tid": 9, "args": {"name": "thread 9 (pt_autograd_0)"}})J";
+    const std::string node = R"({"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: MmBackward0", )"
+                             R"("pid": 1, "tid": 9, "ts": 91, "dur": 5, "args": {"External id": 9}})";
+    text.insert(text.rfind(']'), ", " + thread + (ops ? ", " + node : std::string()));
+    return text;
+  };
+  const Trace backward = parse_trace_text(with_thread(true));
+  const DeviceUseWithoutWork u4 = device_use_without_work(TraceIndex(backward));
+  EXPECT_EQ(u4.autograd_thread, "pt_autograd_0");
+  EXPECT_EQ(u4.evidence(), "1 operator on autograd's device thread pt_autograd_0");
+  EXPECT_EQ(backward.events[u4.first_autograd_op].name, "autograd::engine::evaluate_function: MmBackward0");
+  EXPECT_EQ(explain(TraceIndex(backward)).find("(a CPU run)"), std::string::npos);
+  EXPECT_FALSE(device_use_without_work(TraceIndex(parse_trace_text(with_thread(false)))).found());
 }
 
 TEST(Memory, TableAttributesBytesToTheInnermostOperatorAndItsAncestors) {
