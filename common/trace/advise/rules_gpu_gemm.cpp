@@ -122,7 +122,7 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
   s.saved_ns = total;
   s.how = "the fp32 GEMM kernels' whole time (" + format_duration(total) +
           "), an upper bound: a TF32 kernel still takes some of it (TF32's dense peak is 8x "
-          "fp32's on an A100, about 1x on GeForce Ampere cards); found by the kernels' names "
+          "fp32's on an A100, 1x on GeForce cards); found by the kernels' names "
           "(sgemm or FFMA, no tensor-core marker) on a device of compute capability 8.0 or later";
   out.symptom(std::move(s));
 }
