@@ -556,7 +556,17 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"two_documents", "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1}]}\n{\"traceEvents\": []}\n",
             "two JSON documents in one file"},
         Bad{"text_after_the_object", "{\"traceEvents\": [], \"a\": \"}\"} x", "after the trace's closing '}'"},
-        Bad{"stray_bracket_before_the_end", "{\"traceEvents\": []]}", "after the event array"}),
+        Bad{"stray_bracket_before_the_end", "{\"traceEvents\": []]}", "after the event array"},
+        // torch 1.13's with_stack on Windows: paths with single backslashes, no JSON reader's.
+        Bad{"windows_path_in_a_name",
+            R"([{"ph": "X", "cat": "python_function", "name": "torch\profiler\profiler.py(500): step", "ts": 1, "dur": 2}])",
+            "'name' holds \"\\p\", an escape JSON does not allow (a Windows path"},
+        Bad{"windows_user_folder_in_a_name",
+            R"([{"ph": "X", "cat": "python_function", "name": "C:\Users\a\train.py(3): <module>", "ts": 1, "dur": 2}])",
+            "'name' holds \"\\U\""},
+        Bad{"unicode_escape_without_hex",
+            R"([{"ph": "X", "cat": "python_function", "name": "C:\users\a", "ts": 1, "dur": 2}])",
+            "'name' holds \"\\u\""}),
     [](const ::testing::TestParamInfo<Bad>& i) { return i.param.name; });
 
 TEST(Parse, ATraceCutShortAtAnyByteSaysItWasTruncated) {

@@ -106,6 +106,28 @@ simdjson_inline bool string_of(od::value& v, std::string_view& out) {
   return !v.get_string().get(out);
 }
 
+/// Why a field's value is not a string, for the error line: most often, in a string, a backslash
+/// JSON does not allow (torch 1.13's with_stack on Windows wrote its paths so,
+/// "torch\profiler\profiler.py(500): step"; Python's json refuses them too), said with the repair.
+std::string not_a_string(od::value& v, const char* key) {
+  std::string_view tok = v.raw_json_token();
+  if (!tok.empty() && tok.front() == '"')
+    for (size_t i = 1; i + 1 < tok.size(); ++i) {
+      if (tok[i] != '\\') continue;
+      const char next = tok[i + 1];
+      const bool hex4 = next == 'u' && i + 5 < tok.size() &&
+                        std::all_of(tok.begin() + long(i) + 2, tok.begin() + long(i) + 6,
+                                    [](char h) { return std::isxdigit(static_cast<unsigned char>(h)) != 0; });
+      if (std::string_view("\"\\/bfnrt").find(next) == std::string_view::npos && !hex4)
+        return std::string("'") + key + "' holds \"\\" + next + "\", an escape JSON does not allow (a Windows "
+               "path written with single backslashes, as torch 1.13's with_stack did on Windows; Python's json "
+               "refuses it too): repair the file by doubling each such backslash (docs/troubleshooting.md, "
+               "'pil-trace: a file it cannot read')";
+      ++i;  // an allowed escape: its second character is not a backslash of its own
+    }
+  return std::string("'") + key + "' is not a string";
+}
+
 /// A launch shape ("grid": [x, y, z]): its numbers are kept, anything else in it is passed
 /// over, but an array that is not valid JSON refuses the event (reading on past it would
 /// read the events after it from the wrong place).
@@ -407,12 +429,12 @@ void EventFields::read_event(od::object& obj) {
     const char* kr = field.key().raw();
     previous_key = kr;
     if (is_key(kr, "ph")) {
-      if (!string_of(v, ph)) throw BadEvent{"'ph' is not a string"};
+      if (!string_of(v, ph)) throw BadEvent{not_a_string(v, "ph")};
     } else if (is_key(kr, "name")) {
       // Kept (interned) only by the events that are stored, below: a flow arrow is only counted.
-      if (!string_of(v, name)) throw BadEvent{"'name' is not a string"};
+      if (!string_of(v, name)) throw BadEvent{not_a_string(v, "name")};
     } else if (is_key(kr, "cat")) {
-      if (!string_of(v, cat)) throw BadEvent{"'cat' is not a string"};
+      if (!string_of(v, cat)) throw BadEvent{not_a_string(v, "cat")};
       category = categories_(cat);
     } else if (is_key(kr, "ts")) {
       ts_text = v.raw_json_token();
