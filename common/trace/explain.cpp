@@ -306,12 +306,23 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
            "`pil-trace check`)";
     line(s);
   }
-  if (cuda_side_only(index))
+  if (cuda_side_only(index)) {
     line(index.api_calls().empty()
              ? "no operator, range or CUDA call in this trace, only GPU work: the host's side was not recorded"
              : "no operator or range in this trace, only CUDA calls and GPU work (recorded without the profiler's "
                "CPU activity, ProfilerActivity.CPU): the CPU time below is the CUDA calls' alone, and what the host "
                "did between them is not in the trace");
+    // The profiler's own span says when recording began: long before the first CUDA call, the
+    // host did what the trace cannot show (a public RTX A4000 trace: 3.12 s in its DataLoader
+    // before the first call, read as a window of 117 ms "the GPU busy 82%").
+    int64_t began = index.window_start;
+    for (const Event& e : t.events)
+      if (is_profiler_span(e)) began = std::min(began, e.start_ns);
+    if (const int64_t lead = index.window_start - began; lead > kLongIdleNs && lead > (index.window_end - index.window_start) / 10)
+      line("recording began " + format_duration(lead) + " before the first event (the profiler's span, " +
+           "PyTorch Profiler (0)): what the host did then is not in the trace, and the figures below cover the " +
+           format_duration(index.window_end - index.window_start) + " after it only");
+  }
   if (!m.overhead.empty()) line(profiler_overhead_text(index, m.overhead));
   if (!m.cuda_overhead.empty()) line(cuda_overhead_text(index, m.cuda_overhead));
   const KeyAverages& ka = index.key_averages();
