@@ -638,7 +638,13 @@ std::string format_check(const CheckReport& r, const std::string& path) {
     o << "no GPU: the profiler logged \"" << r.no_gpu_logged
       << "\", and the trace has no GPU work or CUDA call: a CPU run's trace on a machine without a usable GPU; "
          "not counted below\n";
-  if (r.self_linked > 0)
+  // Without operators (no CPU activity) all work is launched outside any operator: whatever the
+  // torch, so the versions are not said (a torch 2.4 trace of CUDA calls alone was dated 2022-2024).
+  if (r.self_linked > 0 && r.cuda_side_only)
+    o << "links: " << grouped(r.self_linked) << " of " << grouped(r.gpu_work)
+      << " GPU work items carry their own correlation id as External id: with no operator in the trace "
+         "(no CPU activity), there is none to give them to; not a finding\n";
+  else if (r.self_linked > 0)
     o << "links: " << grouped(r.self_linked) << " of " << grouped(r.gpu_work)
       << " GPU work items carry their own correlation id as External id, not their operator's "
       << (r.self_linked == r.gpu_work ? "(torch 2.0-2.2's Kineto wrote all work so, and its nightlies from 2022: traces from 2022 to 2024)"

@@ -668,6 +668,23 @@ TEST(PilTraceCheck, AnExternalIdThatIsAlsoTheOperatorsIsNotSelfLinked) {
   }
 }
 
+// A trace of CUDA calls alone (no CPU activity) links all its work to itself whatever the torch
+// that wrote it: said so, not dated (a torch 2.4 trace was said to be from 2022-2024).
+TEST(PilTraceCheck, SelfLinkedWorkWithNoOperatorIsNotDated) {
+  TempDir dir;
+  pil::test::TraceBuilder b;
+  b.device("NVIDIA RTX A4000").correlation_as_external_id();
+  b.kernel("k", b.call("cudaLaunchKernel", 10, 5), 20, 5);
+  const std::string path = dir.path() + "/cuda_only.json";
+  std::ofstream(path) << b.str();
+  const auto r = run_process(kTool, {"check", path});
+  EXPECT_NE(r.out.find("\nlinks: 1 of 1 GPU work items carry their own correlation id as External id: with no "
+                       "operator in the trace (no CPU activity), there is none to give them to; not a finding\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("2022"), std::string::npos) << r.out;
+}
+
 // What looks like a fault and is not, said on lines of its own and not counted as findings:
 // - zero-byte sets: TraceLens's H100 ViT step (fixtures/tracelens), 49 cudaMemsetAsync calls of
 //   0.13-0.26 us inside aten::addmm with no set on the GPU (its other 2 found theirs);
