@@ -65,6 +65,30 @@ void check_gpu_clock(const TraceIndex& index, Finder& f) {
 
 }  // namespace
 
+EmptySteps empty_steps_of(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  EmptySteps es;
+  std::vector<int64_t> starts;  // the CPU's calls: operators, ranges, runtime and driver calls
+  for (const Event& e : t.events)
+    if ((is_torch_scope(e.category) && !is_step(e)) || is_launch_call(e.category)) starts.push_back(e.start_ns);
+  std::sort(starts.begin(), starts.end());
+  std::vector<size_t> empty;
+  int64_t inside = 0;
+  for (size_t s : index.steps) {
+    const Event& e = t.events[s];
+    const auto from = std::lower_bound(starts.begin(), starts.end(), e.start_ns);
+    const auto to = std::lower_bound(from, starts.end(), e.end_ns());
+    inside += to - from;
+    if (from == to) empty.push_back(s);
+  }
+  // Most of the calls outside: a last step the profiler's stop cut short, empty with a call or two
+  // after it (an MI250 trace's), is not this.
+  es.inside = inside;
+  es.outside = int64_t(starts.size()) - inside;
+  if (!empty.empty() && es.outside > inside) es.empty = std::move(empty);
+  return es;
+}
+
 LaunchExpectations launch_expectations(const TraceIndex& index) {
   const Trace& t = index.trace();
   LaunchExpectations x;
@@ -430,28 +454,11 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
     // Steps that hold nothing while most of the program's calls ran outside every step: the step
     // ranges do not hold the work (a DDP trace's three 17 us steps, its all-reduces and operators
     // between them).
-    {
-      std::vector<int64_t> starts;  // the CPU's calls: operators, ranges, runtime and driver calls
-      for (const Event& e : t.events)
-        if ((is_torch_scope(e.category) && !is_step(e)) || is_launch_call(e.category)) starts.push_back(e.start_ns);
-      std::sort(starts.begin(), starts.end());
-      std::vector<size_t> empty;
-      int64_t inside = 0;
-      for (size_t s : index.steps) {
-        const Event& e = t.events[s];
-        const auto from = std::lower_bound(starts.begin(), starts.end(), e.start_ns);
-        const auto to = std::lower_bound(from, starts.end(), e.end_ns());
-        inside += to - from;
-        if (from == to) empty.push_back(s);
-      }
-      // Most of the calls outside: a last step the profiler's stop cut short, empty with a call
-      // or two after it (an MI250 trace's), is not this.
-      if (!empty.empty() && int64_t(starts.size()) - inside > inside)
-        for (size_t s : empty)
-          f.note(empty_steps, t.events[s].name, t.events[s].start_ns,
-                 us(t.events[s].dur_ns) + " long, no operator, range or CUDA call inside it; " +
-                     std::to_string(int64_t(starts.size()) - inside) + " such calls ran outside every step");
-    }
+    if (const EmptySteps es = empty_steps_of(index); es.found())
+      for (size_t s : es.empty)
+        f.note(empty_steps, t.events[s].name, t.events[s].start_ns,
+               us(t.events[s].dur_ns) + " long, no operator, range or CUDA call inside it; " +
+                   std::to_string(es.outside) + " such calls ran outside every step");
     int64_t end = std::numeric_limits<int64_t>::min();
     size_t last = 0;
     for (size_t s : index.steps) {  // in time order

@@ -898,6 +898,25 @@ TEST(AdviseHostSync, AWaitForWorkTheTraceDoesNotShowIsNotCounted) {
 
 // A trace with Python's stack tracer's slices (with_stack in Python: category python_function)
 // says so in its header: the host's times include the tracer's cost. Read by one thread or two.
+// Steps that hold nothing while the work ran outside them (a public VAE trace: one step of 14.1 us,
+// 2,810 calls outside it, advised "at most the whole basis faster"): said in the header, since
+// the findings judge the steps alone. A step that holds its work says nothing.
+TEST(AdviseHeader, StepsThatHoldNothingAreSaid) {
+  auto built = [](bool inside) {
+    TraceBuilder b;
+    b.step(1, 0, inside ? 100 : 10);
+    for (int k = 0; k < 5; ++k) b.op("aten::mm", 20 + 10.0 * k, 5);
+    return advise_text(b.str());
+  };
+  const Advice outside = built(false);
+  EXPECT_EQ(outside.steps_hold_nothing,
+            "the steps hold almost nothing: 5 operator, range or CUDA calls ran outside every step, 0 inside "
+            "(pil-trace check: steps_empty), so the findings judge the steps' 10.0 us only; record the steps around "
+            "the work (prof.step() at the end of each iteration)");
+  EXPECT_TRUE(has(format_advice(outside, "t.json"), "\nthe steps hold almost nothing"));
+  EXPECT_EQ(built(true).steps_hold_nothing, "");
+}
+
 TEST(AdviseHeader, PythonsStackTracerIsSaid) {
   TraceBuilder b;
   b.step(1, 0, 400);

@@ -331,6 +331,13 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       a.gpu_events_stop_early = lost_tail_said(x) + ": " + lost_tail_consequence(x);
       a.lost_after_recording = x.after_recording;
     }
+  if (!index.steps.empty())
+    if (const EmptySteps es = empty_steps_of(index); es.found())
+      a.steps_hold_nothing = "the steps hold almost nothing: " + counted(es.outside, "operator, range or CUDA call") +
+                             " ran outside every step, " + std::to_string(es.inside) +
+                             " inside (pil-trace check: steps_empty), so the findings judge the steps' " +
+                             format_duration(ctx.basis_ns) + " only; record the steps around the work "
+                             "(prof.step() at the end of each iteration)";
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
   if (!a.gpu && a.launches_without_gpu_work == 0) a.sync_or_query_calls = int64_t(index.api_calls().size());
   if (!a.gpu) a.device_use = device_use_without_work(index).evidence();
@@ -513,6 +520,7 @@ std::string format_advice(const Advice& a, const std::string& path) {
       << ": the missing work reads as GPU idle time, so the gains of the findings about idle time and launches "
          "come out too high (`pil-trace check` lists what it logged)\n";
   if (!a.gpu_events_stop_early.empty()) o << a.gpu_events_stop_early << "\n";
+  if (!a.steps_hold_nothing.empty()) o << a.steps_hold_nothing << "\n";
   if (a.findings.empty()) o << "\nNo finding: every rule that could run found nothing past its threshold.\n";
   int n = 0;
   for (const Finding& f : a.findings) {
@@ -577,6 +585,7 @@ nlohmann::ordered_json advice_json(const Advice& a) {
             {"python_functions", a.python_functions},
             {"profiler_gpu_loss", a.profiler_gpu_loss},
             {"gpu_events_stop_early", a.gpu_events_stop_early},
+            {"steps_hold_nothing", a.steps_hold_nothing},
             {"lost_after_recording", a.lost_after_recording},
             {"min_share", a.min_share}, {"window_start", trace_ts(a.window_start_ns)},
             {"findings", json::array()}, {"clean", json::array()}, {"unable", json::array()}};

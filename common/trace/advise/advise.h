@@ -152,6 +152,9 @@ struct Advice {
   /// Where the trace's last launches found no GPU work (check's gpu_events_stop_early), what the
   /// header says of it (lost_tail_said and lost_tail_consequence); "" where they did not.
   std::string gpu_events_stop_early;
+  /// Where the steps hold no work while most calls ran outside them (check's steps_empty): what
+  /// that means for the findings; "" otherwise.
+  std::string steps_hold_nothing;
   bool lost_after_recording = false;  ///< that work ran after recording stopped, most likely (else dropped)
   /// The floor the findings were held to (AdviseOptions::min_saved_share).
   double min_share = advise_rules::threshold::kMinSavedShare;
