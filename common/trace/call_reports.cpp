@@ -292,7 +292,9 @@ DeviceUseWithoutWork device_use_without_work(const TraceIndex& index) {
       use.autograd_thread = it->second;
       ++use.autograd_ops;
     }
-  if (use.device.empty() && !use.op.empty()) use.device_type = 1;  // cuDNN's or MIOpen's: a CUDA or ROCm GPU
+  // cuDNN's or MIOpen's: a CUDA or ROCm GPU. Triton's kernels run on Intel's XPU too, and autograd
+  // has a device thread for MPS as well: the device type is not said for them.
+  if (use.device.empty() && !use.op.empty() && !is_triton_kernel_range(use.op)) use.device_type = 1;
   return use;
 }
 

@@ -89,9 +89,6 @@ struct CheckReport {
 /// would have run while recording went on, and been recorded.
 inline constexpr int64_t kLostTailBusyNs = 50'000;
 
-/// The calls that start GPU work, and those of them that must find some in the trace: check's
-/// launch_without_gpu_work and gpu_events_stop_early judge those, and summary and advise open
-/// with the second.
 /// Steps that hold no operator, range or CUDA call while most such calls ran outside every step:
 /// the step ranges do not hold the work (check's steps_empty; advise says so in its header).
 struct EmptySteps {
@@ -101,6 +98,9 @@ struct EmptySteps {
 };
 EmptySteps empty_steps_of(const TraceIndex& index);
 
+/// The calls that start GPU work, and those of them that must find some in the trace: check's
+/// launch_without_gpu_work and gpu_events_stop_early judge those, and summary and advise open
+/// with the second.
 struct LaunchExpectations {
   int64_t launch_calls = 0;  ///< the calls that start GPU work (starts_gpu_work), as summary counts them
   int64_t captured = 0;      ///< of them, made inside a stream capture and with no work: recorded into a graph

@@ -316,11 +316,12 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     // host did what the trace cannot show (a public RTX A4000 trace: 3.12 s in its DataLoader
     // before the first call, read as a window of 117 ms "the GPU busy 82%").
     int64_t began = index.window_start;
+    std::string_view span;
     for (const Event& e : t.events)
-      if (is_profiler_span(e)) began = std::min(began, e.start_ns);
+      if (is_profiler_span(e) && e.start_ns < began) began = e.start_ns, span = e.name;
     if (const int64_t lead = index.window_start - began; lead > kLongIdleNs && lead > (index.window_end - index.window_start) / 10)
       line("recording began " + format_duration(lead) + " before the first event (the profiler's span, " +
-           "PyTorch Profiler (0)): what the host did then is not in the trace, and the figures below cover the " +
+           std::string(span) + "): what the host did then is not in the trace, and the figures below cover the " +
            format_duration(index.window_end - index.window_start) + " after it only");
   }
   if (!m.overhead.empty()) line(profiler_overhead_text(index, m.overhead));

@@ -373,34 +373,48 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
   //    thread (Python matches them by time alone); its self memory is that less its children's
   //    (EventList's self_cpu_memory_usage, after _remove_dup_nodes). Memory no slice's span holds
   //    is the "[memory]" row, one call per event, as Python's table lists it. Prefix sums over
-  //    the events in time order give each slice's sum in two searches.
+  //    the events in time order give each slice's sum in two searches. Python's thread is any of
+  //    the one process it profiled: here, any of the slice's own process.
   bool host_memory = false, device_memory = false;
   if (!allocations.empty()) {
-    std::vector<size_t> order;
-    order.reserve(allocations.size());
-    for (const Allocation& a : allocations) order.push_back(a.event);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return events[a].start_ns < events[b].start_ns; });
-    const size_t m = order.size();
-    std::vector<int64_t> at(m), host_sum(m + 1, 0), dev_sum(m + 1, 0);
-    for (size_t k = 0; k < m; ++k) {
-      const MemoryInfo& info = *memory_of(events[order[k]]);
-      const bool on_device = info.device_type != 0;  // a GPU's, or another device's (torch's device memory)
-      (on_device ? device_memory : host_memory) = true;
-      at[k] = events[order[k]].start_ns;
-      host_sum[k + 1] = host_sum[k] + (on_device ? 0 : info.bytes);
-      dev_sum[k + 1] = dev_sum[k] + (on_device ? info.bytes : 0);
+    // Per process (a trace is one process's; one merged from several keeps each to its own).
+    struct Process {
+      std::vector<size_t> order;  // its memory events, in time order
+      std::vector<int64_t> at, host_sum, dev_sum;
+      std::vector<int32_t> held;  // +1 where a span begins, -1 past where it ends
+    };
+    std::map<int64_t, Process> by_pid;
+    for (const Allocation& a : allocations) by_pid[events[a.event].pid].order.push_back(a.event);
+    for (auto& [pid, p] : by_pid) {
+      std::stable_sort(p.order.begin(), p.order.end(),
+                       [&](size_t x, size_t y) { return events[x].start_ns < events[y].start_ns; });
+      const size_t m = p.order.size();
+      p.at.resize(m);
+      p.host_sum.assign(m + 1, 0);
+      p.dev_sum.assign(m + 1, 0);
+      p.held.assign(m + 1, 0);
+      for (size_t k = 0; k < m; ++k) {
+        const MemoryInfo& info = *memory_of(events[p.order[k]]);
+        const bool on_device = info.device_type != 0;  // a GPU's, or another device's (torch's device memory)
+        (on_device ? device_memory : host_memory) = true;
+        p.at[k] = events[p.order[k]].start_ns;
+        p.host_sum[k + 1] = p.host_sum[k] + (on_device ? 0 : info.bytes);
+        p.dev_sum[k + 1] = p.dev_sum[k] + (on_device ? info.bytes : 0);
+      }
     }
-    std::vector<int32_t> held(m + 1, 0);  // +1 where a span begins, -1 past where it ends
     std::vector<int64_t> host_mem(slots, 0), dev_mem(slots, 0);
     for (size_t slot = 0; slot < slots; ++slot) {
       const Event& e = events[event_of_slot[slot]];
-      const size_t lo = size_t(std::lower_bound(at.begin(), at.end(), e.start_ns) - at.begin());
-      const size_t hi = size_t(std::upper_bound(at.begin(), at.end(), e.end_ns()) - at.begin());
+      const auto it = by_pid.find(e.pid);
+      if (it == by_pid.end()) continue;
+      Process& p = it->second;
+      const size_t lo = size_t(std::lower_bound(p.at.begin(), p.at.end(), e.start_ns) - p.at.begin());
+      const size_t hi = size_t(std::upper_bound(p.at.begin(), p.at.end(), e.end_ns()) - p.at.begin());
       if (lo >= hi) continue;
-      host_mem[slot] = host_sum[hi] - host_sum[lo];
-      dev_mem[slot] = dev_sum[hi] - dev_sum[lo];
-      ++held[lo];
-      --held[hi];
+      host_mem[slot] = p.host_sum[hi] - p.host_sum[lo];
+      dev_mem[slot] = p.dev_sum[hi] - p.dev_sum[lo];
+      ++p.held[lo];
+      --p.held[hi];
     }
     for (size_t slot = 0; slot < slots; ++slot) {
       if (merged(slot)) continue;  // its parent's span holds the same memory
@@ -410,19 +424,21 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       r.device_mem += dev_mem[slot];
       r.self_device_mem += dev_mem[slot];
       if (const long up = eff(parent[slot]); up >= 0) {
-        KeyAverage& p = rows[row_of[size_t(up)]];
-        p.self_cpu_mem -= host_mem[slot];
-        p.self_device_mem -= dev_mem[slot];
+        KeyAverage& parent_row = rows[row_of[size_t(up)]];
+        parent_row.self_cpu_mem -= host_mem[slot];
+        parent_row.self_device_mem -= dev_mem[slot];
       }
     }
-    int32_t open = 0;
-    for (size_t k = 0; k < m; ++k) {
-      open += held[k];
-      if (open > 0) continue;
-      const MemoryInfo& info = *memory_of(events[order[k]]);
-      KeyAverage& r = rows[row_for(order[k], false)];
-      (info.device_type != 0 ? r.device_mem : r.cpu_mem) += info.bytes;
-      (info.device_type != 0 ? r.self_device_mem : r.self_cpu_mem) += info.bytes;
+    for (const auto& [pid, p] : by_pid) {
+      int32_t open = 0;
+      for (size_t k = 0; k < p.order.size(); ++k) {
+        open += p.held[k];
+        if (open > 0) continue;
+        const MemoryInfo& info = *memory_of(events[p.order[k]]);
+        KeyAverage& r = rows[row_for(p.order[k], false)];
+        (info.device_type != 0 ? r.device_mem : r.cpu_mem) += info.bytes;
+        (info.device_type != 0 ? r.self_device_mem : r.self_cpu_mem) += info.bytes;
+      }
     }
   }
 

@@ -197,19 +197,8 @@ RankProfile rank_profile(const Trace& t, const std::vector<CommArgs>& args, cons
 
   std::vector<const Event*> comm_events;
   std::set<int64_t> step_pids;
-  // A last step the profiler's stop cut short is no step here either (TraceIndex's steps).
-  long stub = -1;
-  {
-    std::vector<size_t> steps;
-    for (size_t i = 0; i < t.events.size(); ++i)
-      if (is_step(t.events[i])) steps.push_back(i);
-    std::stable_sort(steps.begin(), steps.end(),
-                     [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
-    stub = cut_short_last_step(t, steps);
-  }
   for (const Event& e : t.events) {
     if (is_step(e)) {
-      if (&e - t.events.data() == stub) continue;
       step_pids.insert(e.pid);
       RankStep s;
       s.number = step_number(e.name);

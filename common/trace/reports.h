@@ -627,7 +627,8 @@ struct DeviceUseWithoutWork {
 bool is_cut_short_step(int64_t last_ns, int64_t others_median_ns, bool holds_work);
 /// The last of `steps` (step events' indices, in time order) where it is one the profiler's stop
 /// cut short (is_cut_short_step, its work looked for on its process), else -1. TraceIndex leaves
-/// it out of its steps, and the ranks report out of each rank's.
+/// it out of its steps. The ranks report keeps every rank's steps: decided rank by rank, a stub
+/// cut on one rank and kept on another would read as two runs' step numbers.
 long cut_short_last_step(const Trace& t, const std::vector<size_t>& steps);
 
 /// An operator that runs on a GPU only: cuDNN's and MIOpen's (`aten::cudnn_*`, `aten::_cudnn_*`,

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "trace/parse.h"
+
 #include <algorithm>
 #include <random>
 
@@ -229,6 +231,32 @@ TEST(KeyAverages, ASliceHoldsNothingThatStartsAtItsEnd) {
   EXPECT_EQ(t.find("aten::mm")->self_cpu_ns, 10 * us);
   EXPECT_EQ(t.find("aten::linear")->self_cpu_ns, 20 * us);
   EXPECT_TRUE(t.dropped.empty());
+}
+
+// Memory by Python's rule: an operator's is every allocation and free in its span, ends included,
+// on any thread of its process (Python profiles one), and what no span holds is the "[memory]"
+// row. pid 1: aten::mm [10, 20] on thread 1; allocations at 20 (its end) on thread 2, and at 30.
+// pid 2 (a second process merged into the file): an allocation at 15, inside pid 1's aten::mm
+// in time but not in its process.
+TEST(KeyAverages, MemoryIsEveryAllocationInTheSpanOnAnyThreadOfItsProcess) {
+  auto mem = [](int pid, int tid, int ts, int bytes) {
+    return "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": " +
+           std::to_string(pid) + ", \"tid\": " + std::to_string(tid) + ", \"ts\": " + std::to_string(ts) +
+           ", \"args\": {\"Bytes\": " + std::to_string(bytes) + ", \"Device Id\": -1, \"Device Type\": 0}}";
+  };
+  const Trace t = parse_trace_text(
+      "[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 10, "
+      "\"dur\": 10, \"args\": {}}, " +
+      mem(1, 2, 20, 1024) + ", " + mem(1, 1, 30, 4096) + ", " + mem(2, 1, 15, 2048) + "]");
+  const KeyAverages k = key_averages(t);
+  ASSERT_NE(k.find("aten::mm"), nullptr);
+  EXPECT_EQ(k.find("aten::mm")->cpu_mem, 1024);
+  EXPECT_EQ(k.find("aten::mm")->self_cpu_mem, 1024);
+  const KeyAverage* loose = k.find("[memory]");
+  ASSERT_NE(loose, nullptr);
+  EXPECT_EQ(loose->calls, 2);
+  EXPECT_EQ(loose->cpu_mem, 4096 + 2048);
+  EXPECT_EQ(loose->cpu_total_ns, 0);
 }
 
 TEST(KeyAverages, ThreadsNestSeparately) {

@@ -159,7 +159,8 @@ TEST_F(Ranks, TracesOfDifferentRunsAreRefused) {
   // One rank's trace copied under another rank's name (torch.profiler's traces say no rank
   // without torch.distributed): the same steps, computation and communication to the nanosecond.
   std::string copy = synthetic_rank_trace(0, 2);
-  copy.replace(copy.find("\"rank\": 0"), 10, "\"rank\": 1");
+  const std::string rank0 = "\"rank\": 0";
+  copy.replace(copy.find(rank0), rank0.size(), "\"rank\": 1");
   const std::string twice = message_of({write("n_rank0.json", synthetic_rank_trace(0, 2)), write("n_rank1.json", copy)});
   EXPECT_NE(twice.find("n_rank0.json and n_rank1.json hold the same trace (all 2 of their steps start and end at "
                        "the same nanosecond: one rank's trace given twice, under two names?)"),

@@ -333,9 +333,11 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
     }
   if (!index.steps.empty())
     if (const EmptySteps es = empty_steps_of(index); es.found())
-      a.steps_hold_nothing = "the steps hold almost nothing: " + counted(es.outside, "operator, range or CUDA call") +
-                             " ran outside every step, " + std::to_string(es.inside) +
-                             " inside (pil-trace check: steps_empty), so the findings judge the steps' " +
+      a.steps_hold_nothing = counted(int64_t(es.empty.size()), "step") + " of " + std::to_string(index.steps.size()) +
+                             " hold nothing, and most of the work ran outside every step (" +
+                             counted(es.outside, "operator, range or CUDA call") + " outside, " +
+                             std::to_string(es.inside) +
+                             " inside; pil-trace check: steps_empty), so the findings judge the steps' " +
                              format_duration(ctx.basis_ns) + " only; record the steps around the work "
                              "(prof.step() at the end of each iteration)";
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));

@@ -404,7 +404,7 @@ void host_stall(const RuleContext& c, RuleResult& out) {
   // The one-time families together, where none holds half a stall alone: first launches, first
   // calls and compiling, whose union does (py4ai's cold inference: its first launches 49% of its
   // stall, the first cuDNN convolution most of the rest).
-  // A first call named with the innermost first call inside it that holds half its time or more
+  // A first call named with the innermost first call inside it that holds more than half its time
   // ("aten::conv2d (3.00 ms), most of it in aten::cudnn_convolution (2.75 ms)"): the outermost
   // is the longest, the innermost says whose set-up it was.
   auto first_call_label = [&](const Event& e) {
@@ -413,7 +413,7 @@ void host_stall(const RuleContext& c, RuleResult& out) {
       const Event* deeper = nullptr;
       for (const Event* f : first_calls)
         if (f != in && f->pid == e.pid && f->tid == e.tid && f->start_ns >= in->start_ns &&
-            f->end_ns() <= in->end_ns() && f->dur_ns < in->dur_ns && 2 * f->dur_ns >= in->dur_ns)
+            f->end_ns() <= in->end_ns() && f->dur_ns < in->dur_ns && 2 * f->dur_ns > e.dur_ns)
           deeper = f;
       if (!deeper) break;
       in = deeper;

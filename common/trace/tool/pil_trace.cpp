@@ -852,8 +852,7 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
 
 /// Why a trace's GPU rows and total are not the run's GPU work, for diff, or "": its GPU side not
 /// recorded (calls that start GPU work, none in the trace), or GPU events that stop early.
-std::string gpu_side_missing(const Trace& t) {
-  const TraceIndex index(t);
+std::string gpu_side_missing(const TraceIndex& index) {
   if (index.device_work().empty()) {
     if (const size_t calls = calls_starting_gpu_work(index); calls > 0)
       return counted(int64_t(calls), "call") + (calls == 1 ? " starts" : " start") +
@@ -872,7 +871,8 @@ int report_diff(const Trace& a, const Trace& b, double tolerance, bool as_json) 
   const DiffReport d = diff_report(a, b, tolerance);
   // A trace whose GPU side is missing, in part or whole: its GPU rows are not the run's (a trace
   // that lost its GPU records read as the other "adding" every kernel and copy).
-  const std::string missing[2] = {gpu_side_missing(a), gpu_side_missing(b)};
+  const TraceIndex index_a(a), index_b(b);
+  const std::string missing[2] = {gpu_side_missing(index_a), gpu_side_missing(index_b)};
   for (int k = 0; k < 2; ++k)
     if (!missing[k].empty())
       std::cerr << "pil-trace: note: " << (k ? "B" : "A") << ": " << missing[k] << ": the GPU rows and totals lack "
@@ -880,8 +880,8 @@ int report_diff(const Trace& a, const Trace& b, double tolerance, bool as_json) 
                 << " in B, not a change of the program (pil-trace check on " << (k ? "B" : "A") << " says more)\n";
   // The times are each trace's totals: traces of different step counts differ by that alone
   // (a 3-step trace against a 1-step slice of itself read as every operator "faster").
-  auto steps = [](const Trace& t) { return std::count_if(t.events.begin(), t.events.end(), is_step); };
-  const auto steps_a = steps(a), steps_b = steps(b);
+  // The steps as every report counts them (TraceIndex's: a last one cut short left out).
+  const auto steps_a = int64_t(index_a.steps.size()), steps_b = int64_t(index_b.steps.size());
   if (steps_a != steps_b)
     std::cerr << "pil-trace: note: A has " << counted(steps_a, "profiled step") << " and B " << steps_b
               << ": the times are each trace's totals, so they differ by the steps' count too; "
