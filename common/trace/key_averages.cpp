@@ -240,19 +240,14 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
   parent.reserve(slices);
   row_of.reserve(slices);
   // slot -> its event, kept where there are memory events (step 4 needs each slice's span).
-  const bool has_memory = std::any_of(events.begin(), events.end(), [&](const Event& e) { return memory_of(e) != nullptr; });
+  const bool has_memory = !memory.empty();
   std::vector<size_t> event_of_slot;
   if (has_memory) event_of_slot.reserve(slices);
   FirstById owner(max_id, n);      // external id -> the first slot with it (an operator or range)
   // For self-linked GPU work: a launch call's correlation id -> the slot of the innermost
   // operator or range around the call (built only when some GPU work needs it).
   FirstById launcher(self_linked ? max_correlation : 0, self_linked ? n : 0);
-  // Memory events and the slot of the slice each falls in (-1: none), found while nesting.
-  struct Allocation {
-    size_t event;
-    int32_t owner;
-  };
-  std::vector<Allocation> allocations;
+  std::vector<size_t> allocations;  // the memory events, met while nesting (step 4 places them)
   std::vector<int32_t> slot_at_depth;  // the open slices' slots, outermost first
   std::vector<size_t> event_at_depth;  // and their events
   // Python's EventList drops a slice whose parent has its name and no other child (an operator
@@ -275,8 +270,8 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
     nest(events, idx, [&](size_t i, long up, int depth) {
       const Event& e = events[i];
       const int32_t up_slot = up >= 0 ? slot_at_depth[size_t(depth) - 1] : -1;
-      if (e.category == Category::Memory) {  // an instant: owned, never a parent
-        allocations.push_back({i, up_slot});
+      if (e.category == Category::Memory) {  // an instant, never a parent
+        allocations.push_back(i);
         return false;
       }
       const int32_t slot = int32_t(parent.size());
@@ -384,7 +379,7 @@ KeyAverages key_averages(const std::vector<Event>& events, const std::vector<Mem
       std::vector<int32_t> held;  // +1 where a span begins, -1 past where it ends
     };
     std::map<int64_t, Process> by_pid;
-    for (const Allocation& a : allocations) by_pid[events[a.event].pid].order.push_back(a.event);
+    for (size_t a : allocations) by_pid[events[a].pid].order.push_back(a);
     for (auto& [pid, p] : by_pid) {
       std::stable_sort(p.order.begin(), p.order.end(),
                        [&](size_t x, size_t y) { return events[x].start_ns < events[y].start_ns; });
