@@ -1195,7 +1195,8 @@ TEST(AdviseFp32Gemm, SgemmOnAGpuWithTf32) {
   EXPECT_TRUE(has(s.how, "upper bound")) << s.how;
 }
 
-// On a GeForce card TF32's dense peak is fp32's: the symptom says the gain is autocast's.
+// On a GeForce card TF32's dense peak is fp32's: the symptom says the gain is autocast's, under
+// a cause whose fix leads with autocast, not TF32.
 TEST(AdviseFp32Gemm, OnAGeForceCardTheGainIsAutocastsNotTf32s) {
   TraceBuilder b;
   b.device("NVIDIA GeForce RTX 4090", 128, 24LL << 30, 8, 9);
@@ -1206,11 +1207,20 @@ TEST(AdviseFp32Gemm, OnAGeForceCardTheGainIsAutocastsNotTf32s) {
   EXPECT_TRUE(has(s->text, "; a GeForce card: TF32's dense peak is fp32's there, so the gain is bf16's or fp16's "
                            "under autocast"))
       << s->text;
+  EXPECT_TRUE(has(s->how, "a bf16 or fp16 kernel still takes some of it")) << s->how;
+  EXPECT_EQ(finding(geforce, "fp32_gemm"), nullptr);
+  const Finding* f = finding(geforce, "fp32_gemm_autocast");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->fix.rfind("Run the products in bf16 or fp16 under autocast", 0), 0u) << f->fix;
+  EXPECT_EQ(f->lesson.command, "./run-lesson 02_linear --device cuda --dtype bf16");
   TraceBuilder a100;
   a100.device("NVIDIA A100-SXM4-80GB", 108, 80LL << 30, 8, 0);
   const Advice datacentre = advise_text(gemms(a100));
   ASSERT_NE(symptom(datacentre, "fp32_gemm"), nullptr);
   EXPECT_FALSE(has(symptom(datacentre, "fp32_gemm")->text, "GeForce"));
+  EXPECT_TRUE(has(symptom(datacentre, "fp32_gemm")->how, "TF32's dense peak is 8x fp32's"));
+  ASSERT_NE(finding(datacentre, "fp32_gemm"), nullptr);
+  EXPECT_EQ(finding(datacentre, "fp32_gemm_autocast"), nullptr);
 }
 
 TEST(AdviseFp32Gemm, AV100HasNoTf32) {

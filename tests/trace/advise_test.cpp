@@ -56,6 +56,17 @@ TEST(Advise, EveryCauseNamesASectionItsPageHas) {
   }
 }
 
+// A fix said of a CPU run names no GPU remedy; a cause whose fix names one says it without it.
+TEST(Advise, AFixSaidOfACpuRunNamesNoGpuRemedy) {
+  for (const advise_rules::Cause& c : advise_rules::all_causes()) {
+    if (!c.fix_without_gpu) continue;
+    for (const char* word : {"GPU", "cuBLAS", "CUDA", "kernel"})
+      EXPECT_EQ(std::string(c.fix_without_gpu).find(word), std::string::npos) << c.key << ": " << word;
+  }
+  EXPECT_NE(std::string(advise_rules::cause("gemm_epilogue").fix).find("cuBLASLt"), std::string::npos);
+  EXPECT_NE(advise_rules::cause("gemm_epilogue").fix_without_gpu, nullptr);
+}
+
 // Each text said otherwise on a trace without steps is still a cause's title or a rule's `what`
 // (a renamed one would be said of "a step" again), and its rewrite names no step.
 TEST(Advise, EveryTextSaidOfTheWindowIsStillInUse) {
@@ -229,6 +240,9 @@ TEST(AdviseEpilogue, ABiasAddAfterAProductIsAPassTheProductCouldDo) {
   EXPECT_NE(s.text.find("aten::matmul -> aten::add (3 calls, 60.0 us)"), std::string::npos) << s.text;
   EXPECT_EQ(s.examples.size(), 3u);
   EXPECT_EQ(f->lesson.link(), "01_matmul_add/README.md#3-what-does-addmm-change");
+  // A CPU run: the fix names no GPU-only remedy.
+  EXPECT_NE(f->fix.find("addmm for a bias"), std::string::npos) << f->fix;
+  EXPECT_EQ(f->fix.find("cuBLASLt"), std::string::npos) << f->fix;
 }
 
 TEST(AdviseEpilogue, AProductOfTwoTensorsOrAnAddmmIsNot) {
@@ -266,6 +280,7 @@ TEST(AdviseEpilogue, OnAGpuItCostsItsKernelsTime) {
   const Finding* f = finding(a, "gemm_epilogue");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->saved_ns, 30'000);
+  EXPECT_NE(f->fix.find("cuBLASLt's epilogues"), std::string::npos) << f->fix;  // a GPU run: its remedy too
 }
 
 }  // namespace

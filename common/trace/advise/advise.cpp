@@ -412,6 +412,9 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
 
   const auto what = [&](const Rule& r) { return a.steps ? r.what : without_steps(r.what); };
   std::map<std::string, Finding> by_cause;
+  // A run that shows no sign of a GPU: a cause's fix is said without its GPU-only remedies.
+  const bool cpu_run = !a.gpu && a.launches_without_gpu_work == 0 && a.device_use.empty() &&
+                       !a.cpu_side_only_format;
   for (size_t i = 0; i < rules.size(); ++i) {
     const Rule& r = rules[i];
     RuleResult& out = results[i];
@@ -448,7 +451,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
         const Cause& c = cause(key);
         f.cause = c.key;
         f.title = a.steps ? c.title : without_steps(c.title);
-        f.fix = c.fix;
+        f.fix = c.fix_without_gpu && cpu_run ? c.fix_without_gpu : c.fix;
         f.lesson = c.lesson;
         f.lesson.command = command_for_trace(c.lesson.command, options.trace_path, options.program);
       }

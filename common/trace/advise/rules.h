@@ -204,6 +204,9 @@ struct Cause {
   const char* title;
   const char* fix;
   LessonRef lesson;
+  /// The fix as said of a trace without GPU work, where `fix` names a GPU-only remedy
+  /// (cuBLASLt's epilogues); nullptr: `fix` holds on both.
+  const char* fix_without_gpu = nullptr;
 };
 /// The cause named `key`; throws std::logic_error for a key no rule should use.
 const Cause& cause(const std::string& key);
