@@ -747,6 +747,41 @@ TEST(AdviseHostSync, TheStepFinalSynchronizeIsNotAProblem) {
   EXPECT_TRUE(clean(a, "host_sync"));
 }
 
+// Two synchronizes back to back after the step's last launch (an event's, then the stream's, as
+// a public trace's pinned-copy loop: 306 us, then 2 us), in either order: both are the step's
+// end, none counted; with kernel B launched after the first, that one is.
+TEST(AdviseHostSync, SynchronizesBackToBackAtTheStepsEndAreAllItsEnd) {
+  for (bool long_first : {true, false}) {
+    TraceBuilder b;
+    b.device("NVIDIA H100 80GB HBM3");
+    for (int k = 0; k < 2; ++k) {
+      const double s = 1000.0 * k;
+      b.step(k + 1, s, 1000);
+      b.kernel("kernel_A", b.call("cudaLaunchKernel", s + 10, 10), s + 30, 300);
+      b.call("cudaEventSynchronize", s + 40, long_first ? 295 : 2);
+      b.call("cudaStreamSynchronize", s + (long_first ? 340 : 45), long_first ? 2 : 290);
+    }
+    const Advice a = advise_text(b.str());
+    EXPECT_EQ(symptom(a, "host_sync"), nullptr) << long_first;
+    EXPECT_TRUE(clean(a, "host_sync")) << long_first;
+  }
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  for (int k = 0; k < 2; ++k) {
+    const double s = 1000.0 * k;
+    b.step(k + 1, s, 1000);
+    b.kernel("kernel_A", b.call("cudaLaunchKernel", s + 10, 10), s + 30, 300);
+    b.call("cudaEventSynchronize", s + 40, 295);
+    b.kernel("kernel_B", b.call("cudaLaunchKernel", s + 400, 10), s + 420, 300);
+    b.call("cudaStreamSynchronize", s + 415, 310);
+  }
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "host_sync");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "waits"), 2);
+  EXPECT_DOUBLE_EQ(figure(*s, "final_not_counted"), 2);
+}
+
 // Lesson 06's loss read, in one step as a GPU runs it. Backward: 20 launches, [10 + 100k, +10],
 // their kernels back to back [100, 8100]. Then the optimizer: 40 launches of 10, 50 apart, each
 // kernel 5 long, 15 after its call or behind the kernel before it. The read (.item()): a copy to
