@@ -52,6 +52,23 @@ TEST(ExpectCpu, WithoutStepsTheCountIsTheTraces) {
   EXPECT_EQ(a.line(), "expect calls:aten::mm=2: yes (measured 2 calls in the whole trace, which has no profiled steps)");
 }
 
+// top-op is an operator of any namespace, never a named range: one annotated as such, or in old
+// traces (every slice an "Operator", torch 1.10's) a name without a namespace, whose self time
+// summary's "most self CPU time" lists all the same.
+TEST(ExpectCpu, TopOpIsAnOperatorOfAnyNamespaceNotARange) {
+  const Trace t = parse_trace_text(R"({"traceEvents": [
+{"ph": "X", "cat": "Operator", "name": "model_inference", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+{"ph": "X", "cat": "Operator", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 20},
+{"ph": "X", "cat": "Operator", "name": "torchvision::nms", "pid": 1, "tid": 1, "ts": 40, "dur": 30},
+{"ph": "X", "cat": "user_annotation", "name": "post::process", "pid": 1, "tid": 1, "ts": 200, "dur": 90}]})");
+  const TraceIndex index(t);
+  const ExpectAnswer a = check_expectation(index, parse_expectation("top-op=torchvision::nms"));
+  EXPECT_TRUE(a.yes) << a.line();
+  EXPECT_EQ(a.measured, "torchvision::nms, 30.0 us self CPU");
+  EXPECT_FALSE(check_expectation(index, parse_expectation("top-op=model_inference")).yes);
+  EXPECT_FALSE(check_expectation(index, parse_expectation("top-op=post::process")).yes);
+}
+
 TEST_F(Expect, PeakRangeWithoutMemoryEventsSaysSo) {
   const ExpectAnswer a = ask("peak-range=attn");
   EXPECT_FALSE(a.yes);
