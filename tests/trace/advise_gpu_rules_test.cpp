@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <regex>
 #include <string>
 #include <tuple>
 
@@ -680,6 +681,39 @@ TEST(AdviseHeader, ATraceWithoutOperatorsLeavesTheOperatorRulesUnchecked) {
                                               "ProfilerActivity.CPU)"));
 }
 
+// A ROCm trace whose correlation ids are all 0 (amd-sriram/Frameworks101's MIOpen runs: 7 of 7
+// kernels, each hipLaunchKernel's too): no GPU work is linked to its launch. The launch rules
+// found nothing for want of links and said "Nothing found"; they are now not checked, and said
+// why, while the rules that read kernels alone still run. Three steps of 1000: five launches
+// 150 apart, each kernel 20 long 5 after its call returned: the GPU waits on the host.
+TEST(AdviseHeader, GpuWorkWithoutLaunchCallsLeavesTheLaunchRulesUnchecked) {
+  TraceBuilder b;
+  b.device("AMD Instinct MI250X", 104, 64LL << 30, 9, 0);
+  for (int k = 0; k < 3; ++k) {
+    b.step(k + 1, 1000.0 * k, 1000);
+    for (int j = 0; j < 5; ++j) {
+      const double at = 1000.0 * k + 10 + 150 * j;
+      b.kernel("elementwise_kernel", b.call("hipLaunchKernel", at, 10), at + 15, 20);
+    }
+  }
+  const std::string linked = b.str();
+  const Advice with_links = advise_text(linked);
+  EXPECT_NE(finding(with_links, "launch_bound"), nullptr);
+  EXPECT_FALSE(with_links.links_missing());
+  const std::string zero = std::regex_replace(linked, std::regex("\"correlation\": [0-9]+"), "\"correlation\": 0");
+  const Advice a = advise_text(zero);
+  EXPECT_EQ(a.unlinked_work, 15);
+  EXPECT_EQ(a.work_items, 15);
+  EXPECT_TRUE(a.links_missing());
+  EXPECT_EQ(finding(a, "launch_bound"), nullptr);
+  for (const char* rule : {"gpu_host_wait", "short_kernels", "host_stall", "host_sync", "pageable_copy"})
+    EXPECT_TRUE(has(unable(a, rule), "15 of the 15 GPU work items have no launch call in the trace (correlation 0 "
+                                     "on every one; pil-trace check)"))
+        << rule << ": " << unable(a, rule);
+  EXPECT_TRUE(clean(a, "first_step"));  // read from the steps alone: still run
+  EXPECT_TRUE(has(format_advice(a, "t.json"), "15 of the 15 GPU work items have no launch call in the trace"));
+}
+
 // --- host synchronizes inside a step -------------------------------------------------------------
 
 // Two steps of 1000 at s = 0 and 1000. In each: kernel A [s+30, s+330] (call [s+10, s+20]); a
@@ -1047,6 +1081,29 @@ TEST(AdviseWithoutSteps, ForwardAllReducesAreNotToldToBucketGradients) {
   EXPECT_NEAR(figure(*w, "host_wait_share"), figure(*w, "host_wait_ns") / double(a.basis_ns), 0.01);
 }
 
+// Without steps, the set-up left out before the GPU's first work says what of it was the
+// DataLoader's first batch (a public fp16 RTX A5000 trace: 5.10 s of its 8.60 s "set-up" in
+// _MultiProcessingDataLoaderIter.__next__). Here a fetch [1000, 6000) of a set-up [0, 8000): said;
+// one of [1000, 1500): an eighth, not said.
+TEST(AdviseWithoutSteps, TheSetUpLeftOutNamesTheDataLoadersFirstBatch) {
+  for (double fetch_us : {5000.0, 500.0}) {
+    TraceBuilder b;
+    b.device("NVIDIA RTX A5000", 64, 24LL << 30, 8, 6);
+    b.op("aten::randperm", 0, 10);
+    b.range("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 1000, fetch_us);
+    for (int k = 0; k < 3; ++k) b.kernel("kernel_A", b.call("cudaLaunchKernel", 8000 + 100.0 * k, 10), 8020 + 100.0 * k, 60);
+    const Advice a = advise_text(b.str());
+    EXPECT_EQ(a.set_up_ns, 8'000'000);
+    EXPECT_EQ(a.set_up_loading_ns, int64_t(fetch_us * 1000));
+    const bool said = fetch_us > 1000;
+    EXPECT_EQ(has(a.basis, "; 5.00 ms of it in the DataLoader's fetches "
+                           "(enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__): a first batch waits "
+                           "for the worker processes to start; persistent_workers=True"),
+              said)
+        << a.basis;
+  }
+}
+
 // A synchronize after a copy to the host, then more work, with no steps: the window's, said so
 // in the title, the symptom and the list of what was found clean.
 TEST(AdviseWithoutSteps, ASyncInTheWindowIsNotSaidOfAStep) {
@@ -1361,6 +1418,45 @@ TEST(AdviseFusion, ElementwiseKernelsBetweenGemms) {
   EXPECT_EQ(s.examples[0].ts_ns, 110'000);
   EXPECT_TRUE(has(s.examples[0].detail, "aten::add -> aten::gelu -> aten::mul")) << s.examples[0].detail;
   EXPECT_EQ(f->lesson.link(), "03_mlp/README.md#what-did-compiling-change");
+}
+
+// Autocast's casts of the next linear's weight and bias (aten::linear -> aten::to -> aten::copy_)
+// are that product's work, not passes to fuse with the gelu before it: a public fp16 RTX A5000
+// trace read "aten::gelu -> aten::copy_ -> aten::copy_" as a chain. Step [0, 1000): linear 1's
+// GEMM [10, 110), a gelu [110, 160), linear 2 casting its weight [160, 175) and bias [175, 180)
+// then its GEMM [180, 280). No chain; the same casts run as top-level operators are one.
+TEST(AdviseFusion, AProductsOwnCastsAreNotPassesBetweenProducts) {
+  for (bool cast_inside : {true, false}) {
+    SCOPED_TRACE(cast_inside ? "inside aten::linear" : "top-level");
+    TraceBuilder b;
+    b.device("NVIDIA RTX A5000", 64, 24LL << 30, 8, 6);
+    b.step(1, 0, 1000);
+    const std::string gemm = "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_tn";
+    const std::string ew = "void at::native::vectorized_elementwise_kernel<4, at::native::";
+    const std::string copy = "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda>(int)";
+    int64_t id = 0;
+    b.op("aten::linear", 2, 9, "", "", 1, &id);
+    b.kernel(gemm, b.call("cudaLaunchKernel", 5, 3, id), 10, 100, 7, id);
+    b.op("aten::gelu", 102, 6, "", "", 1, &id);
+    b.kernel(ew + "GeluCUDAKernelImpl(at::TensorIteratorBase&)::{lambda(c10::Half)#1}>(int)",
+             b.call("cudaLaunchKernel", 104, 3, id), 110, 50, 7, id);
+    if (cast_inside) b.op("aten::linear", 150, 30);
+    for (double at : {152.0, 162.0}) {
+      b.op("aten::to", at, 8);
+      b.op("aten::copy_", at + 1, 6, "", "", 1, &id);
+      b.kernel(copy, b.call("cudaLaunchKernel", at + 2, 3, id), at == 152.0 ? 160 : 175, at == 152.0 ? 15 : 5, 7, id);
+    }
+    b.op("aten::addmm", 172, 6, "", "", 1, &id);
+    b.kernel(gemm, b.call("cudaLaunchKernel", 173, 3, id), 180, 100, 7, id);
+    const Advice a = advise_text(b.str());
+    if (cast_inside) {
+      EXPECT_EQ(finding(a, "fusion"), nullptr);
+    } else {
+      const Symptom* s = symptom(a, "fusion");
+      ASSERT_NE(s, nullptr);
+      EXPECT_DOUBLE_EQ(figure(*s, "items"), 3);
+    }
+  }
 }
 
 // The chain of ElementwiseKernelsBetweenGemms in a trace written as torch 2.0-2.2 wrote it (each

@@ -16,9 +16,11 @@
 
 #include "base/command_line.h"  // shell_word
 #include "trace/advise/names.h"  // needs_input_shapes
+#include "trace/advise/cpu_slices.h"  // is_data_loading_name
 #include "trace/advise/rules.h"
 #include "trace/check.h"  // trace_ts, launch_expectations
 #include "trace/device_peaks.h"
+#include "trace/intervals.h"
 #include "trace/nesting.h"
 #include "trace/profiler_log.h"  // profiler_messages
 #include "trace/roofline_format.h"    // roofline_evidence
@@ -48,6 +50,51 @@ namespace {
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
     s.replace(at, from.size(), to);
+}
+
+/// Why the GPU work has no launch call, as the trace shows it: "correlation 0 on every one"
+/// (ROCm traces, HIP's launches as well: amd-sriram/Frameworks101's MIOpen runs), else "their
+/// correlation ids match no runtime or driver call".
+std::string unlinked_evidence(const TraceIndex& index) {
+  int64_t unlinked = 0, zero = 0;
+  for (size_t w : index.device_work())
+    if (index.launch_of(w) < 0 && !index.launched_before_recording(w)) {
+      ++unlinked;
+      zero += index.trace().events[w].correlation == 0;
+    }
+  if (zero == unlinked) return "correlation 0 on every one";
+  if (zero > 0) return "correlation 0 on " + std::to_string(zero) + ", the others' match no runtime or driver call";
+  return "their correlation ids match no runtime or driver call";
+}
+
+/// What of the set-up left out before the GPU's first work (RuleContext::set_up_ns) was the
+/// DataLoader's fetches, where they are a quarter of it or more: "; 5.10 s of it in the DataLoader's
+/// fetch (...)". A public trace's 8.60 s "set-up" was 5.10 s of a first batch from worker
+/// processes, which the findings, judging the window after it, could not name. Sets
+/// Advice::set_up_loading_ns.
+std::string set_up_loading(const TraceIndex& index, const advise_rules::RuleContext& ctx, Advice& a) {
+  const Trace& t = index.trace();
+  std::vector<Interval> fetches;
+  const Event* longest = nullptr;
+  for (size_t i : index.named_ranges()) {
+    const Event& e = t.events[i];
+    if (!advise_rules::is_data_loading_name(e.name) || e.start_ns >= ctx.basis_start) continue;
+    fetches.push_back({e.start_ns, e.end_ns()});
+    if (!longest || e.dur_ns > longest->dur_ns) longest = &e;
+  }
+  const size_t count = fetches.size();
+  merge(fetches);
+  a.set_up_loading_ns = length(clip(fetches, index.window_start, ctx.basis_start));
+  if (!longest || 4 * a.set_up_loading_ns < ctx.set_up_ns) return "";
+  const bool workers = std::string_view(longest->name).find("_MultiProcessingDataLoaderIter") != std::string_view::npos;
+  return "; " + format_duration(a.set_up_loading_ns) + " of it in the DataLoader's fetches (" +
+         (count == 1 ? std::string(longest->name)
+                     : std::to_string(count) + " of " + std::string(longest->name) + ", the longest " +
+                           format_duration(longest->dur_ns)) +
+         ")" +
+         (workers ? ": a first batch waits for the worker processes to start; persistent_workers=True keeps "
+                    "them between epochs, and a step run before recording leaves it out"
+                  : ": the batch made on the training thread");
 }
 
 }  // namespace
@@ -359,6 +406,18 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
                            "; pil-trace check): the GPU's waits on the host cannot be told from the offset"
                      : std::string();
   auto runs = [&](const Rule& r) { return (!r.needs_gpu || a.gpu) && !(offset.found() && r.compares_clocks); };
+  // GPU work the trace does not link to a launch call (check's gpu_work_without_launch).
+  if (a.gpu) {
+    for (size_t w : index.device_work())
+      if (index.launch_of(w) < 0 && !index.launched_before_recording(w)) ++a.unlinked_work;
+    a.work_items = int64_t(index.device_work().size());
+  }
+  const std::string links_why =
+      a.links_missing() ? std::to_string(a.unlinked_work) + " of the " + counted(a.work_items, "GPU work item") +
+                              " have no launch call in the trace (" + unlinked_evidence(index) +
+                              "; pil-trace check): what each waited for, and which operator launched it, "
+                              "cannot be told"
+                        : std::string();
   a.processes = int64_t(step_processes(index));
   a.basis = a.steps ? "the " + counted(a.steps, "profiled step") + " (" + format_duration(a.basis_ns) +
                           (a.processes > 1 ? "; recorded by " + std::to_string(a.processes) +
@@ -368,7 +427,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
                     : ctx.set_up_ns > 0
                         ? "the trace's window from the launch of the GPU's first work (" +
                               format_duration(a.basis_ns) + "; the " + format_duration(ctx.set_up_ns) +
-                              " recorded before it, set-up, left out)"
+                              " recorded before it, set-up, left out" + set_up_loading(index, ctx, a) + ")"
                         : "the trace's window (" + format_duration(a.basis_ns) + ")";
 
   // Every rule runs on its own (on `threads` threads, each taking the next rule left); their
@@ -438,6 +497,10 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
     }
     if (!out.unable_why.empty()) {
       a.unable.push_back({r.key, what(r), out.unable_why});
+      continue;
+    }
+    if (a.links_missing() && r.reads_launch_links) {
+      a.unable.push_back({r.key, what(r), links_why});
       continue;
     }
     if (out.symptoms.empty()) {
@@ -525,6 +588,10 @@ std::string format_advice(const Advice& a, const std::string& path) {
       << ": the missing work reads as GPU idle time, so the gains of the findings about idle time and launches "
          "come out too high (`pil-trace check` lists what it logged)\n";
   if (!a.gpu_events_stop_early.empty()) o << a.gpu_events_stop_early << "\n";
+  if (a.links_missing())
+    o << a.unlinked_work << " of the " << counted(a.work_items, "GPU work item")
+      << " have no launch call in the trace (pil-trace check: gpu_work_without_launch): the rules that follow a "
+         "launch to its work are not run (under \"Not checked\")\n";
   if (!a.steps_hold_nothing.empty()) o << a.steps_hold_nothing << "\n";
   if (a.findings.empty()) o << "\nNo finding: every rule that could run found nothing past its threshold.\n";
   int n = 0;
@@ -579,7 +646,7 @@ std::string format_advice(const Advice& a, const std::string& path) {
 
 nlohmann::ordered_json advice_json(const Advice& a) {
   using json = nlohmann::ordered_json;
-  json j = {{"basis_ns", a.basis_ns}, {"set_up_ns", a.set_up_ns}, {"basis", a.basis}, {"steps", a.steps},
+  json j = {{"basis_ns", a.basis_ns}, {"set_up_ns", a.set_up_ns}, {"set_up_loading_ns", a.set_up_loading_ns}, {"basis", a.basis}, {"steps", a.steps},
             {"processes", a.processes}, {"gpu", a.gpu},
             {"launches_without_gpu_work", a.launches_without_gpu_work},
             {"sync_or_query_calls", a.sync_or_query_calls},
@@ -590,6 +657,8 @@ nlohmann::ordered_json advice_json(const Advice& a) {
             {"python_functions", a.python_functions},
             {"profiler_gpu_loss", a.profiler_gpu_loss},
             {"gpu_events_stop_early", a.gpu_events_stop_early},
+            {"unlinked_work", a.unlinked_work},
+            {"links_missing", a.links_missing()},
             {"steps_hold_nothing", a.steps_hold_nothing},
             {"lost_after_recording", a.lost_after_recording},
             {"min_share", a.min_share}, {"window_start", trace_ts(a.window_start_ns)},

@@ -116,6 +116,9 @@ struct Advice {
   /// Without steps, the set-up recorded before the GPU's first work, left out of the basis (0:
   /// none, or a trace with steps or without GPU work).
   int64_t set_up_ns = 0;
+  /// Of set_up_ns, the time in the DataLoader's fetches (enumerate(DataLoader)# ranges), which
+  /// the basis line names where it is a quarter of the set-up or more.
+  int64_t set_up_loading_ns = 0;
   std::string basis;  ///< "the 3 profiled steps (12.5 ms)"
   int64_t steps = 0;
   /// The processes whose threads record the steps: more than one where several processes'
@@ -156,6 +159,12 @@ struct Advice {
   /// that means for the findings; "" otherwise.
   std::string steps_hold_nothing;
   bool lost_after_recording = false;  ///< that work ran after recording stopped, most likely (else dropped)
+  /// GPU work items with no launch call in the trace (launched before recording began not
+  /// counted), and all the GPU work items: where half or more have none (ROCm traces whose
+  /// correlation ids are all 0), the rules that follow launches to their work are not run and
+  /// the header says so.
+  int64_t unlinked_work = 0, work_items = 0;
+  bool links_missing() const { return work_items > 0 && 2 * unlinked_work >= work_items; }
   /// The floor the findings were held to (AdviseOptions::min_saved_share).
   double min_share = advise_rules::threshold::kMinSavedShare;
   std::vector<Finding> findings;  ///< largest gain first

@@ -190,6 +190,11 @@ struct Rule {
   /// It reads what the profiler's CPU activity records (operators, ranges, memory events): not
   /// run on a trace recorded without it (cuda_side_only), where it has nothing to see.
   bool needs_cpu_side = false;
+  /// On a GPU trace it follows launches to their GPU work (correlation ids: the gap before work
+  /// its launch ended, an operator's kernels): not run where most GPU work has no launch call
+  /// (Advice::unlinked_work), where it would find nothing for want of links, not of a problem.
+  /// Off for the rules that read kernels, steps, memory or collectives alone.
+  bool reads_launch_links = true;
 };
 
 /// The rules of each family, in the order they run (the order does not change the advice).

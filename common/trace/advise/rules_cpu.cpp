@@ -68,8 +68,11 @@ std::vector<long> outermost_roots(const CpuSlices& cs, const std::function<bool(
 std::vector<Rule> cpu_rules() {
   // host_time_is_cost: the rule reads the host's time as the cost on a trace without GPU work.
   constexpr bool kClocks = false, kHostCost = true, kCpuSide = true;
+  // Read from the steps, memory events or collectives alone: run whatever the launch links.
+  constexpr bool kNoLinks = false;
   return {
-      {"first_step", "first_step", "a first step far slower than the rest", false, first_step},
+      {"first_step", "first_step", "a first step far slower than the rest", false, first_step, kClocks, false,
+       false, kNoLinks},
       {"op_overhead", "op_overhead", "operators too small for their dispatch cost", false, op_overhead, kClocks,
        kHostCost, kCpuSide},
       {"op_loop", "op_loop", "a loop calling small operators one row or element at a time", false, op_loop,
@@ -84,9 +87,10 @@ std::vector<Rule> cpu_rules() {
        kHostCost, kCpuSide},
       {"rebuilt_constant", "rebuilt_constant", "the same constant tensor built in every step", false,
        rebuilt_constant, kClocks, kHostCost, kCpuSide},
-      {"memory_peak", "memory_peak", "memory peaks near the device's capacity", false, memory_peak},
+      {"memory_peak", "memory_peak", "memory peaks near the device's capacity", false, memory_peak, kClocks,
+       false, false, kNoLinks},
       {"exposed_comm", "exposed_comm", "communication not hidden behind computation", false,
-       exposed_comm},
+       exposed_comm, kClocks, false, false, kNoLinks},
   };
 }
 

@@ -19,11 +19,16 @@ std::vector<Rule> gpu_rules() {
       {"pageable_copy", "pageable_copy", "copies between host and GPU from pageable memory", true,
        pageable_copy},
       {"fp32_gemm", "fp32_gemm", "fp32 GEMMs without tensor cores on a GPU with TF32", true,
-       fp32_gemm},
+       fp32_gemm, /*compares_clocks=*/false, /*host_time_is_cost=*/false, /*needs_cpu_side=*/false,
+       /*reads_launch_links=*/false},
+      // These two read a stream's kernels in order, without their launches (the operators only
+      // name them): run whatever the launch links.
       {"fusion", "fusion", "chains of elementwise kernels between matrix products", false, fusion,
-       /*compares_clocks=*/false, /*host_time_is_cost=*/true},
+       /*compares_clocks=*/false, /*host_time_is_cost=*/true, /*needs_cpu_side=*/false,
+       /*reads_launch_links=*/false},
       {"naive_attention", "naive_attention", "attention that materialises its score matrix", false,
-       naive_attention, /*compares_clocks=*/false, /*host_time_is_cost=*/true},
+       naive_attention, /*compares_clocks=*/false, /*host_time_is_cost=*/true, /*needs_cpu_side=*/false,
+       /*reads_launch_links=*/false},
   };
 }
 

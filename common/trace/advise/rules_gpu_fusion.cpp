@@ -6,6 +6,13 @@
 // them too (lesson 03's compiled variant). Chains in backward (under autograd's
 // evaluate_function) are not seen in the operator form; the kernel form sees them all.
 //
+// An elementwise kernel launched inside a matrix product's operator is that product's, not a
+// pass between products: autocast's casts of a linear's weight and bias (aten::linear ->
+// aten::to -> aten::copy_, every call), matmul's copy to a contiguous input. A public fp16 RTX
+// A5000 trace read "aten::gelu -> aten::copy_ -> aten::copy_" as a chain to fuse: the copies
+// were the next linear's weight and bias cast to fp16, which no fusion with the gelu removes.
+// The operator form already sees only a thread's top-level operators.
+//
 // The gain bound: each chain's time minus its shortest member's. A fused kernel still reads the
 // chain's inputs and writes its result, at least what the chain's first kernel moved, so it
 // takes at least as long as the shortest of them. That holds where each kernel of a chain reads
@@ -16,6 +23,7 @@
 #include <unordered_map>
 
 #include "trace/advise/names.h"
+#include "trace/advise/rules_cpu.h"  // outermost_roots, CpuSlices
 #include "trace/advise/rules_gpu.h"
 
 namespace pil::trace::advise_rules {
@@ -72,6 +80,27 @@ void find_chains(const RuleContext& c, const std::vector<size_t>& seq, KindOf ki
   }
 }
 
+bool is_product_op(std::string_view name) {
+  return is_gemm_op(name) || name == "aten::conv1d" || name == "aten::conv2d" || name == "aten::conv3d" ||
+         name == "aten::convolution" || name == "aten::_convolution";
+}
+
+/// Per event: GPU work launched inside a matrix product's operator (at any depth); empty where
+/// the trace has no such operator.
+std::vector<char> launched_inside_products(const RuleContext& c) {
+  if (!any_name(c.trace, is_product_op)) return {};
+  const CpuSlices& cs = c.cpu();
+  const std::vector<long> root = outermost_roots(cs, [&](size_t s) {
+    const Event& e = c.trace.events[cs.event(s)];
+    return is_operator(e) && is_product_op(e.name);
+  });
+  std::vector<char> inside(c.trace.events.size(), 0);
+  for (size_t s = 0; s < cs.size(); ++s)
+    if (root[s] >= 0)
+      for (size_t w : c.index.work_of(cs.event(s))) inside[w] = 1;
+  return inside;
+}
+
 }  // namespace
 
 void fusion(const RuleContext& c, RuleResult& out) {
@@ -82,9 +111,12 @@ void fusion(const RuleContext& c, RuleResult& out) {
   std::vector<Chain> chains;
   PerName<Kind> kinds;
   if (gpu) {
+    const std::vector<char> in_product = launched_inside_products(c);
     auto kind = [&](const Event& e) {
-      // A copy or a set breaks a chain.
-      return e.category == Category::Kernel ? kinds(e.name, kernel_kind) : Kind::Other;
+      // A copy or a set breaks a chain; an elementwise kernel of a product's operator is skipped.
+      if (e.category != Category::Kernel) return Kind::Other;
+      const Kind k = kinds(e.name, kernel_kind);
+      return k == Kind::Elementwise && !in_product.empty() && in_product[size_t(&e - ev.data())] ? Kind::Skip : k;
     };
     for (const TraceIndex::Stream& s : c.index.streams()) find_chains(c, s.work, kind, chains);
   } else {
