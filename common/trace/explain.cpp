@@ -535,7 +535,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     s += lr.latency.count
              ? "launch latency (stream idle when the call returned) median " +
                    format_duration(int64_t(lr.latency.median)) + ", max " + format_duration(lr.latency.max) +
-                   " over " + count_of(lr.latency.count, "launch", "launches")
+                   " over " + count_of(lr.latency.count, "launch", "launches") +
+                   (lr.slow_latency() ? std::string(" (") + kSlowLatencyWhy + ")" : std::string())
              : lr.waited.count ? "no launch onto an idle stream started within " + format_duration(kLatencyAfterReturnNs) +
                                      " of its call's return"
                                : std::string("no launch onto an idle stream");

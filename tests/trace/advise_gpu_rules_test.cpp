@@ -147,6 +147,45 @@ TEST(AdviseHostWait, LaunchGapsAreTheLaunchBoundLoop) {
   EXPECT_TRUE(clean(a, "host_stall"));
 }
 
+// The same loop at a slow launch latency (a public RTX 4090 trace: a median 178 us a launch onto
+// an idle stream, 5.86 ms of its 6.16 ms of gaps after the calls returned). Ten kernels of 10 at
+// 200k + 150, their calls [200k + 10, 200k + 30]: each gap [prev end, 200k + 150], 120 of it after
+// the call returned. The latency is said, in the symptom and in summary's launch line; at the
+// microseconds of the loop above, neither says it.
+TEST(AdviseHostWait, ASlowLaunchLatencyIsSaidAsTheWaitsCause) {
+  TraceBuilder b;
+  b.device("NVIDIA GeForce RTX 4090", 128, 24LL << 30, 8, 9);
+  b.step(1, 0, 2000);
+  for (int k = 0; k < 10; ++k) b.kernel("small_kernel", b.call("cudaLaunchKernel", 10 + 200.0 * k, 20), 150 + 200.0 * k, 10);
+  const std::string json = b.str();
+  const Advice a = advise_text(json);
+  const Symptom* s = symptom(a, "gpu_host_wait");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "after_return_ns"), 1'200'000);  // 10 x 120
+  EXPECT_TRUE(has(s->text, "1.20 ms of it after the launch calls had returned: launch latency, median 120 us a "
+                           "launch onto an idle stream (far above the microseconds"))
+      << s->text;
+  EXPECT_TRUE(has(s->examples.at(0).detail, "120 us of it after the call returned")) << s->examples[0].detail;
+  const Trace t = parse_trace_text(json);
+  const TraceIndex index(t);
+  EXPECT_TRUE(launch_report(index, LaunchDetail::Totals).slow_latency());
+  EXPECT_TRUE(has(explain(index), "over 10 launches (far above the microseconds of a GPU idle and to itself"));
+
+  TraceBuilder fast;
+  fast.device("NVIDIA H100 80GB HBM3");
+  fast.step(1, 0, 1000);
+  for (int k = 0; k < 10; ++k) fast.kernel("small_kernel", fast.call("cudaLaunchKernel", 10 + 100.0 * k, 20), 35 + 100.0 * k, 10);
+  const std::string fast_json = fast.str();
+  const Advice fa = advise_text(fast_json);
+  const Symptom* f = symptom(fa, "gpu_host_wait");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(has(f->text, "launch latency")) << f->text;
+  const Trace ft = parse_trace_text(fast_json);
+  const TraceIndex fi(ft);
+  EXPECT_FALSE(launch_report(fi, LaunchDetail::Totals).slow_latency());
+  EXPECT_FALSE(has(explain(fi), "far above the microseconds"));
+}
+
 // Gaps under a stall spent in the DataLoader's fetch wait for the batch, not for launches (a
 // public RTX 3080 trace without workers: 380 us of its longest 473 us gap in the fetch). Step [0,
 // 3000], three rounds at t = 0, 1000, 2000: the fetch [t, t + 600], a copy's call [t + 600, t +

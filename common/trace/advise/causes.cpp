@@ -19,7 +19,9 @@ const std::vector<Cause>& all_causes() {
       {"host_stall", "The GPU idles for long stretches while the host does other work",
        "See what the host did in the longest gaps (the evidence names the range, operator or call "
        "on the launching thread): data preparation on the training thread belongs on a loader "
-       "thread that fills pinned buffers ahead of the step; a first call that loads a kernel or a "
+       "thread that fills pinned buffers ahead of the step; a tensor made on the CPU only to be "
+       "copied to the GPU (randn(...).cuda(): a random or factory operator, then a Memcpy HtoD) is "
+       "made on the GPU directly (device cuda); a first call that loads a kernel or a "
        "library, or setup, belongs before the recorded steps (warm up, then record a schedule of "
        "steps); a slow call of your own belongs outside the loop.",
        {"06_find_and_fix", "3. The batch on the training thread: `fix2`",

@@ -274,6 +274,12 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
   std::vector<HostGap> gaps, loading_gaps;
   int64_t wait = 0, saved = 0, in_loops = 0, longest_gap = 0;  // a gap's part outside the loops
   int64_t loading_wait = 0, loading_saved = 0;
+  // Of the counted gaps, the part after the next work's launch call returned: launch latency.
+  // Microseconds each on a healthy machine; most of the wait where the latency is slow.
+  int64_t after_return = 0;
+  auto after_return_of = [&](const HostGap& g) {
+    return std::max<int64_t>(0, g.end - std::max(g.start, c.trace.events[g.call].end_ns()));
+  };
   for (const HostGap& g : c.host_gaps()) {
     const Event& call = c.trace.events[g.call];
     const int64_t in = loops.inside(call, g.start, g.end);
@@ -291,6 +297,7 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
     wait += counted;
     longest_gap = std::max(longest_gap, counted);
     saved += counted_in_basis;
+    after_return += std::min(after_return_of(g), counted);
     gaps.push_back(g);
   }
   // The longest by their counted part (outside the loops).
@@ -338,21 +345,34 @@ void gpu_host_wait(const RuleContext& c, RuleResult& out) {
     s.text += "; besides " + format_duration(in_loops) + " inside loops of small operators, op_loop's";
   if (loading_wait > 0)
     s.text += "; besides " + format_duration(loading_wait) + " in gaps spent mostly in the DataLoader's fetches";
+  // Most of the wait after the calls returned, at a slow launch latency: the launches' latency,
+  // not the host's pace (a public RTX 4090 trace: 6.14 ms of 6.40 ms, a median 178 us a launch).
+  const LaunchReport& lr = c.launches();
+  const bool latency_bound = lr.slow_latency() && 2 * after_return >= wait;
+  if (latency_bound)
+    s.text += "; " + format_duration(after_return) + " of it after the launch calls had returned: launch latency, "
+              "median " + format_duration(int64_t(lr.latency.median)) + " a launch onto an idle stream (" +
+              kSlowLatencyWhy + "), which fewer launches save and a faster host does not";
   s.figures = {{"host_wait_share", share}, {"host_wait_ns", double(wait)},
-               {"gaps", double(gaps.size())}, {"longest_gap_ns", double(longest_gap)}, {"busy_share", busy}};
+               {"gaps", double(gaps.size())}, {"longest_gap_ns", double(longest_gap)}, {"busy_share", busy},
+               {"after_return_ns", double(after_return)}};
   if (in_loops > 0) s.figures.push_back({"in_loops_ns", double(in_loops)});
   if (loading_wait > 0) s.figures.push_back({"loading_wait_ns", double(loading_wait)});
   for (const auto& [part, g] : ranked(gaps)) {
-    const int64_t in = g->dur() - part;
+    const int64_t in = g->dur() - part, late = std::min(after_return_of(*g), part);
     s.examples.push_back(c.example(g->next, "the GPU idle " + format_duration(part) +
                                                 " before it, waiting for its launch (" +
-                                                std::string(c.trace.events[g->call].name) + ")" +
+                                                std::string(c.trace.events[g->call].name) +
+                                                (latency_bound ? ", " + format_duration(late) + " of it after the call returned"
+                                                               : std::string()) +
+                                                ")" +
                                                 (in > 0 ? "; besides " + format_duration(in) + " inside a loop of small operators"
                                                         : std::string())));
   }
   s.saved_ns = saved;
   s.how = "the GPU's idle time waiting on the host between launches inside " + std::string(c.basis_noun()) + " (" +
-          format_duration(saved) + "): fewer, larger launches could save at most that";
+          format_duration(saved) + "): fewer, larger launches could save at most that" +
+          (latency_bound ? " (a CUDA graph pays one launch's latency for all its kernels)" : "");
   out.symptom(std::move(s));
 }
 

@@ -261,7 +261,8 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
   g["launches"] = lr.delay.count;
   g["launch_latency"] = {{"count", lr.latency.count},
                          {"median_ns", int64_t(lr.latency.median)},
-                         {"max_ns", lr.latency.max}};
+                         {"max_ns", lr.latency.max},
+                         {"slow", lr.slow_latency()}};
   g["queueing"] = {{"count", lr.queueing.count}, {"median_ns", int64_t(lr.queueing.median)}};
   g["waited"] = {{"count", lr.waited.count},
                  {"median_ns", int64_t(lr.waited.median)},
@@ -522,6 +523,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
     json j = {{"launches", r.launches.size()},
               {"delay_clipped", stats_json(r.delay)},
               {"launch_latency", stats_json(r.latency)},
+              {"slow_launch_latency", r.slow_latency()},
               {"queueing", stats_json(r.queueing)},
               {"waited", stats_json(r.waited)},
               {"kernel_launches", r.kernel_launches},
@@ -562,7 +564,8 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
   std::cout << count_of(int64_t(r.launches.size()), "launch", "launches") << "; delay = GPU work start - launch call end "
             << "(clipped at 0), in " << (r.waited.count ? "three" : "two") << " kinds:\n"
             << "  launch latency (the stream was idle when the call returned): "
-            << count_of(r.latency.count, "launch", "launches") << (r.latency.count ? ", " + stats(r.latency) : "") << "\n"
+            << count_of(r.latency.count, "launch", "launches") << (r.latency.count ? ", " + stats(r.latency) : "")
+            << (r.slow_latency() ? std::string(" (") + kSlowLatencyWhy + ")" : std::string()) << "\n"
             << "  queueing (earlier work still ran on the stream): "
             << count_of(r.queueing.count, "launch", "launches") << (r.queueing.count ? ", " + stats(r.queueing) : "") << "\n"
             << (r.waited.count ? "  waited (the stream idle, the work started more than " +
