@@ -161,21 +161,28 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
     r.first_event = idx.front();
     int64_t in_use = 0;
     size_t peak_event = idx.front();
+    // The allocator's own total as of the latest event that gives one. An allocation with a total
+    // of 0 is of an allocator that keeps none (torch's MapAllocator: the shared memory a
+    // DataLoader's worker processes hand their batches over in, reported with total 0): its
+    // memory is in use all the same, but its 0 is no total ("allocator total then 0 B").
+    int64_t total = -1, total_at_peak = -1;
     for (size_t i : idx) {
       const MemoryInfo& m = *t.memory_info(t.events[i]);
       (m.bytes >= 0 ? r.allocations : r.frees) += 1;
       if (m.bytes > 0) r.allocated_bytes += m.bytes;
+      if (m.total_allocated >= 0 && !(m.total_allocated == 0 && m.bytes > 0)) total = m.total_allocated;
       in_use += m.bytes;
       if (in_use > r.peak_growth) {
         r.peak_growth = in_use;
         peak_event = i;
+        total_at_peak = total;
       }
     }
     r.end_growth = in_use;
     if (r.peak_growth > 0) {  // memory rose above the start: say when and where
       const Event& p = t.events[peak_event];
       r.peak_at_ns = p.start_ns;
-      r.peak_total = t.memory_info(p)->total_allocated;
+      r.peak_total = total_at_peak;
       // The innermost range and operator open at that moment, by the table's rule: of the
       // slices holding the time, the latest to start, then the shortest. Ranges on the allocating thread first; else on any thread of the
       // process (LibTorch runs a GPU backward on its own thread, outside the user's ranges).

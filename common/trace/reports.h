@@ -34,8 +34,9 @@ struct MemoryRow {
   /// frees) so far. What the window's work added on top of what was already held.
   int64_t peak_growth = 0;
   int64_t end_growth = 0;          ///< still held at the end, counted the same way
-  /// The allocator's own figure at that peak, where the trace gives totals (Kineto's files);
-  /// -1 where it does not (LibTorch's in-process events).
+  /// The allocator's own figure at that peak, where the trace gives totals (Kineto's files): the
+  /// latest event's at or before it that gives one (an allocation of an allocator that keeps
+  /// none, total 0, gives none); -1 where none does (LibTorch's in-process events).
   int64_t peak_total = -1;
   int64_t peak_at_ns = 0;          ///< when the peak was reached
   size_t first_event = 0;          ///< its earliest memory event (index into Trace::events)
@@ -294,7 +295,7 @@ inline constexpr int64_t kSlowLatencyNs = 50'000;
 inline constexpr int64_t kSlowLatencyLaunches = 5;
 /// What may make the launch latency slow, as summary and advise say it.
 inline constexpr const char* kSlowLatencyWhy =
-    "far above the microseconds of a GPU idle and to itself: the GPU shared with other work, a Windows or "
+    "far above the few microseconds of an idle, unshared GPU: the GPU shared with other work, a Windows or "
     "virtualised driver, or a GPU leaving a power-saving state";
 
 /// One launch and what its delay (first work start - call end) was made of. Two different

@@ -289,6 +289,27 @@ TEST(Memory, PeakPerDeviceAndWhereItCameFrom) {
       << said;
 }
 
+// A batch handed over by a DataLoader's worker processes comes in shared memory, which torch's
+// MapAllocator reports with a total of 0: no total. Host memory: the CPU allocator's 4 MiB
+// (total 4 MiB), then a 2 MiB shared batch (total 0) that makes the peak: 6 MiB in use, the
+// allocator's total then still the CPU allocator's 4 MiB, not "0 B".
+TEST(Memory, AnAllocatorThatKeepsNoTotalGivesNoneAtThePeak) {
+  auto host = [](int ts, long long bytes, long long total) {
+    return R"({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": )" +
+           std::to_string(ts) + R"(, "args": {"Bytes": )" + std::to_string(bytes) + R"(, "Total Allocated": )" +
+           std::to_string(total) + R"(, "Device Type": 0, "Device Id": -1}})";
+  };
+  const Trace t = parse_trace_text("{\"traceEvents\": [" + host(10, 4 * MiB, 4 * MiB) + "," +
+                                   host(20, 2 * MiB, 0) + "," + host(30, -2 * MiB, 0) + "," +
+                                   host(40, -4 * MiB, 0) + "]}");
+  const auto rows = memory_report(TraceIndex(t));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].peak_growth, 6 * MiB);
+  EXPECT_EQ(rows[0].peak_at_ns, 20000);
+  EXPECT_EQ(rows[0].peak_total, 4 * MiB);
+  EXPECT_EQ(rows[0].end_growth, 0);
+}
+
 // A trace from a JSON event list (memory events written as Kineto does).
 Trace events(const std::string& list) { return parse_trace_text("{\"traceEvents\": [" + list + "]}"); }
 std::string slice(const char* cat, const char* name, int tid, int ts, int dur) {

@@ -52,19 +52,19 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
     s.replace(at, from.size(), to);
 }
 
-/// Why the GPU work has no launch call, as the trace shows it: "correlation 0 on every one"
-/// (ROCm traces, HIP's launches as well: amd-sriram/Frameworks101's MIOpen runs), else "their
-/// correlation ids match no runtime or driver call".
-std::string unlinked_evidence(const TraceIndex& index) {
-  int64_t unlinked = 0, zero = 0;
-  for (size_t w : index.device_work())
-    if (index.launch_of(w) < 0 && !index.launched_before_recording(w)) {
-      ++unlinked;
-      zero += index.trace().events[w].correlation == 0;
-    }
-  if (zero == unlinked) return "correlation 0 on every one";
-  if (zero > 0) return "correlation 0 on " + std::to_string(zero) + ", the others' match no runtime or driver call";
-  return "their correlation ids match no runtime or driver call";
+/// What the header says of GPU work with no launch call, where half or more has none
+/// (RuleContext::links_missing): "7 of the 7 GPU work items have no launch call in the trace
+/// (correlation 0 on every one" (ROCm traces, HIP's launches as well: amd-sriram/Frameworks101's
+/// MIOpen runs), else "... their correlation ids match no runtime or driver call"; "" otherwise.
+std::string unlinked_said(const advise_rules::RuleContext& c) {
+  if (!c.links_missing()) return "";
+  const int64_t zero = c.unlinked_zero;
+  return std::to_string(c.unlinked_work) + " of the " + counted(c.work_items, "GPU work item") +
+         " have no launch call in the trace (" +
+         (zero == c.unlinked_work ? std::string("correlation 0 on every one")
+          : zero > 0 ? "correlation 0 on " + std::to_string(zero) + ", the others' match no runtime or driver call"
+                     : std::string("their correlation ids match no runtime or driver call")) +
+         "; pil-trace check: gpu_work_without_launch)";
 }
 
 /// What of the set-up left out before the GPU's first work (RuleContext::set_up_ns) was the
@@ -73,12 +73,12 @@ std::string unlinked_evidence(const TraceIndex& index) {
 /// processes, which the findings, judging the window after it, could not name. Sets
 /// Advice::set_up_loading_ns.
 std::string set_up_loading(const TraceIndex& index, const advise_rules::RuleContext& ctx, Advice& a) {
-  const Trace& t = index.trace();
+  using advise_rules::is_data_loading;
+  if (!advise_rules::any_name(index.trace(), advise_rules::is_data_loading_name)) return "";
   std::vector<Interval> fetches;
   const Event* longest = nullptr;
-  for (size_t i : index.named_ranges()) {
-    const Event& e = t.events[i];
-    if (!advise_rules::is_data_loading_name(e.name) || e.start_ns >= ctx.basis_start) continue;
+  for (const Event& e : index.trace().events) {  // ranges, or old traces' operators named so
+    if (!is_data_loading(e) || e.start_ns >= ctx.basis_start) continue;
     fetches.push_back({e.start_ns, e.end_ns()});
     if (!longest || e.dur_ns > longest->dur_ns) longest = &e;
   }
@@ -86,11 +86,11 @@ std::string set_up_loading(const TraceIndex& index, const advise_rules::RuleCont
   merge(fetches);
   a.set_up_loading_ns = length(clip(fetches, index.window_start, ctx.basis_start));
   if (!longest || 4 * a.set_up_loading_ns < ctx.set_up_ns) return "";
-  const bool workers = std::string_view(longest->name).find("_MultiProcessingDataLoaderIter") != std::string_view::npos;
+  const bool workers = advise_rules::loads_in_workers(longest->name);
   return "; " + format_duration(a.set_up_loading_ns) + " of it in the DataLoader's fetches (" +
          (count == 1 ? std::string(longest->name)
-                     : std::to_string(count) + " of " + std::string(longest->name) + ", the longest " +
-                           format_duration(longest->dur_ns)) +
+                     : std::to_string(count) + " fetches, the longest " + format_duration(longest->dur_ns) + " " +
+                           std::string(longest->name)) +
          ")" +
          (workers ? ": a first batch waits for the worker processes to start; persistent_workers=True keeps "
                     "them between epochs, and a step run before recording leaves it out"
@@ -144,6 +144,12 @@ RuleContext::RuleContext(const TraceIndex& index, const AdviseOptions& options)
     }
   }
   if (step_ns.empty()) basis_ns = basis_end - basis_start;
+  for (size_t w : index.device_work())
+    if (index.launch_of(w) < 0 && !index.launched_before_recording(w)) {
+      ++unlinked_work;
+      unlinked_zero += trace.events[w].correlation == 0;
+    }
+  work_items = int64_t(index.device_work().size());
 }
 
 const StreamReport& RuleContext::streams() const {
@@ -406,18 +412,14 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
                            "; pil-trace check): the GPU's waits on the host cannot be told from the offset"
                      : std::string();
   auto runs = [&](const Rule& r) { return (!r.needs_gpu || a.gpu) && !(offset.found() && r.compares_clocks); };
-  // GPU work the trace does not link to a launch call (check's gpu_work_without_launch).
-  if (a.gpu) {
-    for (size_t w : index.device_work())
-      if (index.launch_of(w) < 0 && !index.launched_before_recording(w)) ++a.unlinked_work;
-    a.work_items = int64_t(index.device_work().size());
-  }
+  // GPU work the trace does not link to a launch call: the rules that follow the links are not
+  // run (they would find nothing for want of links, not of a problem).
+  a.unlinked_work = ctx.unlinked_work;
+  a.work_items = ctx.work_items;
+  a.unlinked = unlinked_said(ctx);
   const std::string links_why =
-      a.links_missing() ? std::to_string(a.unlinked_work) + " of the " + counted(a.work_items, "GPU work item") +
-                              " have no launch call in the trace (" + unlinked_evidence(index) +
-                              "; pil-trace check): what each waited for, and which operator launched it, "
-                              "cannot be told"
-                        : std::string();
+      a.unlinked + ": what each waited for, and which operator launched it, cannot be told";
+  auto runs_with_links = [&](const Rule& r) { return !(a.links_missing() && r.reads_launch_links); };
   a.processes = int64_t(step_processes(index));
   a.basis = a.steps ? "the " + counted(a.steps, "profiled step") + " (" + format_duration(a.basis_ns) +
                           (a.processes > 1 ? "; recorded by " + std::to_string(a.processes) +
@@ -453,7 +455,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       }
       const size_t i = k - 1;
       try {
-        if (runs(rules[i])) rules[i].run(ctx, results[i]);
+        if (runs(rules[i]) && runs_with_links(rules[i])) rules[i].run(ctx, results[i]);
       } catch (...) {
         failed[i] = std::current_exception();
       }
@@ -473,7 +475,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
   std::map<std::string, Finding> by_cause;
   // A run that shows no sign of a GPU: a cause's fix is said without its GPU-only remedies.
   const bool cpu_run = !a.gpu && a.launches_without_gpu_work == 0 && a.device_use.empty() &&
-                       !a.cpu_side_only_format;
+                       !a.cpu_side_only_format && a.unmodelled_device_events.empty();
   for (size_t i = 0; i < rules.size(); ++i) {
     const Rule& r = rules[i];
     RuleResult& out = results[i];
@@ -495,12 +497,12 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       a.unable.push_back({r.key, what(r), offset_why});
       continue;
     }
-    if (!out.unable_why.empty()) {
-      a.unable.push_back({r.key, what(r), out.unable_why});
+    if (!runs_with_links(r)) {
+      a.unable.push_back({r.key, what(r), links_why});
       continue;
     }
-    if (a.links_missing() && r.reads_launch_links) {
-      a.unable.push_back({r.key, what(r), links_why});
+    if (!out.unable_why.empty()) {
+      a.unable.push_back({r.key, what(r), out.unable_why});
       continue;
     }
     if (out.symptoms.empty()) {
@@ -531,6 +533,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
     f.saved_ns = f.symptoms.front().saved_ns;
     if (!f.symptoms.front().command.empty())
       f.lesson.command = command_for_trace(f.symptoms.front().command, options.trace_path, options.program);
+    if (!f.symptoms.front().fix.empty()) f.fix = f.symptoms.front().fix;
     // The same time seen twice is saved once: the cause's gain is its largest symptom's.
     const int64_t left = a.basis_ns - f.saved_ns;
     f.speedup = left > 0 ? double(a.basis_ns) / double(left) : 0;  // 0: unbounded
@@ -589,9 +592,7 @@ std::string format_advice(const Advice& a, const std::string& path) {
          "come out too high (`pil-trace check` lists what it logged)\n";
   if (!a.gpu_events_stop_early.empty()) o << a.gpu_events_stop_early << "\n";
   if (a.links_missing())
-    o << a.unlinked_work << " of the " << counted(a.work_items, "GPU work item")
-      << " have no launch call in the trace (pil-trace check: gpu_work_without_launch): the rules that follow a "
-         "launch to its work are not run (under \"Not checked\")\n";
+    o << a.unlinked << ": the rules that follow a launch to its work are not run (under \"Not checked\")\n";
   if (!a.steps_hold_nothing.empty()) o << a.steps_hold_nothing << "\n";
   if (a.findings.empty()) o << "\nNo finding: every rule that could run found nothing past its threshold.\n";
   int n = 0;
@@ -658,6 +659,7 @@ nlohmann::ordered_json advice_json(const Advice& a) {
             {"profiler_gpu_loss", a.profiler_gpu_loss},
             {"gpu_events_stop_early", a.gpu_events_stop_early},
             {"unlinked_work", a.unlinked_work},
+            {"work_items", a.work_items},
             {"links_missing", a.links_missing()},
             {"steps_hold_nothing", a.steps_hold_nothing},
             {"lost_after_recording", a.lost_after_recording},

@@ -86,6 +86,10 @@ struct Symptom {
   /// its cause's ("pil-trace chain TRACE --range CALLER" for the copies' first caller); empty:
   /// the cause's. The finding takes its largest symptom's.
   std::string command;
+  /// The fix, where the rule knows a better one than its cause's for this trace (fp32_gemm on a
+  /// GeForce card: autocast, as TF32 is no faster there); empty: the cause's. The finding takes
+  /// its largest symptom's.
+  std::string fix;
 };
 
 /// Symptoms of one root cause, with what to do about it.
@@ -164,6 +168,7 @@ struct Advice {
   /// correlation ids are all 0), the rules that follow launches to their work are not run and
   /// the header says so.
   int64_t unlinked_work = 0, work_items = 0;
+  std::string unlinked;  ///< what the header says of them, where links_missing(); else ""
   bool links_missing() const { return work_items > 0 && 2 * unlinked_work >= work_items; }
   /// The floor the findings were held to (AdviseOptions::min_saved_share).
   double min_share = advise_rules::threshold::kMinSavedShare;

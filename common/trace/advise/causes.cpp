@@ -52,12 +52,6 @@ const std::vector<Cause>& all_causes() {
        "Python, the lessons' --tf32 on), or bf16/fp16 under autocast "
        "where the accuracy allows.",
        {"02_linear", "On a GPU", "./run-lesson 02_linear --device cuda --tf32 on"}},
-      {"fp32_gemm_autocast", "fp32 matrix products on a GeForce card, where TF32 is no faster",
-       "Run the products in bf16 or fp16 under autocast where the accuracy allows (at::autocast "
-       "in C++, torch.autocast in Python; the lessons' --dtype bf16): a GeForce card's dense TF32 "
-       "peak is its fp32 one, so enabling TF32 gains nothing there, while bf16's and fp16's is "
-       "twice it, accumulating in fp32.",
-       {"02_linear", "On a GPU", "./run-lesson 02_linear --device cuda --dtype bf16"}},
       {"fusion", "Chains of elementwise passes between the matrix products",
        "Fuse them: the compiled variant (AOTInductor) or a fused operator makes one kernel of a "
        "chain, one pass over memory instead of one per operator.",

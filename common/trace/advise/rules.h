@@ -96,6 +96,12 @@ class RuleContext {
   /// a real A100 trace's first cudaFree, the CUDA context's 6.39 s, made "2858x faster");
   /// set_up_ns is that part, left out. With steps, the window too (the steps decide).
   int64_t basis_start = 0, basis_end = 0, set_up_ns = 0;
+  /// GPU work items with no launch call in the trace (launched before recording began not
+  /// counted), those of them with correlation 0, and all GPU work items (Advice::unlinked_work).
+  int64_t unlinked_work = 0, unlinked_zero = 0, work_items = 0;
+  /// Half or more of the GPU work has no launch call: the rules that follow launches to their
+  /// work cannot (Rule::reads_launch_links); one that can do without reads the kernels alone.
+  bool links_missing() const { return work_items > 0 && 2 * unlinked_work >= work_items; }
   std::vector<int64_t> step_ns;  ///< each profiled step's wall time, in time order
   /// What a share of the basis is a share of, in a finding's text: "the steps", or "the window"
   /// where the trace has none.

@@ -21,8 +21,9 @@ std::vector<Rule> gpu_rules() {
       {"fp32_gemm", "fp32_gemm", "fp32 GEMMs without tensor cores on a GPU with TF32", true,
        fp32_gemm, /*compares_clocks=*/false, /*host_time_is_cost=*/false, /*needs_cpu_side=*/false,
        /*reads_launch_links=*/false},
-      // These two read a stream's kernels in order, without their launches (the operators only
-      // name them): run whatever the launch links.
+      // These two read a stream's kernels in order where the launch links are missing (the
+      // operators only name them, say which belong to a product, or, for attention, find the
+      // pattern costed by the work it launched): run whatever the links.
       {"fusion", "fusion", "chains of elementwise kernels between matrix products", false, fusion,
        /*compares_clocks=*/false, /*host_time_is_cost=*/true, /*needs_cpu_side=*/false,
        /*reads_launch_links=*/false},

@@ -176,9 +176,12 @@ void naive_attention(const RuleContext& c, RuleResult& out) {
       return (is_gemm_kernel(name) ? kProduct : 0) | (is_softmax_kernel(name) ? kSoftmax : 0);
     });
   };
+  // On a GPU trace whose work is not linked to its launches, the operators' pattern cannot be
+  // costed (the work each launched): the kernels' form, as on a trace without operators.
+  const bool ops_costed = !(gpu && c.links_missing());
   const OpSequences sequences = op_sequences(c);
   for (const std::vector<size_t>& ops : *sequences.threads) {
-    if (ops.empty()) continue;
+    if (ops.empty() || !ops_costed) continue;
     have_ops = true;
     std::vector<size_t> seq;
     for (size_t i : ops)

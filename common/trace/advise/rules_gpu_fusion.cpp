@@ -50,7 +50,8 @@ struct Chain {
   int64_t time = 0, saved = 0;
 };
 
-/// Chains in one sequence (a stream's work, or a thread's top-level operators), in order.
+/// Chains in one sequence (a stream's work, or a thread's top-level operators: event indices), in
+/// order; kind_of(i) is event i's kind.
 template <typename KindOf>
 void find_chains(const RuleContext& c, const std::vector<size_t>& seq, KindOf kind_of,
                  std::vector<Chain>& out) {
@@ -58,7 +59,7 @@ void find_chains(const RuleContext& c, const std::vector<size_t>& seq, KindOf ki
   size_t product = 0;
   std::vector<size_t> run;
   for (size_t i : seq) {
-    const Kind k = kind_of(c.trace.events[i]);
+    const Kind k = kind_of(i);
     if (k == Kind::Skip) continue;
     if (k == Kind::Elementwise) {
       if (after_product) run.push_back(i);
@@ -112,15 +113,15 @@ void fusion(const RuleContext& c, RuleResult& out) {
   PerName<Kind> kinds;
   if (gpu) {
     const std::vector<char> in_product = launched_inside_products(c);
-    auto kind = [&](const Event& e) {
+    auto kind = [&](size_t i) {
       // A copy or a set breaks a chain; an elementwise kernel of a product's operator is skipped.
-      if (e.category != Category::Kernel) return Kind::Other;
-      const Kind k = kinds(e.name, kernel_kind);
-      return k == Kind::Elementwise && !in_product.empty() && in_product[size_t(&e - ev.data())] ? Kind::Skip : k;
+      if (ev[i].category != Category::Kernel) return Kind::Other;
+      const Kind k = kinds(ev[i].name, kernel_kind);
+      return k == Kind::Elementwise && !in_product.empty() && in_product[i] ? Kind::Skip : k;
     };
     for (const TraceIndex::Stream& s : c.index.streams()) find_chains(c, s.work, kind, chains);
   } else {
-    auto kind = [&](const Event& e) { return kinds(e.name, op_kind); };
+    auto kind = [&](size_t i) { return kinds(ev[i].name, op_kind); };
     for (const std::vector<size_t>& ops : c.top_ops()) find_chains(c, ops, kind, chains);
   }
   chains.erase(std::remove_if(chains.begin(), chains.end(),

@@ -18,8 +18,8 @@
 //   dense TF32 tensor figure is their fp32 one), so a TF32 kernel still takes some of that time,
 //   and less is saved where the GPU is not the bottleneck. On a GeForce card the symptom says
 //   that TF32 gains nothing there and bf16 or fp16 under autocast does (twice fp32's dense peak,
-//   at fp32 accumulate), under a cause of its own (fp32_gemm_autocast) whose fix leads with
-//   autocast: a public RTX 5070 Ti trace read "at most 8.27x faster" with TF32 first.
+//   at fp32 accumulate), and its fix (Symptom::fix) leads with autocast, not TF32: a public RTX
+//   5070 Ti trace read "at most 8.27x faster" with TF32 first.
 // - convolutions are not counted, fp32 or not: in every public trace of Ampere or later seen with
 //   fp32 convolution kernels (implicit_convolve_sgemm, *scudnn*: RTX 5070 Ti, RTX 4090, RTX 500
 //   Ada, A100), TF32 convolution kernels ran beside them (PyTorch allows TF32 for cuDNN by
@@ -127,8 +127,15 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
                    : "a TF32 kernel still takes some of it (TF32's dense peak is 8x fp32's on an A100)") +
           "; found by the kernels' names (sgemm or FFMA, no tensor-core marker) on a device of compute "
           "capability 8.0 or later";
-  // On a GeForce card the fix is autocast's, not TF32's: a cause of its own, with that fix.
-  out.symptom(std::move(s), geforce ? "fp32_gemm_autocast" : nullptr);
+  // On a GeForce card the fix is autocast's, not TF32's.
+  if (geforce) {
+    s.fix = "Run the products in bf16 or fp16 where the accuracy allows: under autocast (at::autocast in C++, "
+            "torch.autocast in Python), or the model in bf16 (lesson 02's --dtype bf16). A GeForce card's dense "
+            "TF32 peak is its fp32 one, so enabling TF32 gains nothing there; bf16's and fp16's is twice it, "
+            "accumulating in fp32.";
+    s.command = "./run-lesson 02_linear --device cuda --dtype bf16";
+  }
+  out.symptom(std::move(s));
 }
 
 }  // namespace pil::trace::advise_rules

@@ -5,7 +5,7 @@
 // cudaMemcpyAsync, then cudaStreamSynchronize): it is counted as a synchronize and said so.
 //
 // The synchronizes that end a step are not counted: its last ones, when the step launches no GPU
-// work after them (one, or several back to back). A profiled loop synchronizes there on purpose,
+// work after them (one, or several back to back, each within kSyncMinNs of the next). A profiled loop synchronizes there on purpose,
 // so that a step's time holds its GPU work (the lessons' harness does, as Python's loops do with
 // a loss read at the end); what it costs — the GPU idle while the next step's first launches
 // arrive — shows as host wait. One with GPU work launched after it is counted.
@@ -149,12 +149,16 @@ void host_sync(const RuleContext& c, RuleResult& out) {
   for (auto& [step, calls] : by_step) {
     // The synchronizes after the step's last launch, however many back to back (an event's
     // synchronize, then the stream's: a public trace's 306 us one before a 2 us one read as a
-    // wait to remove, the same program's other order as none).
+    // wait to remove, the same program's other order as none). One that ended well before the
+    // next began (kSyncMinNs) let the CPU work in between: a wait of its own, counted.
     const auto l = last_launch.find(step);
+    int64_t next_start = INT64_MAX;  // the start of the synchronize excused after it
     while (!calls.empty()) {
       const size_t last = calls.back();  // in start order
       const bool final_one = l == last_launch.end() || l->second < ev[last].end_ns();
-      if (!final_one || waits_for_copy(last)) break;
+      const bool back_to_back = next_start == INT64_MAX || next_start - ev[last].end_ns() < threshold::kSyncMinNs;
+      if (!final_one || !back_to_back || waits_for_copy(last)) break;
+      next_start = ev[last].start_ns;
       calls.pop_back();
       ++excused;
     }
@@ -246,10 +250,10 @@ void host_sync(const RuleContext& c, RuleResult& out) {
              (sync_copies == 1 ? "y" : "ies");
   Symptom s;
   s.text = kinds +
-           (c.step_ns.empty() ? " inside the window (its"
+           (c.step_ns.empty() ? " inside the window (its final synchronizes, after its last launch,"
                               : " inside the steps, at most " + std::to_string(most_in_a_step) +
-                                    " in one step (each step's") +
-           " final synchronize not counted): the CPU waited " + format_duration(waited) +
+                                    " in one step (each step's final synchronizes, after its last launch,") +
+           " not counted): the CPU waited " + format_duration(waited) +
            ", the GPU busy " + percent_text(waited ? double(busy) / double(waited) : 0) + " of it" +
            (unseen_said ? "; not counted: " + unseen_text : "");
   s.figures = {{"waits", double(counted.size())},
