@@ -138,6 +138,13 @@ const std::vector<Cause>& all_causes() {
        "only the hand-off of a ready batch on the step.",
        {"06_find_and_fix", "3. The batch on the training thread: `fix2`",
         "./run-lesson 06_find_and_fix --variant fix2"}},
+      {"loader_startup", "The DataLoader's worker processes start inside the recorded steps",
+       "Start them once: persistent_workers=True keeps them between epochs (each epoch starts "
+       "them again otherwise), and record after the first batch (the profiler's schedule, a warm-up "
+       "step). On Windows and macOS workers start by spawn, importing the program again in each: "
+       "keep the module's top level light, or use fewer workers where the steps allow.",
+       {"06_find_and_fix", "3. The batch on the training thread: `fix2`",
+        "./run-lesson 06_find_and_fix --variant fix2"}},
       {"rebuilt_constant", "The same constant tensor is built in every step",
        "Build it once, outside the loop, and keep it (a buffer of the module): a causal mask, "
        "positions, a ones tensor.",

@@ -169,6 +169,44 @@ void data_loading(const RuleContext& c, RuleResult& out) {
     spans.push_back({e.start_ns, e.end_ns()});
   }
   if (loads.empty()) return;
+  // The worker processes starting: the first fetch from them, far longer than the others, while
+  // they start (each epoch's first unless persistent_workers; by spawn on Windows and macOS, the
+  // program imported again in each: a public Windows trace's first fetch took 12.5 s). A one-time
+  // cost, said apart from the steady fetches (loader_startup), not "workers that do not keep up".
+  {
+    size_t first = loads.front();  // in time order: CpuSlices keep each thread's in start order
+    for (size_t l : loads)
+      if (t.events[cs.event(l)].start_ns < t.events[cs.event(first)].start_ns) first = l;
+    const Event& f = t.events[cs.event(first)];
+    std::vector<int64_t> rest;
+    for (size_t l : loads)
+      if (l != first) rest.push_back(t.events[cs.event(l)].dur_ns);
+    if (loads_in_workers(f.name) && rest.size() >= 2) {
+      std::nth_element(rest.begin(), rest.begin() + long(rest.size() / 2), rest.end());
+      const int64_t median = rest[rest.size() / 2];
+      const int64_t first_ns = length_within({{f.start_ns, f.end_ns()}}, cs.basis());
+      if (double(f.dur_ns) > threshold::kLoaderStartupRatio * double(std::max<int64_t>(median, 1)) &&
+          double(first_ns) >= c.options.min_saved_share * double(c.basis_ns)) {
+        Symptom st;
+        st.text = "the DataLoader's first fetch (" + std::string(f.name) + ") took " + format_duration(f.dur_ns) +
+                  ", " + fixed(double(f.dur_ns) / double(std::max<int64_t>(median, 1)), 1) +
+                  "x the median of the other " + std::to_string(rest.size()) + " (" + format_duration(median) +
+                  "): its worker processes starting";
+        st.figures = {{"first_fetch_ns", double(f.dur_ns)}, {"median_other_ns", double(median)},
+                      {"other_fetches", double(rest.size())}};
+        st.examples.push_back(c.example(cs.event(first)));
+        st.saved_ns = first_ns;
+        st.how = "the first fetch's time (" + format_duration(first_ns) + "), an upper bound: workers kept between "
+                 "epochs start once a run, and a recording that begins after the first batch shows none of it";
+        out.symptom(std::move(st), "loader_startup");
+        // The steady fetches are judged without it.
+        spans.erase(std::remove_if(spans.begin(), spans.end(),
+                                   [&](const Interval& i) { return i.from == f.start_ns && i.to == f.end_ns(); }),
+                    spans.end());
+        loads.erase(std::find(loads.begin(), loads.end(), first));
+      }
+    }
+  }
   const int64_t load_ns = length_within(spans, cs.basis());
   const double share = c.basis_ns > 0 ? double(load_ns) / double(c.basis_ns) : 0;
   if (share < threshold::kUntracedShare) return;

@@ -98,6 +98,10 @@ inline constexpr double kOptimizerShare = 0.25;
 /// shorter gaps between two operators are the profiler's and the dispatcher's own time). The
 /// DataLoader's fetches on the training thread (its enumerate(DataLoader)# ranges): the same share.
 inline constexpr double kUntracedShare = 0.15;
+/// A first fetch from the DataLoader's worker processes this many times the others' median is
+/// their start-up (loader_startup), not their pace: the first batch waits for every worker to
+/// start and import the program (seconds by spawn), the later ones for a ready batch.
+inline constexpr double kLoaderStartupRatio = 10;
 inline constexpr int64_t kUntracedMinGapNs = 10'000;
 /// A constant tensor built every step: the same factory operator with the same shapes in at
 /// least this many steps (and in every profiled step), reported from kMinSavedShare of the basis.
