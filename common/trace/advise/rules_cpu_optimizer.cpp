@@ -82,7 +82,27 @@ void optimizer(const RuleContext& c, RuleResult& out) {
     opt_ns = length_within(spans, cs.basis());
   }
   const double share = c.basis_ns > 0 ? double(opt_ns) / double(c.basis_ns) : 0;
-  if (share < threshold::kOptimizerShare) return;
+  // A first step far slower than the rest (first_step's: warm-up, compiling) dilutes the share
+  // over all the steps: judged again over the steps after it, the steady ones.
+  double later_share = 0;
+  int64_t later_ns = 0;
+  if (c.step_ns.size() >= 3) {
+    const int64_t rest = median_ns(std::vector<int64_t>(c.step_ns.begin() + 1, c.step_ns.end()));
+    if (rest > 0 && double(c.step_ns[0]) >= threshold::kFirstStepRatio * double(rest)) {
+      const int64_t first_end = t.events[c.index.steps[0]].end_ns();
+      if (gpu) {
+        for (size_t s : outer)
+          if (t.events[cs.event(s)].start_ns >= first_end) later_ns += cost[s];
+      } else {
+        std::vector<Interval> spans;
+        for (size_t s : outer) spans.push_back({t.events[cs.event(s)].start_ns, t.events[cs.event(s)].end_ns()});
+        later_ns = length_within(spans, clip(cs.basis(), first_end, INT64_MAX));
+      }
+      const int64_t later_basis = c.basis_ns - c.step_ns[0];
+      later_share = later_basis > 0 ? double(later_ns) / double(later_basis) : 0;
+    }
+  }
+  if (share < threshold::kOptimizerShare && later_share < threshold::kOptimizerShare) return;
 
   // What it runs: the operators under it by self time, and how many calls a step makes.
   std::map<std::string_view, int64_t> time_by_op;  // self time of everything under it
@@ -113,11 +133,16 @@ void optimizer(const RuleContext& c, RuleResult& out) {
            (c.step_ns.empty() ? "" : " a step") +
            (gpu ? ", " + std::to_string(items / steps) + " GPU work items" + (c.step_ns.empty() ? "" : " a step")
                 : std::string()) +
-           (what.empty() ? std::string() : "; by self CPU time " + what) + ")";
+           (what.empty() ? std::string() : "; by self CPU time " + what) + ")" +
+           (share < threshold::kOptimizerShare
+                ? "; " + percent_text(later_share) + " of the steps after the first (" + format_duration(later_ns) +
+                      "), whose slow first step dilutes the share over all"
+                : std::string());
   s.figures = {{"optimizer_share", share},
                {"optimizer_ns", double(opt_ns)},
                {"operator_calls_per_step", double(op_calls) / double(steps)},
                {"from_ranges", by_range ? 1.0 : 0.0}};
+  if (later_share > 0) s.figures.push_back({"after_first_step_share", later_share});
   std::vector<size_t> worst = outer;
   std::stable_sort(worst.begin(), worst.end(),
                    [&](size_t a, size_t b) { return cost[a] > cost[b]; });
