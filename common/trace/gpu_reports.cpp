@@ -180,7 +180,11 @@ std::string offset_evidence(const ClockOffset& o) {
            count_of(int64_t(o.idle_waits.size()), "item", "items") + " waited that long on an idle GPU";
   return std::to_string(o.early.size()) + " of " + std::to_string(o.async_launches) +
          " launches' GPU work starts before the launch call begins, up to " + format_duration(o.most_early_ns) +
-         " before";
+         " before" +
+         (o.drifts() ? ", earlier and earlier: from " + format_duration(o.drift_from_ns) + " to " +
+                           format_duration(o.drift_to_ns) + " over " + format_duration(o.drift_span_ns) +
+                           " (the clocks drift apart rather than stand offset)"
+                     : std::string());
 }
 
 std::string offset_note(const ClockOffset& o) {
@@ -217,6 +221,31 @@ ClockOffset gpu_clock_offset(const TraceIndex& index) {
       if (e.start_ns < l.start_ns) {
         o.early.push_back(w);
         o.most_early_ns = std::max(o.most_early_ns, l.start_ns - e.start_ns);
+      }
+    }
+  }
+  // How early the early items start, against when their calls started: a slope is a drift.
+  if (o.early.size() >= 5) {
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int64_t x0 = std::numeric_limits<int64_t>::max(), x1 = std::numeric_limits<int64_t>::min();
+    for (size_t w : o.early) {
+      const Event& l = t.events[size_t(index.launch_of(w))];
+      x0 = std::min(x0, l.start_ns);
+      x1 = std::max(x1, l.start_ns);
+    }
+    for (size_t w : o.early) {
+      const Event& l = t.events[size_t(index.launch_of(w))];
+      const double x = double(l.start_ns - x0), y = double(l.start_ns - t.events[w].start_ns);
+      n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+    }
+    const double den = n * sxx - sx * sx;
+    if (den > 0) {
+      const double slope = (n * sxy - sx * sy) / den, at0 = (sy - slope * sx) / n;
+      const double at1 = at0 + slope * double(x1 - x0);
+      if (std::abs(at1 - at0) * 2 >= double(o.most_early_ns)) {
+        o.drift_from_ns = int64_t(std::llround(at0));
+        o.drift_to_ns = int64_t(std::llround(at1));
+        o.drift_span_ns = x1 - x0;
       }
     }
   }

@@ -894,8 +894,10 @@ TEST(PilTraceCheck, GpuWorkAheadOfItsLaunchesIsAnOffsetToo) {
                          "launch call begins, up to 30.0 us before"),
             std::string::npos)
       << summary;
+  EXPECT_EQ(summary.find("drift apart"), std::string::npos) << "a steady 30 us: an offset" << summary;
   const json j = json::parse(run_process(kTool, {"summary", path, "--json"}).out);
   EXPECT_EQ(j["gpu"]["gpu_clock_offset"]["early_items"], 10);
+  EXPECT_EQ(j["gpu"]["gpu_clock_offset"]["drift_span_ns"], 0);
   const json a = json::parse(run_process(kTool, {"advise", path, "--json"}).out);
   std::set<std::string> offset_rules;
   for (const json& u : a["unable"])
@@ -910,6 +912,20 @@ TEST(PilTraceCheck, GpuWorkAheadOfItsLaunchesIsAnOffsetToo) {
   const json oj = json::parse(run_process(kTool, {"summary", write_trace(dir, "one.json", one), "--json"}).out);
   EXPECT_EQ(oj["gpu"]["gpu_clock_offset"]["found"], false);
   EXPECT_EQ(oj["gpu"]["gpu_clock_offset"]["early_items"], 1);
+  // Earlier and earlier, 10 us more each launch (10 us to 100 us over 450 us): the clocks drift
+  // apart (the B200 trace's from 79 us to 205 us over 8.0 ms, fitted).
+  pil::test::TraceBuilder drift;
+  drift.step(1, 0, 1000);
+  for (int k = 0; k < 10; ++k) drift.kernel("k", drift.call("cudaLaunchKernel", 100 + 50 * k, 10), 90 + 40 * k, 5);
+  const std::string dpath = write_trace(dir, "drift.json", drift);
+  EXPECT_NE(run_process(kTool, {"summary", dpath}).out.find(
+                "up to 100 us before, earlier and earlier: from 10.0 us to 100 us over 450 us (the clocks drift apart "
+                "rather than stand offset)"),
+            std::string::npos);
+  const json dj = json::parse(run_process(kTool, {"summary", dpath, "--json"}).out);
+  EXPECT_EQ(dj["gpu"]["gpu_clock_offset"]["drift_from_ns"], 10'000);
+  EXPECT_EQ(dj["gpu"]["gpu_clock_offset"]["drift_to_ns"], 100'000);
+  EXPECT_EQ(dj["gpu"]["gpu_clock_offset"]["drift_span_ns"], 450'000);
 }
 
 // chain follows the range's own thread; GPU work other threads launched meanwhile (autograd's

@@ -125,7 +125,10 @@ json offset_json(const ClockOffset& o) {
           {"late_items", o.idle_waits.size()},
           {"early_items", o.early.size()},
           {"async_launches", o.async_launches},
-          {"most_early_ns", o.most_early_ns}};
+          {"most_early_ns", o.most_early_ns},
+          {"drift_from_ns", o.drift_from_ns},
+          {"drift_to_ns", o.drift_to_ns},
+          {"drift_span_ns", o.drift_span_ns}};
 }
 
 // summary --json: the figures of "what this trace says" as data, for the docs' fig markers
