@@ -543,7 +543,9 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     s += lr.queueing.count
              ? "; queued behind earlier work on the stream: " +
                    count_of(lr.queueing.count, "launch", "launches") + ", median wait " + format_duration(int64_t(lr.queueing.median)) +
-                   " (the CPU ran ahead of those streams: the GPU had work then)"
+                   (lr.slow_latency() ? " (the CPU ran ahead of those streams, whose earlier work started late itself: "
+                                        "queued, not necessarily running)"
+                                      : " (the CPU ran ahead of those streams: the GPU had work then)")
              : "; none queued behind earlier work";
     if (lr.waited.count)
       s += "; " + count_of(lr.waited.count, "launch", "launches") + " onto an idle stream started more than " +

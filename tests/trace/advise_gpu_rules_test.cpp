@@ -188,6 +188,30 @@ TEST(AdviseHostWait, ASlowLaunchLatencyIsSaidAsTheWaitsCause) {
   EXPECT_FALSE(has(explain(fi), "far above the few microseconds"));
 }
 
+// At a slow latency a launch queued behind earlier work waits for work that has not started
+// yet: summary does not say the GPU had work then. Ten pairs of launches 200 apart: the first's
+// kernel starts 120 after its call returned (latency), the second's call returns before that and
+// its kernel queues behind it.
+TEST(AdviseHostWait, AtASlowLatencyQueuedIsNotSaidAsTheGpuBusy) {
+  for (bool slow : {true, false}) {
+    TraceBuilder b;
+    b.device("NVIDIA GeForce RTX 4090", 128, 24LL << 30, 8, 9);
+    b.step(1, 0, 2000);
+    const double late = slow ? 120 : 5;
+    for (int k = 0; k < 10; ++k) {
+      const double at = 10 + 200.0 * k;
+      b.kernel("kernel_a", b.call("cudaLaunchKernel", at, 10), at + 10 + late, 10);
+      b.kernel("kernel_b", b.call("cudaLaunchKernel", at + 12, 3), at + 20 + late, 10);
+    }
+    const Trace t = parse_trace_text(b.str());
+    const TraceIndex index(t);
+    const std::string said = explain(index);
+    EXPECT_TRUE(has(said, "queued behind earlier work on the stream: 10 launches")) << said;
+    EXPECT_EQ(has(said, "the GPU had work then"), !slow) << said;
+    EXPECT_EQ(has(said, "whose earlier work started late itself"), slow) << said;
+  }
+}
+
 // Gaps under a stall spent in the DataLoader's fetch wait for the batch, not for launches (a
 // public RTX 3080 trace without workers: 380 us of its longest 473 us gap in the fetch). Step [0,
 // 3000], three rounds at t = 0, 1000, 2000: the fetch [t, t + 600], a copy's call [t + 600, t +
