@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <regex>
 #include <string>
 #include <tuple>
@@ -127,12 +128,20 @@ TEST(AdviseShortKernels, LaunchesWhoseWorkWaitedOnSomethingElseAreNotLaunchBound
 // The framework's launch-bound loop: step [0, 1000], ten kernels of 10 at 35 + 100k, their calls
 // [10 + 100k, 30 + 100k]. Gaps waiting on the host: [0, 35] (35) and nine of 90 between the
 // kernels: 845 of the GPU window [0, 1000], all inside the step. No gap over 1 ms: no stall.
-TEST(AdviseHostWait, LaunchGapsAreTheLaunchBoundLoop) {
+// One step of ten launches `period` apart, calls [10 + period k, 30 + period k], kernels of 10
+// starting `start` after each call began: on an H100, or (`geforce`) an RTX 4090.
+std::string ten_launches(double period, double start, bool geforce = false) {
   TraceBuilder b;
-  b.device("NVIDIA H100 80GB HBM3");
-  b.step(1, 0, 1000);
-  for (int k = 0; k < 10; ++k) b.kernel("small_kernel", b.call("cudaLaunchKernel", 10 + 100.0 * k, 20), 35 + 100.0 * k, 10);
-  const Advice a = advise_text(b.str());
+  if (geforce) b.device("NVIDIA GeForce RTX 4090", 128, 24LL << 30, 8, 9);
+  else b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 10 * period);
+  for (int k = 0; k < 10; ++k)
+    b.kernel("small_kernel", b.call("cudaLaunchKernel", 10 + period * k, 20), 10 + start + period * k, 10);
+  return b.str();
+}
+
+TEST(AdviseHostWait, LaunchGapsAreTheLaunchBoundLoop) {
+  const Advice a = advise_text(ten_launches(100, 25));
   const Symptom* s = symptom(a, "gpu_host_wait");
   ASSERT_NE(s, nullptr);
   EXPECT_DOUBLE_EQ(figure(*s, "host_wait_ns"), 845'000);
@@ -153,11 +162,7 @@ TEST(AdviseHostWait, LaunchGapsAreTheLaunchBoundLoop) {
 // the call returned. The latency is said, in the symptom and in summary's launch line; at the
 // microseconds of the loop above, neither says it.
 TEST(AdviseHostWait, ASlowLaunchLatencyIsSaidAsTheWaitsCause) {
-  TraceBuilder b;
-  b.device("NVIDIA GeForce RTX 4090", 128, 24LL << 30, 8, 9);
-  b.step(1, 0, 2000);
-  for (int k = 0; k < 10; ++k) b.kernel("small_kernel", b.call("cudaLaunchKernel", 10 + 200.0 * k, 20), 150 + 200.0 * k, 10);
-  const std::string json = b.str();
+  const std::string json = ten_launches(200, 140, /*geforce=*/true);
   const Advice a = advise_text(json);
   const Symptom* s = symptom(a, "gpu_host_wait");
   ASSERT_NE(s, nullptr);
@@ -173,11 +178,7 @@ TEST(AdviseHostWait, ASlowLaunchLatencyIsSaidAsTheWaitsCause) {
   EXPECT_TRUE(launch_report(index, LaunchDetail::Totals).slow_latency());
   EXPECT_TRUE(has(explain(index), "over 10 launches (far above the few microseconds of an idle, unshared GPU"));
 
-  TraceBuilder fast;
-  fast.device("NVIDIA H100 80GB HBM3");
-  fast.step(1, 0, 1000);
-  for (int k = 0; k < 10; ++k) fast.kernel("small_kernel", fast.call("cudaLaunchKernel", 10 + 100.0 * k, 20), 35 + 100.0 * k, 10);
-  const std::string fast_json = fast.str();
+  const std::string fast_json = ten_launches(100, 25);
   const Advice fa = advise_text(fast_json);
   const Symptom* f = symptom(fa, "gpu_host_wait");
   ASSERT_NE(f, nullptr);
@@ -782,6 +783,20 @@ TEST(AdviseHeader, GpuWorkWithoutLaunchCallsLeavesTheLaunchRulesUnchecked) {
 
 // --- host synchronizes inside a step -------------------------------------------------------------
 
+// Two steps of 1000 on an H100, each launching kernel_A [s + 30, s + 330] (call [s + 10, s + 20]),
+// then what `rest` adds at the step's start s.
+std::string kernel_a_then(const std::function<void(TraceBuilder&, double)>& rest) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  for (int k = 0; k < 2; ++k) {
+    const double s = 1000.0 * k;
+    b.step(k + 1, s, 1000);
+    b.kernel("kernel_A", b.call("cudaLaunchKernel", s + 10, 10), s + 30, 300);
+    rest(b, s);
+  }
+  return b.str();
+}
+
 // Two steps of 1000 at s = 0 and 1000. In each: kernel A [s+30, s+330] (call [s+10, s+20]); a
 // copy to the host, cudaMemcpyAsync [s+40, s+50] whose copy runs [s+330, s+332] behind A; then
 // cudaStreamSynchronize [s+55, s+335] (280), the GPU busy 275 of it with A and 2 with the copy
@@ -791,20 +806,14 @@ TEST(AdviseHeader, GpuWorkWithoutLaunchCallsLeavesTheLaunchRulesUnchecked) {
 // Counted: the two cudaStreamSynchronize, 560 waited, 554 of it the GPU busy. The GPU idle in
 // each step: 1000 - (300 + 2 + 300) = 398, 796 in all; saved min(560, 796) = 560 of 2000.
 std::string item_every_step(bool final_sync, bool mid_step_sync = true) {
-  TraceBuilder b;
-  b.device("NVIDIA H100 80GB HBM3");
-  for (int k = 0; k < 2; ++k) {
-    const double s = 1000.0 * k;
-    b.step(k + 1, s, 1000);
-    b.kernel("kernel_A", b.call("cudaLaunchKernel", s + 10, 10), s + 30, 300);
+  return kernel_a_then([&](TraceBuilder& b, double s) {
     if (mid_step_sync) {
       b.memcpy("Memcpy DtoH (Device -> Pinned)", b.call("cudaMemcpyAsync", s + 40, 10), s + 330, 2, 4);
       b.call("cudaStreamSynchronize", s + 55, 280);
     }
     b.kernel("kernel_B", b.call("cudaLaunchKernel", s + 400, 10), s + 420, 300);
     if (final_sync) b.call("cudaDeviceSynchronize", s + 415, 310);
-  }
-  return b.str();
+  });
 }
 
 TEST(AdviseHostSync, ACopyToTheHostMidStepIsASync) {
@@ -852,50 +861,32 @@ TEST(AdviseHostSync, TheStepFinalSynchronizeIsNotAProblem) {
 // end, none counted; with kernel B launched after the first, that one is.
 TEST(AdviseHostSync, SynchronizesBackToBackAtTheStepsEndAreAllItsEnd) {
   for (bool long_first : {true, false}) {
-    TraceBuilder b;
-    b.device("NVIDIA H100 80GB HBM3");
-    for (int k = 0; k < 2; ++k) {
-      const double s = 1000.0 * k;
-      b.step(k + 1, s, 1000);
-      b.kernel("kernel_A", b.call("cudaLaunchKernel", s + 10, 10), s + 30, 300);
+    const Advice a = advise_text(kernel_a_then([&](TraceBuilder& b, double s) {
       b.call("cudaEventSynchronize", s + 40, long_first ? 295 : 2);
       b.call("cudaStreamSynchronize", s + (long_first ? 340 : 45), long_first ? 2 : 290);
-    }
-    const Advice a = advise_text(b.str());
+    }));
     EXPECT_EQ(symptom(a, "host_sync"), nullptr) << long_first;
     EXPECT_TRUE(clean(a, "host_sync")) << long_first;
   }
-  TraceBuilder b;
-  b.device("NVIDIA H100 80GB HBM3");
-  for (int k = 0; k < 2; ++k) {
-    const double s = 1000.0 * k;
-    b.step(k + 1, s, 1000);
-    b.kernel("kernel_A", b.call("cudaLaunchKernel", s + 10, 10), s + 30, 300);
+  const Advice a = advise_text(kernel_a_then([](TraceBuilder& b, double s) {
     b.call("cudaEventSynchronize", s + 40, 295);
     b.kernel("kernel_B", b.call("cudaLaunchKernel", s + 400, 10), s + 420, 300);
     b.call("cudaStreamSynchronize", s + 415, 310);
-  }
-  const Advice a = advise_text(b.str());
-  const Symptom* s = symptom(a, "host_sync");
-  ASSERT_NE(s, nullptr);
-  EXPECT_DOUBLE_EQ(figure(*s, "waits"), 2);
-  EXPECT_DOUBLE_EQ(figure(*s, "final_not_counted"), 2);
+  }));
+  const Symptom* with_b = symptom(a, "host_sync");
+  ASSERT_NE(with_b, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*with_b, "waits"), 2);
+  EXPECT_DOUBLE_EQ(figure(*with_b, "final_not_counted"), 2);
 
-  // Not back to back: a wait for kernel A [30, 330], then 400 of the CPU's work, then the step's
-  // final synchronize [740, 742]: the first is a wait of its own (the CPU work could have run
-  // beside A), counted.
-  TraceBuilder apart;
-  apart.device("NVIDIA H100 80GB HBM3");
-  for (int k = 0; k < 2; ++k) {
-    const double at = 1000.0 * k;
-    apart.step(k + 1, at, 1000);
-    apart.kernel("kernel_A", apart.call("cudaLaunchKernel", at + 10, 10), at + 30, 300);
-    apart.call("cudaStreamSynchronize", at + 40, 295);
-    apart.op("aten::cpu_work", at + 340, 400);
-    apart.call("cudaDeviceSynchronize", at + 740, 2);
-  }
-  const Advice ap = advise_text(apart.str());
-  const Symptom* sa = symptom(ap, "host_sync");
+  // Not back to back: a wait for kernel A, then 400 of the CPU's work, then the step's final
+  // synchronize [740, 742]: the first is a wait of its own (the CPU work could have run beside
+  // A), counted.
+  const Advice apart = advise_text(kernel_a_then([](TraceBuilder& b, double s) {
+    b.call("cudaStreamSynchronize", s + 40, 295);
+    b.op("aten::cpu_work", s + 340, 400);
+    b.call("cudaDeviceSynchronize", s + 740, 2);
+  }));
+  const Symptom* sa = symptom(apart, "host_sync");
   ASSERT_NE(sa, nullptr);
   EXPECT_DOUBLE_EQ(figure(*sa, "waits"), 2);
   EXPECT_DOUBLE_EQ(figure(*sa, "final_not_counted"), 2);
