@@ -551,8 +551,11 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
       s += "; " + count_of(lr.waited.count, "launch", "launches") + " onto an idle stream started more than " +
            format_duration(kLatencyAfterReturnNs) + " after the call returned, up to " +
            format_duration(lr.waited.max) +
-           " (waiting on another stream's event, or on work or a clock the trace does not show: not "
-           "latency)";
+           (lr.slow_latency()
+                ? " (waiting on another stream's event, or on work or a clock the trace does not show; at this "
+                  "trace's slow latency, perhaps the launch's latency too)"
+                : " (waiting on another stream's event, or on work or a clock the trace does not show: not "
+                  "latency)");
     line(s);
     if (lr.kernel_launches)
       line(std::to_string(lr.shorter_than_call) + " of " + std::to_string(lr.kernel_launches) +

@@ -193,23 +193,29 @@ TEST(AdviseHostWait, ASlowLaunchLatencyIsSaidAsTheWaitsCause) {
 // yet: summary does not say the GPU had work then. Ten pairs of launches 200 apart: the first's
 // kernel starts 120 after its call returned (latency), the second's call returns before that and
 // its kernel queues behind it.
+// A launch whose work started over 1 ms after its call returned is "waited", not latency, but at
+// a slow latency it may be latency too: said so. One more launch at 2100, its kernel at 3300.
 TEST(AdviseHostWait, AtASlowLatencyQueuedIsNotSaidAsTheGpuBusy) {
   for (bool slow : {true, false}) {
     TraceBuilder b;
     b.device("NVIDIA GeForce RTX 4090", 128, 24LL << 30, 8, 9);
-    b.step(1, 0, 2000);
+    b.step(1, 0, 3400);
     const double late = slow ? 120 : 5;
     for (int k = 0; k < 10; ++k) {
       const double at = 10 + 200.0 * k;
       b.kernel("kernel_a", b.call("cudaLaunchKernel", at, 10), at + 10 + late, 10);
       b.kernel("kernel_b", b.call("cudaLaunchKernel", at + 12, 3), at + 20 + late, 10);
     }
+    b.kernel("kernel_c", b.call("cudaLaunchKernel", 2100, 10), 3300, 10);
     const Trace t = parse_trace_text(b.str());
     const TraceIndex index(t);
     const std::string said = explain(index);
     EXPECT_TRUE(has(said, "queued behind earlier work on the stream: 10 launches")) << said;
     EXPECT_EQ(has(said, "the GPU had work then"), !slow) << said;
     EXPECT_EQ(has(said, "whose earlier work started late itself"), slow) << said;
+    EXPECT_TRUE(has(said, "1 launch onto an idle stream started more than 1.00 ms after the call returned")) << said;
+    EXPECT_EQ(has(said, "perhaps the launch's latency too"), slow) << said;
+    EXPECT_EQ(has(said, "does not show: not latency"), !slow) << said;
   }
 }
 
@@ -1025,10 +1031,14 @@ TEST(AdviseHostSync, ACopyToPageableMemoryIsAWaitItsQueueNotThePageablesCost) {
 // it: not counted, and the rule says why it could not judge it. With the kernel started at
 // once, the same copy is a wait.
 TEST(AdviseHostSync, AWaitForWorkTheTraceDoesNotShowIsNotCounted) {
-  auto trace = [](double kernel_start) {
+  // slow: five more launches earlier, their kernels 120 after the calls returned (a slow latency),
+  // where the late start may be latency too, which the text says.
+  auto trace = [](double kernel_start, bool slow = false) {
     TraceBuilder b;
     b.device("AMD Instinct MI300X", 304, 192LL << 30, 9, 4);
-    b.step(1, 0, 4000);
+    b.step(1, -1000, 5000);
+    if (slow)
+      for (int k = 0; k < 5; ++k) b.kernel("warm_up", b.call("hipLaunchKernel", -1000 + 150.0 * k, 5), -875 + 150.0 * k, 10);
     b.kernel("resolve_future_token_ids_kernel", b.call("hipLaunchKernel", 5, 5), kernel_start, 10);
     b.memcpy("Memcpy DtoH (Device -> Host)", b.call("hipMemcpyWithStream", 20, 3080), 3090, 5, -1);
     return advise_text(b.str());
@@ -1037,6 +1047,10 @@ TEST(AdviseHostSync, AWaitForWorkTheTraceDoesNotShowIsNotCounted) {
   EXPECT_EQ(symptom(unseen, "host_sync"), nullptr);
   EXPECT_TRUE(has(unable(unseen, "host_sync"), "1 wait (3.08 ms) on GPU work the trace does not show"))
       << unable(unseen, "host_sync");
+  EXPECT_FALSE(has(unable(unseen, "host_sync"), "perhaps the latency")) << unable(unseen, "host_sync");
+  const Advice slow = trace(3000, true);
+  EXPECT_TRUE(has(unable(slow, "host_sync"), "; at this trace's slow launch latency, perhaps the latency)"))
+      << unable(slow, "host_sync");
   const Advice seen = trace(15);
   EXPECT_NE(symptom(seen, "host_sync"), nullptr);
 }

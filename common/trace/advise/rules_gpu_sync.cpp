@@ -187,7 +187,10 @@ void host_sync(const RuleContext& c, RuleResult& out) {
                          ") on GPU work the trace does not show (work that started more than " +
                          format_duration(kLatencyAfterReturnNs) +
                          " after its launch call returned, onto an idle stream: another stream's event, "
-                         "another process, or work recorded nowhere)"
+                         "another process, or work recorded nowhere" +
+                         (c.launches().slow_latency() ? "; at this trace's slow launch latency, perhaps the latency"
+                                                      : "") +
+                         ")"
                    : "";
   // A pageable copy that ran at once waited for nothing.
   counted.erase(std::remove_if(counted.begin(), counted.end(), [&](size_t i) { return wait_ns(i) <= 0; }),

@@ -574,7 +574,10 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
             << (r.waited.count ? "  waited (the stream idle, the work started more than " +
                                      format_duration(kLatencyAfterReturnNs) +
                                      " after the call returned: on another stream's event, or on "
-                                     "work or a clock the trace does not show): " +
+                                     "work or a clock the trace does not show" +
+                                     (r.slow_latency() ? std::string("; at this slow latency, perhaps the launch's latency too")
+                                                       : std::string()) +
+                                     "): " +
                                      count_of(r.waited.count, "launch", "launches") + ", " + stats(r.waited) + "\n"
                                : std::string())
             << (r.waited.count ? "  all together: " : "  both together: ") << stats(r.delay) << "\n"
