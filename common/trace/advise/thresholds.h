@@ -98,6 +98,9 @@ inline constexpr double kOptimizerShare = 0.25;
 /// shorter gaps between two operators are the profiler's and the dispatcher's own time). The
 /// DataLoader's fetches on the training thread (its enumerate(DataLoader)# ranges): the same share.
 inline constexpr double kUntracedShare = 0.15;
+/// An fp32 GEMM kernel over this many times its name's median (three instances or more) is
+/// counted at that in fp32_gemm's bound: what held it is no fp32 arithmetic.
+inline constexpr double kGemmOutlierRatio = 10;
 /// A first fetch from the DataLoader's worker processes this many times the others' median is
 /// their start-up (loader_startup), not their pace: the first batch waits for every worker to
 /// start and import the program (seconds by spawn), the later ones for a ready batch.
