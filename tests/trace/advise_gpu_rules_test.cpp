@@ -884,26 +884,21 @@ TEST(AdviseHostSync, SynchronizesBackToBackAtTheStepsEndAreAllItsEnd) {
   EXPECT_DOUBLE_EQ(figure(*with_b, "waits"), 2);
   EXPECT_DOUBLE_EQ(figure(*with_b, "final_not_counted"), 2);
 
-  // Not back to back: a wait for kernel A, then 400 of the CPU's work, then the step's final
-  // synchronize [740, 742]: the first is a wait of its own (the CPU work could have run beside
-  // A), counted.
-  const Advice apart = advise_text(kernel_a_then([](TraceBuilder& b, double s) {
-    b.call("cudaStreamSynchronize", s + 40, 295);
-    b.op("aten::cpu_work", s + 340, 400);
-    b.call("cudaDeviceSynchronize", s + 740, 2);
-  }));
-  const Symptom* sa = symptom(apart, "host_sync");
-  ASSERT_NE(sa, nullptr);
-  EXPECT_DOUBLE_EQ(figure(*sa, "waits"), 2);
-  EXPECT_DOUBLE_EQ(figure(*sa, "final_not_counted"), 2);
-  // The same 400 apart with no operator between (untraced time, a script's end: a compiled MoE
-  // trace's 15.5 ms final synchronize, 94 us before a second one): both the step's end.
-  const Advice untraced = advise_text(kernel_a_then([](TraceBuilder& b, double s) {
-    b.call("cudaStreamSynchronize", s + 40, 295);
-    b.call("cudaDeviceSynchronize", s + 740, 2);
-  }));
-  EXPECT_EQ(symptom(untraced, "host_sync"), nullptr);
-  EXPECT_TRUE(clean(untraced, "host_sync"));
+  // 400 apart: a wait for kernel A, then the step's final synchronize [740, 742]. With an
+  // operator between (the CPU's work, which could have run beside A), the first is a wait of its
+  // own, counted; with untraced time alone (a script's end: a compiled MoE trace's 15.5 ms final
+  // synchronize, 94 us before a second one), both are the step's end.
+  for (bool cpu_work : {true, false}) {
+    const Advice apart = advise_text(kernel_a_then([&](TraceBuilder& b, double s) {
+      b.call("cudaStreamSynchronize", s + 40, 295);
+      if (cpu_work) b.op("aten::cpu_work", s + 340, 400);
+      b.call("cudaDeviceSynchronize", s + 740, 2);
+    }));
+    const Symptom* sa = symptom(apart, "host_sync");
+    EXPECT_EQ(sa != nullptr, cpu_work);
+    EXPECT_EQ(clean(apart, "host_sync"), !cpu_work);
+    if (sa) EXPECT_DOUBLE_EQ(figure(*sa, "waits"), 2);
+  }
 }
 
 // Lesson 06's loss read, in one step as a GPU runs it. Backward: 20 launches, [10 + 100k, +10],
