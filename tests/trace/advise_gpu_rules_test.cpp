@@ -897,7 +897,9 @@ TEST(AdviseHostSync, SynchronizesBackToBackAtTheStepsEndAreAllItsEnd) {
     const Symptom* sa = symptom(apart, "host_sync");
     EXPECT_EQ(sa != nullptr, cpu_work);
     EXPECT_EQ(clean(apart, "host_sync"), !cpu_work);
-    if (sa) EXPECT_DOUBLE_EQ(figure(*sa, "waits"), 2);
+    if (sa) {
+      EXPECT_DOUBLE_EQ(figure(*sa, "waits"), 2);
+    }
   }
 }
 

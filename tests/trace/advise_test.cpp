@@ -56,17 +56,6 @@ TEST(Advise, EveryCauseNamesASectionItsPageHas) {
   }
 }
 
-// A fix said of a CPU run names no GPU remedy; a cause whose fix names one says it without it.
-TEST(Advise, AFixSaidOfACpuRunNamesNoGpuRemedy) {
-  for (const advise_rules::Cause& c : advise_rules::all_causes()) {
-    if (!c.fix_without_gpu) continue;
-    for (const char* word : {"GPU", "cuBLAS", "CUDA", "kernel"})
-      EXPECT_EQ(std::string(c.fix_without_gpu).find(word), std::string::npos) << c.key << ": " << word;
-  }
-  EXPECT_NE(std::string(advise_rules::cause("gemm_epilogue").fix).find("cuBLASLt"), std::string::npos);
-  EXPECT_NE(advise_rules::cause("gemm_epilogue").fix_without_gpu, nullptr);
-}
-
 // Each text said otherwise on a trace without steps is still a cause's title or a rule's `what`
 // (a renamed one would be said of "a step" again), and its rewrite names no step.
 TEST(Advise, EveryTextSaidOfTheWindowIsStillInUse) {
@@ -243,6 +232,18 @@ TEST(AdviseEpilogue, ABiasAddAfterAProductIsAPassTheProductCouldDo) {
   // A CPU run: the fix names no GPU-only remedy.
   EXPECT_NE(f->fix.find("addmm for a bias"), std::string::npos) << f->fix;
   EXPECT_EQ(f->fix.find("cuBLASLt"), std::string::npos) << f->fix;
+}
+
+// A fix said of a CPU run names no GPU remedy: gemm_epilogue's cause names cuBLASLt's
+// epilogues, its finding on a CPU trace does not.
+TEST(AdviseEpilogue, AFixSaidOfACpuRunNamesNoGpuRemedy) {
+  const Advice a = advise_text(gemm_then("aten::add", 20));
+  const Finding* f = finding(a, "gemm_epilogue");
+  ASSERT_NE(f, nullptr);
+  for (const char* word : {"GPU", "cuBLAS", "CUDA", "kernel"})
+    EXPECT_EQ(f->fix.find(word), std::string::npos) << word << ": " << f->fix;
+  EXPECT_NE(std::string(advise_rules::cause("gemm_epilogue").fix).find("cuBLASLt"), std::string::npos);
+  EXPECT_NE(f->fix, advise_rules::cause("gemm_epilogue").fix);
 }
 
 TEST(AdviseEpilogue, AProductOfTwoTensorsOrAnAddmmIsNot) {

@@ -152,6 +152,15 @@ RuleContext::RuleContext(const TraceIndex& index, const AdviseOptions& options)
   work_items = int64_t(index.device_work().size());
 }
 
+int64_t RuleContext::median_after_first_step_ns() const {
+  return step_ns.size() < 3 ? 0 : median_ns(std::vector<int64_t>(step_ns.begin() + 1, step_ns.end()));
+}
+
+bool RuleContext::first_step_slow() const {
+  const int64_t rest = median_after_first_step_ns();
+  return rest > 0 && double(step_ns[0]) >= threshold::kFirstStepRatio * double(rest);
+}
+
 const StreamReport& RuleContext::streams() const {
   return streams_.get([&] { return stream_report(index); });
 }
@@ -421,6 +430,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
       a.unlinked + ": what each waited for, and which operator launched it, cannot be told";
   auto runs_with_links = [&](const Rule& r) { return !(a.links_missing() && r.reads_launch_links); };
   a.processes = int64_t(step_processes(index));
+  const std::string set_up_fetches = ctx.set_up_ns > 0 ? set_up_loading(index, ctx, a) : std::string();
   a.basis = a.steps ? "the " + counted(a.steps, "profiled step") + " (" + format_duration(a.basis_ns) +
                           (a.processes > 1 ? "; recorded by " + std::to_string(a.processes) +
                                                " processes: several traces merged into one? pil-trace check"
@@ -429,7 +439,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
                     : ctx.set_up_ns > 0
                         ? "the trace's window from the launch of the GPU's first work (" +
                               format_duration(a.basis_ns) + "; the " + format_duration(ctx.set_up_ns) +
-                              " recorded before it, set-up, left out" + set_up_loading(index, ctx, a) + ")"
+                              " recorded before it, set-up, left out" + set_up_fetches + ")"
                         : "the trace's window (" + format_duration(a.basis_ns) + ")";
 
   // Every rule runs on its own (on `threads` threads, each taking the next rule left); their
@@ -473,9 +483,6 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
 
   const auto what = [&](const Rule& r) { return a.steps ? r.what : without_steps(r.what); };
   std::map<std::string, Finding> by_cause;
-  // A run that shows no sign of a GPU: a cause's fix is said without its GPU-only remedies.
-  const bool cpu_run = !a.gpu && a.launches_without_gpu_work == 0 && a.device_use.empty() &&
-                       !a.cpu_side_only_format && a.unmodelled_device_events.empty();
   for (size_t i = 0; i < rules.size(); ++i) {
     const Rule& r = rules[i];
     RuleResult& out = results[i];
@@ -516,7 +523,7 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
         const Cause& c = cause(key);
         f.cause = c.key;
         f.title = a.steps ? c.title : without_steps(c.title);
-        f.fix = c.fix_without_gpu && cpu_run ? c.fix_without_gpu : c.fix;
+        f.fix = c.fix;
         f.lesson = c.lesson;
         f.lesson.command = command_for_trace(c.lesson.command, options.trace_path, options.program);
       }

@@ -87,8 +87,8 @@ struct Symptom {
   /// the cause's. The finding takes its largest symptom's.
   std::string command;
   /// The fix, where the rule knows a better one than its cause's for this trace (fp32_gemm on a
-  /// GeForce card: autocast, as TF32 is no faster there); empty: the cause's. The finding takes
-  /// its largest symptom's.
+  /// GeForce card: autocast, as TF32 is no faster there; gemm_epilogue on the CPU: no cuBLASLt);
+  /// empty: the cause's. The finding takes its largest symptom's.
   std::string fix;
 };
 
@@ -169,7 +169,7 @@ struct Advice {
   /// the header says so.
   int64_t unlinked_work = 0, work_items = 0;
   std::string unlinked;  ///< what the header says of them, where links_missing(); else ""
-  bool links_missing() const { return work_items > 0 && 2 * unlinked_work >= work_items; }
+  bool links_missing() const { return advise_rules::threshold::most_work_unlinked(unlinked_work, work_items); }
   /// The floor the findings were held to (AdviseOptions::min_saved_share).
   double min_share = advise_rules::threshold::kMinSavedShare;
   std::vector<Finding> findings;  ///< largest gain first

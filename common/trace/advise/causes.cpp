@@ -60,9 +60,7 @@ const std::vector<Cause>& all_causes() {
        "Let the product apply it on its way out: addmm for a bias (torch::linear on a 2-D "
        "input), cuBLASLt's epilogues for a bias, relu or gelu on a GPU, or the compiled "
        "variant, which fuses it.",
-       {"01_matmul_add", "3. What does addmm change?", "./run-lesson 01_matmul_add --variant all"},
-       "Let the product apply it on its way out: addmm for a bias (torch::linear on a 2-D "
-       "input), or the compiled variant, which fuses it."},
+       {"01_matmul_add", "3. What does addmm change?", "./run-lesson 01_matmul_add --variant all"}},
       {"naive_attention", "Attention materialises its score matrix",
        "Use at::scaled_dot_product_attention (F.scaled_dot_product_attention in Python): its fused kernels (flash, memory-efficient) never "
        "write the [batch, heads, seq, seq] scores to memory.",

@@ -101,8 +101,13 @@ class RuleContext {
   int64_t unlinked_work = 0, unlinked_zero = 0, work_items = 0;
   /// Half or more of the GPU work has no launch call: the rules that follow launches to their
   /// work cannot (Rule::reads_launch_links); one that can do without reads the kernels alone.
-  bool links_missing() const { return work_items > 0 && 2 * unlinked_work >= work_items; }
+  bool links_missing() const { return threshold::most_work_unlinked(unlinked_work, work_items); }
   std::vector<int64_t> step_ns;  ///< each profiled step's wall time, in time order
+  /// The median of the steps after the first (0 with fewer than three steps), and whether the
+  /// first is kFirstStepRatio times that or more (first_step's finding; the optimizer's share
+  /// is judged without it then).
+  int64_t median_after_first_step_ns() const;
+  bool first_step_slow() const;
   /// What a share of the basis is a share of, in a finding's text: "the steps", or "the window"
   /// where the trace has none.
   const char* basis_noun() const { return step_ns.empty() ? "the window" : "the steps"; }
@@ -215,9 +220,6 @@ struct Cause {
   const char* title;
   const char* fix;
   LessonRef lesson;
-  /// The fix as said of a trace without GPU work, where `fix` names a GPU-only remedy
-  /// (cuBLASLt's epilogues); nullptr: `fix` holds on both.
-  const char* fix_without_gpu = nullptr;
 };
 /// The cause named `key`; throws std::logic_error for a key no rule should use.
 const Cause& cause(const std::string& key);

@@ -15,10 +15,9 @@ void first_step(const RuleContext& c, RuleResult& out) {
     out.unable("fewer than 3 profiled steps (ProfilerStep#N)");
     return;
   }
-  const int64_t rest = median_ns(std::vector<int64_t>(c.step_ns.begin() + 1, c.step_ns.end()));
-  if (rest <= 0) return;
+  if (!c.first_step_slow()) return;
+  const int64_t rest = c.median_after_first_step_ns();
   const double ratio = double(c.step_ns[0]) / double(rest);
-  if (ratio < threshold::kFirstStepRatio) return;
   Symptom s;
   const Event& first = c.trace.events[c.index.steps[0]];
   s.text = "the first step (" + std::string(first.name) + ") took " +

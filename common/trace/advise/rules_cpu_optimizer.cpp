@@ -67,13 +67,13 @@ void optimizer(const RuleContext& c, RuleResult& out) {
   const bool gpu = c.gpu();
   std::vector<int64_t> cost(cs.size(), 0);
   int64_t opt_ns = 0, items = 0;
+  std::vector<Interval> spans;  // on the CPU, its slices' spans
   if (gpu) {
     LaunchedWork w = launched_work(c, root);
     cost = std::move(w.by_root);
     opt_ns = w.union_ns;
     items = w.items;
   } else {
-    std::vector<Interval> spans;
     for (size_t s : outer) {
       const Event& e = t.events[cs.event(s)];
       spans.push_back({e.start_ns, e.end_ns()});
@@ -86,21 +86,16 @@ void optimizer(const RuleContext& c, RuleResult& out) {
   // over all the steps: judged again over the steps after it, the steady ones.
   double later_share = 0;
   int64_t later_ns = 0;
-  if (c.step_ns.size() >= 3) {
-    const int64_t rest = median_ns(std::vector<int64_t>(c.step_ns.begin() + 1, c.step_ns.end()));
-    if (rest > 0 && double(c.step_ns[0]) >= threshold::kFirstStepRatio * double(rest)) {
-      const int64_t first_end = t.events[c.index.steps[0]].end_ns();
-      if (gpu) {
-        for (size_t s : outer)
-          if (t.events[cs.event(s)].start_ns >= first_end) later_ns += cost[s];
-      } else {
-        std::vector<Interval> spans;
-        for (size_t s : outer) spans.push_back({t.events[cs.event(s)].start_ns, t.events[cs.event(s)].end_ns()});
-        later_ns = length_within(spans, clip(cs.basis(), first_end, INT64_MAX));
-      }
-      const int64_t later_basis = c.basis_ns - c.step_ns[0];
-      later_share = later_basis > 0 ? double(later_ns) / double(later_basis) : 0;
+  if (c.first_step_slow()) {
+    const int64_t first_end = t.events[c.index.steps[0]].end_ns();
+    if (gpu) {
+      for (size_t s : outer)
+        if (t.events[cs.event(s)].start_ns >= first_end) later_ns += cost[s];
+    } else {
+      later_ns = length_within(spans, clip(cs.basis(), first_end, INT64_MAX));
     }
+    const int64_t later_basis = c.basis_ns - c.step_ns[0];
+    later_share = later_basis > 0 ? double(later_ns) / double(later_basis) : 0;
   }
   if (share < threshold::kOptimizerShare && later_share < threshold::kOptimizerShare) return;
 

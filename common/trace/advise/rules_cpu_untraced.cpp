@@ -182,8 +182,7 @@ void data_loading(const RuleContext& c, RuleResult& out) {
     for (size_t l : loads)
       if (l != first) rest.push_back(t.events[cs.event(l)].dur_ns);
     if (loads_in_workers(f.name) && rest.size() >= 2) {
-      std::nth_element(rest.begin(), rest.begin() + long(rest.size() / 2), rest.end());
-      const int64_t median = rest[rest.size() / 2];
+      const int64_t median = median_ns(rest);
       const int64_t first_ns = length_within({{f.start_ns, f.end_ns()}}, cs.basis());
       if (double(f.dur_ns) > threshold::kLoaderStartupRatio * double(std::max<int64_t>(median, 1)) &&
           double(first_ns) >= c.options.min_saved_share * double(c.basis_ns)) {

@@ -131,6 +131,10 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   s.saved_ns = total;
   s.how = "the separate passes' " + std::string(c.gpu() ? "GPU" : "CPU") +
           " time, all of it (in the product's epilogue they would cost a little, not nothing)";
+  // On the CPU the cause's fix without its GPU remedy (cuBLASLt's epilogues).
+  if (!c.gpu())
+    s.fix = "Let the product apply it on its way out: addmm for a bias (torch::linear on a 2-D input), or the "
+            "compiled variant, which fuses it.";
   out.symptom(std::move(s));
 }
 

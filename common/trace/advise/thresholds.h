@@ -101,6 +101,11 @@ inline constexpr double kUntracedShare = 0.15;
 /// An fp32 GEMM kernel over this many times its name's median (three instances or more) is
 /// counted at that in fp32_gemm's bound: what held it is no fp32 arithmetic.
 inline constexpr double kGemmOutlierRatio = 10;
+/// Half or more of the GPU work with no launch call: the rules that follow launches to their
+/// work are not run (Rule::reads_launch_links).
+inline bool most_work_unlinked(int64_t unlinked, int64_t work_items) {
+  return work_items > 0 && 2 * unlinked >= work_items;
+}
 /// A first fetch from the DataLoader's worker processes this many times the others' median is
 /// their start-up (loader_startup), not their pace: the first batch waits for every worker to
 /// start and import the program (seconds by spawn), the later ones for a ready batch.
