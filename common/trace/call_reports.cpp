@@ -161,16 +161,20 @@ std::vector<MemoryRow> memory_report(const TraceIndex& index) {
     r.first_event = idx.front();
     int64_t in_use = 0;
     size_t peak_event = idx.front();
-    // The allocator's own total as of the latest event that gives one. An allocation with a total
-    // of 0 is of an allocator that keeps none (torch's MapAllocator: the shared memory a
-    // DataLoader's worker processes hand their batches over in, reported with total 0): its
-    // memory is in use all the same, but its 0 is no total ("allocator total then 0 B").
+    // The allocator's own total as of the latest event that gives one. An event with a total of 0
+    // is of an allocator that keeps none (torch's MapAllocator: the shared memory a DataLoader's
+    // worker processes hand their batches over in, allocated and freed with total 0): its memory
+    // is in use all the same, but its 0 is no total ("allocator total then 0 B"). Only a free of
+    // all the total said before it leaves a total of 0.
     int64_t total = -1, total_at_peak = -1;
+    auto gives_total = [&](const MemoryInfo& m) {
+      return m.total_allocated > 0 || (m.total_allocated == 0 && m.bytes < 0 && -m.bytes == total);
+    };
     for (size_t i : idx) {
       const MemoryInfo& m = *t.memory_info(t.events[i]);
       (m.bytes >= 0 ? r.allocations : r.frees) += 1;
       if (m.bytes > 0) r.allocated_bytes += m.bytes;
-      if (m.total_allocated >= 0 && !(m.total_allocated == 0 && m.bytes > 0)) total = m.total_allocated;
+      if (gives_total(m)) total = m.total_allocated;
       in_use += m.bytes;
       if (in_use > r.peak_growth) {
         r.peak_growth = in_use;

@@ -181,9 +181,10 @@ std::string offset_evidence(const ClockOffset& o) {
   return std::to_string(o.early.size()) + " of " + std::to_string(o.async_launches) +
          " launches' GPU work starts before the launch call begins, up to " + format_duration(o.most_early_ns) +
          " before" +
-         (o.drifts() ? ", earlier and earlier: from " + format_duration(o.drift_from_ns) + " to " +
+         (o.drifts() ? std::string(o.drift_to_ns > o.drift_from_ns ? ", earlier and earlier" : ", less and less early") +
+                           ": from " + format_duration(o.drift_from_ns) + " to " +
                            format_duration(o.drift_to_ns) + " over " + format_duration(o.drift_span_ns) +
-                           " (the clocks drift apart rather than stand offset)"
+                           " (the clocks drift rather than stand offset)"
                      : std::string());
 }
 
@@ -225,29 +226,44 @@ ClockOffset gpu_clock_offset(const TraceIndex& index) {
     }
   }
   // How early the early items start, against when their calls started: a slope is a drift.
-  if (o.early.size() >= 5) {
-    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-    int64_t x0 = std::numeric_limits<int64_t>::max(), x1 = std::numeric_limits<int64_t>::min();
-    for (size_t w : o.early) {
-      const Event& l = t.events[size_t(index.launch_of(w))];
-      x0 = std::min(x0, l.start_ns);
-      x1 = std::max(x1, l.start_ns);
+  // Per device (two GPUs may stand offset by different amounts), by Theil and Sen's estimate
+  // (the median of the slopes between every two items, the line through the median intercept):
+  // one item far earlier than the rest tilts a least-squares line into a drift that is not there.
+  std::map<int64_t, std::vector<std::pair<double, double>>> early_by_device;  // (call start, earliness)
+  for (size_t w : o.early) {
+    const Event& l = t.events[size_t(index.launch_of(w))];
+    early_by_device[t.events[w].pid].push_back({double(l.start_ns), double(l.start_ns - t.events[w].start_ns)});
+  }
+  for (auto& [device, items] : early_by_device) {
+    if (items.size() < 5) continue;
+    std::sort(items.begin(), items.end());
+    if (items.size() > kDriftMostItems) {  // evenly spread, the first and the last kept
+      std::vector<std::pair<double, double>> kept;
+      for (size_t k = 0; k < kDriftMostItems; ++k) kept.push_back(items[k * (items.size() - 1) / (kDriftMostItems - 1)]);
+      items = std::move(kept);
     }
-    for (size_t w : o.early) {
-      const Event& l = t.events[size_t(index.launch_of(w))];
-      const double x = double(l.start_ns - x0), y = double(l.start_ns - t.events[w].start_ns);
-      n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
-    }
-    const double den = n * sxx - sx * sx;
-    if (den > 0) {
-      const double slope = (n * sxy - sx * sy) / den, at0 = (sy - slope * sx) / n;
-      const double at1 = at0 + slope * double(x1 - x0);
-      if (std::abs(at1 - at0) * 2 >= double(o.most_early_ns)) {
-        o.drift_from_ns = int64_t(std::llround(at0));
-        o.drift_to_ns = int64_t(std::llround(at1));
-        o.drift_span_ns = x1 - x0;
-      }
-    }
+    std::vector<double> slopes;
+    for (size_t i = 0; i < items.size(); ++i)
+      for (size_t j = i + 1; j < items.size(); ++j)
+        if (items[j].first > items[i].first)
+          slopes.push_back((items[j].second - items[i].second) / (items[j].first - items[i].first));
+    if (slopes.empty()) continue;
+    auto median = [](std::vector<double>& v) {
+      std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+      return v[v.size() / 2];
+    };
+    const double slope = median(slopes), x0 = items.front().first, x1 = items.back().first;
+    std::vector<double> at;
+    double most = 0;
+    for (const auto& [x, y] : items) at.push_back(y - slope * (x - x0)), most = std::max(most, y);
+    const double at0 = median(at), at1 = at0 + slope * (x1 - x0);
+    // A drift moves the earliness by half its most or more, and stays an earliness at both ends.
+    if (at0 < 0 || at1 < 0 || std::abs(at1 - at0) * 2 < most ||
+        std::abs(at1 - at0) <= double(std::abs(o.drift_to_ns - o.drift_from_ns)))
+      continue;
+    o.drift_from_ns = int64_t(std::llround(at0));
+    o.drift_to_ns = int64_t(std::llround(at1));
+    o.drift_span_ns = int64_t(x1 - x0);
   }
   int64_t overall = std::numeric_limits<int64_t>::max(), offset = overall;
   std::map<int64_t, std::vector<Interval>> busy;  // per device that may be offset

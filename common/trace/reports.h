@@ -374,6 +374,9 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail = Launch
 /// set GPU times against CPU times are then off: launch delays include the offset, and host
 /// waits come out short (the idle split ends them when the call returns).
 inline constexpr int64_t kClockOffsetNs = 1'000'000;
+/// A clock drift's line is fitted to this many early items of a device at most (evenly spread
+/// over them): its pairs' slopes are a quarter million.
+inline constexpr size_t kDriftMostItems = 708;
 struct ClockOffset {
   /// The least delay from a launch call's return to its GPU work's start (negative where work
   /// starts before its call returns) over the devices found offset, or over every device where
@@ -389,11 +392,12 @@ struct ClockOffset {
   std::vector<size_t> early;
   int64_t async_launches = 0;
   int64_t most_early_ns = 0;  ///< the earliest start before its call, as a positive time
-  /// Where the early items (five or more) start earlier and earlier over the trace, the clocks
-  /// drift apart rather than stand offset: the least-squares line of how early each starts
-  /// against its call's start, as the fitted earliness at the first and the last early item,
-  /// and the span between them (a B200 trace's from 22 us to 200 us over 8.0 ms). 0 where it
-  /// changes by less than half the most early (an offset).
+  /// Where the early items (five or more on a device) start earlier and earlier over the trace
+  /// (or less and less early), the clocks drift rather than stand offset: Theil and Sen's line
+  /// of how early each starts against its call's start, as the fitted earliness at the first and
+  /// the last early item, and the span between them (a B200 trace's from 84.7 us to 203 us over
+  /// 7.99 ms); of the device whose line moves most. 0 where it moves by less than half the most
+  /// early of its device (an offset), or a fitted end is no earliness (below 0).
   int64_t drift_from_ns = 0, drift_to_ns = 0, drift_span_ns = 0;
   bool drifts() const { return drift_span_ns > 0; }
   /// Where GPU work started late on an idle device but a synchronize of kClockOffsetNs or more

@@ -784,6 +784,10 @@ TEST(AdviseHeader, GpuWorkWithoutLaunchCallsLeavesTheLaunchRulesUnchecked) {
                                      "on every one; pil-trace check: gpu_work_without_launch)"))
         << rule << ": " << unable(a, rule);
   EXPECT_TRUE(clean(a, "first_step"));  // read from the steps alone: still run
+  // Those that leave a GPU trace's host time to the GPU rules say that, not the links.
+  for (const char* rule : {"op_overhead", "untraced", "data_loading"})
+    EXPECT_TRUE(has(unable(a, rule), "the trace has GPU work: the host's time there is judged")) << rule << ": "
+                                                                                                  << unable(a, rule);
   EXPECT_TRUE(has(format_advice(a, "t.json"), "15 of the 15 GPU work items have no launch call in the trace"));
 }
 
@@ -884,19 +888,25 @@ TEST(AdviseHostSync, SynchronizesBackToBackAtTheStepsEndAreAllItsEnd) {
   EXPECT_DOUBLE_EQ(figure(*with_b, "waits"), 2);
   EXPECT_DOUBLE_EQ(figure(*with_b, "final_not_counted"), 2);
 
-  // 400 apart: a wait for kernel A, then the step's final synchronize [740, 742]. With an
-  // operator between (the CPU's work, which could have run beside A), the first is a wait of its
-  // own, counted; with untraced time alone (a script's end: a compiled MoE trace's 15.5 ms final
-  // synchronize, 94 us before a second one), both are the step's end.
-  for (bool cpu_work : {true, false}) {
+  // A wait for kernel A, [s + 40, s + 335), then the step's final synchronize `gap` later. With
+  // an operator between (the CPU's work, which could have run beside A), the first is a wait of
+  // its own, counted; with a short stretch of untraced time alone (a script's end: a compiled MoE
+  // trace's 15.5 ms final synchronize, 94 us before a second one), both are the step's end; with
+  // a long one (untraced Python's work, over kFinalSyncUntracedNs), counted again.
+  struct Case {
+    bool cpu_work;
+    double gap;
+    bool counted;
+  };
+  for (const Case k : {Case{true, 405, true}, Case{false, 100, false}, Case{false, 405, true}}) {
     const Advice apart = advise_text(kernel_a_then([&](TraceBuilder& b, double s) {
       b.call("cudaStreamSynchronize", s + 40, 295);
-      if (cpu_work) b.op("aten::cpu_work", s + 340, 400);
-      b.call("cudaDeviceSynchronize", s + 740, 2);
+      if (k.cpu_work) b.op("aten::cpu_work", s + 340, k.gap - 5);
+      b.call("cudaDeviceSynchronize", s + 335 + k.gap, 2);
     }));
     const Symptom* sa = symptom(apart, "host_sync");
-    EXPECT_EQ(sa != nullptr, cpu_work);
-    EXPECT_EQ(clean(apart, "host_sync"), !cpu_work);
+    EXPECT_EQ(sa != nullptr, k.counted) << k.cpu_work << " " << k.gap;
+    EXPECT_EQ(clean(apart, "host_sync"), !k.counted) << k.cpu_work << " " << k.gap;
     if (sa) {
       EXPECT_DOUBLE_EQ(figure(*sa, "waits"), 2);
     }
@@ -1449,6 +1459,10 @@ TEST(AdviseFp32Gemm, AnOutlierCountsAtTenTimesItsNamesMedian) {
   EXPECT_DOUBLE_EQ(figure(*s, "outliers"), 1);
   EXPECT_EQ(s->saved_ns, 600'000);
   EXPECT_TRUE(has(s->text, "; 1 outlier over 10x its name's median counted at that")) << s->text;
+  // The example is the longest instance counted whole (the first of 50 us), not the outlier.
+  ASSERT_EQ(s->examples.size(), 1u);
+  EXPECT_EQ(s->examples[0].ts_ns, 10'000);
+  EXPECT_EQ(s->examples[0].dur_ns, 50'000);
 }
 
 TEST(AdviseFp32Gemm, AV100HasNoTf32) {

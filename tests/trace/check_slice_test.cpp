@@ -894,7 +894,7 @@ TEST(PilTraceCheck, GpuWorkAheadOfItsLaunchesIsAnOffsetToo) {
                          "launch call begins, up to 30.0 us before"),
             std::string::npos)
       << summary;
-  EXPECT_EQ(summary.find("drift apart"), std::string::npos) << "a steady 30 us: an offset" << summary;
+  EXPECT_EQ(summary.find("clocks drift"), std::string::npos) << "a steady 30 us: an offset" << summary;
   const json j = json::parse(run_process(kTool, {"summary", path, "--json"}).out);
   EXPECT_EQ(j["gpu"]["gpu_clock_offset"]["early_items"], 10);
   EXPECT_EQ(j["gpu"]["gpu_clock_offset"]["drift_span_ns"], 0);
@@ -913,19 +913,47 @@ TEST(PilTraceCheck, GpuWorkAheadOfItsLaunchesIsAnOffsetToo) {
   EXPECT_EQ(oj["gpu"]["gpu_clock_offset"]["found"], false);
   EXPECT_EQ(oj["gpu"]["gpu_clock_offset"]["early_items"], 1);
   // Earlier and earlier, 10 us more each launch (10 us to 100 us over 450 us): the clocks drift
-  // apart (the B200 trace's from 79 us to 205 us over 8.0 ms, fitted).
+  // (the B200 trace's from 84.7 us to 203 us over 7.99 ms, fitted).
   pil::test::TraceBuilder drift;
   drift.step(1, 0, 1000);
   for (int k = 0; k < 10; ++k) drift.kernel("k", drift.call("cudaLaunchKernel", 100 + 50 * k, 10), 90 + 40 * k, 5);
   const std::string dpath = write_trace(dir, "drift.json", drift);
   EXPECT_NE(run_process(kTool, {"summary", dpath}).out.find(
-                "up to 100 us before, earlier and earlier: from 10.0 us to 100 us over 450 us (the clocks drift apart "
+                "up to 100 us before, earlier and earlier: from 10.0 us to 100 us over 450 us (the clocks drift "
                 "rather than stand offset)"),
             std::string::npos);
   const json dj = json::parse(run_process(kTool, {"summary", dpath, "--json"}).out);
   EXPECT_EQ(dj["gpu"]["gpu_clock_offset"]["drift_from_ns"], 10'000);
   EXPECT_EQ(dj["gpu"]["gpu_clock_offset"]["drift_to_ns"], 100'000);
   EXPECT_EQ(dj["gpu"]["gpu_clock_offset"]["drift_span_ns"], 450'000);
+
+  // The other way, 100 us early down to 10 us: less and less early, said so.
+  pil::test::TraceBuilder closing;
+  closing.step(1, 0, 1000);
+  for (int k = 0; k < 10; ++k)
+    closing.kernel("k", closing.call("cudaLaunchKernel", 100 + 50 * k, 10), 100 + 50 * k - (100 - 10 * k), 5);
+  EXPECT_NE(run_process(kTool, {"summary", write_trace(dir, "closing.json", closing)}).out.find(
+                "less and less early: from 100 us to 10.0 us over 450 us"),
+            std::string::npos);
+
+  // Eight launches' work 1 us early and one's 200 us: one outlier, no drift (a least-squares
+  // line read it as one from -30.0 us to 76.2 us). Two devices standing 10 us and 100 us early,
+  // the first's six launches before the second's: two offsets, no drift either.
+  auto no_drift = [&](const char* name, pil::test::TraceBuilder& t) {
+    const json j = json::parse(run_process(kTool, {"summary", write_trace(dir, name, t), "--json"}).out);
+    EXPECT_EQ(j["gpu"]["gpu_clock_offset"]["found"], true) << name;
+    EXPECT_EQ(j["gpu"]["gpu_clock_offset"]["drift_span_ns"], 0) << name;
+  };
+  pil::test::TraceBuilder outlier;
+  outlier.step(1, 0, 1000);
+  for (int k = 0; k < 9; ++k)
+    outlier.kernel("k", outlier.call("cudaLaunchKernel", 300 + 50 * k, 10), 300 + 50 * k - (k == 8 ? 200 : 1), 5);
+  no_drift("outlier.json", outlier);
+  pil::test::TraceBuilder two;
+  two.step(1, 0, 2000);
+  for (int k = 0; k < 12; ++k)
+    two.kernel("k", two.call("cudaLaunchKernel", 200 + 100 * k, 10), 200 + 100 * k - (k < 6 ? 10 : 100), 5, 7, 0, k < 6 ? 0 : 1);
+  no_drift("two.json", two);
 }
 
 // chain follows the range's own thread; GPU work other threads launched meanwhile (autograd's

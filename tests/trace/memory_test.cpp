@@ -310,6 +310,33 @@ TEST(Memory, AnAllocatorThatKeepsNoTotalGivesNoneAtThePeak) {
   EXPECT_EQ(rows[0].end_growth, 0);
 }
 
+// Its frees are reported with a total of 0 too: one batch freed, the next (larger) one makes the
+// peak, and the total then is still the CPU allocator's. A free of all the allocator held does
+// leave a total of 0.
+TEST(Memory, AFreeOfAnAllocatorThatKeepsNoTotalGivesNone) {
+  auto host = [](int ts, long long bytes, long long total) {
+    return R"({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": )" +
+           std::to_string(ts) + R"(, "args": {"Bytes": )" + std::to_string(bytes) + R"(, "Total Allocated": )" +
+           std::to_string(total) + R"(, "Device Type": 0, "Device Id": -1}})";
+  };
+  const Trace shared = parse_trace_text("{\"traceEvents\": [" + host(10, 4 * MiB, 4 * MiB) + "," +
+                                        host(20, 2 * MiB, 0) + "," + host(30, -2 * MiB, 0) + "," +
+                                        host(40, 3 * MiB, 0) + "]}");
+  auto rows = memory_report(TraceIndex(shared));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].peak_growth, 7 * MiB);
+  EXPECT_EQ(rows[0].peak_at_ns, 40000);
+  EXPECT_EQ(rows[0].peak_total, 4 * MiB);
+
+  const Trace emptied = parse_trace_text("{\"traceEvents\": [" + host(10, 4 * MiB, 4 * MiB) + "," +
+                                         host(20, -4 * MiB, 0) + "," + host(30, 5 * MiB, 0) + "]}");
+  rows = memory_report(TraceIndex(emptied));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].peak_growth, 5 * MiB);
+  EXPECT_EQ(rows[0].peak_at_ns, 30000);
+  EXPECT_EQ(rows[0].peak_total, 0);
+}
+
 // A trace from a JSON event list (memory events written as Kineto does).
 Trace events(const std::string& list) { return parse_trace_text("{\"traceEvents\": [" + list + "]}"); }
 std::string slice(const char* cat, const char* name, int tid, int ts, int dur) {

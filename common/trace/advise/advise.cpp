@@ -59,10 +59,13 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 std::string unlinked_said(const advise_rules::RuleContext& c) {
   if (!c.links_missing()) return "";
   const int64_t zero = c.unlinked_zero;
-  return std::to_string(c.unlinked_work) + " of the " + counted(c.work_items, "GPU work item") +
-         " have no launch call in the trace (" +
-         (zero == c.unlinked_work ? std::string("correlation 0 on every one")
-          : zero > 0 ? "correlation 0 on " + std::to_string(zero) + ", the others' match no runtime or driver call"
+  return (c.work_items == 1 ? std::string("the trace's one GPU work item has")
+                             : std::to_string(c.unlinked_work) + " of the " + counted(c.work_items, "GPU work item") +
+                                   (c.unlinked_work == 1 ? " has" : " have")) +
+         " no launch call in the trace (" +
+         (zero == c.unlinked_work ? std::string(c.unlinked_work == 1 ? "correlation 0" : "correlation 0 on every one")
+          : zero > 0 ? "correlation 0 on " + std::to_string(zero) +
+                           ", the others' correlation ids match no runtime or driver call"
                      : std::string("their correlation ids match no runtime or driver call")) +
          "; pil-trace check: gpu_work_without_launch)";
 }
@@ -666,6 +669,7 @@ nlohmann::ordered_json advice_json(const Advice& a) {
             {"profiler_gpu_loss", a.profiler_gpu_loss},
             {"gpu_events_stop_early", a.gpu_events_stop_early},
             {"unlinked_work", a.unlinked_work},
+            {"unlinked", a.unlinked},
             {"work_items", a.work_items},
             {"links_missing", a.links_missing()},
             {"steps_hold_nothing", a.steps_hold_nothing},

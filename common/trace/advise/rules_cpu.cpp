@@ -67,13 +67,15 @@ std::vector<long> outermost_roots(const CpuSlices& cs, const std::function<bool(
 std::vector<Rule> cpu_rules() {
   // host_time_is_cost: the rule reads the host's time as the cost on a trace without GPU work.
   constexpr bool kClocks = false, kHostCost = true, kCpuSide = true;
-  // Read from the steps, memory events or collectives alone: run whatever the launch links.
+  // Read from the steps, memory events or collectives alone, or the host's time (which a GPU
+  // trace leaves to the GPU rules: they answer kGpuJudgesHostTime there): run whatever the
+  // launch links.
   constexpr bool kNoLinks = false;
   return {
       {"first_step", "first_step", "a first step far slower than the rest", false, first_step, kClocks, false,
        false, kNoLinks},
       {"op_overhead", "op_overhead", "operators too small for their dispatch cost", false, op_overhead, kClocks,
-       kHostCost, kCpuSide},
+       kHostCost, kCpuSide, kNoLinks},
       {"op_loop", "op_loop", "a loop calling small operators one row or element at a time", false, op_loop,
        kClocks, kHostCost, kCpuSide},
       {"copies", "copies", "copies (copy_, contiguous, to, clone) taking a large share", false, copies, kClocks,
@@ -81,9 +83,9 @@ std::vector<Rule> cpu_rules() {
       {"optimizer", "optimizer", "the optimizer's share of the step", false, optimizer, kClocks, kHostCost,
        kCpuSide},
       {"untraced", "untraced", "time in a step outside every operator and range", false, untraced, kClocks,
-       kHostCost, kCpuSide},
+       kHostCost, kCpuSide, kNoLinks},
       {"data_loading", "untraced", "data loading on the training thread", false, data_loading, kClocks,
-       kHostCost, kCpuSide},
+       kHostCost, kCpuSide, kNoLinks},
       {"rebuilt_constant", "rebuilt_constant", "the same constant tensor built in every step", false,
        rebuilt_constant, kClocks, kHostCost, kCpuSide},
       {"memory_peak", "memory_peak", "memory peaks near the device's capacity", false, memory_peak, kClocks,

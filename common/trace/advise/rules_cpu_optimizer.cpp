@@ -88,9 +88,11 @@ void optimizer(const RuleContext& c, RuleResult& out) {
   int64_t later_ns = 0;
   if (c.first_step_slow()) {
     const int64_t first_end = t.events[c.index.steps[0]].end_ns();
-    if (gpu) {
-      for (size_t s : outer)
-        if (t.events[cs.event(s)].start_ns >= first_end) later_ns += cost[s];
+    if (gpu) {  // the union of the later slices' work, as the share's (two streams overlap)
+      std::vector<long> later = root;
+      for (long& r : later)
+        if (r >= 0 && t.events[cs.event(size_t(r))].start_ns < first_end) r = -1;
+      later_ns = launched_work(c, later).union_ns;
     } else {
       later_ns = length_within(spans, clip(cs.basis(), first_end, INT64_MAX));
     }
@@ -98,6 +100,8 @@ void optimizer(const RuleContext& c, RuleResult& out) {
     later_share = later_basis > 0 ? double(later_ns) / double(later_basis) : 0;
   }
   if (share < threshold::kOptimizerShare && later_share < threshold::kOptimizerShare) return;
+  // Its gain is over the whole basis, and held to the floor every finding's is.
+  if (double(opt_ns) < c.options.min_saved_share * double(c.basis_ns)) return;
 
   // What it runs: the operators under it by self time, and how many calls a step makes.
   std::map<std::string_view, int64_t> time_by_op;  // self time of everything under it

@@ -100,13 +100,15 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
     for (size_t i : idx) durs.push_back(t.events[i].dur_ns);
     const int64_t cap = idx.size() >= 3 ? int64_t(threshold::kGemmOutlierRatio * double(median_ns(durs)))
                                         : std::numeric_limits<int64_t>::max();
-    auto& [time, longest] = by_name.emplace(n, std::pair<int64_t, size_t>{0, idx.front()}).first->second;
+    // The example: the longest instance counted whole (an outlier's time is not the name's).
+    auto& [time, longest] = by_name.emplace(n, std::pair<int64_t, size_t>{0, SIZE_MAX}).first->second;
     for (size_t i : idx) {
       const int64_t counted = std::min(t.events[i].dur_ns, cap);
       outliers += counted < t.events[i].dur_ns;
       time += counted;
       total += counted;
-      if (t.events[i].dur_ns > t.events[longest].dur_ns) longest = i;
+      if (counted == t.events[i].dur_ns && (longest == SIZE_MAX || t.events[i].dur_ns > t.events[longest].dur_ns))
+        longest = i;
     }
   }
   const int64_t busy = c.gpu_busy_in(c.index.gpu_window_start, c.index.gpu_window_end);

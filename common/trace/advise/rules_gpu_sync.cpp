@@ -165,15 +165,18 @@ void host_sync(const RuleContext& c, RuleResult& out) {
     // synchronize, then the stream's: a public trace's 306 us one before a 2 us one read as a
     // wait to remove, the same program's other order as none). One followed by an operator
     // before the next (more than kSyncMinNs apart) let the CPU work in between: a wait of its
-    // own, counted. A gap of untraced time alone does not (a compiled MoE script's 15.5 ms
-    // final cudaDeviceSynchronize, 94 us before a second one, read as a 2.58 ms gain).
+    // own, counted. A short gap of untraced time alone does not (a compiled MoE script's 15.5 ms
+    // final cudaDeviceSynchronize, 94 us before a second one, read as a 2.58 ms gain); a longer
+    // one is the CPU's work too, untraced Python (kFinalSyncUntracedNs).
     const auto l = last_launch.find(step);
     int64_t next_start = INT64_MAX;  // the start of the synchronize excused after it
     while (!calls.empty()) {
       const size_t last = calls.back();  // in start order
       const bool final_one = l == last_launch.end() || l->second < ev[last].end_ns();
-      const bool back_to_back = next_start == INT64_MAX || next_start - ev[last].end_ns() < threshold::kSyncMinNs ||
-                                !operator_between(c, last, ev[last].end_ns(), next_start);
+      const int64_t apart = next_start == INT64_MAX ? 0 : next_start - ev[last].end_ns();
+      const bool back_to_back = apart < threshold::kSyncMinNs ||
+                                (apart < threshold::kFinalSyncUntracedNs &&
+                                 !operator_between(c, last, ev[last].end_ns(), next_start));
       if (!final_one || !back_to_back || waits_for_copy(last)) break;
       next_start = ev[last].start_ns;
       calls.pop_back();

@@ -36,6 +36,11 @@ inline constexpr double kHostStallShare = 0.10;
 inline constexpr double kFirstCallRatio = 10;
 /// A synchronize inside a step matters when the CPU waited in it at least this long in all.
 inline constexpr int64_t kSyncMinNs = 50'000;
+/// Synchronizes after a step's last launch are its end, however many, when back to back: under
+/// kSyncMinNs apart, or with no operator between and under this long apart (a program's few
+/// untraced lines: a compiled MoE script's second final synchronize came 94 us after its first).
+/// Longer untraced time between them is the CPU's work, which the earlier one held back.
+inline constexpr int64_t kFinalSyncUntracedNs = 200'000;
 /// A host-to-device or device-to-host copy from pageable memory: reported from this many bytes
 /// copied in all (small copies are cheap either way).
 inline constexpr int64_t kPageableMinBytes = 1 << 20;
@@ -98,6 +103,7 @@ inline constexpr double kOptimizerShare = 0.25;
 /// shorter gaps between two operators are the profiler's and the dispatcher's own time). The
 /// DataLoader's fetches on the training thread (its enumerate(DataLoader)# ranges): the same share.
 inline constexpr double kUntracedShare = 0.15;
+inline constexpr int64_t kUntracedMinGapNs = 10'000;
 /// An fp32 GEMM kernel over this many times its name's median (three instances or more) is
 /// counted at that in fp32_gemm's bound: what held it is no fp32 arithmetic.
 inline constexpr double kGemmOutlierRatio = 10;
@@ -106,11 +112,10 @@ inline constexpr double kGemmOutlierRatio = 10;
 inline bool most_work_unlinked(int64_t unlinked, int64_t work_items) {
   return work_items > 0 && 2 * unlinked >= work_items;
 }
-/// A first fetch from the DataLoader's worker processes this many times the others' median is
-/// their start-up (loader_startup), not their pace: the first batch waits for every worker to
+/// A first fetch from the DataLoader's worker processes over this many times the others' median
+/// is their start-up (loader_startup), not their pace: the first batch waits for every worker to
 /// start and import the program (seconds by spawn), the later ones for a ready batch.
 inline constexpr double kLoaderStartupRatio = 10;
-inline constexpr int64_t kUntracedMinGapNs = 10'000;
 /// A constant tensor built every step: the same factory operator with the same shapes in at
 /// least this many steps (and in every profiled step), reported from kMinSavedShare of the basis.
 inline constexpr int kRebuiltMinSteps = 2;
