@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <queue>
+#include <regex>
 #include <set>
 #include <system_error>
 #include <tuple>
@@ -92,22 +93,75 @@ const char* to_string(Change c) {
   return "?";
 }
 
-DiffReport diff_report(const Trace& a, const Trace& b, double tolerance) {
-  const KeyAverages ka = key_averages(a), kb = key_averages(b);
+std::string kernel_spelling(std::string name) {
+  // torch 2.x's kernels take std::array where older builds took at::detail::Array; compilers
+  // write an unsigned long template argument as 2ul or 2, and "> >" or ">>".
+  static const std::regex array("at::detail::Array<"), suffix("([0-9])(?:ull|ul|u|ll|l)\\b",
+                                                                 std::regex::icase),
+      space(" +>");
+  if (name.find('<') == std::string::npos) return name;
+  name = std::regex_replace(name, array, "std::array<");
+  name = std::regex_replace(name, suffix, "$1");
+  return std::regex_replace(name, space, ">");
+}
+
+int64_t written_step_ns(const Trace& t) {
+  if (t.events.empty()) return 0;
+  int64_t step = 1000;
+  for (const Event& e : t.events) {
+    while (step > 1 && (e.start_ns % step != 0 || e.dur_ns % step != 0)) step /= 10;
+    if (step == 1) break;
+  }
+  return step;
+}
+
+namespace {
+
+/// The table diff compares: every event's but the GPU work launched before recording began (an
+/// earlier, unrecorded step's, still running: a slice of step K holds step K-1's tail so), whose
+/// items and time it counts apart.
+KeyAverages diff_table(const TraceIndex& index, int64_t& left_out, int64_t& left_out_ns) {
+  const Trace& t = index.trace();
+  std::vector<char> before(t.events.size(), 0);
+  for (size_t w : index.device_work())
+    if (index.launched_before_recording(w)) {
+      before[w] = 1;
+      ++left_out;
+      left_out_ns += t.events[w].dur_ns;
+    }
+  if (left_out == 0) return key_averages(t);
+  std::vector<Event> kept;
+  kept.reserve(t.events.size() - size_t(left_out));
+  for (size_t i = 0; i < t.events.size(); ++i)
+    if (!before[i]) kept.push_back(t.events[i]);
+  return key_averages(kept, t.memory);
+}
+
+}  // namespace
+
+DiffReport diff_report(const TraceIndex& a, const TraceIndex& b, double tolerance) {
   DiffReport d;
+  const KeyAverages ka = diff_table(a, d.before_recording_a, d.before_recording_ns_a),
+                    kb = diff_table(b, d.before_recording_b, d.before_recording_ns_b);
   d.cpu_a = ka.self_cpu_total_ns;
   d.cpu_b = kb.self_cpu_total_ns;
   d.device_a = ka.self_device_total_ns;
   d.device_b = kb.self_device_total_ns;
-  for (const auto& e : a.events) d.kernels_a += e.category == Category::Kernel;
-  for (const auto& e : b.events) d.kernels_b += e.category == Category::Kernel;
+  for (const auto& e : a.trace().events) d.kernels_a += e.category == Category::Kernel;
+  for (const auto& e : b.trace().events) d.kernels_b += e.category == Category::Kernel;
+  for (size_t w : a.device_work())
+    d.kernels_a -= a.trace().events[w].category == Category::Kernel && a.launched_before_recording(w);
+  for (size_t w : b.device_work())
+    d.kernels_b -= b.trace().events[w].category == Category::Kernel && b.launched_before_recording(w);
 
+  // GPU work by its name's spelling (kernel_spelling), CPU rows by name; a row shows A's name.
   std::map<std::string, DiffRow> rows;
   auto add = [&](const KeyAverages& k, bool is_a) {
     for (const auto& r : k.rows) {
       if (is_step_row(r.name)) continue;  // step numbers differ between runs
-      DiffRow& row = rows[r.name];
-      row.name = r.name;
+      DiffRow& row = rows[r.device_work ? kernel_spelling(r.name) : r.name];
+      if (row.name.empty()) row.name = r.name;
+      else if (row.name != r.name) ++d.respelled;  // only B's can differ
       row.device = r.device_work;
       const int64_t time = r.device_work ? r.device_total_ns : r.cpu_total_ns;
       (is_a ? row.calls_a : row.calls_b) = r.calls;
@@ -116,14 +170,20 @@ DiffReport diff_report(const Trace& a, const Trace& b, double tolerance) {
   };
   add(ka, true);
   add(kb, false);
+  // A change within what the clocks can tell is none: each call's time may be off by one step
+  // of the coarser trace's clock (1 us in a trace written in whole microseconds, where 2 us
+  // against 3 us is no change).
+  d.clock_step_ns = std::max(written_step_ns(a.trace()), written_step_ns(b.trace()));
   for (auto& [name, row] : rows) {
+    const double delta = double(row.time_b - row.time_a);
+    const bool within_clock = std::abs(delta) <= double(std::max(row.calls_a, row.calls_b) * d.clock_step_ns);
     if (row.calls_a == 0)
       row.change = Change::Added;
     else if (row.calls_b == 0)
       row.change = Change::Removed;
-    else if (double(row.time_b) > double(row.time_a) * (1 + tolerance))
+    else if (!within_clock && double(row.time_b) > double(row.time_a) * (1 + tolerance))
       row.change = Change::Slower;
-    else if (double(row.time_b) < double(row.time_a) * (1 - tolerance))
+    else if (!within_clock && double(row.time_b) < double(row.time_a) * (1 - tolerance))
       row.change = Change::Faster;
     else
       row.change = Change::Same;

@@ -214,12 +214,8 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
   ClockInfo& c = r.clock;
   c.base_time = t.base_time_ns != 0;
   c.base_time_ns = t.base_time_ns;
-  int64_t finest = 1000;
-  for (const Event& e : t.events) {
-    c.max_abs_ns = std::max({c.max_abs_ns, std::abs(e.start_ns), std::abs(e.end_ns())});
-    while (finest > 1 && (e.start_ns % finest != 0 || e.dur_ns % finest != 0)) finest /= 10;
-  }
-  c.finest_ns = t.events.empty() ? 0 : finest;
+  for (const Event& e : t.events) c.max_abs_ns = std::max({c.max_abs_ns, std::abs(e.start_ns), std::abs(e.end_ns())});
+  c.finest_ns = written_step_ns(t);
   c.absolute = !c.base_time && c.max_abs_ns > int64_t(100'000'000) * 1'000'000'000;  // past 1973
   if (c.max_abs_ns > 0) {
     const double max_us = double(c.max_abs_ns) / 1000.0;

@@ -128,6 +128,14 @@ ExpectAnswer check_expectation(const TraceIndex& index, const Expectation& e) {
         top = &r;
     a.measured = top ? top->name + ", " + format_duration(top->self_cpu_ns) + " self CPU" : "no operators";
     a.yes = top && top->name == e.value;
+    // A prediction of a range or a CUDA call (summary's "most self CPU time" counts them too)
+    // is told why it is no, not only that it is.
+    const KeyAverage* named = index.key_averages().find(e.value);
+    const bool range = named && std::find(ranges.begin(), ranges.end(), named) != ranges.end();
+    if (!a.yes && (range || e.value.find("::") == std::string::npos))
+      a.measured += std::string("; ") + e.value + " is " +
+                    (range ? "a named range" : named ? "no operator (a CUDA call or a range)" : "no operator's name") +
+                    ": top-op compares operators alone, names in a namespace such as aten::mm";
   } else if (e.key == "peak-range") {
     const MemoryRow* pick = main_memory_row(index.memory());
     if (!pick) {

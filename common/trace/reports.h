@@ -576,11 +576,30 @@ struct DiffReport {
   std::vector<DiffRow> rows;  ///< largest absolute change first
   int64_t cpu_a = 0, cpu_b = 0, device_a = 0, device_b = 0;
   int64_t kernels_a = 0, kernels_b = 0;
+  /// GPU work launched before each trace's recording began, left out (items, GPU time).
+  int64_t before_recording_a = 0, before_recording_b = 0;
+  int64_t before_recording_ns_a = 0, before_recording_ns_b = 0;
+  /// GPU rows whose names A and B spell differently (kernel_spelling), compared as one.
+  int64_t respelled = 0;
+  /// The coarser of the two traces' clock steps (written_step_ns): a row's change within its
+  /// calls times this is no change.
+  int64_t clock_step_ns = 0;
 };
 
-/// Operators and kernels of two runs side by side. A change under `tolerance` (relative) counts
-/// as the same.
-DiffReport diff_report(const Trace& a, const Trace& b, double tolerance = 0.05);
+/// The finest step a trace's times are written in: 1, 10, 100 or 1000 ns (1000 for a trace of
+/// whole microseconds, torch 1.x's and Kineto's before nanoseconds); 0 without events.
+int64_t written_step_ns(const Trace& trace);
+
+/// A GPU kernel's name in one spelling, so that two builds' names of one kernel compare equal:
+/// at::detail::Array (older torch) as std::array, integer template arguments without their
+/// suffix (2ul as 2), "> >" as ">>".
+std::string kernel_spelling(std::string name);
+
+/// Operators and kernels of two runs side by side, as Python's table has them, less the GPU work
+/// launched before each recording began (TraceIndex::launched_before_recording: no step's of the
+/// trace; counted apart). Kernels matched by kernel_spelling. A change under `tolerance`
+/// (relative) counts as the same.
+DiffReport diff_report(const TraceIndex& a, const TraceIndex& b, double tolerance = 0.05);
 
 /// The memory events of each device, (device type, device index) -> event indices in time order;
 /// host memory first (type 0, index -1), then CUDA's (1: HIP's, 6, counted as CUDA's), then

@@ -26,6 +26,15 @@ constexpr TypeInfo kTypes[] = {
     {"unsigned int", 4, "", 4},
     {"long int", 8, "", 5},
     {"long unsigned int", 8, "", 5},
+    // Clang's and MSVC's spellings of the same (GCC's above): a trace from a torch built with
+    // them (HTA's NCCL test traces: an all_to_all of 'long').
+    {"short", 2, "", 3},
+    {"unsigned short", 2, "", 3},
+    {"long", 8, "", 5},
+    {"unsigned long", 8, "", 5},
+    {"long long", 8, "", 5},
+    {"unsigned long long", 8, "", 5},
+    {"__int64", 8, "", 5},
     {"c10::Float8_e4m3fn", 1, "fp8", 10},
     {"c10::Float8_e5m2", 1, "fp8", 10},
     {"c10::Float8_e4m3fnuz", 1, "fp8", 10},

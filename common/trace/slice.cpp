@@ -84,7 +84,12 @@ std::string slice_text(const TraceIndex& index, std::string_view text, int64_t f
   auto in_span = [&](int64_t ts) { return ts >= from && ts < to; };
 
   // Events: CPU ones that start in the span; GPU work launched by a kept call (its tail), or
-  // running in the span (with its launch call and that call's other work).
+  // running in the span; and the work launched before the span that ran before the tail's end
+  // (what the tail queued behind). Work launched before the span is kept without its launch
+  // call, as a recording begun at the span's start would hold it (launched before recording
+  // began, no step's): kept with its call, work queued since an earlier step read in the slice
+  // as GPU work waiting a whole step on an idle GPU (a clock offset), and as the step's own; left
+  // out, the tail read as waiting on an idle GPU.
   std::vector<char> keep(t.events.size(), 0);
   for (size_t i = 0; i < t.events.size(); ++i) {
     const Event& e = t.events[i];
@@ -96,13 +101,17 @@ std::string slice_text(const TraceIndex& index, std::string_view text, int64_t f
   };
   for (size_t c : index.launch_calls())
     if (keep[c]) keep_call(c);
+  int64_t tail_end = to;
+  for (size_t w : index.device_work())
+    if (keep[w]) tail_end = std::max(tail_end, t.events[w].end_ns());
+  auto launched_before = [&](size_t w) {
+    const long call = index.launch_of(w);
+    return call >= 0 ? t.events[size_t(call)].start_ns < from : index.launched_before_recording(w);
+  };
   for (size_t w : index.device_work()) {
     const Event& e = t.events[w];
-    if (e.start_ns < to && (e.end_ns() > from || e.start_ns >= from)) {
-      keep[w] = 1;
-      const long call = index.launch_of(w);
-      if (call >= 0) keep_call(size_t(call));
-    }
+    const bool runs_in_span = e.start_ns < to && (e.end_ns() > from || e.start_ns >= from);
+    if (runs_in_span || (e.start_ns < tail_end && e.end_ns() > from && launched_before(w))) keep[w] = 1;
   }
   // The correlations whose launch and GPU work are both kept: their ac2g arrows stay.
   std::unordered_set<uint64_t> kept_correlations;

@@ -1344,6 +1344,53 @@ TEST(PilTraceSlice, AGpuStepKeepsItsTailAndReadsBackTheSameFiguresBothWays) {
   EXPECT_EQ(ends, (std::map<int64_t, int>{{7, 3}}));
 }
 
+// GPU work an earlier step launched, still running in the span, is kept without its launch call,
+// as a recording begun at the span's start holds it: launched before recording began, no step's.
+// Kept with its call (a public LoRA trace's optimizer range: 19 backward kernels launched 16 ms
+// before, queued behind work the slice leaves out), check read it as a GPU clock offset, summary
+// as the range's top kernel, and diff of two step slices as a kernel run twice. Three steps of
+// 1000 us, each launching k (1200 us, on stream 7, which falls behind) at s + 10 and s (10 us,
+// stream 8) at s + 500: k0 [20, 1220], k1 [1220, 2420], k2 [2420, 3620].
+TEST(PilTraceSlice, WorkLaunchedBeforeTheSpanIsKeptWithoutItsCall) {
+  TempDir dir;
+  pil::test::TraceBuilder b;
+  for (int k = 0; k < 3; ++k) {
+    const double s = 1000.0 * k;
+    b.step(k + 1, s, 1000);
+    b.kernel("k", b.call("cudaLaunchKernel", s + 10, 5), 20 + 1200.0 * k, 1200);
+    b.kernel("s", b.call("cudaLaunchKernel", s + 500, 5), s + 510, 10, 8);
+  }
+  const std::string path = write_trace(dir, "behind.json", b);
+  const std::string s0 = dir.path() + "/s0.json", s1 = dir.path() + "/s1.json";
+  ASSERT_EQ(run_process(kTool, {"slice", path, "--out", s0, "--step", "0"}).exit_code, 0);
+  ASSERT_EQ(run_process(kTool, {"slice", path, "--out", s1, "--step", "1"}).exit_code, 0);
+  const json sliced = json::parse(read(s1));
+  int calls = 0, kernels = 0;
+  for (const auto& e : sliced["traceEvents"]) {
+    calls += e.value("name", "") == "cudaLaunchKernel";
+    kernels += e.value("cat", "") == "kernel";
+  }
+  EXPECT_EQ(calls, 2);    // step 1's own, not step 0's
+  EXPECT_EQ(kernels, 3);  // k0 (still running), k1, s1
+  const json check = json::parse(run_process(kTool, {"check", s1, "--json"}).out);
+  EXPECT_EQ(check["gpu_work_launched_before_recording"], 1);
+  for (const auto& f : check["findings"]) EXPECT_NE(f["key"], "gpu_work_without_launch") << f.dump();
+  // diff of the two step slices: one k each, k0's run in step 1's slice left out and said.
+  const auto d = run_process(kTool, {"diff", s0, s1, "--json"});
+  const json dj = json::parse(d.out);
+  EXPECT_EQ(dj["kernels"], json::array({2, 2}));
+  EXPECT_EQ(dj["launched_before_recording"], json::array({0, 1}));
+  for (const auto& r : dj["rows"]) {
+    if (r["name"] == "k") {
+      EXPECT_EQ(r["calls"], json::array({1, 1}));
+    }
+  }
+  EXPECT_NE(d.err.find("B: 1 GPU work item (1.20 ms) launched before its recording began (an earlier step's, still "
+                       "running) left out of the rows and totals"),
+            std::string::npos)
+      << d.err;
+}
+
 // --out ending in .gz is gzip-compressed, as torch.profiler writes such a name (HTA and Python
 // open it by its name): the same events as the plain slice, and the same figures.
 TEST(PilTraceSlice, AnOutNamedGzIsGzipCompressed) {

@@ -66,7 +66,16 @@ TEST(ExpectCpu, TopOpIsAnOperatorOfAnyNamespaceNotARange) {
   EXPECT_TRUE(a.yes) << a.line();
   EXPECT_EQ(a.measured, "torchvision::nms, 30.0 us self CPU");
   EXPECT_FALSE(check_expectation(index, parse_expectation("top-op=model_inference")).yes);
-  EXPECT_FALSE(check_expectation(index, parse_expectation("top-op=post::process")).yes);
+  // A no to a range or a CUDA call says why: summary's "most self CPU time" counts them.
+  const ExpectAnswer range = check_expectation(index, parse_expectation("top-op=post::process"));
+  EXPECT_FALSE(range.yes);
+  EXPECT_EQ(range.measured,
+            "torchvision::nms, 30.0 us self CPU; post::process is a named range: top-op compares operators alone, "
+            "names in a namespace such as aten::mm");
+  const ExpectAnswer call = check_expectation(index, parse_expectation("top-op=cudaDeviceSynchronize"));
+  EXPECT_NE(call.measured.find("; cudaDeviceSynchronize is no operator's name: top-op compares operators alone"),
+            std::string::npos)
+      << call.measured;
 }
 
 TEST_F(Expect, PeakRangeWithoutMemoryEventsSaysSo) {

@@ -400,6 +400,36 @@ TEST_F(PilTrace, DiffSaysWhenATracesGpuSideIsMissing) {
   EXPECT_EQ(run_process(kTool, {"diff", whole, whole}).err, "");
 }
 
+// Two GPUs, or a cold run against a warm one: the figures differ by that too, said (a public LoRA
+// run's cold step against its warm one read as cudaLaunchKernel 218 ms "faster", its 98 lazy
+// loading records unsaid).
+TEST_F(PilTrace, DiffSaysTwoGpusAndAColdRunAgainstAWarmOne) {
+  auto built = [](const char* gpu, bool cold) {
+    pil::test::TraceBuilder b;
+    b.device(gpu);
+    b.step(1, 0, 1000);
+    b.kernel("k", b.call("cudaLaunchKernel", 20, cold ? 500 : 10), cold ? 530 : 40, 50);
+    if (cold) b.overhead("Runtime Triggered Module Loading", 25, 480);
+    return b.str();
+  };
+  const std::string a = dir.path() + "/a.json", b = dir.path() + "/b.json";
+  std::ofstream(a) << built("NVIDIA H100 80GB HBM3", true);
+  std::ofstream(b) << built("NVIDIA A100-SXM4-40GB", false);
+  const auto d = run_process(kTool, {"diff", a, b});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.err.find("note: A ran on NVIDIA H100 80GB HBM3, B on NVIDIA A100-SXM4-40GB: the GPU times differ by "
+                       "the GPUs too"),
+            std::string::npos)
+      << d.err;
+  EXPECT_NE(d.err.find("note: A has CUDA's lazy loading (1 record, 480 us: kernels' code loaded at their first "
+                       "launch, a one-time cost) and B none: a cold run against a warm one"),
+            std::string::npos)
+      << d.err;
+  const auto j = nlohmann::json::parse(run_process(kTool, {"diff", a, b, "--json"}).out);
+  EXPECT_EQ(j["lazy_loading_ns"], nlohmann::json::array({480'000, 0}));
+  EXPECT_EQ(j["gpus"][1], "NVIDIA A100-SXM4-40GB");
+}
+
 TEST_F(PilTrace, SvgIsWrittenWhole) {
   const std::string out = dir.path() + "/t.svg";
   const auto r = run_process(kTool, {"svg", trace, "--out", out, "--range", "matmul_add"});

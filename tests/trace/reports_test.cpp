@@ -437,7 +437,8 @@ TEST_F(Reports, DiffAddedRemovedFasterSlower) {
   const auto dur = text_b.find("\"dur\": ", add);
   text_b.replace(dur, 9, "\"dur\": 40");  // 20.000000 -> 40
   const Trace b = parse_trace_text(text_b);
-  const DiffReport d = diff_report(t, b);
+  const TraceIndex index_b(b);
+  const DiffReport d = diff_report(index, index_b);
   std::map<std::string, DiffRow> by;
   for (const auto& r : d.rows) by[r.name] = r;
   EXPECT_EQ(by["gemm"].change, Change::Removed);
@@ -448,12 +449,60 @@ TEST_F(Reports, DiffAddedRemovedFasterSlower) {
   EXPECT_EQ(by.count("ProfilerStep*"), 0u);
   EXPECT_EQ(d.kernels_a, 6);
   EXPECT_EQ(d.kernels_b, 6);
-  const DiffReport back = diff_report(b, t);
+  const DiffReport back = diff_report(index_b, index);
   for (const auto& r : back.rows) {
     if (r.name == "aten::add") {
       EXPECT_EQ(r.change, Change::Faster);
     }
   }
+}
+
+// Two builds of torch spell one kernel two ways (a public LoRA run's optimizer kernels, RTX 5090
+// against an older build on an A100: every kernel "removed" and "added"): one row, under A's.
+TEST(ReportsDiff, AKernelSpelledTwoWaysIsOneRow) {
+  EXPECT_EQ(kernel_spelling("void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>, "
+                            "at::detail::Array<char*, 2> >(int, at::native::AbsFunctor<float>, "
+                            "at::detail::Array<char*, 2>)"),
+            kernel_spelling("void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>, "
+                            "std::array<char*, 2ul>>(int, at::native::AbsFunctor<float>, std::array<char*, 2ul>)"));
+  EXPECT_NE(kernel_spelling("k<2ul>"), kernel_spelling("k<3ul>"));
+  EXPECT_EQ(kernel_spelling("sgemm_128x128"), "sgemm_128x128");
+  auto trace = [](const std::string& kernel, double dur) {
+    test::TraceBuilder b;
+    b.step(1, 0, 1000);
+    b.kernel(kernel, b.call("cudaLaunchKernel", 10, 5), 20, dur);
+    return parse_trace_text(b.str());
+  };
+  const Trace a = trace("k<at::detail::Array<char*, 2> >(int)", 100), b = trace("k<std::array<char*, 2ul>>(int)", 200);
+  const DiffReport d = diff_report(TraceIndex(a), TraceIndex(b));
+  const auto row = std::find_if(d.rows.begin(), d.rows.end(), [](const DiffRow& r) { return r.device; });
+  ASSERT_NE(row, d.rows.end());
+  EXPECT_EQ(row->name, "k<at::detail::Array<char*, 2> >(int)");
+  EXPECT_EQ(row->change, Change::Slower);
+  EXPECT_EQ(d.respelled, 1);
+}
+
+// A trace written in whole microseconds tells 2 us from 3 us by no more than its clock: a change
+// within a clock step a call is none (a public H100 trace's aten::_unsafe_view, 2 -> 3 us, read
+// "slower"); a nanosecond trace's is one.
+TEST(ReportsDiff, AChangeWithinTheClocksStepIsNone) {
+  auto trace = [](double dur) {
+    test::TraceBuilder b;
+    b.step(1, 0, 1000);
+    b.op("aten::_unsafe_view", 10, dur);
+    return parse_trace_text(b.str());
+  };
+  auto change = [](const Trace& a, const Trace& b) {
+    const DiffReport d = diff_report(TraceIndex(a), TraceIndex(b));
+    for (const DiffRow& r : d.rows)
+      if (r.name == "aten::_unsafe_view") return r.change;
+    return Change::Added;
+  };
+  EXPECT_EQ(written_step_ns(trace(2)), 1000);
+  EXPECT_EQ(written_step_ns(trace(2.5)), 100);
+  EXPECT_EQ(change(trace(2), trace(3)), Change::Same);
+  EXPECT_EQ(change(trace(2), trace(4)), Change::Slower);
+  EXPECT_EQ(change(trace(2.001), trace(3.001)), Change::Slower);
 }
 
 // A range's GPU work is the work launched inside it on its thread, as `chain` shows it, not only

@@ -34,6 +34,8 @@ TEST(TraceRooflineFormulas, TypesAsTorchWritesThem) {
   EXPECT_EQ(dtype_bytes("c10::Half"), 2);
   EXPECT_EQ(dtype_bytes("c10::BFloat16"), 2);
   EXPECT_EQ(dtype_bytes("long int"), 8);
+  EXPECT_EQ(dtype_bytes("long"), 8);  // Clang's spelling: HTA's NCCL traces' all_to_all of 'long'
+  EXPECT_EQ(dtype_bytes("unsigned short"), 2);
   EXPECT_EQ(dtype_bytes("bool"), 1);
   EXPECT_EQ(dtype_bytes("c10::Float8_e4m3fn"), 1);
   EXPECT_EQ(dtype_bytes("Scalar"), 0);

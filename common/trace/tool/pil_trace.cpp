@@ -876,11 +876,29 @@ std::string gpu_side_missing(const TraceIndex& index) {
   return "";
 }
 
+/// The names of the GPUs that ran a trace's work (deviceProperties), in device order, joined.
+std::string gpus_used(const TraceIndex& index) {
+  std::set<std::string> names;
+  for (const TraceIndex::Stream& s : index.streams())
+    if (const std::string_view n = index.trace().device_name(s.device); !n.empty()) names.insert(std::string(n));
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+/// CUDA's lazy loading in a trace (CUPTI's records): how many and how long, or {0, 0}.
+std::pair<int64_t, int64_t> lazy_loading(const TraceIndex& index) {
+  std::pair<int64_t, int64_t> n{0, 0};
+  for (const CudaOverhead& o : cuda_overhead(index))
+    if (std::string_view(o.kind) == "lazy loading") n.first += o.records, n.second += o.total_ns;
+  return n;
+}
+
 int report_diff(const Trace& a, const Trace& b, double tolerance, bool as_json) {
-  const DiffReport d = diff_report(a, b, tolerance);
+  const TraceIndex index_a(a), index_b(b);
+  const DiffReport d = diff_report(index_a, index_b, tolerance);
   // A trace whose GPU side is missing, in part or whole: its GPU rows are not the run's (a trace
   // that lost its GPU records read as the other "adding" every kernel and copy).
-  const TraceIndex index_a(a), index_b(b);
   const std::string missing[2] = {gpu_side_missing(index_a), gpu_side_missing(index_b)};
   for (int k = 0; k < 2; ++k)
     if (!missing[k].empty())
@@ -895,9 +913,43 @@ int report_diff(const Trace& a, const Trace& b, double tolerance, bool as_json) 
     std::cerr << "pil-trace: note: A has " << counted(steps_a, "profiled step") << " and B " << steps_b
               << ": the times are each trace's totals, so they differ by the steps' count too; "
                  "compare traces of as many steps (pil-trace slice --step K cuts one out)\n";
+  // GPU work an earlier, unrecorded step launched (a slice of step K holds step K-1's tail so):
+  // left out of the rows and totals, said.
+  const int64_t before[2] = {d.before_recording_a, d.before_recording_b},
+                before_ns[2] = {d.before_recording_ns_a, d.before_recording_ns_b};
+  for (int k = 0; k < 2; ++k)
+    if (before[k] > 0)
+      std::cerr << "pil-trace: note: " << (k ? "B" : "A") << ": " << count_of(before[k], "GPU work item", "GPU work items")
+                << " (" << format_duration(before_ns[k]) << ") launched before its recording began (an earlier "
+                << "step's, still running) left out of the rows and totals\n";
+  // Two GPUs, two clocks or two builds: the figures differ by that too.
+  const std::string gpus[2] = {gpus_used(index_a), gpus_used(index_b)};
+  if (!gpus[0].empty() && !gpus[1].empty() && gpus[0] != gpus[1])
+    std::cerr << "pil-trace: note: A ran on " << gpus[0] << ", B on " << gpus[1]
+              << ": the GPU times differ by the GPUs too\n";
+  if (d.respelled > 0)
+    std::cerr << "pil-trace: note: " << count_of(d.respelled, "kernel", "kernels")
+              << " compared across two spellings of " << (d.respelled == 1 ? "its name" : "their names")
+              << " (at::detail::Array or std::array, 2ul or 2: two builds of torch), under A's\n";
+  const auto lazy_a = lazy_loading(index_a), lazy_b = lazy_loading(index_b);
+  if ((lazy_a.second > 0) != (lazy_b.second > 0)) {
+    const bool in_a = lazy_a.second > 0;
+    const auto& l = in_a ? lazy_a : lazy_b;
+    std::cerr << "pil-trace: note: " << (in_a ? "A" : "B") << " has CUDA's lazy loading ("
+              << count_of(l.first, "record", "records") << ", " << format_duration(l.second)
+              << ": kernels' code loaded at their first launch, a one-time cost) and " << (in_a ? "B" : "A")
+              << " none: a cold run against a warm one; warm both up before recording (pil-trace summary says "
+                 "where it was paid)\n";
+  }
   if (as_json) {
     json j = {{"steps", {steps_a, steps_b}},
               {"gpu_side_missing", {missing[0], missing[1]}},
+              {"gpus", {gpus[0], gpus[1]}},
+              {"launched_before_recording", {before[0], before[1]}},
+              {"launched_before_recording_ns", {before_ns[0], before_ns[1]}},
+              {"respelled_kernels", d.respelled},
+              {"lazy_loading_ns", {lazy_a.second, lazy_b.second}},
+              {"clock_step_ns", d.clock_step_ns},
               {"cpu_total_ns", {d.cpu_a, d.cpu_b}},
               {"device_total_ns", {d.device_a, d.device_b}},
               {"kernels", {d.kernels_a, d.kernels_b}},
