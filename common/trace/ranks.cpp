@@ -110,16 +110,23 @@ bool is_name_value(const std::string& s, size_t hit) {
   return i >= 6 && s.compare(i - 6, 6, "\"name\"") == 0;
 }
 
+/// The rank a file's name says ("...rank3..."), or else its folder's (rank3/worker.pt.trace.json:
+/// one folder per worker, as a tensorboard_trace_handler per rank writes them); -1 where neither.
 int rank_from_name(const std::string& path) {
   static const std::regex re("rank[-_]?([0-9]+)", std::regex::icase);
-  std::smatch m;
-  const std::string name = fs::path(path).filename().string();
-  int rank = -1;
-  // A number too large for a rank ("rank3000000000") says no rank.
-  if (std::regex_search(name, m, re) &&
-      std::from_chars(name.data() + m.position(1), name.data() + m.position(1) + m.length(1), rank).ec != std::errc())
-    return -1;
-  return rank;
+  auto from = [](const std::string& name) {
+    std::smatch m;
+    int rank = -1;
+    // A number too large for a rank ("rank3000000000") says no rank.
+    if (std::regex_search(name, m, re) &&
+        std::from_chars(name.data() + m.position(1), name.data() + m.position(1) + m.length(1), rank).ec !=
+            std::errc())
+      return -1;
+    return rank;
+  };
+  const fs::path p(path);
+  const int rank = from(p.filename().string());
+  return rank >= 0 ? rank : from(p.parent_path().filename().string());
 }
 
 std::string label_of(const RankProfile& p) { return fs::path(p.label).filename().string(); }
@@ -787,23 +794,33 @@ RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) 
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       std::vector<std::string> found;
-      for (const auto& entry : fs::directory_iterator(p, ec)) {
-        const std::string name = entry.path().filename().string();
-        auto ends = [&](const std::string& s) {
-          return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
-        };
-        // Files only: a FIFO named rank1.json would hold the read up forever.
-        std::error_code kind;
-        if ((ends(".json") || ends(".json.gz")) && !ends(".summary.json") && entry.is_regular_file(kind))
-          found.push_back(entry.path().string());
-      }
+      auto list = [&](const fs::path& folder) {
+        std::error_code list_ec;
+        for (const auto& entry : fs::directory_iterator(folder, list_ec)) {
+          const std::string name = entry.path().filename().string();
+          auto ends = [&](const std::string& s) {
+            return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+          };
+          // Files only: a FIFO named rank1.json would hold the read up forever.
+          std::error_code kind;
+          if ((ends(".json") || ends(".json.gz")) && !ends(".summary.json") && entry.is_regular_file(kind))
+            found.push_back(entry.path().string());
+        }
+      };
+      list(p);
+      // None in it: a folder per worker (run/rank0/..., run/rank1/...), one level down.
+      if (found.empty())
+        for (const auto& entry : fs::directory_iterator(p, ec)) {
+          std::error_code kind;
+          if (entry.is_directory(kind)) list(entry.path());
+        }
       std::sort(found.begin(), found.end());
       // Where some names say their rank, only those: other JSON files beside them are not ranks.
       auto no_rank = [](const std::string& f) { return rank_from_name(f) < 0; };
       if (!std::all_of(found.begin(), found.end(), no_rank))
         found.erase(std::remove_if(found.begin(), found.end(), no_rank), found.end());
       if (found.empty())
-        throw RanksError(p + ": no trace files (*.json, *.json.gz) in this folder");
+        throw RanksError(p + ": no trace files (*.json, *.json.gz) in this folder or the folders in it");
       files.insert(files.end(), found.begin(), found.end());
     } else if (!fs::exists(p, ec)) {
       throw ParseError(p + ": no such file or folder");

@@ -1805,6 +1805,12 @@ TEST(AdviseNaiveAttention, TheSecondProductReadsTheScores) {
   const Advice reads = with_shapes("[[8, 16, 128, 128], [8, 16, 128, 64]]");
   EXPECT_NE(symptom(reads, "naive_attention"), nullptr);
   EXPECT_TRUE(clean(with_shapes("[[8, 128, 1024], [1024, 1024]]"), "naive_attention"));
+  // A view of the scores: nn.MultiheadAttention's fast path softmaxes [16, 8, 128, 128] and its
+  // second bmm reads [128, 128, 128] (a public H100 trace's, missed). As many elements and the
+  // same last two dims; not a tensor of other elements with those dims.
+  const Advice viewed = with_shapes("[[128, 128, 128], [128, 128, 64]]");
+  EXPECT_NE(symptom(viewed, "naive_attention"), nullptr);
+  EXPECT_TRUE(clean(with_shapes("[[64, 128, 128], [64, 128, 64]]"), "naive_attention"));
 }
 
 // nn.MultiheadAttention's fast path: one operator, aten::_native_multi_head_attention, whose

@@ -2,6 +2,7 @@
 // of each collective, and traces that cannot be read together refused with one line.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
@@ -146,6 +147,30 @@ TEST_F(Ranks, AFolderIsReadWithoutTheSummaries) {
   write("c_rank0.summary.json", "{}");
   write("notes.json", "{}");  // not a rank: left out, since the others' names say their rank
   EXPECT_EQ(read_ranks({dir.path()}, 1).ranks.size(), 2u);
+}
+
+// A folder per worker (run/rank0/..., run/rank1/..., as a tensorboard_trace_handler per rank
+// writes them) was refused, "no trace files": the folders in it are read, one level down, and a
+// trace without distributedInfo takes its rank from its folder's name.
+TEST_F(Ranks, AFolderOfFoldersPerWorkerIsRead) {
+  namespace fs = std::filesystem;
+  for (bool info : {true, false}) {
+    const std::string run = dir.path() + (info ? "/run" : "/run_no_info");
+    for (int r = 0; r < 2; ++r) {
+      std::string text = synthetic_rank_trace(r);
+      if (!info) text = std::regex_replace(text, std::regex("\"distributedInfo\": \\{[^}]*\\},"), "");
+      fs::create_directories(run + "/rank" + std::to_string(r));
+      pil::test::write_file(run + "/rank" + std::to_string(r), "host.123.pt.trace.json", text);
+    }
+    const RanksReport report = read_ranks({run}, 1);
+    ASSERT_EQ(report.ranks.size(), 2u) << info;
+    EXPECT_EQ(report.rank_of(0), 0) << info;
+    EXPECT_EQ(report.rank_of(1), 1) << info;
+  }
+  fs::create_directories(dir.path() + "/empty/rank0");
+  EXPECT_NE(message_of({dir.path() + "/empty"}).find("no trace files (*.json, *.json.gz) in this folder or the "
+                                                     "folders in it"),
+            std::string::npos);
 }
 
 TEST_F(Ranks, TracesOfDifferentRunsAreRefused) {

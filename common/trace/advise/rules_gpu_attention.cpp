@@ -21,6 +21,7 @@
 // The gain bound: the pattern's whole time (both products and the passes between): the fused
 // kernel still does both products' arithmetic, so it saves less than that.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -89,20 +90,44 @@ std::string first_shape(const Trace& t, const Event& e) {
   return std::string(all.substr(open, close - open + 1));
 }
 
-/// True when one of operator `e`'s recorded inputs has the dims `shape` ("[1, 16, 1024, 1024]",
-/// as first_shape writes it): the second product reads the scores (·V), where a softmax between
-/// two products that is not attention feeds something else (a classifier's probabilities
-/// [32, 10], the next step's first layer reading its input [32, 128]).
+/// The dims of a list as first_shape writes it ("[16, 8, 128, 128]" -> {16, 8, 128, 128}).
+std::vector<int64_t> dims_of(std::string_view list) {
+  std::vector<int64_t> d;
+  for (size_t k = 0; k < list.size(); ++k)
+    if (std::isdigit(static_cast<unsigned char>(list[k]))) {
+      int64_t v = 0;
+      for (; k < list.size() && std::isdigit(static_cast<unsigned char>(list[k])); ++k) v = v * 10 + (list[k] - '0');
+      d.push_back(v);
+    }
+  return d;
+}
+
+/// The same scores, viewed: as many elements, and the same last two dims (nn.MultiheadAttention's
+/// fast path softmaxes [16, 8, 128, 128] and its second bmm reads them as [128, 128, 128]).
+bool same_scores(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  if (a.size() < 2 || b.size() < 2 || a[a.size() - 1] != b[b.size() - 1] || a[a.size() - 2] != b[b.size() - 2])
+    return false;
+  double na = 1, nb = 1;
+  for (int64_t x : a) na *= double(x);
+  for (int64_t x : b) nb *= double(x);
+  return na == nb;
+}
+
+/// True when one of operator `e`'s recorded inputs is the scores `shape` (as first_shape writes
+/// it), or a view of them: the second product reads the scores (·V), where a softmax between two
+/// products that is not attention feeds something else (a classifier's probabilities [32, 10],
+/// the next step's first layer reading its input [32, 128]).
 bool reads_shape(const Trace& t, const Event& e, std::string_view shape) {
   if (e.input_shapes >= t.input_shapes.size()) return false;
   const std::string_view all = t.input_shapes[e.input_shapes];
+  const std::vector<int64_t> scores = dims_of(shape);
   int depth = 0;
   size_t open = 0;
   for (size_t k = 0; k < all.size(); ++k) {
     if (all[k] == '[') {
       if (++depth == 2) open = k;
     } else if (all[k] == ']') {
-      if (depth-- == 2 && all.substr(open, k - open + 1) == shape) return true;
+      if (depth-- == 2 && same_scores(dims_of(all.substr(open, k - open + 1)), scores)) return true;
     }
   }
   return false;
