@@ -650,8 +650,10 @@ std::string format_check(const CheckReport& r, const std::string& path) {
   else if (r.self_linked > 0)
     o << "links: " << grouped(r.self_linked) << " of " << grouped(r.gpu_work)
       << " GPU work items carry their own correlation id as External id, not their operator's "
-      << (r.self_linked == r.gpu_work ? "(torch 2.0-2.2's Kineto wrote all work so, and its nightlies from 2022: traces from 2022 to 2024)"
-                                      : "(as torch 2.3-2.5's Kineto wrote work launched outside any operator)")
+      // Which torch wrote it is a guess: a trace of 2025 came from torch 2.1 in an NGC 23.10
+      // container, and one of 223 of 224 self-linked items had every launch inside an operator
+      // (its one other item's External id an operator's by chance). Both ways said.
+      << "(torch 2.0-2.2's Kineto wrote all GPU work so, 2.3-2.5's work launched outside any operator)"
       << "; pil-trace gives each to the operator around its launch call, a script that joins on "
          "External id gives it to no operator or to an unrelated one\n";
   if (r.clean()) {

@@ -383,11 +383,25 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
       t, index.device_work(), [&](size_t i) { return t.events[i].category == Category::Kernel; },
       [](size_t i) { return i; });
   // Against the calls of the same name and launch shape (a copy kernel's grid follows its
-  // tensor's size: a larger copy is no outlier).
+  // tensor's size: a larger copy is no outlier), and where the trace recorded them, the same
+  // input shapes of the operator that launched them (its External id's): a GEMM's grid follows
+  // M and N but not K (a public LoRA run's ampere_sgemm_128x128_tn, one grid for [4096, 768] x
+  // [768, 768] and for the 4x longer [4096, 3072] x [3072, 768], read as 6 outliers).
+  std::unordered_map<uint64_t, uint32_t> op_shapes;  // an operator's External id -> its input shapes
+  if (!t.input_shapes.empty())
+    for (const Event& e : t.events)
+      if (e.category == Category::CpuOp && e.external_id && e.input_shapes < t.input_shapes.size())
+        op_shapes.emplace(e.external_id, e.input_shapes);
+  auto shapes_of_launcher = [&](size_t i) -> uint32_t {
+    const Event& e = t.events[i];
+    if (op_shapes.empty() || !e.external_id || links_to_itself(e)) return UINT32_MAX;
+    const auto it = op_shapes.find(e.external_id);
+    return it == op_shapes.end() ? UINT32_MAX : it->second;
+  };
   std::vector<std::pair<size_t, int64_t>> outliers;  // (kernel, its group's median)
   for (const auto& named : kernels.items) {
-    std::map<ShapeKey, std::vector<size_t>> by_shape;
-    for (size_t i : named) by_shape[shape_key(launch_shape_of(index, i))].push_back(i);
+    std::map<std::pair<ShapeKey, uint32_t>, std::vector<size_t>> by_shape;
+    for (size_t i : named) by_shape[{shape_key(launch_shape_of(index, i)), shapes_of_launcher(i)}].push_back(i);
     for (const auto& [shape, idx] : by_shape) {
       if (idx.size() < 5) continue;
       const double median = DurationStats::of(durations(t, idx)).median;

@@ -344,7 +344,8 @@ struct LaunchReport {
   /// graph's nodes are kernels, memsets and copies alike).
   int64_t graph_launches = 0, graph_work_items = 0, graph_kernels = 0, graph_memsets = 0, graph_copies = 0;
   /// Kernels much slower than others of the same name and launch shape (> 2x their median, at
-  /// least 5 calls), the most time over that median first; outlier_median_ns: it, for each.
+  /// least 5 calls), and of the same input shapes of the operator that launched them where the
+  /// trace has them, the most time over that median first; outlier_median_ns: it, for each.
   std::vector<size_t> outliers;
   std::vector<int64_t> outlier_median_ns;
   /// The launch latency is slow (kSlowLatencyNs): its median over kSlowLatencyLaunches or more.

@@ -1082,6 +1082,33 @@ TEST_F(PilTrace, ABadIdleRuleIsOneLineAndExit2) {
   EXPECT_EQ(nlohmann::json::parse(upper.out)["idle_rule"], "hta");
 }
 
+// A GEMM kernel's grid follows M and N, not K: a public LoRA run's ampere_sgemm_128x128_tn ran
+// at one grid for [4096, 768] x [768, 768] (315 us) and for the FFN's [4096, 3072] x [3072, 768]
+// (1.17 ms), and the longer read as outliers. Where the trace recorded shapes, each kernel is
+// held against those its operator's shapes launched: nine of 300 us and three of 1200 us are
+// no outliers; the same trace without shapes has the three.
+TEST_F(PilTrace, AGemmKernelIsAnOutlierOnlyAgainstItsOwnOperatorShapes) {
+  for (bool shapes : {true, false}) {
+    pil::test::TraceBuilder b;
+    b.device("NVIDIA A100 80GB PCIe");
+    b.step(1, 0, 20000);
+    double at = 10;
+    for (int k = 0; k < 12; ++k) {
+      const bool big = k % 4 == 3;
+      int64_t id = 0;
+      b.op("aten::addmm", at, 20,
+           !shapes ? "" : big ? "[[768], [4096, 3072], [3072, 768]]" : "[[768], [4096, 768], [768, 768]]",
+           !shapes ? "" : "[\"float\", \"float\", \"float\"]", 1, &id);
+      b.kernel("ampere_sgemm_128x128_tn", b.call("cudaLaunchKernel", at + 5, 10, id), at + 20, big ? 1200 : 300, 7, id);
+      at += 1500;
+    }
+    const std::string path = dir.path() + "/gemm.json";
+    std::ofstream(path) << b.str();
+    const auto j = nlohmann::json::parse(run_process(kTool, {"launches", path, "--json"}).out);
+    EXPECT_EQ(j["outliers"].size(), shapes ? 0u : 3u) << shapes;
+  }
+}
+
 // A ROCm trace, as Kineto writes it there (HIP names, "stream": "0x5612a0c3e4f0" on the launch
 // call, "size" and "kind" as decimal strings, the launch shape on the call), gives the same
 // answers as its CUDA twin from every report, up to the API names (the launch shapes too: one

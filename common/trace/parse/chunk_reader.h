@@ -28,11 +28,12 @@ inline void judge_shapes_also(ParseOptions& o, const Trace& head) {
   o.shapes_also_if = nullptr;
 }
 
-/// The error for a file cut short (its writer stopped before it finished): "LABEL: truncated: the
-/// file ends WHERE (...)", WHERE "inside the event array", say. Every reader says it so.
+/// The error for a file cut short (its writer stopped before it finished, or a copy cut: a
+/// public repository's trace of exactly 1 MiB): "LABEL: truncated: the file ends WHERE (...)",
+/// WHERE "inside the event array", say. Every reader says it so.
 inline ParseError cut_short(const std::string& label, const std::string& where) {
   return ParseError(label + ": truncated: the file ends " + where +
-                    " (the writer was stopped before it finished)");
+                    " (its writer was stopped before it finished, or a copy of it was cut short)");
 }
 
 class Reader {

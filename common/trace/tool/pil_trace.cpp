@@ -66,6 +66,7 @@
 #include "base/atomic_file.h"
 #include "base/command_line.h"
 #include "trace/advise/advise.h"
+#include "trace/advise/names.h"  // is_gemm_op
 #include "trace/check.h"
 #include "trace/expect.h"
 #include "trace/key_averages.h"
@@ -599,7 +600,9 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
             << table.str();
   if (!r.outliers.empty()) {
     const size_t shown = std::min<size_t>(r.outliers.size(), top);
-    std::cout << count_of(int64_t(r.outliers.size()), "outlier kernel", "outlier kernels") << ", over 2x the median of their name and launch shape"
+    std::cout << count_of(int64_t(r.outliers.size()), "outlier kernel", "outlier kernels")
+              << ", over 2x the median of their name and launch shape (and their matrix product's input "
+                 "shapes, where recorded)"
               << (shown < r.outliers.size() ? " (the " + std::to_string(shown) +
                                                   " with the most time over it; --top for more)"
                                             : std::string(" (the most time over it first)"))
@@ -1340,6 +1343,12 @@ ParseOptions reading_for(const Commands& c, const Args& a) {
     o.shapes_for = [](std::string_view) { return false; };  // none but those:
     o.shapes_also_for = counts_python_flops;
     o.shapes_also_if = [](const Trace& head) { return head.with_flops; };
+  }
+  // The outliers also against their GEMM operator's input shapes (a kernel's grid does not
+  // follow K): the matrix products' inputs only.
+  if (*c.launches && !a.roofline) {
+    o.read_shapes = true;
+    o.shapes_for = advise_rules::is_gemm_op;
   }
   if (*c.advise) o = advise_read_options(o, a.advise_options);
   return o;
