@@ -159,24 +159,27 @@ DiffReport diff_report(const TraceIndex& a, const TraceIndex& b, double toleranc
   auto add = [&](const KeyAverages& k, bool is_a) {
     for (const auto& r : k.rows) {
       if (is_step_row(r.name)) continue;  // step numbers differ between runs
-      DiffRow& row = rows[r.device_work ? kernel_spelling(r.name) : r.name];
+      // GPU rows apart from CPU rows of the same name; rows one trace spells alike add up.
+      DiffRow& row = rows[r.device_work ? "\x01" + kernel_spelling(r.name) : r.name];
       if (row.name.empty()) row.name = r.name;
-      else if (row.name != r.name) ++d.respelled;  // only B's can differ
+      else if (!is_a && row.name != r.name && row.calls_a > 0 && row.calls_b == 0) ++d.respelled;
       row.device = r.device_work;
       const int64_t time = r.device_work ? r.device_total_ns : r.cpu_total_ns;
-      (is_a ? row.calls_a : row.calls_b) = r.calls;
-      (is_a ? row.time_a : row.time_b) = time;
+      (is_a ? row.calls_a : row.calls_b) += r.calls;
+      (is_a ? row.time_a : row.time_b) += time;
     }
   };
   add(ka, true);
   add(kb, false);
-  // A change within what the clocks can tell is none: each call's time may be off by one step
-  // of the coarser trace's clock (1 us in a trace written in whole microseconds, where 2 us
-  // against 3 us is no change).
+  // A change within what the clocks can tell is none: each call's time may be off by up to one
+  // step of the coarser trace's clock (1 us in a trace written in whole microseconds, where 2 us
+  // against 3 us is no change), errors that mostly cancel over many calls: the square root of
+  // the calls times the step (1000 calls of 2 us against 3 us is a change).
   d.clock_step_ns = std::max(written_step_ns(a.trace()), written_step_ns(b.trace()));
   for (auto& [name, row] : rows) {
     const double delta = double(row.time_b - row.time_a);
-    const bool within_clock = std::abs(delta) <= double(std::max(row.calls_a, row.calls_b) * d.clock_step_ns);
+    const bool within_clock =
+        std::abs(delta) <= std::sqrt(double(std::max<int64_t>({row.calls_a, row.calls_b, 1}))) * double(d.clock_step_ns);
     if (row.calls_a == 0)
       row.change = Change::Added;
     else if (row.calls_b == 0)

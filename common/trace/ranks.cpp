@@ -110,9 +110,11 @@ bool is_name_value(const std::string& s, size_t hit) {
   return i >= 6 && s.compare(i - 6, 6, "\"name\"") == 0;
 }
 
-/// The rank a file's name says ("...rank3..."), or else its folder's (rank3/worker.pt.trace.json:
-/// one folder per worker, as a tensorboard_trace_handler per rank writes them); -1 where neither.
-int rank_from_name(const std::string& path) {
+/// The rank a file's name says ("...rank3..."), or else, for a file found in a folder per worker
+/// (`in_worker_folder`: rank3/worker.pt.trace.json, as a tensorboard_trace_handler per rank
+/// writes them), its folder's; -1 where neither. Only there: a lone trace in lora_rank8/ is no
+/// rank 8.
+int rank_from_name(const std::string& path, bool in_worker_folder = false) {
   static const std::regex re("rank[-_]?([0-9]+)", std::regex::icase);
   auto from = [](const std::string& name) {
     std::smatch m;
@@ -126,7 +128,7 @@ int rank_from_name(const std::string& path) {
   };
   const fs::path p(path);
   const int rank = from(p.filename().string());
-  return rank >= 0 ? rank : from(p.parent_path().filename().string());
+  return rank >= 0 || !in_worker_folder ? rank : from(p.parent_path().filename().string());
 }
 
 std::string label_of(const RankProfile& p) { return fs::path(p.label).filename().string(); }
@@ -790,6 +792,7 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
 
 RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) {
   std::vector<std::string> files;
+  std::set<std::string> in_worker_folder;  // the files found in a folder per worker
   for (const std::string& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
@@ -809,14 +812,16 @@ RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) 
       };
       list(p);
       // None in it: a folder per worker (run/rank0/..., run/rank1/...), one level down.
-      if (found.empty())
+      const bool per_worker = found.empty();
+      if (per_worker)
         for (const auto& entry : fs::directory_iterator(p, ec)) {
           std::error_code kind;
           if (entry.is_directory(kind)) list(entry.path());
         }
       std::sort(found.begin(), found.end());
+      if (per_worker) in_worker_folder.insert(found.begin(), found.end());
       // Where some names say their rank, only those: other JSON files beside them are not ranks.
-      auto no_rank = [](const std::string& f) { return rank_from_name(f) < 0; };
+      auto no_rank = [&](const std::string& f) { return rank_from_name(f, per_worker) < 0; };
       if (!std::all_of(found.begin(), found.end(), no_rank))
         found.erase(std::remove_if(found.begin(), found.end(), no_rank), found.end());
       if (found.empty())
@@ -853,7 +858,7 @@ RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) 
         }
         p.label = files[i];
         p.id = id;
-        if (p.id.rank < 0) p.id.rank = rank_from_name(files[i]);
+        if (p.id.rank < 0) p.id.rank = rank_from_name(files[i], in_worker_folder.count(files[i]) > 0);
         profiles[i] = std::move(p);
       } catch (...) {
         errors[i] = std::current_exception();
@@ -972,10 +977,14 @@ std::string format_ranks(const RanksReport& r) {
                                  : std::string())
         << "no collective matched: there a rank's wait is its step's shortfall against the slowest rank's, "
            "what it would wait at the next synchronization, not a wait the traces show)\n";
-    for (size_t i = 0; i < r.ranks.size(); ++i)
-      o << "rank " << r.rank_of(i) << ": the slowest in " << slowest[i] << " of " << r.steps.size()
-        << " steps; " << (matched_steps ? "waited " : "shorter than the slowest by ") << format_duration(waited[i])
-        << (matched_steps ? " for others in all\n" : " in all\n");
+    // One rank given: none to be slower than, or to wait for (it read "the slowest in 2 of 2").
+    if (r.ranks.size() == 1)
+      o << "rank " << r.rank_of(0) << " alone: no other rank's trace to compare its steps with\n";
+    else
+      for (size_t i = 0; i < r.ranks.size(); ++i)
+        o << "rank " << r.rank_of(i) << ": the slowest in " << slowest[i] << " of " << r.steps.size()
+          << " steps; " << (matched_steps ? "waited " : "shorter than the slowest by ") << format_duration(waited[i])
+          << (matched_steps ? " for others in all\n" : " in all\n");
   }
   // Collectives per rank, grouped by name and size.
   TextTable colls({"Rank", "Calls", "Bytes", "Median (ns)", "Total (ns)", "Collective"});

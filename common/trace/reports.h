@@ -582,8 +582,8 @@ struct DiffReport {
   int64_t before_recording_ns_a = 0, before_recording_ns_b = 0;
   /// GPU rows whose names A and B spell differently (kernel_spelling), compared as one.
   int64_t respelled = 0;
-  /// The coarser of the two traces' clock steps (written_step_ns): a row's change within its
-  /// calls times this is no change.
+  /// The coarser of the two traces' clock steps (written_step_ns): a row's change within the
+  /// square root of its calls times this is no change.
   int64_t clock_step_ns = 0;
 };
 

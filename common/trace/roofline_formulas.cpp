@@ -26,8 +26,8 @@ constexpr TypeInfo kTypes[] = {
     {"unsigned int", 4, "", 4},
     {"long int", 8, "", 5},
     {"long unsigned int", 8, "", 5},
-    // Clang's and MSVC's spellings of the same (GCC's above): a trace from a torch built with
-    // them (HTA's NCCL test traces: an all_to_all of 'long').
+    // Other compilers' spellings of the same (GCC's above; Clang's "long", 8 bytes on Linux and
+    // macOS; MSVC's "__int64"): HTA's NCCL test traces hold an all_to_all of 'long'.
     {"short", 2, "", 3},
     {"unsigned short", 2, "", 3},
     {"long", 8, "", 5},

@@ -108,10 +108,18 @@ std::string slice_text(const TraceIndex& index, std::string_view text, int64_t f
     const long call = index.launch_of(w);
     return call >= 0 ? t.events[size_t(call)].start_ns < from : index.launched_before_recording(w);
   };
+  // Work launched after the span is not kept though it runs in it (a GPU clock ahead of the
+  // CPU's: the next step's first kernel, call-less in the slice, read as GPU work without a
+  // launch); work without a launch call in the input is kept as it is.
+  auto launched_after = [&](size_t w) {
+    const long call = index.launch_of(w);
+    return call >= 0 && t.events[size_t(call)].start_ns >= to;
+  };
   for (size_t w : index.device_work()) {
     const Event& e = t.events[w];
     const bool runs_in_span = e.start_ns < to && (e.end_ns() > from || e.start_ns >= from);
-    if (runs_in_span || (e.start_ns < tail_end && e.end_ns() > from && launched_before(w))) keep[w] = 1;
+    if ((runs_in_span && !launched_after(w)) || (e.start_ns < tail_end && e.end_ns() > from && launched_before(w)))
+      keep[w] = 1;
   }
   // The correlations whose launch and GPU work are both kept: their ac2g arrows stay.
   std::unordered_set<uint64_t> kept_correlations;

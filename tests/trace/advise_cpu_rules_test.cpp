@@ -734,7 +734,7 @@ TEST(AdviseCpu, OnAGpuTheOptimizersGpuTimeAndTheGpusIdleWhileItRuns) {
   ASSERT_NE(s, nullptr);
   EXPECT_DOUBLE_EQ(figure(*s, "gpu_idle_ns"), 440.0 * kUs);
   EXPECT_DOUBLE_EQ(figure(*s, "optimizer_share"), 0.30);
-  EXPECT_NE(s->text.find("(600 us, of it 440 us the GPU idle while the host ran it"), std::string::npos) << s->text;
+  EXPECT_NE(s->text.find("on the GPU, its work and the GPU's idle while the host ran it (600 us, of it 440 us idle"), std::string::npos) << s->text;
   a = advise_text(gpu_optimizer(20, /*busy=*/true));
   EXPECT_TRUE(clean(a, "optimizer"));
 }

@@ -1390,6 +1390,23 @@ TEST(PilTraceSlice, WorkLaunchedBeforeTheSpanIsKeptWithoutItsCall) {
                        "running) left out of the rows and totals"),
             std::string::npos)
       << d.err;
+
+  // Work launched after the span, running in it (a GPU clock 30 us ahead: step 1's kernel, its
+  // call at 1010, starts at 980) is not the span's: left out, not kept call-less.
+  pil::test::TraceBuilder ahead;
+  for (int k = 0; k < 2; ++k) {
+    const double s = 1000.0 * k;
+    ahead.step(k + 1, s, 1000);
+    ahead.kernel("k", ahead.call("cudaLaunchKernel", s + 10, 5), s - 20 + (k ? 0 : 40), 15);
+  }
+  const std::string apath = write_trace(dir, "ahead.json", ahead), a0 = dir.path() + "/a0.json";
+  ASSERT_EQ(run_process(kTool, {"slice", apath, "--out", a0, "--step", "0"}).exit_code, 0);
+  int ahead_kernels = 0;
+  const json ahead_slice = json::parse(read(a0));  // held: a range-for over a temporary's member reads freed memory
+  for (const auto& e : ahead_slice["traceEvents"]) ahead_kernels += e.value("cat", "") == "kernel";
+  EXPECT_EQ(ahead_kernels, 1) << read(a0);
+  const json acheck = json::parse(run_process(kTool, {"check", a0, "--json"}).out);
+  for (const auto& f : acheck["findings"]) EXPECT_NE(f["key"], "gpu_work_without_launch") << f.dump();
 }
 
 // --out ending in .gz is gzip-compressed, as torch.profiler writes such a name (HTA and Python

@@ -167,6 +167,17 @@ TEST_F(Ranks, AFolderOfFoldersPerWorkerIsRead) {
     EXPECT_EQ(report.rank_of(0), 0) << info;
     EXPECT_EQ(report.rank_of(1), 1) << info;
   }
+  // Only there: a lone trace without distributedInfo in a folder whose name holds "rank8" (a
+  // LoRA of rank 8) is rank 0 of 1, given as a file or as its folder.
+  fs::create_directories(dir.path() + "/lora_rank8");
+  const std::string lone = pil::test::write_file(
+      dir.path() + "/lora_rank8", "trace.json",
+      std::regex_replace(synthetic_rank_trace(0), std::regex("\"distributedInfo\": \\{[^}]*\\},"), ""));
+  for (const std::string& given : {lone, dir.path() + "/lora_rank8"}) {
+    const RanksReport r = read_ranks({given}, 1);
+    EXPECT_TRUE(r.single_process) << given;
+    EXPECT_EQ(r.rank_of(0), 0) << given;
+  }
   fs::create_directories(dir.path() + "/empty/rank0");
   EXPECT_NE(message_of({dir.path() + "/empty"}).find("no trace files (*.json, *.json.gz) in this folder or the "
                                                      "folders in it"),
@@ -401,6 +412,11 @@ TEST_F(Ranks, WholeTracesWithoutCollectivesCompareNothing) {
   EXPECT_NE(text.find("2 ranks, backend nccl, 1 step (no ProfilerStep ranges"), std::string::npos) << text;
   const std::string alone = format_ranks(read_ranks({write("w1_rank0.json", trace(0, 1000, 500))}));
   EXPECT_NE(alone.find("1 rank of 2, backend nccl, 1 step ("), std::string::npos) << alone;
+  // One rank with collectives in its steps: none to be the slowest among (it read "the slowest
+  // in 2 of 2 steps").
+  const std::string one = format_ranks(read_ranks({write("w3_rank0.json", synthetic_rank_trace(0))}));
+  EXPECT_NE(one.find("rank 0 alone: no other rank's trace to compare its steps with"), std::string::npos) << one;
+  EXPECT_EQ(one.find("the slowest in"), std::string::npos) << one;
   const std::string with_steps = write("w2_rank1.json", synthetic_rank_trace(1));
   const std::string msg = message_of({write("w2_rank0.json", trace(0, 1000, 500)), with_steps});
   EXPECT_NE(msg.find("recorded steps no ProfilerStep ranges"), std::string::npos) << msg;

@@ -483,13 +483,14 @@ TEST(ReportsDiff, AKernelSpelledTwoWaysIsOneRow) {
 }
 
 // A trace written in whole microseconds tells 2 us from 3 us by no more than its clock: a change
-// within a clock step a call is none (a public H100 trace's aten::_unsafe_view, 2 -> 3 us, read
-// "slower"); a nanosecond trace's is one.
+// within a clock step a call (the square root of the calls' steps: errors that mostly cancel) is
+// none (a public H100 trace's aten::_unsafe_view, 2 -> 3 us, read "slower"); a nanosecond
+// trace's is one, and so is 1000 calls' 2 us against 3 us (1 ms, not within 31.6 us).
 TEST(ReportsDiff, AChangeWithinTheClocksStepIsNone) {
-  auto trace = [](double dur) {
+  auto trace = [](double dur, int calls = 1) {
     test::TraceBuilder b;
-    b.step(1, 0, 1000);
-    b.op("aten::_unsafe_view", 10, dur);
+    b.step(1, 0, 10000);
+    for (int k = 0; k < calls; ++k) b.op("aten::_unsafe_view", 10 + 5 * k, dur);
     return parse_trace_text(b.str());
   };
   auto change = [](const Trace& a, const Trace& b) {
@@ -503,6 +504,8 @@ TEST(ReportsDiff, AChangeWithinTheClocksStepIsNone) {
   EXPECT_EQ(change(trace(2), trace(3)), Change::Same);
   EXPECT_EQ(change(trace(2), trace(4)), Change::Slower);
   EXPECT_EQ(change(trace(2.001), trace(3.001)), Change::Slower);
+  EXPECT_EQ(change(trace(2, 1000), trace(3, 1000)), Change::Slower);
+  EXPECT_EQ(change(trace(2, 1000), trace(2.03, 1000)), Change::Same);  // 30 us over 1000 calls: within
 }
 
 // A range's GPU work is the work launched inside it on its thread, as `chain` shows it, not only

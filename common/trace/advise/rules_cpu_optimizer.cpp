@@ -139,9 +139,9 @@ void optimizer(const RuleContext& c, RuleResult& out) {
   s.text = std::string("the optimizer (") +
            (by_range ? "its ranges, " + std::string(t.events[cs.event(outer[0])].name)
                      : std::string("its own operators, aten::_foreach_* and aten::_fused_*")) +
-           ") took " + percent_text(share) + " of " + c.basis_noun() + (gpu ? " as GPU time (" : " (") +
-           format_duration(opt_ns) +
-           (idle_ns > 0 ? ", of it " + format_duration(idle_ns) + " the GPU idle while the host ran it" : std::string()) +
+           ") took " + percent_text(share) + " of " + c.basis_noun() +
+           (gpu ? " on the GPU, its work and the GPU's idle while the host ran it (" : " (") + format_duration(opt_ns) +
+           (idle_ns > 0 ? ", of it " + format_duration(idle_ns) + " idle" : std::string()) +
            ", " + std::to_string(op_calls / steps) + " operator calls" +
            (c.step_ns.empty() ? "" : " a step") +
            (gpu ? ", " + std::to_string(items / steps) + " GPU work items" + (c.step_ns.empty() ? "" : " a step")

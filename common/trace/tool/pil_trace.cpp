@@ -879,7 +879,7 @@ std::string gpu_side_missing(const TraceIndex& index) {
   return "";
 }
 
-/// The names of the GPUs that ran a trace's work (deviceProperties), in device order, joined.
+/// The names of the GPUs that ran a trace's work (deviceProperties), each model once, by name.
 std::string gpus_used(const TraceIndex& index) {
   std::set<std::string> names;
   for (const TraceIndex::Stream& s : index.streams())
