@@ -629,10 +629,16 @@ RanksReport compare_ranks(std::vector<RankProfile> ranks) {
                        std::to_string(world) + " ranks (0 to " + std::to_string(world - 1) + ")");
     if (by_rank[size_t(p.id.rank)] && by_rank[size_t(p.id.rank)]->label == p.label)
       throw RanksError(p.label + ": given twice; allowed: each rank's trace once");
-    if (by_rank[size_t(p.id.rank)])
+    if (by_rank[size_t(p.id.rank)]) {
+      // Two in one folder: a worker's folder over several profiling cycles (a tensorboard
+      // trace handler writes one file a cycle).
+      const bool one_folder = fs::path(by_rank[size_t(p.id.rank)]->label).parent_path() == fs::path(p.label).parent_path();
       throw RanksError(two_labels(*by_rank[size_t(p.id.rank)], p) + " are both rank " +
-                       std::to_string(p.id.rank) + " (traces of two runs or two variants?); allowed: "
-                       "each rank once");
+                       std::to_string(p.id.rank) +
+                       (one_folder ? " (two profiling cycles of one worker, or two runs or variants, in one folder?)"
+                                   : " (traces of two runs or two variants?)") +
+                       "; allowed: each rank once: give one trace per rank");
+    }
     by_rank[size_t(p.id.rank)] = &p;
   }
   // One trace under two names (copied as rank0 and rank1): two ranks are two processes, whose

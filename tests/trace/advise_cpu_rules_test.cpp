@@ -599,17 +599,23 @@ TEST(AdviseCpu, TheOptimizersShareFromPythonsRange) {
 // 20,000 us (warm-up), each later one of 1000 us with an optimizer range of 300 us (the first's
 // too). Over all: 1200 of 23,000, 5.2%, under the threshold; over the steps after the first: 900
 // of 3000, 30%: found, and said so.
-TEST(AdviseCpu, TheOptimizersShareIsJudgedWithoutASlowFirstStep) {
+// Four steps, the first of `first_us`, the later ones of 1000 us, each with aten::mm and an
+// optimizer range of 300 us at its end.
+std::string slow_first_step_optimizer(double first_us) {
   TraceBuilder b;
   double at = 0;
   for (int k = 0; k < 4; ++k) {
-    const double step = k == 0 ? 20000 : 1000;
+    const double step = k == 0 ? first_us : 1000;
     b.step(k + 1, at, step);
     b.op("aten::mm", at + 10, step - 400);
     b.range("optimizer_step", at + step - 350, 300);
     at += step;
   }
-  const Advice a = advise_text(b.str());
+  return b.str();
+}
+
+TEST(AdviseCpu, TheOptimizersShareIsJudgedWithoutASlowFirstStep) {
+  const Advice a = advise_text(slow_first_step_optimizer(20000));
   const Symptom* s = symptom(a, "optimizer");
   ASSERT_NE(s, nullptr);
   EXPECT_NEAR(figure(*s, "optimizer_share"), 1200.0 / 23000.0, 1e-9);
@@ -623,16 +629,7 @@ TEST(AdviseCpu, TheOptimizersShareIsJudgedWithoutASlowFirstStep) {
 // With a first step of 100,000 us the same optimizer is 1200 us of 103,000 (1.2%): 30% of the
 // later steps, but a gain under the floor every finding keeps (--min-share, 2%): quiet.
 TEST(AdviseCpu, TheOptimizersShareAfterASlowFirstStepKeepsTheGainsFloor) {
-  TraceBuilder b;
-  double at = 0;
-  for (int k = 0; k < 4; ++k) {
-    const double step = k == 0 ? 100000 : 1000;
-    b.step(k + 1, at, step);
-    b.op("aten::mm", at + 10, step - 400);
-    b.range("optimizer_step", at + step - 350, 300);
-    at += step;
-  }
-  const Advice a = advise_text(b.str());
+  const Advice a = advise_text(slow_first_step_optimizer(100000));
   EXPECT_EQ(symptom(a, "optimizer"), nullptr);
 }
 

@@ -289,16 +289,19 @@ TEST(Memory, PeakPerDeviceAndWhereItCameFrom) {
       << said;
 }
 
+// A host memory event as Kineto writes it: its bytes (a free below 0) and the allocator's total.
+std::string host_memory(int ts, long long bytes, long long total) {
+  return R"({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": )" +
+         std::to_string(ts) + R"(, "args": {"Bytes": )" + std::to_string(bytes) + R"(, "Total Allocated": )" +
+         std::to_string(total) + R"(, "Device Type": 0, "Device Id": -1}})";
+}
+
 // A batch handed over by a DataLoader's worker processes comes in shared memory, which torch's
 // MapAllocator reports with a total of 0: no total. Host memory: the CPU allocator's 4 MiB
 // (total 4 MiB), then a 2 MiB shared batch (total 0) that makes the peak: 6 MiB in use, the
 // allocator's total then still the CPU allocator's 4 MiB, not "0 B".
 TEST(Memory, AnAllocatorThatKeepsNoTotalGivesNoneAtThePeak) {
-  auto host = [](int ts, long long bytes, long long total) {
-    return R"({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": )" +
-           std::to_string(ts) + R"(, "args": {"Bytes": )" + std::to_string(bytes) + R"(, "Total Allocated": )" +
-           std::to_string(total) + R"(, "Device Type": 0, "Device Id": -1}})";
-  };
+  const auto host = host_memory;
   const Trace t = parse_trace_text("{\"traceEvents\": [" + host(10, 4 * MiB, 4 * MiB) + "," +
                                    host(20, 2 * MiB, 0) + "," + host(30, -2 * MiB, 0) + "," +
                                    host(40, -4 * MiB, 0) + "]}");
@@ -314,11 +317,7 @@ TEST(Memory, AnAllocatorThatKeepsNoTotalGivesNoneAtThePeak) {
 // peak, and the total then is still the CPU allocator's. A free of all the allocator held does
 // leave a total of 0.
 TEST(Memory, AFreeOfAnAllocatorThatKeepsNoTotalGivesNone) {
-  auto host = [](int ts, long long bytes, long long total) {
-    return R"({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": )" +
-           std::to_string(ts) + R"(, "args": {"Bytes": )" + std::to_string(bytes) + R"(, "Total Allocated": )" +
-           std::to_string(total) + R"(, "Device Type": 0, "Device Id": -1}})";
-  };
+  const auto host = host_memory;
   const Trace shared = parse_trace_text("{\"traceEvents\": [" + host(10, 4 * MiB, 4 * MiB) + "," +
                                         host(20, 2 * MiB, 0) + "," + host(30, -2 * MiB, 0) + "," +
                                         host(40, 3 * MiB, 0) + "]}");

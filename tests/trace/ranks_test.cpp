@@ -178,6 +178,17 @@ TEST_F(Ranks, AFolderOfFoldersPerWorkerIsRead) {
     EXPECT_TRUE(r.single_process) << given;
     EXPECT_EQ(r.rank_of(0), 0) << given;
   }
+  // A worker's folder over two profiling cycles: two traces of one rank, said so.
+  fs::create_directories(dir.path() + "/cycles/rank0");
+  fs::create_directories(dir.path() + "/cycles/rank1");
+  for (const char* name : {"host.1.pt.trace.json", "host.2.pt.trace.json"})
+    pil::test::write_file(dir.path() + "/cycles/rank0", name, synthetic_rank_trace(0));
+  pil::test::write_file(dir.path() + "/cycles/rank1", "host.1.pt.trace.json", synthetic_rank_trace(1));
+  const std::string cycles = message_of({dir.path() + "/cycles"});
+  EXPECT_NE(cycles.find("are both rank 0 (two profiling cycles of one worker, or two runs or variants, in one "
+                        "folder?); allowed: each rank once: give one trace per rank"),
+            std::string::npos)
+      << cycles;
   fs::create_directories(dir.path() + "/empty/rank0");
   EXPECT_NE(message_of({dir.path() + "/empty"}).find("no trace files (*.json, *.json.gz) in this folder or the "
                                                      "folders in it"),
