@@ -181,7 +181,8 @@ std::string offset_evidence(const ClockOffset& o) {
   return std::to_string(o.early.size()) + " of " + std::to_string(o.async_launches) +
          " launches' GPU work starts before the launch call begins, up to " + format_duration(o.most_early_ns) +
          " before" +
-         (o.drifts() ? std::string(o.drift_to_ns > o.drift_from_ns ? ", earlier and earlier" : ", less and less early") +
+         (o.drifts() ? std::string(o.early_devices > 1 ? ", on GPU " + std::to_string(o.drift_device) : "") +
+                           (o.drift_to_ns > o.drift_from_ns ? ", earlier and earlier" : ", less and less early") +
                            ": from " + format_duration(o.drift_from_ns) + " to " +
                            format_duration(o.drift_to_ns) + " over " + format_duration(o.drift_span_ns) +
                            " (the clocks drift rather than stand offset)"
@@ -234,9 +235,12 @@ ClockOffset gpu_clock_offset(const TraceIndex& index) {
     const Event& l = t.events[size_t(index.launch_of(w))];
     early_by_device[t.events[w].pid].push_back({double(l.start_ns), double(l.start_ns - t.events[w].start_ns)});
   }
+  o.early_devices = int(early_by_device.size());
   for (auto& [device, items] : early_by_device) {
     if (items.size() < 5) continue;
     std::sort(items.begin(), items.end());
+    double most = 0;  // over all of them, before any are left out
+    for (const auto& item : items) most = std::max(most, item.second);
     if (items.size() > kDriftMostItems) {  // evenly spread, the first and the last kept
       std::vector<std::pair<double, double>> kept;
       for (size_t k = 0; k < kDriftMostItems; ++k) kept.push_back(items[k * (items.size() - 1) / (kDriftMostItems - 1)]);
@@ -254,8 +258,7 @@ ClockOffset gpu_clock_offset(const TraceIndex& index) {
     };
     const double slope = median(slopes), x0 = items.front().first, x1 = items.back().first;
     std::vector<double> at;
-    double most = 0;
-    for (const auto& [x, y] : items) at.push_back(y - slope * (x - x0)), most = std::max(most, y);
+    for (const auto& [x, y] : items) at.push_back(y - slope * (x - x0));
     const double at0 = median(at), at1 = at0 + slope * (x1 - x0);
     // A drift moves the earliness by half its most or more, and stays an earliness at both ends.
     if (at0 < 0 || at1 < 0 || std::abs(at1 - at0) * 2 < most ||
@@ -264,6 +267,7 @@ ClockOffset gpu_clock_offset(const TraceIndex& index) {
     o.drift_from_ns = int64_t(std::llround(at0));
     o.drift_to_ns = int64_t(std::llround(at1));
     o.drift_span_ns = int64_t(x1 - x0);
+    o.drift_device = device;
   }
   int64_t overall = std::numeric_limits<int64_t>::max(), offset = overall;
   std::map<int64_t, std::vector<Interval>> busy;  // per device that may be offset

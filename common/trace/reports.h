@@ -400,6 +400,10 @@ struct ClockOffset {
   /// 7.99 ms); of the device whose line moves most. 0 where it moves by less than half the most
   /// early of its device (an offset), or a fitted end is no earliness (below 0).
   int64_t drift_from_ns = 0, drift_to_ns = 0, drift_span_ns = 0;
+  /// The device of that line, and how many devices have early items (the text names the device
+  /// where they are several: the counts before it are over all of them).
+  int64_t drift_device = -1;
+  int early_devices = 0;
   bool drifts() const { return drift_span_ns > 0; }
   /// Where GPU work started late on an idle device but a synchronize of kClockOffsetNs or more
   /// returned within kClockOffsetNs of the end of the work launched before it (so the clocks

@@ -955,6 +955,21 @@ TEST(PilTraceCheck, GpuWorkAheadOfItsLaunchesIsAnOffsetToo) {
   for (int k = 0; k < 12; ++k)
     two.kernel("k", two.call("cudaLaunchKernel", 200 + 100 * k, 10), 200 + 100 * k - (k < 6 ? 10 : 100), 5, 7, 0, k < 6 ? 0 : 1);
   no_drift("two.json", two);
+  // One of two devices drifting (GPU 0: 10 us early to 60 us; GPU 1: 5 us early throughout): the
+  // line is GPU 0's, and named, since the counts before it are over both.
+  pil::test::TraceBuilder one_of_two;
+  one_of_two.step(1, 0, 2000);
+  for (int k = 0; k < 12; ++k) {
+    const double call = 200 + 100 * k;
+    const bool first = k % 2 == 0;
+    one_of_two.kernel("k", one_of_two.call("cudaLaunchKernel", call, 10), call - (first ? 10 + 10 * (k / 2) : 5), 5, 7, 0,
+                      first ? 0 : 1);
+  }
+  const std::string opath = write_trace(dir, "one_of_two.json", one_of_two);
+  EXPECT_NE(run_process(kTool, {"summary", opath}).out.find(", on GPU 0, earlier and earlier: from 10.0 us to 60.0 us"),
+            std::string::npos);
+  EXPECT_EQ(json::parse(run_process(kTool, {"summary", opath, "--json"}).out)["gpu"]["gpu_clock_offset"]["drift_device"],
+            0);
 }
 
 // chain follows the range's own thread; GPU work other threads launched meanwhile (autograd's

@@ -129,7 +129,8 @@ json offset_json(const ClockOffset& o) {
           {"most_early_ns", o.most_early_ns},
           {"drift_from_ns", o.drift_from_ns},
           {"drift_to_ns", o.drift_to_ns},
-          {"drift_span_ns", o.drift_span_ns}};
+          {"drift_span_ns", o.drift_span_ns},
+          {"drift_device", o.drift_device}};
 }
 
 // summary --json: the figures of "what this trace says" as data, for the docs' fig markers
