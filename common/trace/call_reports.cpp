@@ -147,12 +147,15 @@ DiffReport diff_report(const TraceIndex& a, const TraceIndex& b, double toleranc
   d.cpu_b = kb.self_cpu_total_ns;
   d.device_a = ka.self_device_total_ns;
   d.device_b = kb.self_device_total_ns;
-  for (const auto& e : a.trace().events) d.kernels_a += e.category == Category::Kernel;
-  for (const auto& e : b.trace().events) d.kernels_b += e.category == Category::Kernel;
-  for (size_t w : a.device_work())
-    d.kernels_a -= a.trace().events[w].category == Category::Kernel && a.launched_before_recording(w);
-  for (size_t w : b.device_work())
-    d.kernels_b -= b.trace().events[w].category == Category::Kernel && b.launched_before_recording(w);
+  // Kernels counted as the table counts them: those launched before recording began left out.
+  auto kernels = [](const TraceIndex& x) {
+    int64_t n = 0;
+    for (size_t w : x.device_work())
+      n += x.trace().events[w].category == Category::Kernel && !x.launched_before_recording(w);
+    return n;
+  };
+  d.kernels_a = kernels(a);
+  d.kernels_b = kernels(b);
 
   // GPU work by its name's spelling (kernel_spelling), CPU rows by name; a row shows A's name.
   std::map<std::string, DiffRow> rows;

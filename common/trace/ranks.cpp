@@ -819,13 +819,14 @@ RanksReport read_ranks(const std::vector<std::string>& paths, unsigned threads) 
       list(p);
       // None in it: a folder per worker (run/rank0/..., run/rank1/...), one level down.
       const bool per_worker = found.empty();
-      if (per_worker)
+      if (per_worker) {
         for (const auto& entry : fs::directory_iterator(p, ec)) {
           std::error_code kind;
           if (entry.is_directory(kind)) list(entry.path());
         }
+        in_worker_folder.insert(found.begin(), found.end());
+      }
       std::sort(found.begin(), found.end());
-      if (per_worker) in_worker_folder.insert(found.begin(), found.end());
       // Where some names say their rank, only those: other JSON files beside them are not ranks.
       auto no_rank = [&](const std::string& f) { return rank_from_name(f, per_worker) < 0; };
       if (!std::all_of(found.begin(), found.end(), no_rank))
