@@ -1465,6 +1465,27 @@ TEST(AdviseFp32Gemm, AnOutlierCountsAtTenTimesItsNamesMedian) {
   EXPECT_EQ(s->examples[0].dur_ns, 50'000);
 }
 
+// The share is of the steps' GPU work: a 5 ms warm-up kernel before the step does not make four
+// sgemms of 90 us, 360 us of 1 ms of work in the step, "under 10%".
+TEST(AdviseFp32Gemm, TheShareIsOfTheStepsWorkNotOfWorkBeforeThem) {
+  TraceBuilder b;
+  b.device("NVIDIA A100-SXM4-80GB", 108, 80LL << 30, 8, 0);
+  int64_t id = 0;
+  b.op("aten::conv2d", 0, 10, "", "", 1, &id);
+  b.kernel("void cudnn::winograd_kernel(int)", b.call("cudaLaunchKernel", 2, 3, id), 10, 5000, 7, id);
+  b.step(1, 6000, 1000);
+  for (int j = 0; j < 4; ++j) {
+    b.op("aten::mm", 6010 + 5 * j, 4, "", "", 1, &id);
+    b.kernel("ampere_sgemm_128x64_nn", b.call("cudaLaunchKernel", 6011 + 5 * j, 2, id), 6050 + 100 * j, 90, 7, id);
+  }
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "fp32_gemm");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "busy_share"), 1.0);
+  EXPECT_EQ(s->saved_ns, 360'000);
+  EXPECT_TRUE(has(s->text, "100% of the GPU's busy time in the steps")) << s->text;
+}
+
 TEST(AdviseFp32Gemm, AV100HasNoTf32) {
   TraceBuilder b;
   b.device("Tesla V100-SXM2-32GB", 80, 32LL << 30, 7, 0);
@@ -1686,6 +1707,59 @@ TEST(AdviseFusion, ElementwiseOperatorsOnTheCpu) {
   EXPECT_EQ(s->saved_ns, 10'000);
   EXPECT_TRUE(has(s->examples.at(0).detail, "aten::gelu -> aten::mul, between aten::matmul and aten::matmul"))
       << s->examples[0].detail;
+}
+
+// A convolution is a product in the operator form as in the kernels': conv2d [0, 40], add
+// [41, 61], relu [62, 82], conv2d [83, 123] in a step of 200: one chain, 40 of CPU time, 20 saved.
+TEST(AdviseFusion, ConvolutionsBoundAChainOfOperators) {
+  TraceBuilder b;
+  b.step(1, 0, 200);
+  b.op("aten::conv2d", 0, 40);
+  b.op("aten::add", 41, 20);
+  b.op("aten::relu", 62, 20);
+  b.op("aten::conv2d", 83, 40);
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "fusion");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "chain_ns"), 40'000);
+  EXPECT_EQ(s->saved_ns, 20'000);
+  EXPECT_TRUE(has(s->examples.at(0).detail, "between aten::conv2d and aten::conv2d")) << s->examples[0].detail;
+}
+
+// A pass after a product that is one of fusion's chains is fusion's alone, not also an epilogue:
+// (a) the bias add closes a range (fc1: mm, add) and the gelu after it is outside, so the add is
+// the last operator under its parent; (b) the add is followed by aten::to, no elementwise
+// operator by name, whose copy kernel is elementwise. Each had been claimed by both rules (400 us
+// of 230 us of passes in (b)).
+TEST(AdviseFusion, AChainsPassIsNotAlsoAnEpilogue) {
+  for (bool copy_after : {false, true}) {
+    SCOPED_TRACE(copy_after ? "a copy kernel after the add" : "the add closes a range");
+    TraceBuilder b;
+    b.device("NVIDIA H100 80GB HBM3");
+    b.step(1, 0, 1000);
+    double at = 10;
+    auto k = [&](const std::string& op, const std::string& kernel, double dur) {
+      int64_t id = 0;
+      b.op(op, at - 8, 6, "", "", 1, &id);
+      b.kernel(kernel, b.call("cudaLaunchKernel", at - 6, 3, id), at, dur, 7, id);
+      at += dur;
+    };
+    const std::string gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1";
+    const std::string ew = "void at::native::vectorized_elementwise_kernel<4, at::native::";
+    if (!copy_after) b.range("fc1", 1, 200);
+    k("aten::mm", gemm, 100);
+    k("aten::add", ew + "AddFunctor<float>>(int)", 100);
+    if (copy_after) {
+      k("aten::to", "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda>(int)", 30);
+    } else {
+      at = 220;
+      k("aten::gelu", ew + "GeluCUDAKernelImpl>(int)", 100);
+    }
+    k("aten::mm", gemm, 100);
+    const Advice a = advise_text(b.str());
+    EXPECT_NE(finding(a, "fusion"), nullptr);
+    EXPECT_EQ(finding(a, "gemm_epilogue"), nullptr);
+  }
 }
 
 // A layer norm between the elementwise operators: no chain of two back to back.

@@ -260,6 +260,45 @@ TEST(AdviseEpilogue, AProductOfTwoTensorsOrAnAddmmIsNot) {
   EXPECT_TRUE(clean(a, "gemm_epilogue"));
 }
 
+// A pass inside another operator than a product is that operator's own: SDPA's math backend
+// adds its mask after its matmul (an H200 trace of lesson 04 read it as a bias for addmm), a
+// library's module its bias. Inside aten::linear (a 3-D input: matmul, then add_) it is the
+// user's product's, and counted.
+TEST(AdviseEpilogue, APassInsideALibrarysOperatorIsNotTheUsers) {
+  for (const char* around : {"aten::_native_multi_head_attention", "aten::linear"}) {
+    SCOPED_TRACE(around);
+    TraceBuilder b;
+    for (int s = 0; s < 3; ++s) {
+      const double at = 100.0 * s;
+      b.step(s + 2, at, 100);
+      b.op(around, at + 5, 60);
+      b.op("aten::matmul", at + 10, 30);
+      b.op("aten::mm", at + 12, 26);
+      b.op("aten::add_", at + 40, 20);
+      b.op("aten::sum", at + 70, 10);
+    }
+    const Advice a = advise_text(b.str());
+    EXPECT_EQ(finding(a, "gemm_epilogue") != nullptr, std::string(around) == "aten::linear");
+  }
+}
+
+// An add followed by a softmax is attention's mask or scale (naive_attention's pattern), not a
+// bias for the product.
+TEST(AdviseEpilogue, AnAddBeforeASoftmaxIsAttentionsMask) {
+  TraceBuilder b;
+  for (int s = 0; s < 3; ++s) {
+    const double at = 100.0 * s;
+    b.step(s + 2, at, 100);
+    b.op("aten::matmul", at + 10, 30);
+    b.op("aten::mm", at + 12, 26);
+    b.op("aten::add", at + 40, 20);
+    b.op("aten::softmax", at + 61, 8);
+    b.op("aten::sum", at + 70, 10);
+  }
+  const Advice a = advise_text(b.str());
+  EXPECT_EQ(finding(a, "gemm_epilogue"), nullptr);
+}
+
 TEST(AdviseEpilogue, ATinyPassIsNotWorthAFinding) {
   // 3 x 1 us of 300 us: 1%, under the 2% floor.
   EXPECT_FALSE(has_finding(advise_text(gemm_then("aten::add", 1)), "gemm_epilogue"));

@@ -82,6 +82,15 @@ struct Loops {
   }
 };
 
+/// A chain of elementwise kernels run back to back between two matrix products on one stream, or
+/// on a trace without GPU work of elementwise operators a thread called between two: fusion's
+/// (rules_gpu_fusion.cpp). gemm_epilogue leaves a pass that is one of them to it.
+struct FusionChain {
+  std::vector<size_t> items;     ///< the elementwise kernels (or operators), in order
+  size_t before = 0, after = 0;  ///< the matrix products around it
+  int64_t time = 0, saved = 0;   ///< the items' time; it less the shortest one's
+};
+
 /// What every rule may read. The reports are made on first use.
 class RuleContext {
  public:
@@ -129,6 +138,9 @@ class RuleContext {
   /// The loops of small operators worth a finding (the floor, options.min_saved_share), or none
   /// (op_loop's and op_overhead's; rules_cpu_overhead.cpp).
   const Loops& loops() const;
+  /// fusion's chains that count for the basis (their first item inside it), in the order found;
+  /// rules_gpu_fusion.cpp.
+  const std::vector<FusionChain>& fusion_chains() const;
   /// The GPU's busy time (any stream) inside [from, to).
   int64_t gpu_busy_in(int64_t from, int64_t to) const;
   /// The operators of each CPU thread, each thread's in nesting order (order_for_nesting).
@@ -161,6 +173,7 @@ class RuleContext {
   Lazy<std::vector<RooflineRow>> roofline_;
   Lazy<std::vector<HostGap>> host_gaps_;
   Lazy<Loops> loops_;
+  Lazy<std::vector<FusionChain>> fusion_chains_;
   Lazy<std::vector<std::vector<size_t>>> ops_by_thread_, top_ops_;
   Lazy<std::map<std::pair<int64_t, int64_t>, std::vector<size_t>>> calls_by_thread_;
 };

@@ -25,14 +25,19 @@ bool is_epilogue_op(std::string_view n) {
 
 // An elementwise operator that follows a matrix product directly (the next operator under the
 // same parent on the same thread, views read through) is taken to work on its output: the
-// heuristic reads no tensor identities, which the trace does not have. One followed by another
-// elementwise operator is left to the fusion rule (a chain, whose fix is one fused kernel). Its
-// cost: the GPU time of the work launched inside it on a GPU trace, else its CPU time with its
-// children. Read from the CPU slices the rules share (nested once per trace).
+// heuristic reads no tensor identities, which the trace does not have. Left out:
+// - one followed by another elementwise operator, or one of fusion's chains (on a GPU, its
+//   kernels one: the next pass may be in another range, or a copy's kernel): the fusion rule's,
+//   whose fix is one fused kernel, not the product's epilogue (the two had claimed one add);
+// - one followed by a softmax: attention's mask or scale, the naive_attention rule's pattern;
+// - one inside another operator than a product (a library's own: SDPA's math backend adds its
+//   mask after its matmul, which an H200 trace of lesson 04 read as a bias to fold into addmm).
+// Its cost: the GPU time of the work launched inside it on a GPU trace, else its CPU time with
+// its children. Read from the CPU slices the rules share (nested once per trace).
 void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   const Trace& t = c.trace;
   const CpuSlices& cs = c.cpu();
-  PerName<bool> gemm, epilogue, elementwise, view;
+  PerName<bool> gemm, epilogue, elementwise, view, softmax;
   using Slots = std::pair<long, long>;  // (the product, the epilogue after it)
   std::vector<Slots> found;
   // Slots come parents first (preorder), so the slices around the current one are a stack: each
@@ -41,6 +46,7 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   struct Frame {
     long slot = -1, last = -1;
     Slots wait{-1, -1};
+    bool in_library = false;  // inside an operator other than a product
   };
   std::vector<Frame> stack;
   auto pop = [&] {
@@ -55,18 +61,38 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
       const Event& e = t.events[cs.event(s)];
       if (is_operator(e) && !view(e.name, is_view_op)) {
         Frame& f = stack.back();
-        if (f.wait.second >= 0 && !elementwise(e.name, is_elementwise_op)) found.push_back(f.wait);
+        if (f.wait.second >= 0 && !elementwise(e.name, is_elementwise_op) && !softmax(e.name, is_softmax_op))
+          found.push_back(f.wait);
         f.wait = {-1, -1};
-        if (f.last >= 0 && gemm(t.events[cs.event(size_t(f.last))].name, is_gemm_op) &&
+        if (!f.in_library && f.last >= 0 && gemm(t.events[cs.event(size_t(f.last))].name, is_gemm_op) &&
             epilogue(e.name, is_epilogue_op) && cs.in_steps(s))
           f.wait = {f.last, long(s)};
         f.last = long(s);
       }
-      stack.push_back(Frame{long(s), -1, {-1, -1}});
+      const bool library = stack.back().in_library || (is_operator(e) && !gemm(e.name, is_gemm_op));
+      stack.push_back(Frame{long(s), -1, {-1, -1}, library});
     }
     while (!stack.empty()) pop();
   }
   if (found.empty()) return;
+  // A pass that is one of fusion's chains (on a GPU, that launched one of its kernels) is its.
+  const std::vector<FusionChain>& chains = c.fusion_chains();
+  if (!chains.empty()) {
+    std::vector<char> chained(t.events.size(), 0);
+    for (const FusionChain& ch : chains)
+      for (size_t i : ch.items) chained[i] = 1;
+    auto in_chain = [&](const Slots& p) {
+      const size_t s = size_t(p.second);
+      if (!c.gpu()) return chained[cs.event(s)] != 0;
+      for (size_t u = s; u < cs.size() && (u == s || cs.parent(u) >= long(s)); ++u)
+        if (is_launch_call(t.events[cs.event(u)].category))
+          for (size_t i : c.index.work_of(cs.event(u)))
+            if (chained[i]) return true;
+      return false;
+    };
+    found.erase(std::remove_if(found.begin(), found.end(), in_chain), found.end());
+    if (found.empty()) return;
+  }
   std::sort(found.begin(), found.end(), [](const Slots& x, const Slots& y) { return x.second < y.second; });
 
   // What each epilogue costs: its CPU time, or on a GPU trace the GPU time of the work launched
@@ -116,7 +142,7 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
   s.text = "an elementwise pass right after a matrix product, ";
   for (size_t k = 0; k < by_cost.size(); ++k) {
     const Pair& p = pairs[by_cost[k].second];
-    s.text += (k ? ", " : "") + by_cost[k].second + " (" + std::to_string(p.count) + " calls, " +
+    s.text += (k ? ", " : "") + by_cost[k].second + " (" + counted(p.count, "call") + ", " +
               format_duration(p.cost_ns) + ")";
   }
   s.text += ": " + percent_text(double(total) / double(c.basis_ns)) + " of " +

@@ -37,24 +37,11 @@ Kind kernel_kind(std::string_view name) {
   return Kind::Other;
 }
 
-Kind op_kind(std::string_view name) {
-  if (is_view_op(name)) return Kind::Skip;
-  if (is_gemm_op(name)) return Kind::Product;
-  if (is_elementwise_op(name)) return Kind::Elementwise;
-  return Kind::Other;
-}
-
-struct Chain {
-  std::vector<size_t> items;  ///< the elementwise kernels (or operators), in order
-  size_t before = 0, after = 0;  ///< the matrix products around it
-  int64_t time = 0, saved = 0;
-};
-
 /// Chains in one sequence (a stream's work, or a thread's top-level operators: event indices), in
 /// order; kind_of(i) is event i's kind.
 template <typename KindOf>
 void find_chains(const RuleContext& c, const std::vector<size_t>& seq, KindOf kind_of,
-                 std::vector<Chain>& out) {
+                 std::vector<FusionChain>& out) {
   bool after_product = false;
   size_t product = 0;
   std::vector<size_t> run;
@@ -66,7 +53,7 @@ void find_chains(const RuleContext& c, const std::vector<size_t>& seq, KindOf ki
       continue;
     }
     if (k == Kind::Product && after_product && int(run.size()) >= threshold::kElementwiseChain) {
-      Chain ch{run, product, i, 0, 0};
+      FusionChain ch{run, product, i, 0, 0};
       int64_t shortest = INT64_MAX;
       for (size_t r : run) {
         ch.time += c.trace.events[r].dur_ns;
@@ -86,6 +73,14 @@ bool is_product_op(std::string_view name) {
          name == "aten::convolution" || name == "aten::_convolution";
 }
 
+// A thread's top-level operators: a convolution is a product as its kernels are.
+Kind op_kind(std::string_view name) {
+  if (is_view_op(name)) return Kind::Skip;
+  if (is_product_op(name)) return Kind::Product;
+  if (is_elementwise_op(name)) return Kind::Elementwise;
+  return Kind::Other;
+}
+
 /// Per event: GPU work launched inside a matrix product's operator (at any depth); empty where
 /// the trace has no such operator.
 std::vector<char> launched_inside_products(const RuleContext& c) {
@@ -102,14 +97,12 @@ std::vector<char> launched_inside_products(const RuleContext& c) {
   return inside;
 }
 
-}  // namespace
-
-void fusion(const RuleContext& c, RuleResult& out) {
+std::vector<FusionChain> find_fusion_chains(const RuleContext& c) {
+  std::vector<FusionChain> chains;
   if (!any_name(c.trace, [](std::string_view n) { return is_elementwise_kernel(n) || is_elementwise_op(n); }))
-    return;
+    return chains;
   const auto& ev = c.trace.events;
   const bool gpu = c.gpu();
-  std::vector<Chain> chains;
   PerName<Kind> kinds;
   if (gpu) {
     const std::vector<char> in_product = launched_inside_products(c);
@@ -125,14 +118,27 @@ void fusion(const RuleContext& c, RuleResult& out) {
     for (const std::vector<size_t>& ops : c.top_ops()) find_chains(c, ops, kind, chains);
   }
   chains.erase(std::remove_if(chains.begin(), chains.end(),
-                              [&](const Chain& ch) {
+                              [&](const FusionChain& ch) {
                                 const size_t first = ch.items.front();
                                 return gpu ? !c.in_basis_work(first) : !c.in_basis_at(ev[first].start_ns);
                               }),
                chains.end());
+  return chains;
+}
+
+}  // namespace
+
+const std::vector<FusionChain>& RuleContext::fusion_chains() const {
+  return fusion_chains_.get([&] { return find_fusion_chains(*this); });
+}
+
+void fusion(const RuleContext& c, RuleResult& out) {
+  const std::vector<FusionChain>& chains = c.fusion_chains();
   if (chains.empty()) return;
+  const auto& ev = c.trace.events;
+  const bool gpu = c.gpu();
   int64_t time = 0, saved = 0, items = 0;
-  for (const Chain& ch : chains) time += ch.time, saved += ch.saved, items += int64_t(ch.items.size());
+  for (const FusionChain& ch : chains) time += ch.time, saved += ch.saved, items += int64_t(ch.items.size());
   if (double(saved) < c.options.min_saved_share * double(c.basis_ns)) return;
 
   const std::string what = gpu ? "kernel" : "operator";
@@ -144,9 +150,9 @@ void fusion(const RuleContext& c, RuleResult& out) {
   s.figures = {{"chains", double(chains.size())}, {"items", double(items)},
                {"chain_ns", double(time)}, {"saved_ns", double(saved)}};
 
-  std::vector<const Chain*> worst;
-  for (const Chain& ch : chains) worst.push_back(&ch);
-  std::stable_sort(worst.begin(), worst.end(), [](const Chain* a, const Chain* b) { return a->saved > b->saved; });
+  std::vector<const FusionChain*> worst;
+  for (const FusionChain& ch : chains) worst.push_back(&ch);
+  std::stable_sort(worst.begin(), worst.end(), [](const FusionChain* a, const FusionChain* b) { return a->saved > b->saved; });
   if (worst.size() > c.options.examples) worst.resize(c.options.examples);
   // Kernels are named by the operator that launched them where the trace has operators: the one
   // their External id names or, where that is their own correlation id (torch 2.0-2.2's Kineto
@@ -165,7 +171,7 @@ void fusion(const RuleContext& c, RuleResult& out) {
         calls.insert(size_t(call));
       }
     };
-    for (const Chain* ch : worst) {
+    for (const FusionChain* ch : worst) {
       for (size_t i : ch->items) want(i);
       want(ch->before);
       want(ch->after);
@@ -193,7 +199,7 @@ void fusion(const RuleContext& c, RuleResult& out) {
     }
     return op.find("::") != std::string_view::npos ? std::string(op) : kernel_label(ev[i].name);
   };
-  for (const Chain* ch : worst) {
+  for (const FusionChain* ch : worst) {
     std::string detail = std::to_string(ch->items.size()) + " " + what + "s, " +
                          format_duration(ch->time) + ": ";
     for (size_t k = 0; k < ch->items.size(); ++k) detail += (k ? " -> " : "") + label(ch->items[k]);

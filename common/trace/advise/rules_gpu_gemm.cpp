@@ -111,7 +111,13 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
         longest = i;
     }
   }
-  const int64_t busy = c.gpu_busy_in(c.index.gpu_window_start, c.index.gpu_window_end);
+  // Their share of the busy time of the same work, the basis's (the steps' work: a warm-up's
+  // 5 ms kernel before the steps had made four sgemms of 36% of a step "under 10%").
+  std::vector<Interval> work;
+  for (size_t i : c.index.device_work())
+    if (c.in_basis_work(i)) work.push_back({t.events[i].start_ns, t.events[i].end_ns()});
+  merge(work);
+  const int64_t busy = length(work);
   const double share = busy > 0 ? double(total) / double(busy) : 0;
   if (share < threshold::kFp32GemmShare) return;
   if (double(total) < c.options.min_saved_share * double(c.basis_ns)) return;
@@ -122,7 +128,7 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
   Symptom s;
   s.text = counted(kernels, "fp32 GEMM kernel") +
            " without tensor cores (sgemm or FFMA by name) ran " + format_duration(total) + ", " +
-           percent_text(share) + " of the GPU's busy time, on " +
+           percent_text(share) + " of the GPU's busy time in " + c.basis_noun() + ", on " +
            (name.empty() ? "a GPU" : name) + " (compute capability " + cc + ", which has TF32)" +
            (geforce ? "; a GeForce card: TF32's dense peak is fp32's there, so the gain is bf16's or fp16's "
                       "under autocast (twice fp32's dense peak, at fp32 accumulate), not TF32's"
