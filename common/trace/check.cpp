@@ -89,39 +89,51 @@ EmptySteps empty_steps_of(const TraceIndex& index) {
   return es;
 }
 
+StreamCaptures stream_captures(const TraceIndex& index) {
+  const Trace& t = index.trace();
+  StreamCaptures captures;
+  // Per thread: the start of its outermost open capture and how many are open (one thread may
+  // capture two streams at once).
+  std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int>> open;
+  std::vector<size_t> calls;  // the capture calls alone, in time order
+  for (size_t call : index.api_calls())
+    if (t.events[call].name.find("Capture") != std::string_view::npos) calls.push_back(call);
+  if (calls.empty()) return captures;
+  std::stable_sort(calls.begin(), calls.end(),
+                   [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
+  for (size_t call : calls) {
+    const Event& e = t.events[call];
+    const std::pair<int64_t, int64_t> lane{e.pid, e.tid};
+    if (e.name.find("StreamBeginCapture") != std::string_view::npos) {
+      auto& [from, depth] = open[lane];
+      if (depth++ == 0) from = e.end_ns();
+    } else if (e.name.find("StreamEndCapture") != std::string_view::npos) {
+      auto it = open.find(lane);
+      if (it == open.end()) {
+        captures[lane].push_back({std::numeric_limits<int64_t>::min(), e.start_ns});
+      } else if (--it->second.second == 0) {
+        captures[lane].push_back({it->second.first, e.start_ns});
+        open.erase(it);
+      }
+    }
+  }
+  for (const auto& [lane, o] : open) captures[lane].push_back({o.first, std::numeric_limits<int64_t>::max()});
+  return captures;
+}
+
+std::vector<Interval> capture_spans(const StreamCaptures& captures, int64_t from, int64_t to) {
+  std::vector<Interval> out;
+  for (const auto& [lane, spans] : captures)
+    for (const Interval& c : spans)
+      if (c.from < to && c.to > from) out.push_back({std::max(c.from, from), std::min(c.to, to)});
+  merge(out);
+  return out;
+}
+
 LaunchExpectations launch_expectations(const TraceIndex& index) {
   const Trace& t = index.trace();
   LaunchExpectations x;
-  std::map<std::pair<int64_t, int64_t>, std::vector<Interval>> captures;  // per thread
-  {
-    // Per thread: the start of its outermost open capture and how many are open (one thread may
-    // capture two streams at once). A capture the trace sees end but not begin began before
-    // recording; one it sees begin but not end goes on past it.
-    std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int>> open;
-    std::vector<size_t> calls;  // the capture calls alone, in time order
-    for (size_t call : index.api_calls())
-      if (t.events[call].name.find("Capture") != std::string_view::npos) calls.push_back(call);
-    std::stable_sort(calls.begin(), calls.end(),
-                     [&](size_t a, size_t b) { return t.events[a].start_ns < t.events[b].start_ns; });
-    for (size_t call : calls) {
-      const Event& e = t.events[call];
-      const std::pair<int64_t, int64_t> lane{e.pid, e.tid};
-      if (e.name.find("StreamBeginCapture") != std::string_view::npos) {
-        auto& [from, depth] = open[lane];
-        if (depth++ == 0) from = e.end_ns();
-      } else if (e.name.find("StreamEndCapture") != std::string_view::npos) {
-        auto it = open.find(lane);
-        if (it == open.end()) {
-          captures[lane].push_back({std::numeric_limits<int64_t>::min(), e.start_ns});
-        } else if (--it->second.second == 0) {
-          captures[lane].push_back({it->second.first, e.start_ns});
-          open.erase(it);
-        }
-      }
-    }
-    for (const auto& [lane, o] : open)
-      captures[lane].push_back({o.first, std::numeric_limits<int64_t>::max()});
-  }
+  const StreamCaptures captures = stream_captures(index);
   auto captured = [&](const Event& e) {
     const auto it = captures.find({e.pid, e.tid});
     if (it == captures.end()) return false;

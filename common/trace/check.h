@@ -9,9 +9,11 @@
 /// from CPU times).
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "trace/intervals.h"
 #include "trace/profiler_log.h"
 #include "trace/reports.h"
 
@@ -97,6 +99,16 @@ struct EmptySteps {
   bool found() const { return !empty.empty(); }
 };
 EmptySteps empty_steps_of(const TraceIndex& index);
+
+/// Stream captures per thread (pid, tid): from a StreamBeginCapture call's return to its
+/// StreamEndCapture's start, the outermost where one thread captures several streams at once. One
+/// the trace sees end but not begin began before recording (from INT64_MIN); one it sees begin but
+/// not end goes on past it (to INT64_MAX). Launch calls inside one are recorded into a graph and
+/// run nothing then (its graph's launches do).
+using StreamCaptures = std::map<std::pair<int64_t, int64_t>, std::vector<Interval>>;
+StreamCaptures stream_captures(const TraceIndex& index);
+/// Every thread's captures together, merged and clipped to [from, to).
+std::vector<Interval> capture_spans(const StreamCaptures& captures, int64_t from, int64_t to);
 
 /// The calls that start GPU work, and those of them that must find some in the trace: check's
 /// launch_without_gpu_work and gpu_events_stop_early judge those, and summary and advise open

@@ -140,23 +140,48 @@ struct IdleStretches {
   int64_t long_ns = 0;  ///< over kLongIdleNs, added up
   int64_t long_count = 0;
   int64_t after_last_ns = 0;  ///< from the last work's end to the window's end
+  /// Of the longest, the part after the launch call of the work that ended it returned, where
+  /// that work waited (waited_after_return: on another stream's event, or work the trace does
+  /// not show), not on the host; 0 where it did not.
+  int64_t longest_waited_ns = 0;
+  /// The idle time inside stream captures (check's stream_captures), whose launches run nothing.
+  int64_t captured_ns = 0;
 };
 
 IdleStretches idle_stretches(const TraceIndex& index) {
   const Trace& t = index.trace();
-  std::vector<Interval> busy;
-  busy.reserve(index.device_work().size());
-  for (size_t i : index.device_work()) busy.push_back({t.events[i].start_ns, t.events[i].end_ns()});
-  merge(busy);
+  // Busy spans, each with the work item that began it (the earliest-starting).
+  std::vector<std::pair<Interval, size_t>> items;
+  items.reserve(index.device_work().size());
+  for (size_t i : index.device_work()) items.push_back({{t.events[i].start_ns, t.events[i].end_ns()}, i});
+  std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first.from < b.first.from; });
   IdleStretches s;
   int64_t reached = index.gpu_window_start;
-  for (const Interval& b : busy) {
-    const int64_t gap = std::min(b.from, index.gpu_window_end) - reached;
-    s.longest_ns = std::max(s.longest_ns, gap);
+  std::vector<Interval> idle;
+  for (size_t k = 0; k < items.size();) {
+    const Interval first = items[k].first;
+    const size_t starter = items[k].second;
+    int64_t to = first.to;
+    for (++k; k < items.size() && items[k].first.from <= to; ++k) to = std::max(to, items[k].first.to);
+    const int64_t gap = std::min(first.from, index.gpu_window_end) - reached;
+    if (gap > 0) idle.push_back({reached, reached + gap});
+    if (gap > s.longest_ns) {
+      s.longest_ns = gap;
+      s.longest_waited_ns = 0;
+      if (const long call = index.launch_of(starter); call >= 0) {
+        const int64_t returned = std::max(reached, t.events[size_t(call)].end_ns());
+        if (waited_after_return(first.from - t.events[size_t(call)].end_ns()) && first.from > returned)
+          s.longest_waited_ns = first.from - returned;
+      }
+    }
     if (gap > kLongIdleNs) s.long_ns += gap, ++s.long_count;
-    reached = b.to;
+    reached = std::max(reached, to);
   }
   s.after_last_ns = std::max<int64_t>(index.gpu_window_end - reached, 0);
+  if (s.after_last_ns > 0) idle.push_back({reached, index.gpu_window_end});
+  if (const StreamCaptures captures = stream_captures(index); !captures.empty())
+    for (const Interval& c : capture_spans(captures, index.gpu_window_start, index.gpu_window_end))
+      s.captured_ns += length(clip(idle, c.from, c.to));
   return s;
 }
 
@@ -486,7 +511,16 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
     const std::string then = ": not a launch-bound loop; `pil-trace advise` looks at what the host did then)";
     // The busiest stream's split says whether its short gaps are the host's launches.
     const int64_t main_idle = main.host_wait_ns + main.kernel_wait_ns + main.other_idle_ns;
-    if (2 * s.longest_ns >= idle_any && s.longest_ns >= s.after_last_ns)
+    if (2 * s.captured_ns >= idle_any)
+      waits = " (the GPU mostly waits, " + pct(double(s.captured_ns) / double(idle_any)) +
+              " of it during stream captures, whose launches are recorded into a graph and run nothing then: a "
+              "set-up cost, not a wait on the host; `pil-trace check`)";
+    else if (2 * s.longest_ns >= idle_any && s.longest_ns >= s.after_last_ns && 2 * s.longest_waited_ns >= s.longest_ns)
+      waits = " (the GPU mostly waits, " + pct(double(s.longest_ns) / double(idle_any)) + " of it in one stretch of " +
+              format_duration(s.longest_ns) + ", most of it after the launch of the work that ended it had returned: "
+              "that work waited on another stream's event, or on work the trace does not show, not on the host; "
+              "`pil-trace launches`, waited)";
+    else if (2 * s.longest_ns >= idle_any && s.longest_ns >= s.after_last_ns)
       waits = " (the GPU mostly waits, " + pct(double(s.longest_ns) / double(idle_any)) + " of it in one stretch of " +
               format_duration(s.longest_ns) + then;
     else if (2 * s.after_last_ns >= idle_any)
@@ -530,8 +564,9 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
   }
   const LaunchReport& lr = m.launches;
   if (lr.delay.count > 0) {
+    static constexpr const char* kKinds[] = {"two", "three", "four"};
     std::string s = std::string("launch delay (GPU work start - launch call end), in ") +
-                    (lr.waited.count ? "three" : "two") + " kinds: ";
+                    kKinds[(lr.waited.count > 0) + (lr.in_call > 0)] + " kinds: ";
     s += lr.latency.count
              ? "launch latency (stream idle when the call returned) median " +
                    format_duration(int64_t(lr.latency.median)) + ", max " + format_duration(lr.latency.max) +
@@ -556,6 +591,10 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
                   "trace's slow latency, perhaps the launch's latency too)"
                 : " (waiting on another stream's event, or on work or a clock the trace does not show: not "
                   "latency)");
+    if (lr.in_call)
+      s += "; " + count_of(lr.in_call, "copy or set", "copies or sets") + " ran inside " +
+           (lr.in_call == 1 ? "its call (the call waited for it" : "their calls (each call waited for its own") +
+           ": synchronous, or from pageable memory; not latency)";
     line(s);
     if (lr.kernel_launches)
       line(std::to_string(lr.shorter_than_call) + " of " + std::to_string(lr.kernel_launches) +

@@ -325,6 +325,11 @@ ClockOffset gpu_clock_offset(const TraceIndex& index) {
   return o;
 }
 
+bool ran_in_call(const Event& call, int64_t work_end) {
+  return work_end <= call.end_ns() &&
+         (call.name.find("Memcpy") != std::string_view::npos || call.name.find("Memset") != std::string_view::npos);
+}
+
 LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
   const Trace& t = index.trace();
   LaunchReport r;
@@ -349,6 +354,7 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     l.queued = free_at > call.end_ns();
     if (l.queued) l.queue_ns = std::min(free_at, first.start_ns) - call.end_ns();
     l.waited = !l.queued && waited_after_return(l.delay_ns);
+    l.in_call = !l.queued && work.size() == 1 && ran_in_call(call, first.end_ns());
     // A graph's first node can be a memset or a copy: its first kernel is the one judged.
     if (const long kernel = index.first_kernel_of(l.call); kernel >= 0) {
       ++r.kernel_launches;
@@ -369,7 +375,10 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     }
     const int64_t d = std::max<int64_t>(l.delay_ns, 0);
     clipped.push_back(d);
-    (l.queued ? queueing : l.waited ? waited : latency).push_back(d);
+    if (l.in_call)
+      ++r.in_call;
+    else
+      (l.queued ? queueing : l.waited ? waited : latency).push_back(d);
     if (each) r.launches.push_back(l);
   }
   auto earlier = [&](const Launch& a, const Launch& b) {

@@ -127,6 +127,57 @@ TEST(ReportsLaunches, OnlyKernelsAreCountedShorterThanTheirCall) {
   EXPECT_EQ(r.shorter_than_call, 1) << "the kernel: 2 us after an 8 us call; the copy and the set not counted";
 }
 
+// Where the GPU mostly waits during stream captures, summary says so rather than send the reader
+// to advise for a stall: a kernel [20, 30), a capture [100, 9900) of launches that run nothing,
+// then a kernel [10000, 10010).
+TEST(ReportsSummary, TheGpuIdleInAStreamCaptureIsSaidSo) {
+  test::TraceBuilder b;
+  b.kernel("k", b.call("cudaLaunchKernel", 10, 5), 20, 10);
+  b.call("cudaStreamBeginCapture", 90, 10);
+  for (int k = 0; k < 20; ++k) b.call("cudaLaunchKernel", 200 + 400.0 * k, 5);
+  b.call("cudaStreamEndCapture", 9900, 10);
+  b.kernel("k", b.call("cudaLaunchKernel", 9950, 5), 10000, 10);
+  const std::string text = explain_built(b);
+  EXPECT_NE(text.find("of it during stream captures, whose launches are recorded into a graph and run nothing then"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("`pil-trace advise` looks at what the host did then"), std::string::npos) << text;
+}
+
+// Where the longest idle stretch ends at work that waited after its launch returned (on an
+// event, or work the trace does not show), summary says so: a kernel [20, 30), then one launched
+// at [40, 45) that starts at 9000.
+TEST(ReportsSummary, AStretchEndedByWorkThatWaitedIsNotSentToAdvise) {
+  test::TraceBuilder b;
+  b.kernel("k", b.call("cudaLaunchKernel", 10, 5), 20, 10);
+  b.kernel("k", b.call("cudaLaunchKernel", 40, 5), 9000, 10);
+  b.call("cudaMemcpy", 50, 8900);
+  const std::string text = explain_built(b);
+  EXPECT_NE(text.find("most of it after the launch of the work that ended it had returned"), std::string::npos) << text;
+}
+
+// A copy or set that ran inside its call (the call waited for it: synchronous, or from pageable
+// memory) is no launch's latency: counted apart (a public H100 trace's 65 pageable copies made
+// its latency's median 68 ns). Here the kernel's 20 us latency, a copy [60, 80) inside its call
+// [50, 90), a set [125, 126) after its call [120, 124) returned: latency 20 and 1, one in a call.
+TEST(ReportsLaunches, ACopyThatRanInsideItsCallIsNoLatency) {
+  test::TraceBuilder b;
+  b.step(1, 0, 1000);
+  b.kernel("k", b.call("cudaLaunchKernel", 10, 8), 38, 2);
+  b.memcpy("Memcpy DtoH (Device -> Pageable)", b.call("cudaMemcpyAsync", 50, 40), 60, 20, 1 << 20);
+  b.memset(b.call("cudaMemsetAsync", 120, 4), 125, 1);
+  const Trace t = parse_trace_text(b.str());
+  const LaunchReport r = launch_report(TraceIndex(t));
+  EXPECT_EQ(r.delay.count, 3);
+  EXPECT_EQ(r.in_call, 1);
+  EXPECT_EQ(r.latency.count, 2);
+  EXPECT_EQ(r.latency.max, 20 * 1000);
+  EXPECT_EQ(r.latency.min, 1 * 1000);
+  ASSERT_EQ(r.launches.size(), 3u);
+  EXPECT_STREQ(r.launches[1].kind(), "in its call");
+  EXPECT_STREQ(r.launches[0].kind(), "launch latency");
+}
+
 TEST_F(Reports, WindowIsTheProfiledSteps) {
   EXPECT_EQ(index.window_start, 0);
   EXPECT_EQ(index.window_end, 200 * us);

@@ -153,6 +153,9 @@ RuleContext::RuleContext(const TraceIndex& index, const AdviseOptions& options)
       unlinked_zero += trace.events[w].correlation == 0;
     }
   work_items = int64_t(index.device_work().size());
+  if (!index.device_work().empty())
+    if (const StreamCaptures captures = stream_captures(index); !captures.empty())
+      capture_spans = pil::trace::capture_spans(captures, basis_start, basis_end);
 }
 
 int64_t RuleContext::median_after_first_step_ns() const {
@@ -405,6 +408,20 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
                              " inside; pil-trace check: steps_empty), so the findings judge the steps' " +
                              format_duration(ctx.basis_ns) + " only; record the steps around the work "
                              "(prof.step() at the end of each iteration)";
+  if (!ctx.capture_spans.empty()) {
+    int64_t inside = 0;
+    for (const Interval& c : ctx.capture_spans) {
+      const int64_t in_basis = ctx.basis_overlap(c.from, c.to);
+      inside += in_basis;
+      a.capture_idle_ns += std::max<int64_t>(0, in_basis - ctx.gpu_busy_in(c.from, c.to));
+    }
+    a.captures = "stream captures take " + format_duration(inside) + " of " +
+                 (ctx.step_ns.empty() ? "the window" : "the steps") +
+                 " (StreamBeginCapture to StreamEndCapture): the launches made inside them are recorded into a graph "
+                 "and run nothing then, so the GPU's " + format_duration(a.capture_idle_ns) +
+                 " idle there is the capture's, a set-up cost, not a wait on the host: left out of the findings about "
+                 "idle time (record the graph's replays, cudaGraphLaunch, to judge the running program)";
+  }
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
   if (!a.gpu && a.launches_without_gpu_work == 0) a.sync_or_query_calls = int64_t(index.api_calls().size());
   if (!a.gpu) a.device_use = device_use_without_work(index).evidence();
@@ -604,6 +621,7 @@ std::string format_advice(const Advice& a, const std::string& path) {
   if (a.links_missing())
     o << a.unlinked << ": the rules that follow a launch to its work are not run (under \"Not checked\")\n";
   if (!a.steps_hold_nothing.empty()) o << a.steps_hold_nothing << "\n";
+  if (!a.captures.empty()) o << a.captures << "\n";
   if (a.findings.empty()) o << "\nNo finding: every rule that could run found nothing past its threshold.\n";
   int n = 0;
   for (const Finding& f : a.findings) {
@@ -668,6 +686,8 @@ nlohmann::ordered_json advice_json(const Advice& a) {
             {"python_functions", a.python_functions},
             {"profiler_gpu_loss", a.profiler_gpu_loss},
             {"gpu_events_stop_early", a.gpu_events_stop_early},
+            {"captures", a.captures},
+            {"capture_idle_ns", a.capture_idle_ns},
             {"unlinked_work", a.unlinked_work},
             {"unlinked", a.unlinked},
             {"work_items", a.work_items},

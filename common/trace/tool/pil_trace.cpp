@@ -268,6 +268,7 @@ json summary_json(const TraceIndex& index, IdleRule idle_rule) {
                          {"median_ns", int64_t(lr.latency.median)},
                          {"max_ns", lr.latency.max},
                          {"slow", lr.slow_latency()}};
+  g["in_call"] = lr.in_call;
   g["queueing"] = {{"count", lr.queueing.count}, {"median_ns", int64_t(lr.queueing.median)}};
   g["waited"] = {{"count", lr.waited.count},
                  {"median_ns", int64_t(lr.waited.median)},
@@ -469,7 +470,7 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
   headers.push_back("Est. occ. %");
   headers.push_back("Name");
   TextTable table(headers);
-  bool several = false;
+  bool several = false, no_estimate = false;
   for (const auto& r : rows) {
     auto cells = stats_cells(r.time, r.share);
     // A name that ran with several shapes: the one with the most time, marked with how many more.
@@ -482,6 +483,7 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
     // (it is given no opted-in shared memory: cuDNN's cutlass_tensorop_s1688fprop kernels, 80
     // calls in a public RTX 5070 Ti trace), -100 where it failed. No kernel that ran had either.
     cells.push_back(r.launch && r.launch->est_occupancy_pct > 0 ? fixed(r.launch->est_occupancy_pct) : "-");
+    no_estimate = no_estimate || (r.launch && r.launch->est_occupancy_pct <= 0);
     cells.push_back(r.name);
     table.add(cells);
   }
@@ -491,6 +493,10 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
     std::cout << "+N: the kernel ran with N more launch shapes; the shape and occupancy shown are those of the "
                  "calls with the most time, \"-\" where the trace gives theirs none (--json: launch_shapes, each "
                  "with its calls and time)\n";
+  if (no_estimate)
+    std::cout << "Est. occ. \"-\" beside a launch shape: the trace's estimate is 0 or less, Kineto's occupancy "
+                 "calculator having fit no block (a kernel that opts in to more shared memory than the default, "
+                 "or a cluster launch) or failed: no estimate, not an idle kernel\n";
   return 0;
 }
 
@@ -529,6 +535,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
               {"delay_clipped", stats_json(r.delay)},
               {"launch_latency", stats_json(r.latency)},
               {"slow_launch_latency", r.slow_latency()},
+              {"in_call", r.in_call},
               {"queueing", stats_json(r.queueing)},
               {"waited", stats_json(r.waited)},
               {"kernel_launches", r.kernel_launches},
@@ -562,12 +569,13 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
     std::cout << "no launches with GPU work (a CPU-only trace, or no correlation ids)\n";
     return 0;
   }
+  static constexpr const char* kKinds[] = {"two", "three", "four"};
   auto stats = [](const DurationStats& d) {
     return "median " + grouped((long long)d.median) + " ns, mean " + grouped((long long)d.mean) +
            " ns, max " + grouped(d.max) + " ns";
   };
   std::cout << count_of(int64_t(r.launches.size()), "launch", "launches") << "; delay = GPU work start - launch call end "
-            << "(clipped at 0), in " << (r.waited.count ? "three" : "two") << " kinds:\n"
+            << "(clipped at 0), in " << kKinds[(r.waited.count > 0) + (r.in_call > 0)] << " kinds:\n"
             << "  launch latency (the stream was idle when the call returned): "
             << count_of(r.latency.count, "launch", "launches") << (r.latency.count ? ", " + stats(r.latency) : "")
             << (r.slow_latency() ? std::string(" (") + kSlowLatencyWhy + ")" : std::string()) << "\n"
@@ -582,7 +590,11 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
                                      "): " +
                                      count_of(r.waited.count, "launch", "launches") + ", " + stats(r.waited) + "\n"
                                : std::string())
-            << (r.waited.count ? "  all together: " : "  both together: ") << stats(r.delay) << "\n"
+            << (r.in_call ? "  in their calls (a copy or set that ran before its call returned: the call waited for it, "
+                            "synchronous or from pageable memory): " +
+                                count_of(r.in_call, "launch", "launches") + "\n"
+                          : std::string())
+            << (r.waited.count || r.in_call ? "  all together: " : "  both together: ") << stats(r.delay) << "\n"
             << (r.kernel_launches ? std::to_string(r.shorter_than_call) + " of " + std::to_string(r.kernel_launches) +
                                         " kernel launches ran a kernel shorter than the launch call" +
                                         (r.graph_launches ? " (a graph launch: its first kernel)" : "") + "\n"
@@ -593,7 +605,7 @@ int report_launches(const TraceIndex& index, size_t top, bool as_json) {
               << graph_work_text(r) << " in all\n";
   TextTable table({"Delay (ns)", "Queued (ns)", "Kind", "Items", "Launch", "GPU work"});
   for (const Launch* l : worst)
-    table.add({grouped(l->delay_ns), grouped(l->queue_ns), l->queued || l->waited ? l->kind() : "latency",
+    table.add({grouped(l->delay_ns), grouped(l->queue_ns), l->queued || l->waited || l->in_call ? l->kind() : "latency",
                std::to_string(l->work_count), std::string(t.events[l->call].name),
                std::string(t.events[l->first_work].name)});
   std::cout << "largest delays (as measured, not clipped: a negative one is work that started before "
@@ -850,7 +862,8 @@ int report_chain(const TraceIndex& index, const std::string& range, size_t insta
                 << " ns after its launch call ends"
                 << (l.queued   ? " (queued behind earlier work)"
                     : l.waited ? " (waited: on another stream's event, or on work or a clock the trace does not show)"
-                               : " (launch latency)");
+                    : l.in_call ? " (in its call: the call waited for it)"
+                                : " (launch latency)");
     if (e.correlation) std::cout << ", correlation " << e.correlation;
     std::cout << "]\n";
   }
