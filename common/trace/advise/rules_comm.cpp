@@ -203,6 +203,15 @@ void exposed(const RuleContext& c, const RankProfile& p, RuleResult& out, Kind k
         s.how = "the exposed communication (" + format_duration(exposed) +
                 "), an upper bound: hidden behind backward (buckets started as their gradients "
                 "are ready), none of it would be left " + on_step + wait_note;
+        // Several a step: the gradients are in buckets already (a public MI300X DDP rank, 4 a
+        // step and 74% exposed, was told to bucket them), so the fix is not buckets as such.
+        if (per_step >= 2)
+          s.fix = "The gradients are already reduced in " + fixed(per_step, whole ? 0 : 1) +
+                  " collectives a step (buckets), and still exposed: a bucket that starts only as backward ends "
+                  "(the last one, or every one where backward is shorter than the transfers) is exposed whatever "
+                  "its size. Smaller buckets start earlier (DDP's bucket_cap_mb; the lesson's bucketed variant), "
+                  "bf16 gradients (a DDP communication hook) halve the bytes, and a slower rank makes the others "
+                  "wait in every collective (pil-trace ranks on every rank's trace tells which).";
       }
       break;
   }
