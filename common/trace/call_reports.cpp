@@ -73,7 +73,7 @@ std::vector<ChainLine> chain_report(const TraceIndex& index, const std::string& 
       const bool queued = index.stream_free_before(w) > e.end_ns();
       const int64_t delay = g.start_ns - e.end_ns();
       lines.push_back({depth + 1, w, true, g.start_ns - root.start_ns, delay, queued,
-                       !queued && waited_after_return(delay), !queued && ran_in_call(e, g.end_ns())});
+                       !queued && waited_after_return(delay), !queued && ran_in_call(e, g)});
     }
     return true;
   });

@@ -337,6 +337,14 @@ CheckReport check_trace(const TraceIndex& index, size_t examples) {
       f.note(unrecorded, t.events[use.first_autograd_op].name, t.events[use.first_autograd_op].start_ns,
              "the first of " + counted(use.autograd_ops, "operator") + " on autograd's thread for a device, " +
                  use.autograd_thread + " (a CPU backward runs on the calling thread)");
+    // torch 1.x's autograd profiler has no activities: its GPU side is use_cuda's.
+    if (t.autograd_profiler_slices > 0 && (!use.op.empty() || !use.device.empty())) {
+      const Event& at = t.events[!use.op.empty() ? use.first_op : use.first_memory];
+      f.note(unrecorded, at.name, at.start_ns,
+             "the file is the autograd profiler's own format (torch 1.x's export_chrome_trace), which has no "
+             "activities: it records each operator's GPU time with use_cuda=True (\"CUDA functions\" events, none "
+             "here); torch.profiler with ProfilerActivity.CUDA records the kernels themselves");
+    }
   }
 
   // Work on one stream that overlaps earlier work there: Perfetto draws one of them only.
@@ -611,7 +619,8 @@ std::string format_check(const CheckReport& r, const std::string& path) {
          "says where, and which thread may have waited for one)\n";
   apart("before", r.launched_before_recording,
         "GPU work items have no launch call and correlation ids before every launch call's: "
-        "launched before recording began (earlier steps' work, still running when it began)");
+        "launched before recording began (earlier work still running when it began: an earlier step's, or in "
+        "a slice, work launched before its span)");
   if (const ProfilerCounts& k = r.profiler_counts; k.read) {
     std::string wrong;
     auto add = [&](int64_t n, const char* noun, const char* rest) {

@@ -150,38 +150,48 @@ struct IdleStretches {
 
 IdleStretches idle_stretches(const TraceIndex& index) {
   const Trace& t = index.trace();
-  // Busy spans, each with the work item that began it (the earliest-starting).
+  // Busy spans, each with the work item that began it (the earliest-starting); work of no length
+  // holds no time (as merge() drops it).
   std::vector<std::pair<Interval, size_t>> items;
   items.reserve(index.device_work().size());
-  for (size_t i : index.device_work()) items.push_back({{t.events[i].start_ns, t.events[i].end_ns()}, i});
+  for (size_t i : index.device_work())
+    if (t.events[i].dur_ns > 0) items.push_back({{t.events[i].start_ns, t.events[i].end_ns()}, i});
   std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first.from < b.first.from; });
+  const StreamCaptures captures = stream_captures(index);
   IdleStretches s;
   int64_t reached = index.gpu_window_start;
-  std::vector<Interval> idle;
   for (size_t k = 0; k < items.size();) {
     const Interval first = items[k].first;
     const size_t starter = items[k].second;
     int64_t to = first.to;
     for (++k; k < items.size() && items[k].first.from <= to; ++k) to = std::max(to, items[k].first.to);
     const int64_t gap = std::min(first.from, index.gpu_window_end) - reached;
-    if (gap > 0) idle.push_back({reached, reached + gap});
+    const long call = index.launch_of(starter);
+    if (gap > 0 && call >= 0 && !captures.empty()) {
+      // The part inside a capture of the thread whose launch ended it: that launch waited for
+      // the capture's end (its launches run nothing).
+      const Event& c = t.events[size_t(call)];
+      if (const auto it = captures.find({c.pid, c.tid}); it != captures.end()) {
+        std::vector<Interval> caps = it->second;
+        merge(caps);
+        s.captured_ns += length(clip(caps, reached, reached + gap));
+      }
+    }
     if (gap > s.longest_ns) {
       s.longest_ns = gap;
       s.longest_waited_ns = 0;
-      if (const long call = index.launch_of(starter); call >= 0) {
-        const int64_t returned = std::max(reached, t.events[size_t(call)].end_ns());
-        if (waited_after_return(first.from - t.events[size_t(call)].end_ns()) && first.from > returned)
-          s.longest_waited_ns = first.from - returned;
+      // Work that waited after its launch returned, on an idle stream: the launch's first item
+      // (a graph's later nodes wait on the earlier ones), not queued (launches' own "waited").
+      if (call >= 0 && index.work_of(size_t(call)).front() == starter) {
+        const int64_t returned = t.events[size_t(call)].end_ns();
+        if (index.stream_free_before(starter) <= returned && waited_after_return(first.from - returned))
+          s.longest_waited_ns = first.from - std::max(reached, returned);
       }
     }
     if (gap > kLongIdleNs) s.long_ns += gap, ++s.long_count;
     reached = std::max(reached, to);
   }
   s.after_last_ns = std::max<int64_t>(index.gpu_window_end - reached, 0);
-  if (s.after_last_ns > 0) idle.push_back({reached, index.gpu_window_end});
-  if (const StreamCaptures captures = stream_captures(index); !captures.empty())
-    for (const Interval& c : capture_spans(captures, index.gpu_window_start, index.gpu_window_end))
-      s.captured_ns += length(clip(idle, c.from, c.to));
   return s;
 }
 
@@ -409,8 +419,8 @@ std::string explain(const TraceIndex& index, IdleRule idle_rule) {
            other_device + " events), so the figures here are the CPU side's only");
     else if (calls == 0 && t.autograd_profiler_slices > 0)
       line("no GPU work in this trace: the autograd profiler's own format (EventList's export, its slices in "
-           "\"CPU functions\") holds a run's CPU side only, whether or not it used a GPU, so the table's CPU "
-           "columns are all it tells");
+           "\"CPU functions\") holds a run's GPU side only as each operator's GPU time, recorded with use_cuda=True "
+           "(\"CUDA functions\" events, none here), so the table's CPU columns are all it tells");
     else if (const DeviceUseWithoutWork use = device_use_without_work(index); calls == 0 && use.found())
       line("no GPU work in this trace, though the run used " + (use.device.empty() ? "a GPU" : use.device) +
            " (" + use.evidence() + "): the profiler recorded the CPU's side only (" + use.activity() +

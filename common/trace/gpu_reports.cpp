@@ -325,9 +325,11 @@ ClockOffset gpu_clock_offset(const TraceIndex& index) {
   return o;
 }
 
-bool ran_in_call(const Event& call, int64_t work_end) {
-  return work_end <= call.end_ns() &&
-         (call.name.find("Memcpy") != std::string_view::npos || call.name.find("Memset") != std::string_view::npos);
+bool ran_in_call(const Event& call, const Event& work) {
+  if (work.end_ns() > call.end_ns()) return false;
+  const std::string_view n = call.name;
+  if (n.find("Memcpy") == std::string_view::npos && n.find("Memset") == std::string_view::npos) return false;
+  return n.find("Async") == std::string_view::npos || work.name.find("Pageable") != std::string_view::npos;
 }
 
 LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
@@ -354,7 +356,7 @@ LaunchReport launch_report(const TraceIndex& index, LaunchDetail detail) {
     l.queued = free_at > call.end_ns();
     if (l.queued) l.queue_ns = std::min(free_at, first.start_ns) - call.end_ns();
     l.waited = !l.queued && waited_after_return(l.delay_ns);
-    l.in_call = !l.queued && work.size() == 1 && ran_in_call(call, first.end_ns());
+    l.in_call = !l.queued && work.size() == 1 && ran_in_call(call, first);
     // A graph's first node can be a memset or a copy: its first kernel is the one judged.
     if (const long kernel = index.first_kernel_of(l.call); kernel >= 0) {
       ++r.kernel_launches;

@@ -926,6 +926,7 @@ std::string format_ranks(const RanksReport& r) {
     << "\nper rank, medians over the steps (ns):\n";
   TextTable ranks({"Rank", "Step", "Compute", "Comm", "Overlap", "Exposed comm", "Hidden (%)",
                    "Collectives/step", "Bytes/step", "Trace"});
+  bool past_step = false;  // a step's work, on a GPU, longer than its range
   for (size_t i = 0; i < r.ranks.size(); ++i) {
     const RankProfile& p = r.ranks[i];
     const auto by_step = collectives_by_step(p);
@@ -942,8 +943,15 @@ std::string format_ranks(const RanksReport& r) {
     ranks.add({std::to_string(r.rank_of(i)), grouped(median(step)), grouped(median(compute)), grouped(m_comm),
                grouped(m_both), grouped(median(exposed)), pct(m_both, m_comm), grouped(median(colls)),
                median(bytes) > 0 ? format_bytes(median(bytes)) : "-", label_of(p)});
+    past_step = past_step || std::any_of(p.steps.begin(), p.steps.end(), [](const RankStep& s) {
+                  return std::max(s.compute_ns, s.comm_ns) > s.dur_ns;
+                });
   }
   o << ranks.str();
+  // A GPU behind its CPU runs a step's work past the step's range: unions longer than it.
+  if (past_step)
+    o << "Compute and Comm are the unions of the GPU work each step launched, wherever it ran: where the GPU "
+         "runs behind the CPU they can exceed Step, the step's CPU range\n";
   if (!r.steps.empty()) {
     o << "per step: the slowest rank (the one the others waited for in their collectives) and the waits (ns):\n";
     std::vector<std::string> headers{"Step", "Slowest", "Its step"};

@@ -310,9 +310,11 @@ inline constexpr const char* kSlowLatencyWhy =
 inline const char* launch_kind(bool queued, bool waited, bool in_call = false) {
   return queued ? "queueing" : waited ? "waited" : in_call ? "in its call" : "launch latency";
 }
-/// Whether GPU work that ended at `work_end` ran inside call `call`, a copy's or a set's: the
-/// call waited for it (launch_kind's "in its call").
-bool ran_in_call(const Event& call, int64_t work_end);
+/// Whether copy or set `work` ran inside call `call` because the call waits for it (launch_kind's
+/// "in its call"): a blocking call (cudaMemcpy, cudaMemset, hipMemcpyWithStream: no Async in the
+/// name) or a copy from or to pageable memory, its work ended by the call's return. An async
+/// copy between pinned buffers that merely ran during a slow call is launch latency.
+bool ran_in_call(const Event& call, const Event& work);
 
 struct Launch {
   size_t call = 0;                     ///< the runtime/driver event

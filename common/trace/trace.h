@@ -194,7 +194,8 @@ struct Trace {
     return out;
   }
   /// Slices read from the autograd profiler's own format (EventList's export: "CPU functions",
-  /// no category), which holds a run's CPU side only, whether or not it used a GPU.
+  /// no category), which holds a run's CPU side, and its GPU side only as each operator's GPU
+  /// time where recorded with use_cuda=True ("CUDA functions", kUnreadLegacyCuda).
   int64_t autograd_profiler_slices = 0;
   std::vector<std::string> device_names;  ///< from deviceProperties, by device index
   /// deviceProperties in full, by device index (devices[i].name == device_names[i]); empty in a

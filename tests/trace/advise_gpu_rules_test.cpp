@@ -279,18 +279,23 @@ std::string stalled_step(Host host) {
 // capture [200, 6100] holding 50 launches that find no work: no stall, the header says why; the
 // gap's part after the capture (6100 to 6170) is launch scale.
 TEST(AdviseHostWait, TheGpusIdleTimeInAStreamCaptureIsNoStall) {
-  for (bool captured : {true, false}) {
-    SCOPED_TRACE(captured ? "inside a capture" : "the same launches, no capture");
+  for (int variant : {0, 1, 2}) {
+    // 0: the launching thread captures; 1: no capture; 2: another thread captures, which leaves
+    // this thread's launches waited for.
+    const bool captured = variant == 0;
+    SCOPED_TRACE(variant == 0 ? "inside a capture" : variant == 1 ? "the same launches, no capture"
+                                                                  : "another thread's capture");
     const Advice a = advise_text(stalled_step([&](TraceBuilder& b) {
       b.range("capture_32_FULL", 100, 6020);
-      if (captured) b.call("cudaStreamBeginCapture", 190, 10);
-      for (int k = 0; k < 50; ++k) b.call("cudaLaunchKernel", 300 + 100.0 * k, 5);
-      if (captured) b.call("cudaStreamEndCapture", 6100, 10);
+      const int tid = variant == 2 ? 2 : 1;
+      if (variant != 1) b.call("cudaStreamBeginCapture", 190, 10, 0, tid);
+      for (int k = 0; k < 50; ++k) b.call("cudaLaunchKernel", 300 + 100.0 * k, 5, 0, tid);
+      if (variant != 1) b.call("cudaStreamEndCapture", 6100, 10, 0, tid);
     }));
     EXPECT_EQ(finding(a, "host_stall") == nullptr, captured);
     if (captured) {
       EXPECT_EQ(a.capture_idle_ns, 5'900'000);
-      EXPECT_TRUE(has(format_advice(a, "t.json"), "stream captures take 5.90 ms of the steps")) << format_advice(a, "t.json");
+      EXPECT_TRUE(has(format_advice(a, "t.json"), "a stream capture takes 5.90 ms of the steps")) << format_advice(a, "t.json");
     } else {
       EXPECT_TRUE(a.captures.empty());
     }
@@ -1482,7 +1487,7 @@ TEST(AdviseFp32Gemm, AnOutlierCountsAtTenTimesItsNamesMedian) {
   EXPECT_DOUBLE_EQ(figure(*s, "gemm_ns"), 600'000);
   EXPECT_DOUBLE_EQ(figure(*s, "outliers"), 1);
   EXPECT_EQ(s->saved_ns, 600'000);
-  EXPECT_TRUE(has(s->text, "; 1 outlier over 10x its name's median counted at that")) << s->text;
+  EXPECT_TRUE(has(s->text, "; 1 outlier over 10x the median of its name and launch shape counted at that")) << s->text;
   // The example is the longest instance counted whole (the first of 50 us), not the outlier.
   ASSERT_EQ(s->examples.size(), 1u);
   EXPECT_EQ(s->examples[0].ts_ns, 10'000);
@@ -1508,6 +1513,25 @@ TEST(AdviseFp32Gemm, TheShareIsOfTheStepsWorkNotOfWorkBeforeThem) {
   EXPECT_DOUBLE_EQ(figure(*s, "busy_share"), 1.0);
   EXPECT_EQ(s->saved_ns, 360'000);
   EXPECT_TRUE(has(s->text, "100% of the GPU's busy time in the steps")) << s->text;
+}
+
+// Another launch shape is another product, not an outlier: three of 50 us at grid 4 and one of
+// 2000 us at grid 400 (an LM head beside the layers) count whole, 2150.
+TEST(AdviseFp32Gemm, ALongerKernelOfAnotherGridIsNoOutlier) {
+  TraceBuilder b;
+  b.device("NVIDIA A100-SXM4-40GB", 108, 40LL << 30, 8, 0);
+  b.step(1, 0, 4000);
+  double at = 10;
+  for (double dur : {50.0, 50.0, 50.0, 2000.0}) {
+    b.kernel_with_grid("cutlass_80_simt_sgemm_128x32_8x5_nn_align1", b.call("cudaLaunchKernel", at - 5, 3), at, dur,
+                       dur > 100 ? 400 : 4);
+    at += dur + 10;
+  }
+  const Advice a = advise_text(b.str());
+  const Symptom* s = symptom(a, "fp32_gemm");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(figure(*s, "gemm_ns"), 2'150'000);
+  EXPECT_DOUBLE_EQ(figure(*s, "outliers"), 0);
 }
 
 TEST(AdviseFp32Gemm, AV100HasNoTf32) {
@@ -1577,19 +1601,28 @@ TEST(AdviseFp32Gemm, TheKernelNamesRealRunsWrote) {
 // (50) and mul (30), each launched by its operator, then a GEMM (100): one chain of 3, 120,
 // saved 120 - 30 = 90. Then one elementwise kernel (a chain of 1), a GEMM, an elementwise
 // kernel, a reduction, an elementwise kernel, a GEMM: no chain between products.
-TEST(AdviseFusion, ElementwiseKernelsBetweenGemms) {
-  TraceBuilder b;
-  b.device("NVIDIA H100 80GB HBM3");
-  b.step(1, 0, 1000);
+// Operators each launching one kernel on stream 7, back to back from `at`: op(name, kernel, dur)
+// adds the operator [at - 8, at - 2), its launch [at - 6, at - 3) and the kernel [at, at + dur).
+struct OpKernels {
+  TraceBuilder& b;
   double at = 10;
-  auto k = [&](const std::string& op, const std::string& kernel, double dur) {
+  void operator()(const std::string& op, const std::string& kernel, double dur) {
     int64_t id = 0;
     b.op(op, at - 8, 6, "", "", 1, &id);
     b.kernel(kernel, b.call("cudaLaunchKernel", at - 6, 3, id), at, dur, 7, id);
     at += dur;
-  };
-  const std::string gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1";
-  const std::string ew = "void at::native::vectorized_elementwise_kernel<4, at::native::";
+  }
+};
+const std::string kH100Gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1";
+const std::string kElementwise = "void at::native::vectorized_elementwise_kernel<4, at::native::";
+
+TEST(AdviseFusion, ElementwiseKernelsBetweenGemms) {
+  TraceBuilder b;
+  b.device("NVIDIA H100 80GB HBM3");
+  b.step(1, 0, 1000);
+  OpKernels k{b};
+  const std::string& gemm = kH100Gemm;
+  const std::string& ew = kElementwise;
   k("aten::mm", gemm, 100);
   k("aten::add", ew + "AddFunctor<float>, at::detail::Array<char*, 3> >(int)", 40);
   k("aten::gelu", ew + "GeluCUDAKernelImpl(at::TensorIteratorBase&)::{lambda(float)#1}>(int)", 50);
@@ -1761,22 +1794,16 @@ TEST(AdviseFusion, AChainsPassIsNotAlsoAnEpilogue) {
     TraceBuilder b;
     b.device("NVIDIA H100 80GB HBM3");
     b.step(1, 0, 1000);
-    double at = 10;
-    auto k = [&](const std::string& op, const std::string& kernel, double dur) {
-      int64_t id = 0;
-      b.op(op, at - 8, 6, "", "", 1, &id);
-      b.kernel(kernel, b.call("cudaLaunchKernel", at - 6, 3, id), at, dur, 7, id);
-      at += dur;
-    };
-    const std::string gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1";
-    const std::string ew = "void at::native::vectorized_elementwise_kernel<4, at::native::";
+    OpKernels k{b};
+    const std::string& gemm = kH100Gemm;
+    const std::string& ew = kElementwise;
     if (!copy_after) b.range("fc1", 1, 200);
     k("aten::mm", gemm, 100);
     k("aten::add", ew + "AddFunctor<float>>(int)", 100);
     if (copy_after) {
       k("aten::to", "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda>(int)", 30);
     } else {
-      at = 220;
+      k.at = 220;
       k("aten::gelu", ew + "GeluCUDAKernelImpl>(int)", 100);
     }
     k("aten::mm", gemm, 100);

@@ -282,21 +282,26 @@ TEST(AdviseEpilogue, APassInsideALibrarysOperatorIsNotTheUsers) {
   }
 }
 
-// An add followed by a softmax is attention's mask or scale (naive_attention's pattern), not a
-// bias for the product.
-TEST(AdviseEpilogue, AnAddBeforeASoftmaxIsAttentionsMask) {
-  TraceBuilder b;
-  for (int s = 0; s < 3; ++s) {
-    const double at = 100.0 * s;
-    b.step(s + 2, at, 100);
-    b.op("aten::matmul", at + 10, 30);
-    b.op("aten::mm", at + 12, 26);
-    b.op("aten::add", at + 40, 20);
-    b.op("aten::softmax", at + 61, 8);
-    b.op("aten::sum", at + 70, 10);
+// An add followed by a softmax and, a dropout later, a product is attention's mask or scale
+// (naive_attention's pattern), not a bias for the product; a classifier's bias before its
+// softmax, with no product after, stays an epilogue.
+TEST(AdviseEpilogue, AnAddBeforeASoftmaxAndAProductIsAttentionsMask) {
+  for (bool product_after : {true, false}) {
+    SCOPED_TRACE(product_after ? "attention" : "a classifier");
+    TraceBuilder b;
+    for (int s = 0; s < 3; ++s) {
+      const double at = 100.0 * s;
+      b.step(s + 2, at, 100);
+      b.op("aten::matmul", at + 10, 30);
+      b.op("aten::mm", at + 12, 26);
+      b.op("aten::add", at + 40, 20);
+      b.op("aten::softmax", at + 61, 8);
+      b.op("aten::dropout", at + 70, 2);
+      b.op(product_after ? "aten::matmul" : "aten::sum", at + 73, 10);
+    }
+    const Advice a = advise_text(b.str());
+    EXPECT_EQ(finding(a, "gemm_epilogue") == nullptr, product_after);
   }
-  const Advice a = advise_text(b.str());
-  EXPECT_EQ(finding(a, "gemm_epilogue"), nullptr);
 }
 
 TEST(AdviseEpilogue, ATinyPassIsNotWorthAFinding) {

@@ -257,7 +257,8 @@ TEST(PilTracePython, TheAutogradProfilersOwnFormatIsRead) {
   EXPECT_EQ(summary.exit_code, 0) << summary.err;
   EXPECT_NE(summary.out.find("3 profiled steps"), std::string::npos) << summary.out;
   EXPECT_NE(summary.out.find("no GPU work in this trace: the autograd profiler's own format (EventList's export, its "
-                             "slices in \"CPU functions\") holds a run's CPU side only"),
+                             "slices in \"CPU functions\") holds a run's GPU side only as each operator's GPU time, "
+                             "recorded with use_cuda=True (\"CUDA functions\" events, none here)"),
             std::string::npos)
       << summary.out << "not \"a CPU run\": the format has no GPU side to show";
   const auto advice = run_process(kTool, {"advise", trace});

@@ -154,6 +154,14 @@ TEST(ReportsSummary, AStretchEndedByWorkThatWaitedIsNotSentToAdvise) {
   b.call("cudaMemcpy", 50, 8900);
   const std::string text = explain_built(b);
   EXPECT_NE(text.find("most of it after the launch of the work that ended it had returned"), std::string::npos) << text;
+  // A graph's later node waits on its earlier ones, not on something else: one graph launch at
+  // [40, 45) whose nodes run [50, 60) and [9000, 9010).
+  test::TraceBuilder g;
+  g.kernel("k", g.call("cudaLaunchKernel", 10, 5), 20, 10);
+  const int graph = g.call("cudaGraphLaunch", 40, 5);
+  g.kernel("node_a", graph, 50, 10).kernel("node_b", graph, 9000, 10);
+  const std::string graph_text = explain_built(g);
+  EXPECT_EQ(graph_text.find("most of it after the launch"), std::string::npos) << graph_text;
 }
 
 // A copy or set that ran inside its call (the call waited for it: synchronous, or from pageable
@@ -166,14 +174,16 @@ TEST(ReportsLaunches, ACopyThatRanInsideItsCallIsNoLatency) {
   b.kernel("k", b.call("cudaLaunchKernel", 10, 8), 38, 2);
   b.memcpy("Memcpy DtoH (Device -> Pageable)", b.call("cudaMemcpyAsync", 50, 40), 60, 20, 1 << 20);
   b.memset(b.call("cudaMemsetAsync", 120, 4), 125, 1);
+  // An async copy between pinned buffers that merely ran during its slow call: latency (0).
+  b.memcpy("Memcpy HtoD (Pinned -> Device)", b.call("cudaMemcpyAsync", 200, 40), 210, 5, 4096);
   const Trace t = parse_trace_text(b.str());
   const LaunchReport r = launch_report(TraceIndex(t));
-  EXPECT_EQ(r.delay.count, 3);
+  EXPECT_EQ(r.delay.count, 4);
   EXPECT_EQ(r.in_call, 1);
-  EXPECT_EQ(r.latency.count, 2);
+  EXPECT_EQ(r.latency.count, 3);
   EXPECT_EQ(r.latency.max, 20 * 1000);
-  EXPECT_EQ(r.latency.min, 1 * 1000);
-  ASSERT_EQ(r.launches.size(), 3u);
+  EXPECT_EQ(r.latency.min, 0);
+  ASSERT_EQ(r.launches.size(), 4u);
   EXPECT_STREQ(r.launches[1].kind(), "in its call");
   EXPECT_STREQ(r.launches[0].kind(), "launch latency");
 }

@@ -1,6 +1,7 @@
 // pil-trace advise: runs every rule, groups the symptoms by root cause, orders the findings by
 // their upper-bound gain, and writes them as text or JSON. The rules are in rules_*.cpp.
 #include "trace/advise/advise.h"
+#include "trace/advise/rules_gpu.h"  // captured_idle_ns
 
 #include <algorithm>
 #include <cmath>
@@ -153,9 +154,10 @@ RuleContext::RuleContext(const TraceIndex& index, const AdviseOptions& options)
       unlinked_zero += trace.events[w].correlation == 0;
     }
   work_items = int64_t(index.device_work().size());
-  if (!index.device_work().empty())
-    if (const StreamCaptures captures = stream_captures(index); !captures.empty())
-      capture_spans = pil::trace::capture_spans(captures, basis_start, basis_end);
+  if (!index.device_work().empty()) {
+    captures = stream_captures(index);
+    if (!captures.empty()) capture_spans = pil::trace::capture_spans(captures, basis_start, basis_end);
+  }
 }
 
 int64_t RuleContext::median_after_first_step_ns() const {
@@ -409,18 +411,19 @@ Advice advise(const TraceIndex& index, const AdviseOptions& options) {
                              format_duration(ctx.basis_ns) + " only; record the steps around the work "
                              "(prof.step() at the end of each iteration)";
   if (!ctx.capture_spans.empty()) {
+    // Their time in the basis, and the GPU's idle time the host-wait rules leave out as theirs.
     int64_t inside = 0;
-    for (const Interval& c : ctx.capture_spans) {
-      const int64_t in_basis = ctx.basis_overlap(c.from, c.to);
-      inside += in_basis;
-      a.capture_idle_ns += std::max<int64_t>(0, in_basis - ctx.gpu_busy_in(c.from, c.to));
-    }
-    a.captures = "stream captures take " + format_duration(inside) + " of " +
-                 (ctx.step_ns.empty() ? "the window" : "the steps") +
-                 " (StreamBeginCapture to StreamEndCapture): the launches made inside them are recorded into a graph "
-                 "and run nothing then, so the GPU's " + format_duration(a.capture_idle_ns) +
-                 " idle there is the capture's, a set-up cost, not a wait on the host: left out of the findings about "
-                 "idle time (record the graph's replays, cudaGraphLaunch, to judge the running program)";
+    for (const Interval& c : ctx.capture_spans) inside += ctx.basis_overlap(c.from, c.to);
+    a.capture_idle_ns = advise_rules::captured_idle_ns(ctx);
+    if (a.capture_idle_ns > 0)
+      a.captures = std::string(ctx.capture_spans.size() == 1 ? "a stream capture takes " : "stream captures take ") +
+                   format_duration(inside) + " of " + (ctx.step_ns.empty() ? "the window" : "the steps") +
+                   " (StreamBeginCapture to StreamEndCapture): the launches made inside " +
+                   (ctx.capture_spans.size() == 1 ? "it are" : "them are") +
+                   " recorded into a graph and run nothing then, so the GPU's " + format_duration(a.capture_idle_ns) +
+                   " idle there, waiting on the capturing thread's launches, is the capture's, a set-up cost, not a "
+                   "wait on the host: left out of the findings about idle time (record the graph's replays, "
+                   "cudaGraphLaunch, to judge the running program)";
   }
   if (!a.gpu) a.launches_without_gpu_work = int64_t(calls_starting_gpu_work(index));
   if (!a.gpu && a.launches_without_gpu_work == 0) a.sync_or_query_calls = int64_t(index.api_calls().size());

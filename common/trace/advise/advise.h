@@ -166,7 +166,7 @@ struct Advice {
   /// them: their launch calls run nothing then, so the GPU's idle time inside them is the
   /// capture's, left out of the host's waits; "" where it holds none.
   std::string captures;
-  int64_t capture_idle_ns = 0;  ///< the GPU's idle time inside them, in the basis
+  int64_t capture_idle_ns = 0;  ///< the GPU's idle time left out as theirs (captured_idle_ns)
   bool lost_after_recording = false;  ///< that work ran after recording stopped, most likely (else dropped)
   /// GPU work items with no launch call in the trace (launched before recording began not
   /// counted), and all the GPU work items: where half or more have none (ROCm traces whose

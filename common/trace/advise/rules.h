@@ -15,6 +15,7 @@
 #include "trace/advise/advise.h"
 #include "trace/advise/cpu_slices.h"
 #include "trace/advise/thresholds.h"
+#include "trace/check.h"  // StreamCaptures
 #include "trace/reports.h"
 #include "trace/roofline.h"
 #include "trace/text_table.h"  // format_duration: "12.5 ms", for a sentence
@@ -112,9 +113,11 @@ class RuleContext {
   /// work cannot (Rule::reads_launch_links); one that can do without reads the kernels alone.
   bool links_missing() const { return threshold::most_work_unlinked(unlinked_work, work_items); }
   std::vector<int64_t> step_ns;  ///< each profiled step's wall time, in time order
-  /// The stream captures in the basis's span, every thread's merged (check's capture_spans): the
-  /// launches made inside them run nothing then, so the GPU's idle time there waits on no launch
-  /// (host_gaps leave it out). Empty on most traces.
+  /// The stream captures, per thread (check's stream_captures), and in the basis's span every
+  /// thread's merged (capture_spans): the launches made inside one run nothing then, so the GPU's
+  /// idle time there waits on no launch of that thread (host_gaps leave it out). Empty on most
+  /// traces.
+  StreamCaptures captures;
   std::vector<Interval> capture_spans;
   /// The median of the steps after the first (0 with fewer than three steps), and whether the
   /// first is kFirstStepRatio times that or more (first_step's finding; the optimizer's share

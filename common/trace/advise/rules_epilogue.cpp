@@ -29,7 +29,8 @@ bool is_epilogue_op(std::string_view n) {
 // - one followed by another elementwise operator, or one of fusion's chains (on a GPU, its
 //   kernels one: the next pass may be in another range, or a copy's kernel): the fusion rule's,
 //   whose fix is one fused kernel, not the product's epilogue (the two had claimed one add);
-// - one followed by a softmax: attention's mask or scale, the naive_attention rule's pattern;
+// - one followed by a softmax and a product after it (as close as naive_attention looks):
+//   attention's mask or scale, that rule's pattern; a classifier's softmax after its bias stays;
 // - one inside another operator than a product (a library's own: SDPA's math backend adds its
 //   mask after its matmul, which an H200 trace of lesson 04 read as a bias to fold into addmm).
 // Its cost: the GPU time of the work launched inside it on a GPU trace, else its CPU time with
@@ -47,6 +48,8 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
     long slot = -1, last = -1;
     Slots wait{-1, -1};
     bool in_library = false;  // inside an operator other than a product
+    bool after_softmax = false;  // the pending pass was followed by a softmax
+    int since_softmax = 0;       // operators after it (a product within naive_attention's reach)
   };
   std::vector<Frame> stack;
   auto pop = [&] {
@@ -61,12 +64,33 @@ void gemm_epilogue(const RuleContext& c, RuleResult& out) {
       const Event& e = t.events[cs.event(s)];
       if (is_operator(e) && !view(e.name, is_view_op)) {
         Frame& f = stack.back();
-        if (f.wait.second >= 0 && !elementwise(e.name, is_elementwise_op) && !softmax(e.name, is_softmax_op))
-          found.push_back(f.wait);
-        f.wait = {-1, -1};
-        if (!f.in_library && f.last >= 0 && gemm(t.events[cs.event(size_t(f.last))].name, is_gemm_op) &&
-            epilogue(e.name, is_epilogue_op) && cs.in_steps(s))
-          f.wait = {f.last, long(s)};
+        // What follows a pending pass decides it: an elementwise operator (fusion's chain), a
+        // softmax then a product (attention's mask or scale; a dropout may come between) take it;
+        // anything else leaves it an epilogue.
+        bool pending = false;
+        if (f.wait.second >= 0) {
+          if (f.after_softmax) {
+            // naive_attention's reach: a product within kAttentionAfter operators of the softmax.
+            if (!gemm(e.name, is_gemm_op)) {
+              if (++f.since_softmax < threshold::kAttentionAfter)
+                pending = true;
+              else
+                found.push_back(f.wait);
+            }
+          } else if (softmax(e.name, is_softmax_op)) {
+            pending = f.after_softmax = true;
+            f.since_softmax = 0;
+          } else if (!elementwise(e.name, is_elementwise_op)) {
+            found.push_back(f.wait);
+          }
+        }
+        if (!pending) {
+          f.wait = {-1, -1};
+          f.after_softmax = false;
+          if (!f.in_library && f.last >= 0 && gemm(t.events[cs.event(size_t(f.last))].name, is_gemm_op) &&
+              epilogue(e.name, is_epilogue_op) && cs.in_steps(s))
+            f.wait = {f.last, long(s)};
+        }
         f.last = long(s);
       }
       const bool library = stack.back().in_library || (is_operator(e) && !gemm(e.name, is_gemm_op));

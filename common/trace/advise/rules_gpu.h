@@ -10,6 +10,9 @@ namespace pil::trace::advise_rules {
 void gpu_host_wait(const RuleContext& c, RuleResult& out);
 void host_stall(const RuleContext& c, RuleResult& out);
 void short_kernels(const RuleContext& c, RuleResult& out);
+/// The GPU's idle time the host-wait rules leave out as stream captures': inside a capture of the
+/// thread whose launch ended the wait (its launches run nothing then), in the basis.
+int64_t captured_idle_ns(const RuleContext& c);
 // rules_gpu_sync.cpp: the host waiting on the GPU.
 void host_sync(const RuleContext& c, RuleResult& out);
 // rules_gpu_copy.cpp: copies from pageable memory.

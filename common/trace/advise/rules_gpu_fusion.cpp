@@ -1,7 +1,8 @@
 // Fusion: chains of elementwise kernels run back to back between two matrix products (GEMMs or
 // convolutions) on one stream — each a pass over memory that a fused kernel would make once. On
 // a trace without GPU work the same chains are read from the operators each thread called
-// (elementwise operators between aten::mm/addmm/matmul/bmm/linear, views read through): eager
+// (elementwise operators between aten::mm/addmm/matmul/bmm/linear or a convolution, views read
+// through): eager
 // CPU code pays a pass over memory and a dispatch per operator, and AOTInductor's CPU loops fuse
 // them too (lesson 03's compiled variant). Chains in backward (under autograd's
 // evaluate_function) are not seen in the operator form; the kernel form sees them all.

@@ -26,6 +26,7 @@
 //   default): cuDNN chose fp32 for the shapes it has no TF32 kernel for (a 3-channel stem, 1x1
 //   stride-2 convolutions), which "enable TF32" would not change.
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 
@@ -90,20 +91,30 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
     device = long(d);
   }
   if (kernels == 0) return;
-  // Each kernel's time, but an outlier's (over kGemmOutlierRatio times its name's median, three
+  // Each kernel's time, but an outlier's (over kGemmOutlierRatio times the median of its name and launch shape, three
   // instances or more) counted at that: what held it (another stream's kernels on its SMs, a
   // clock) is no fp32 arithmetic, and TF32 would not remove it (a compiled MoE trace on an A100:
   // one cutlass simt sgemm of 2.44 ms beside two of 9.7 us made the bound 2.51 ms, not 0.13).
   std::map<std::string_view, std::pair<int64_t, size_t>> by_name;  // time, longest instance
   for (const auto& [n, idx] : instances) {
-    std::vector<int64_t> durs;
-    for (size_t i : idx) durs.push_back(t.events[i].dur_ns);
-    const int64_t cap = idx.size() >= 3 ? int64_t(threshold::kGemmOutlierRatio * double(median_ns(durs)))
-                                        : std::numeric_limits<int64_t>::max();
+    // Held against the instances of the same launch shape (grid and block): a GEMM's grid follows
+    // its output, and a larger product is no outlier (a public A100 trace's LM head, 157 ms of
+    // ampere_sgemm_128x64_tn beside the layers' 3 ms ones, had been counted at 10x their median).
+    std::map<std::array<int32_t, 6>, std::vector<int64_t>> durs;
+    auto shape = [&](size_t i) {
+      const KernelInfo* k = t.kernel_info(t.events[i]);
+      return k ? std::array<int32_t, 6>{k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2]}
+               : std::array<int32_t, 6>{-1, -1, -1, -1, -1, -1};
+    };
+    for (size_t i : idx) durs[shape(i)].push_back(t.events[i].dur_ns);
+    std::map<std::array<int32_t, 6>, int64_t> caps;
+    for (const auto& [key, d] : durs)
+      caps[key] = d.size() >= 3 ? int64_t(threshold::kGemmOutlierRatio * double(median_ns(d)))
+                                : std::numeric_limits<int64_t>::max();
     // The example: the longest instance counted whole (an outlier's time is not the name's).
     auto& [time, longest] = by_name.emplace(n, std::pair<int64_t, size_t>{0, SIZE_MAX}).first->second;
     for (size_t i : idx) {
-      const int64_t counted = std::min(t.events[i].dur_ns, cap);
+      const int64_t counted = std::min(t.events[i].dur_ns, caps[shape(i)]);
       outliers += counted < t.events[i].dur_ns;
       time += counted;
       total += counted;
@@ -135,7 +146,7 @@ void fp32_gemm(const RuleContext& c, RuleResult& out) {
                     : "");
   if (outliers > 0)
     s.text += "; " + counted(outliers, "outlier") + " over " + fixed(threshold::kGemmOutlierRatio, 0) +
-              "x its name's median counted at that";
+              "x the median of its name and launch shape counted at that";
   s.figures = {{"kernels", double(kernels)}, {"gemm_ns", double(total)}, {"busy_share", share},
                {"outliers", double(outliers)},
                {"compute_capability", double(compute) / 10.0}, {"geforce", geforce ? 1.0 : 0.0}};

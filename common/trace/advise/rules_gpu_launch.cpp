@@ -20,26 +20,37 @@
 namespace pil::trace::advise_rules {
 namespace {
 
-std::vector<HostGap> find_host_gaps(const RuleContext& c) {
+/// The GPU's waits on the host; `captured`, where given, gets the time left out of them as
+/// stream captures' (in the basis).
+std::vector<HostGap> find_host_gaps(const RuleContext& c, int64_t* captured = nullptr) {
   std::vector<HostGap> gaps;
   // Without steps the basis leaves out the set-up recorded before the GPU's first work
   // (RuleContext::set_up_ns): no wait between launches.
   int64_t prev_end = c.step_ns.empty() ? std::max(c.index.gpu_window_start, c.basis_start) : c.index.gpu_window_start;
-  // A gap's part up to the end of a stream capture inside it is the capture's: the launches made
-  // then ran nothing (a public vLLM start-up trace's 56.1 ms capture read as a host stall, "53x
-  // faster"). What follows the capture's end is a wait on the host.
-  auto after_captures = [&](int64_t from, int64_t to) {
-    for (const Interval& cap : c.capture_spans)
-      if (cap.from < to && cap.to > from) from = std::max(from, cap.to);
-    return from;
-  };
+  // A gap's time inside a stream capture of the thread whose launch ended it is the capture's:
+  // the launches made then ran nothing (a public vLLM start-up trace's 56.1 ms capture read as a
+  // host stall, "53x faster"). The rest of the gap, before or after the capture, waits on the
+  // host. Another thread's capture leaves this thread's launches waited for.
   for (const BusySpan& s : c.busy_spans()) {
     if (s.start > prev_end) {
       const long call = c.index.launch_of(s.first);
       const int64_t returned = call >= 0 ? c.trace.events[size_t(call)].end_ns() : prev_end;
-      const int64_t end = returned > prev_end ? host_wait_end(returned, s.start) : prev_end;
-      const int64_t from = c.capture_spans.empty() ? prev_end : after_captures(prev_end, end);
-      if (returned > prev_end && end > from) gaps.push_back({from, end, s.first, size_t(call)});
+      if (returned > prev_end) {
+        const int64_t end = host_wait_end(returned, s.start);
+        std::vector<Interval> parts{{prev_end, end}};
+        if (call >= 0 && !c.captures.empty()) {
+          const Event& e = c.trace.events[size_t(call)];
+          if (const auto it = c.captures.find({e.pid, e.tid}); it != c.captures.end()) {
+            std::vector<Interval> caps = it->second;
+            merge(caps);
+            parts = subtract(parts, caps);
+            if (captured)
+              for (const Interval& cap : clip(caps, prev_end, end)) *captured += c.basis_overlap(cap.from, cap.to);
+          }
+        }
+        for (const Interval& p : parts)
+          if (p.to > p.from) gaps.push_back({p.from, p.to, s.first, size_t(call)});
+      }
     }
     prev_end = std::max(prev_end, s.end);
   }
@@ -257,6 +268,13 @@ std::vector<HostActivity> host_activity(const RuleContext& c, const std::vector<
 }
 
 }  // namespace
+
+int64_t captured_idle_ns(const RuleContext& c) {
+  if (c.captures.empty() || !c.gpu()) return 0;
+  int64_t n = 0;
+  find_host_gaps(c, &n);
+  return n;
+}
 
 const std::vector<HostGap>& RuleContext::host_gaps() const {
   return host_gaps_.get([&] { return find_host_gaps(*this); });

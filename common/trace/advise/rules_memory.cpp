@@ -54,7 +54,7 @@ void memory_peak(const RuleContext& c, RuleResult& out) {
     if (mostly_held) {
       s.text += "; " + format_bytes(held_before) + " of it held when recording began (the window added " +
                 format_bytes(row.peak_growth) + ")";
-      s.fix = "Most of the peak was allocated before recording began, so the recorded steps did not make it: "
+      s.fix = "Most of the peak was allocated before recording began, so the recorded work did not make it: "
               "see what the program holds from its start (the weights, the optimizer's state, a cache it "
               "allocates up front: an inference server reserves a set share of the GPU for its KV cache, "
               "vLLM's gpu_memory_utilization) and record from the start to see it allocated. Where it is the "
@@ -63,8 +63,8 @@ void memory_peak(const RuleContext& c, RuleResult& out) {
     s.figures = {{"peak_bytes", double(peak)},
                  {"capacity_bytes", double(capacity)},
                  {"peak_share", share},
-                 {"held_before_bytes", double(held_before)},
                  {"device", double(row.device)}};
+    if (total) s.figures.push_back({"held_before_bytes", double(held_before)});
     AdviceExample x;
     x.name = row.peak_op.empty() ? "(memory peak)" : row.peak_op;
     x.ts_ns = row.peak_at_ns;

@@ -104,7 +104,7 @@ inline constexpr double kOptimizerShare = 0.25;
 /// DataLoader's fetches on the training thread (its enumerate(DataLoader)# ranges): the same share.
 inline constexpr double kUntracedShare = 0.15;
 inline constexpr int64_t kUntracedMinGapNs = 10'000;
-/// An fp32 GEMM kernel over this many times its name's median (three instances or more) is
+/// An fp32 GEMM kernel over this many times the median of its name and launch shape (three instances or more) is
 /// counted at that in fp32_gemm's bound: what held it is no fp32 arithmetic.
 inline constexpr double kGemmOutlierRatio = 10;
 /// Half or more of the GPU work with no launch call: the rules that follow launches to their

@@ -441,8 +441,11 @@ size_t Reader::parse_chunk(size_t begin, size_t end, size_t& next, bool& array_c
     od::object obj;
     if (v.get_object().get(obj)) {
       if (*start != '{' && !in_place_)  // in place, the sequential read says what is wrong
-        throw ParseError(label_ + ": event " + std::to_string(events_) + where(at) +
-                         ": not an object");
+        throw ParseError(label_ + ": event " + std::to_string(events_) + where(at) + ": not an object" +
+                         (events_ == 0 && *start == '['
+                              ? " but an array: not a Chrome trace (an array of arrays is what torch.profiler's "
+                                "export_memory_timeline writes to a .json; export_chrome_trace writes a trace)"
+                              : std::string()));
       break;
     }
     size_t after = 0;

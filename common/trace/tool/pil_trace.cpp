@@ -483,7 +483,8 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
     // (it is given no opted-in shared memory: cuDNN's cutlass_tensorop_s1688fprop kernels, 80
     // calls in a public RTX 5070 Ti trace), -100 where it failed. No kernel that ran had either.
     cells.push_back(r.launch && r.launch->est_occupancy_pct > 0 ? fixed(r.launch->est_occupancy_pct) : "-");
-    no_estimate = no_estimate || (r.launch && r.launch->est_occupancy_pct <= 0);
+    // 0 or -100: the trace gave an estimate that is none; -1: it gave none (a ROCm trace).
+    no_estimate = no_estimate || (r.launch && (r.launch->est_occupancy_pct == 0 || r.launch->est_occupancy_pct <= -100));
     cells.push_back(r.name);
     table.add(cells);
   }
@@ -494,7 +495,7 @@ int report_kernels(const TraceIndex& index, const std::string& range, bool as_js
                  "calls with the most time, \"-\" where the trace gives theirs none (--json: launch_shapes, each "
                  "with its calls and time)\n";
   if (no_estimate)
-    std::cout << "Est. occ. \"-\" beside a launch shape: the trace's estimate is 0 or less, Kineto's occupancy "
+    std::cout << "Est. occ. \"-\" beside a launch shape: where the trace gives an estimate, it is 0 or -100, Kineto's occupancy "
                  "calculator having fit no block (a kernel that opts in to more shared memory than the default, "
                  "or a cluster launch) or failed: no estimate, not an idle kernel\n";
   return 0;
@@ -937,8 +938,9 @@ int report_diff(const Trace& a, const Trace& b, double tolerance, bool as_json) 
   for (int k = 0; k < 2; ++k)
     if (before[k] > 0)
       std::cerr << "pil-trace: note: " << (k ? "B" : "A") << ": " << count_of(before[k], "GPU work item", "GPU work items")
-                << " (" << format_duration(before_ns[k]) << ") launched before its recording began (an earlier "
-                << "step's, still running) left out of the rows and totals\n";
+                << " (" << format_duration(before_ns[k]) << ") launched before its recording began (earlier "
+                << "work still running: an earlier step's, or in a slice, launched before its span) left out of the rows "
+                   "and totals\n";
   // Two GPUs, two clocks or two builds: the figures differ by that too.
   const std::string gpus[2] = {gpus_used(index_a), gpus_used(index_b)};
   if (!gpus[0].empty() && !gpus[1].empty() && gpus[0] != gpus[1])
