@@ -44,6 +44,10 @@ struct ParseOptions {
   /// (Kineto writes the shape after them), a HIP launch call's after its correlation: `summary`
   /// and `advise` use none of it.
   bool read_launch_shapes = true;
+  /// Without read_launch_shapes, still the launch shapes of the kernels this accepts by name
+  /// (advise: fp32 GEMM kernels, whose outliers are held against their name and shape). A name
+  /// written after its args in the file is not seen in time: that kernel keeps none.
+  bool (*launch_shapes_for)(std::string_view kernel) = nullptr;
   /// Also read each operator's "Input Dims" and "Input type" (record_shapes) into
   /// Trace::op_inputs and Trace::input_shapes. Off by default: an operator's args are otherwise
   /// left unread after its "External id", which keeps `summary` at its speed.

@@ -1527,7 +1527,13 @@ TEST(AdviseFp32Gemm, ALongerKernelOfAnotherGridIsNoOutlier) {
                        dur > 100 ? 400 : 4);
     at += dur + 10;
   }
-  const Advice a = advise_text(b.str());
+  // Read as `pil-trace advise` reads a trace (the command line reads no launch shapes for the
+  // other commands but kernels and launches).
+  ParseOptions command_line;
+  command_line.read_launch_shapes = false;
+  const Trace t = parse_trace_text(b.str(), "t.json", advise_read_options(command_line));
+  const TraceIndex index(t);
+  const Advice a = advise(index);
   const Symptom* s = symptom(a, "fp32_gemm");
   ASSERT_NE(s, nullptr);
   EXPECT_DOUBLE_EQ(figure(*s, "gemm_ns"), 2'150'000);

@@ -375,6 +375,9 @@ bool has_matrix_peak(const Trace& head, const AdviseOptions& options) {
 
 ParseOptions advise_read_options(ParseOptions base, const AdviseOptions& options) {
   base.read_shapes = base.read_concrete = true;
+  // fp32_gemm holds a kernel against those of its name and launch shape (an LM head's grid is
+  // not its layers'): those kernels' shapes, not every kernel's (summary's speed).
+  if (!base.read_launch_shapes) base.launch_shapes_for = advise_rules::is_fp32_simt_gemm_kernel;
   base.shapes_for = advise_rules::needs_input_shapes;
   // The matrix products' inputs (their roofline figures, in the evidence) only where a peak
   // can be put beside them: on most traces they are a large share of the operators.

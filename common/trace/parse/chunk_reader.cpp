@@ -53,6 +53,7 @@ Reader::Reader(std::unique_ptr<Source> source, std::string label, const ParseOpt
   cap_ = std::max<size_t>(options.chunk_bytes, 4096);
   fields_.keep_sources = options.keep_sources;
   fields_.read_launch_shapes = options.read_launch_shapes;
+  fields_.launch_shapes_for = options.launch_shapes_for;
   fields_.read_shapes = options.read_shapes;
   fields_.shapes_for = options.shapes_for;
   if (!options.shapes_also_if) fields_.shapes_also_for = options.shapes_also_for;

@@ -406,9 +406,16 @@ void EventFields::read_event(od::object& obj) {
   // A kernel whose launch shape is not wanted needs nothing after its External id, device,
   // stream and correlation (Kineto writes the shape after them; with one of them missing it
   // reads on to the end).
+  // Its shape is wanted: read_launch_shapes, or launch_shapes_for accepts its name (read by now,
+  // or not in time).
+  int8_t shape_wanted = read_launch_shapes ? 1 : launch_shapes_for ? -1 : 0;
+  auto wants_shape = [&] {
+    if (shape_wanted < 0 && !name.empty()) shape_wanted = launch_shapes_for(name) ? 1 : 0;
+    return shape_wanted > 0;
+  };
   auto kernel_placed = [&] {
-    return !read_launch_shapes && category == Category::Kernel && device >= 0 && stream >= 0 &&
-           correlation != 0 && external != 0;
+    return category == Category::Kernel && device >= 0 && stream >= 0 && correlation != 0 && external != 0 &&
+           !wants_shape();
   };
   // This operator's recorded inputs are to be read (read_shapes, and shapes_for or
   // shapes_also_for accepts its name; a name not seen yet, after the args in the file, is
@@ -583,7 +590,8 @@ void EventFields::read_event(od::object& obj) {
     // A kernel's launch shape; HIP writes it on the launch call instead (hipLaunchKernel).
     // (Not kept without read_launch_shapes, even where the shape came before the fields that
     // let the args go: the model is the same whatever the fields' order.)
-    if (has_kinfo && read_launch_shapes && (e.category == Category::Kernel || is_launch_call(e.category))) {
+    if (has_kinfo && (read_launch_shapes || (e.category == Category::Kernel && wants_shape())) &&
+        (e.category == Category::Kernel || is_launch_call(e.category))) {
       e.kernel_info = uint32_t(out_->kernels.size());
       out_->kernels.push_back(kinfo);
     }

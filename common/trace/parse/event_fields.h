@@ -69,6 +69,8 @@ class EventFields {
   uint64_t element_offset = 0;
   /// Kernels' launch shapes (ParseOptions::read_launch_shapes).
   bool read_launch_shapes = true;
+  /// Without it, the kernels this accepts by name (ParseOptions::launch_shapes_for).
+  bool (*launch_shapes_for)(std::string_view kernel) = nullptr;
   /// With read_shapes, an operator's "Input Dims" and "Input type" too (Trace::op_inputs).
   bool read_shapes = false;
   /// With read_shapes, only the operators this accepts by name (ParseOptions::shapes_for).
