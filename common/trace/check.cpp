@@ -118,6 +118,7 @@ StreamCaptures stream_captures(const TraceIndex& index) {
     }
   }
   for (const auto& [lane, o] : open) captures[lane].push_back({o.first, std::numeric_limits<int64_t>::max()});
+  for (auto& [lane, spans] : captures) merge(spans);  // in order already; drops an empty one
   return captures;
 }
 

@@ -103,8 +103,9 @@ EmptySteps empty_steps_of(const TraceIndex& index);
 /// Stream captures per thread (pid, tid): from a StreamBeginCapture call's return to its
 /// StreamEndCapture's start, the outermost where one thread captures several streams at once. One
 /// the trace sees end but not begin began before recording (from INT64_MIN); one it sees begin but
-/// not end goes on past it (to INT64_MAX). Launch calls inside one are recorded into a graph and
-/// run nothing then (its graph's launches do).
+/// not end goes on past it (to INT64_MAX). Each thread's list is in time order and disjoint
+/// (merged, no empty one). Launch calls inside one are recorded into a graph and run nothing
+/// then (its graph's launches do).
 using StreamCaptures = std::map<std::pair<int64_t, int64_t>, std::vector<Interval>>;
 StreamCaptures stream_captures(const TraceIndex& index);
 /// Every thread's captures together, merged and clipped to [from, to).

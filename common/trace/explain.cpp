@@ -171,11 +171,8 @@ IdleStretches idle_stretches(const TraceIndex& index) {
       // The part inside a capture of the thread whose launch ended it: that launch waited for
       // the capture's end (its launches run nothing).
       const Event& c = t.events[size_t(call)];
-      if (const auto it = captures.find({c.pid, c.tid}); it != captures.end()) {
-        std::vector<Interval> caps = it->second;
-        merge(caps);
-        s.captured_ns += length(clip(caps, reached, reached + gap));
-      }
+      if (const auto it = captures.find({c.pid, c.tid}); it != captures.end())
+        s.captured_ns += length(clip(it->second, reached, reached + gap));
     }
     if (gap > s.longest_ns) {
       s.longest_ns = gap;

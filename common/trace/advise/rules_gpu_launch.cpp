@@ -41,11 +41,9 @@ std::vector<HostGap> find_host_gaps(const RuleContext& c, int64_t* captured = nu
         if (call >= 0 && !c.captures.empty()) {
           const Event& e = c.trace.events[size_t(call)];
           if (const auto it = c.captures.find({e.pid, e.tid}); it != c.captures.end()) {
-            std::vector<Interval> caps = it->second;
-            merge(caps);
-            parts = subtract(parts, caps);
+            parts = subtract(parts, it->second);
             if (captured)
-              for (const Interval& cap : clip(caps, prev_end, end)) *captured += c.basis_overlap(cap.from, cap.to);
+              for (const Interval& cap : clip(it->second, prev_end, end)) *captured += c.basis_overlap(cap.from, cap.to);
           }
         }
         for (const Interval& p : parts)
